@@ -1,0 +1,14 @@
+//! `profil-report dump` (not implemented yet).
+
+use std::io::Write;
+
+use crate::{Error, Result};
+
+/// Arguments of `profil-report dump`.
+#[derive(clap::Args, Debug)]
+pub struct Args {}
+
+/// Run the subcommand.
+pub fn run(_args: &Args, _out: &mut impl Write) -> Result<()> {
+    Err(Error::input("dump: not implemented yet"))
+}

@@ -1,0 +1,41 @@
+//! The analyzer's error type: one line of text and an exit status.
+
+use std::fmt;
+
+/// An error to report on one line of stderr (prefixed `profil-report: ` by `main`).
+#[derive(Debug)]
+pub struct Error {
+    message: String,
+    code: u8,
+}
+
+impl Error {
+    /// Bad input or bad usage: exit status 2.
+    pub fn input(message: impl Into<String>) -> Self {
+        Error { message: message.into(), code: 2 }
+    }
+
+    /// The exit status for this error.
+    pub fn exit_code(&self) -> u8 {
+        self.code
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        // A closed pipe on stdout (`profil-report … | head`) is not worth a message,
+        // but it must still end the program; everything else is an error.
+        Error::input(format!("write error: {e}"))
+    }
+}
+
+/// Shorthand for results in this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,55 @@
+//! `profil-report`: argument parsing and exit codes only. Every decision lives in the library.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use profil_report::{cmd, report, Error};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "profil-report",
+    version,
+    about = "Reports for gmon.out profiles: a gprof-identical mode and a better default",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    report: report::ReportArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print every record of a gmon file (like `gprof -i`, but complete).
+    Dump(cmd::dump::Args),
+    /// Convert a gmon file between the GNU, 4.4BSD and old BSD formats.
+    Convert(cmd::convert::Args),
+    /// Sum several gmon files into one (gprof's rules, without `gprof -s` side effects).
+    Merge(cmd::merge::Args),
+    /// Print the absolute path of the runtime object (or, with --shared, the shared object).
+    RuntimePath(cmd::runtime_path::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let result = match cli.command {
+        Some(Command::Dump(a)) => cmd::dump::run(&a, &mut out),
+        Some(Command::Convert(a)) => cmd::convert::run(&a, &mut out),
+        Some(Command::Merge(a)) => cmd::merge::run(&a, &mut out),
+        Some(Command::RuntimePath(a)) => cmd::runtime_path::run(&a, &mut out),
+        None => report::run(&cli.report, &mut out),
+    };
+    let flushed = out.flush();
+    match result.and(flushed.map_err(Error::from)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            drop(out);
+            eprintln!("profil-report: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

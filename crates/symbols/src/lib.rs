@@ -1,0 +1,1 @@
+//! Symbolization for profil-rs (skeleton; filled in by issue 5).
