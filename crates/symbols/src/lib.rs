@@ -1,1 +1,50 @@
-//! Symbolization for profil-rs (skeleton; filled in by issue 5).
+//! Symbolization for profil-rs: ELF symbol tables, DWARF function locations, demangling.
+//!
+//! # Layers
+//!
+//! * [`elf`]: a plain, non-generic view of an executable (sections, `.symtab`, `.dynsym`)
+//!   read with `object`'s low-level ELF API. Pointer size and byte order are values here,
+//!   never `cfg`s, because the analyzer must read profiles of any target.
+//! * [`gprof`]: which symbols GNU gprof 2.40 turns into functions (`core_sym_class`),
+//!   reproduced bug for bug, because the analyzer's `--gprof` mode must print exactly what
+//!   gprof prints. gprof never reads `st_size`; each function runs to the next symbol.
+//! * [`ranges`]: the honest alternative for the default report: function ranges from
+//!   `st_size`, aliases grouped, `.cold`/`.part` fragments tied to their parent by name, and
+//!   the gaps between functions left as gaps.
+//! * [`dwarf`]: `file:line` of each function's entry, from `.debug_info` via `gimli`.
+//! * [`demangle`]: names as gprof prints them (libiberty semantics: Rust legacy and v0
+//!   without hashes, then C++).
+//!
+//! # Address spaces
+//!
+//! Every address in this crate is a **link-time address** (as written in the ELF:
+//! `st_value`, `sh_addr`). glibc's gmon.out also holds link-time addresses for PIE
+//! executables, so no load bias is ever applied here.
+
+pub mod demangle;
+
+pub mod elf;
+pub mod gprof;
+
+use std::fmt;
+
+pub use elf::{ElfImage, RawSymbol, Section, SymbolTable};
+
+/// A symbolization error: one sentence, without the file name (callers add it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(String);
+
+impl Error {
+    /// Wrap a message.
+    pub fn new(msg: impl Into<String>) -> Self {
+        Error(msg.into())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}

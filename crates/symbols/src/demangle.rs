@@ -1,0 +1,129 @@
+//! Demangling the way gprof prints names: `bfd_demangle(name, DMGL_ANSI | DMGL_PARAMS)`.
+//!
+//! libiberty, as called by gprof, tries the Rust demangler first and the C++ (Itanium)
+//! demangler second, without `DMGL_VERBOSE`, so Rust legacy names lose their `::h<hash>`
+//! and v0 names their crate disambiguators. Rust legacy names are only treated as Rust
+//! when they end in a 16-hex-digit hash segment; otherwise the C++ demangler gets them.
+//! BFD also strips leading `.`/`$` characters and a `@suffix` and puts both back around the
+//! demangled text. We use `rustc-demangle` (alternate form, no hash) and `cpp_demangle`.
+
+use std::borrow::Cow;
+
+/// Demangle `name` as gprof does; returns `None` when the name is not mangled (printed as is).
+pub fn gprof_demangle(name: &str) -> Option<String> {
+    let trimmed = name.trim_start_matches(['.', '$']);
+    let prefix = &name[..name.len() - trimmed.len()];
+    let (core, suffix) = match trimmed.find('@') {
+        Some(i) => (&trimmed[..i], &trimmed[i..]),
+        None => (trimmed, ""),
+    };
+    let demangled = rust_demangle(core).or_else(|| cxx_demangle(core))?;
+    Some(format!("{prefix}{demangled}{suffix}"))
+}
+
+/// Demangle for display: gprof's rules, falling back to the raw name.
+pub fn display_name(name: &str) -> Cow<'_, str> {
+    match gprof_demangle(name) {
+        Some(s) => Cow::Owned(s),
+        None => Cow::Borrowed(name),
+    }
+}
+
+fn rust_demangle(sym: &str) -> Option<String> {
+    if !sym.is_ascii() {
+        return None;
+    }
+    if let Some(v0) = sym.strip_prefix("_R") {
+        // v0 symbols use only [_0-9a-zA-Z]; a '.' starts an ignored suffix.
+        let body = v0.split('.').next().unwrap_or("");
+        if !body.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let d = rustc_demangle::try_demangle(&sym[..2 + body.len()]).ok()?;
+        return Some(format!("{d:#}"));
+    }
+    if !sym.starts_with("_ZN") {
+        return None;
+    }
+    if !sym
+        .bytes()
+        .all(|b| b == b'_' || b.is_ascii_alphanumeric() || b"$.:@".contains(&b))
+    {
+        return None;
+    }
+    // Drop a `.suffix` after the final 'E' (libiberty's loop, byte for byte).
+    let bytes = sym.as_bytes();
+    let mut len = bytes.len();
+    let mut dot_suffix = true;
+    while len > 0 && !(dot_suffix && bytes[len - 1] == b'E') {
+        dot_suffix = bytes[len - 1] == b'.';
+        len -= 1;
+    }
+    if len == 0 {
+        return None;
+    }
+    let without_e = &sym[..len - 1];
+    // Legacy Rust always ends in `17h` + 16 hex digits.
+    if without_e.len() <= 19 || !without_e[without_e.len() - 19..].starts_with("17h") {
+        return None;
+    }
+    if !without_e[without_e.len() - 16..]
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit())
+    {
+        return None;
+    }
+    let d = rustc_demangle::try_demangle(&sym[..len]).ok()?;
+    Some(format!("{d:#}"))
+}
+
+fn cxx_demangle(sym: &str) -> Option<String> {
+    if let Some(rest) = sym.strip_prefix("_GLOBAL_") {
+        let b = rest.as_bytes();
+        if b.len() >= 3 && b".$_".contains(&b[0]) && (b[1] == b'D' || b[1] == b'I') && b[2] == b'_'
+        {
+            let what = if b[1] == b'I' {
+                "constructors"
+            } else {
+                "destructors"
+            };
+            let inner = &rest[3..];
+            let inner = cxx_demangle(inner).unwrap_or_else(|| inner.to_owned());
+            return Some(format!("global {what} keyed to {inner}"));
+        }
+        return None;
+    }
+    if !sym.starts_with("_Z") {
+        return None;
+    }
+    let parsed = cpp_demangle::Symbol::new(sym.as_bytes()).ok()?;
+    parsed.demangle().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_legacy_drops_hash_and_suffix() {
+        assert_eq!(
+            gprof_demangle("_ZN4core3fmt5write17h0123456789abcdefE").as_deref(),
+            Some("core::fmt::write")
+        );
+        assert_eq!(
+            gprof_demangle("_ZN4core3fmt5write17h0123456789abcdefE.llvm.42").as_deref(),
+            Some("core::fmt::write")
+        );
+    }
+
+    #[test]
+    fn cxx_and_plain() {
+        assert_eq!(gprof_demangle("_Z3fooi").as_deref(), Some("foo(int)"));
+        assert_eq!(gprof_demangle("_ZN3FooC2Ev").as_deref(), Some("Foo::Foo()"));
+        assert_eq!(gprof_demangle("main"), None);
+        assert_eq!(
+            gprof_demangle("_Z3fooi@plt").as_deref(),
+            Some("foo(int)@plt")
+        );
+    }
+}

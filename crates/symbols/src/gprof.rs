@@ -1,0 +1,283 @@
+//! GNU gprof 2.40's choice of "function" symbols (`core_sym_class` in `gprof/corefile.c`).
+//!
+//! gprof asks BFD for the `nm` letter of every `.symtab` entry and keeps `T`, `W` (as global)
+//! and, after a name check, `t` (as static). The name check has a quirk that must be
+//! reproduced for byte-identical output: a local name whose last dot group (`foo.0`,
+//! `foo.constprop.0`) ends at the terminating NUL makes the scanner step past the NUL and go
+//! on checking the *next* string of `.strtab` with the same rules. A dotted local is
+//! therefore kept only when the following string also passes. Reads past the end of the
+//! string table count as NUL.
+//!
+//! `st_size` is never looked at here: gprof gives each function the range up to the next
+//! kept symbol. The honest ranges of the default report live in [`crate::ranges`].
+
+use object::elf;
+
+use crate::elf::{ElfImage, RawSymbol, SymbolTable};
+
+/// A symbol gprof keeps, before `symtab_finalize` (sorting and alias removal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GprofSymbol<'data> {
+    /// Raw (mangled) name.
+    pub name: &'data [u8],
+    /// Link-time address (`st_value`).
+    pub addr: u64,
+    /// `STT_FUNC`/`STT_GNU_IFUNC` (BFD's `BSF_FUNCTION`); NOTYPE labels such as `etext` are not.
+    pub is_func: bool,
+    /// Class `t` (local text symbol) rather than `T`/`W`.
+    pub is_static: bool,
+    /// Index in `.symtab` (ties in gprof's stable address sort keep this order).
+    pub index: usize,
+}
+
+/// Options of gprof that change which symbols are kept.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClassOptions {
+    /// `-a` / `--no-static`: drop every local symbol.
+    pub no_static: bool,
+}
+
+/// The `nm` letter BFD gives an ELF symbol (`bfd_decode_symclass`).
+pub fn nm_letter(image: &ElfImage<'_>, sym: &RawSymbol) -> char {
+    let shndx = sym.shndx;
+    let weak = sym.bind == elf::STB_WEAK.0;
+    let is_object = sym.typ == elf::STT_OBJECT.0;
+    if shndx == u32::from(elf::SHN_COMMON.0) || sym.typ == elf::STT_COMMON.0 && shndx != 0 {
+        return if sym.bind == elf::STB_LOCAL.0 {
+            'c'
+        } else {
+            'C'
+        };
+    }
+    if shndx == u32::from(elf::SHN_UNDEF.0) {
+        return match (weak, is_object) {
+            (true, true) => 'v',
+            (true, false) => 'w',
+            _ => 'U',
+        };
+    }
+    if sym.typ == elf::STT_GNU_IFUNC.0 {
+        return 'i';
+    }
+    if weak {
+        return if is_object { 'V' } else { 'W' };
+    }
+    if sym.bind == elf::STB_GNU_UNIQUE.0 {
+        return 'u';
+    }
+    let global = sym.bind == elf::STB_GLOBAL.0;
+    if !global && sym.bind != elf::STB_LOCAL.0 {
+        return '?';
+    }
+    let section = if shndx >= u32::from(elf::SHN_LORESERVE) {
+        None
+    } else {
+        image.sections.get(shndx as usize)
+    };
+    let c = match section {
+        None => 'a',
+        Some(sec) => match section_name_letter(sec.name) {
+            Some(c) => c,
+            None => section_flag_letter(sec.sh_type, sec.flags),
+        },
+    };
+    if global {
+        c.to_ascii_uppercase()
+    } else {
+        c
+    }
+}
+
+/// BFD's table of well-known section names; a name matches an entry when it starts with it
+/// and the next character is one of `.$0-9` or the end.
+fn section_name_letter(name: &[u8]) -> Option<char> {
+    const TABLE: &[(&[u8], char)] = &[
+        (b".bss", 'b'),
+        (b"code", 't'),
+        (b".data", 'd'),
+        (b"*DEBUG*", 'N'),
+        (b".debug", 'N'),
+        (b".drectve", 'i'),
+        (b".edata", 'e'),
+        (b".fini", 't'),
+        (b".idata", 'i'),
+        (b".init", 't'),
+        (b".pdata", 'p'),
+        (b".rdata", 'r'),
+        (b".rodata", 'r'),
+        (b".sbss", 's'),
+        (b".scommon", 'c'),
+        (b".sdata", 'g'),
+        (b".text", 't'),
+        (b"vars", 'd'),
+        (b"zerovars", 'b'),
+    ];
+    TABLE.iter().find_map(|&(prefix, c)| {
+        let next = name.strip_prefix(prefix)?.first().copied().unwrap_or(0);
+        (next == 0 || b".$0123456789".contains(&next)).then_some(c)
+    })
+}
+
+/// BFD's letter from section flags (`decode_section_type`), for ELF section headers.
+fn section_flag_letter(sh_type: u32, flags: u64) -> char {
+    let has_contents = sh_type != elf::SHT_NOBITS.0;
+    let alloc = flags & elf::SHF_ALLOC.0 != 0;
+    let readonly = flags & elf::SHF_WRITE.0 == 0;
+    if flags & elf::SHF_EXECINSTR.0 != 0 {
+        't'
+    } else if alloc && has_contents {
+        if readonly {
+            'r'
+        } else {
+            'd'
+        }
+    } else if !has_contents {
+        'b'
+    } else if readonly {
+        'n'
+    } else {
+        '?'
+    }
+}
+
+/// gprof's name rules for local text symbols, including the read past the NUL.
+fn static_name_passes(strtab: &[u8], start: usize) -> bool {
+    let at = |i: usize| strtab.get(i).copied().unwrap_or(0);
+    let strlen = |i: usize| (i..).take_while(|&j| at(j) != 0).count();
+    let mut p = start;
+    while at(p) != 0 {
+        if at(p) == b'$' {
+            return false;
+        }
+        while at(p) == b'.' {
+            let rest = strlen(p);
+            if rest > 7 && strtab[p..].starts_with(b".clone.") {
+                p += 6;
+            } else if rest > 11 && strtab[p..].starts_with(b".constprop.") {
+                p += 10;
+            }
+            let mut digit_seen = false;
+            p += 1;
+            loop {
+                let c = at(p);
+                if c == 0 || (digit_seen && c == b'.') {
+                    break;
+                }
+                if !c.is_ascii_digit() {
+                    return false;
+                }
+                digit_seen = true;
+                p += 1;
+            }
+        }
+        // The C loop's `++name` runs even when the dot group stopped at the NUL.
+        p += 1;
+    }
+    true
+}
+
+/// gprof's class of one symbol: `Some(false)` for `T`/`W`, `Some(true)` for `t`, `None` if
+/// rejected.
+pub fn gprof_class(
+    image: &ElfImage<'_>,
+    table: &SymbolTable<'_>,
+    sym: &RawSymbol,
+    opts: ClassOptions,
+) -> Option<bool> {
+    if sym.typ == elf::STT_SECTION.0 || sym.typ == elf::STT_FILE.0 {
+        return None;
+    }
+    let local = sym.bind == elf::STB_LOCAL.0;
+    if opts.no_static && local {
+        return None;
+    }
+    match nm_letter(image, sym) {
+        'T' | 'W' => Some(false),
+        't' => {
+            let name = table.name(sym);
+            if name.is_empty()
+                || !static_name_passes(table.strtab, sym.name_offset as usize)
+                || name.starts_with(b"__gnu_compiled")
+                || name.starts_with(b"___gnu_compiled")
+            {
+                None
+            } else {
+                Some(true)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Every symbol of `table` that gprof would turn into a `Sym`, in table order.
+pub fn gprof_symbols<'data>(
+    image: &ElfImage<'data>,
+    table: &SymbolTable<'data>,
+    opts: ClassOptions,
+) -> Vec<GprofSymbol<'data>> {
+    table
+        .symbols
+        .iter()
+        .filter_map(|sym| {
+            let is_static = gprof_class(image, table, sym, opts)?;
+            Some(GprofSymbol {
+                name: table.name(sym),
+                addr: sym.value,
+                is_func: sym.typ == elf::STT_FUNC.0 || sym.typ == elf::STT_GNU_IFUNC.0,
+                is_static,
+                index: sym.index,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn passes(strtab: &[u8], name: &str) -> bool {
+        let start = strtab
+            .windows(name.len() + 1)
+            .position(|w| &w[..name.len()] == name.as_bytes() && w[name.len()] == 0)
+            .unwrap();
+        static_name_passes(strtab, start)
+    }
+
+    #[test]
+    fn dotted_names_follow_gprof_rules() {
+        let t = b"\0plain\0foo.part.0\0foo.isra.0\0foo.cold\0x.c\0a$b\0";
+        assert!(passes(t, "plain"));
+        for bad in ["foo.part.0", "foo.isra.0", "foo.cold", "x.c", "a$b"] {
+            assert!(!passes(t, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn dot_group_at_end_reads_next_string() {
+        // Accepted only because the following string passes too.
+        assert!(passes(b"\0foo.0\0plainname\0", "foo.0"));
+        assert!(!passes(b"\0foo.0\0other.x\0", "foo.0"));
+        assert!(passes(b"\0f.constprop.0\0g\0", "f.constprop.0"));
+        assert!(!passes(
+            b"\0cp_fn.constprop.0\0crtstuff.c\0",
+            "cp_fn.constprop.0"
+        ));
+        assert!(passes(b"\0f.clone.3\0", "f.clone.3"));
+        assert!(passes(b"\0f.1.2\0", "f.1.2"));
+        // End of the table counts as NUL.
+        assert!(static_name_passes(b"\0f.12", 1));
+        // A chain: the next string also ends in a dot group, so the one after is read too.
+        assert!(!passes(b"\0a.1\0b.2\0c.x\0", "a.1"));
+        assert!(passes(b"\0a.1\0b.2\0c\0", "a.1"));
+    }
+
+    #[test]
+    fn section_letters() {
+        assert_eq!(section_name_letter(b".text"), Some('t'));
+        assert_eq!(section_name_letter(b".text.hot"), Some('t'));
+        assert_eq!(section_name_letter(b".init_array"), None);
+        assert_eq!(section_name_letter(b".data.rel.ro"), Some('d'));
+        assert_eq!(section_flag_letter(elf::SHT_PROGBITS.0, 6), 't');
+        assert_eq!(section_flag_letter(elf::SHT_NOBITS.0, 3), 'b');
+    }
+}
