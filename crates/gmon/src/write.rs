@@ -1,0 +1,445 @@
+//! Writing gmon files without allocating: every format, any pointer size and byte order.
+//!
+//! The runtime calls this at exit, possibly from a context where the heap is not usable, so
+//! nothing here allocates: bytes go straight to a caller-provided [`Sink`], histogram bins are
+//! pulled one by one from an iterator (so the runtime can stream its counters), and a small
+//! stack buffer batches them.
+//!
+//! A file is a sequence of calls on a [`Writer`]:
+//!
+//! * GNU tagged: [`Writer::gnu_header`], then any number of [`Writer::gnu_histogram`],
+//!   [`Writer::gnu_arc`] (and, rarely, [`Writer::gnu_basic_blocks`]) in any order;
+//! * 4.4BSD: [`Writer::bsd44_header`], [`Writer::bsd_bins`], then [`Writer::bsd_arc`]s;
+//! * old BSD: [`Writer::oldbsd_header`], [`Writer::bsd_bins`], then [`Writer::bsd_arc`]s.
+//!
+//! The writer checks what it can without state: addresses and counts must fit the pointer
+//! size, the number of bins supplied must equal the number announced in the header.
+
+use core::fmt;
+
+use crate::layout;
+use crate::{Dimension, PtrSize, Target};
+
+/// Where the bytes go. Implement it for a file descriptor, a buffer, a socket...
+pub trait Sink {
+    /// The sink's own error.
+    type Error;
+    /// Write all of `bytes`, or fail.
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), Self::Error>;
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    type Error = S::Error;
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
+        (**self).write_all(bytes)
+    }
+}
+
+/// A sink into a caller-provided byte buffer (no allocation).
+#[derive(Debug)]
+pub struct SliceSink<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+/// [`SliceSink`] ran out of room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferFull;
+
+impl fmt::Display for BufferFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("output buffer full")
+    }
+}
+
+impl<'a> SliceSink<'a> {
+    /// Write into `buf` from its start.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        SliceSink { buf, len: 0 }
+    }
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether nothing was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The bytes written so far.
+    pub fn written(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl Sink for SliceSink<'_> {
+    type Error = BufferFull;
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), BufferFull> {
+        let end = self.len.checked_add(bytes.len()).ok_or(BufferFull)?;
+        let dst = self.buf.get_mut(self.len..end).ok_or(BufferFull)?;
+        dst.copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// A sink that only counts bytes (to size a buffer before writing).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CountingSink {
+    /// Bytes "written" so far.
+    pub bytes: u64,
+}
+
+impl Sink for CountingSink {
+    type Error = core::convert::Infallible;
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
+        self.bytes += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl Sink for alloc::vec::Vec<u8> {
+    type Error = core::convert::Infallible;
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// Adapter from any [`std::io::Write`] to [`Sink`].
+#[cfg(feature = "std")]
+#[derive(Debug)]
+pub struct IoSink<W>(pub W);
+
+#[cfg(feature = "std")]
+impl<W: std::io::Write> Sink for IoSink<W> {
+    type Error = std::io::Error;
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
+        self.0.write_all(bytes)
+    }
+}
+
+/// Why a write failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteError<E> {
+    /// The sink failed.
+    Sink(E),
+    /// A value does not fit its field (an address above 4 GiB with 4-byte pointers, a
+    /// 4.4BSD arc count above 2^32 with 4-byte pointers, a BSD sample size above 2^31).
+    TooWide {
+        /// The field.
+        field: &'static str,
+        /// The value.
+        value: u64,
+    },
+    /// The bins iterator yielded a different number of bins than the header announced.
+    BinCount {
+        /// Bins announced.
+        expected: u64,
+        /// Bins supplied (counting stops at one past `expected`).
+        actual: u64,
+    },
+}
+
+impl<E: fmt::Display> fmt::Display for WriteError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Sink(e) => write!(f, "{e}"),
+            WriteError::TooWide { field, value } => {
+                write!(f, "{field} value {value:#x} does not fit its field")
+            }
+            WriteError::BinCount { expected, actual } => {
+                write!(
+                    f,
+                    "header announced {expected} bins but {actual} were supplied"
+                )
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl<E: fmt::Debug + fmt::Display> std::error::Error for WriteError<E> {}
+
+/// Result of a write.
+pub type WriteResult<E> = Result<(), WriteError<E>>;
+
+/// The header fields of a GNU histogram record (everything but the bins).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistHeader {
+    /// Address of the first bin (link-time address).
+    pub low_pc: u64,
+    /// End of the covered range, exclusive (link-time address).
+    pub high_pc: u64,
+    /// Number of 16-bit bins that follow.
+    pub hist_size: u32,
+    /// Samples per second (`prof_rate`).
+    pub prof_rate: u32,
+    /// Unit name and abbreviation (normally "seconds" / 's').
+    pub dimension: Dimension,
+}
+
+/// Streams one gmon file into a [`Sink`], in the byte order and pointer size of its
+/// [`Target`].
+#[derive(Debug)]
+pub struct Writer<S> {
+    sink: S,
+    target: Target,
+}
+
+const BATCH: usize = 256;
+
+impl<S: Sink> Writer<S> {
+    /// A writer for `target` into `sink`.
+    pub fn new(sink: S, target: Target) -> Self {
+        Writer { sink, target }
+    }
+
+    /// The target this writer encodes for.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Give back the sink.
+    pub fn into_inner(self) -> S {
+        self.sink
+    }
+
+    fn raw(&mut self, bytes: &[u8]) -> WriteResult<S::Error> {
+        self.sink.write_all(bytes).map_err(WriteError::Sink)
+    }
+
+    fn u32(&mut self, v: u32) -> WriteResult<S::Error> {
+        let b = self.target.endian.u32_bytes(v);
+        self.raw(&b)
+    }
+
+    /// Encode a pointer-sized value (address or BSD count) into `buf`, returning its length.
+    fn ptr_bytes(
+        &self,
+        field: &'static str,
+        v: u64,
+        buf: &mut [u8; 8],
+    ) -> Result<usize, WriteError<S::Error>> {
+        match self.target.ptr_size {
+            PtrSize::Four => {
+                let v32 = u32::try_from(v).map_err(|_| WriteError::TooWide { field, value: v })?;
+                buf[..4].copy_from_slice(&self.target.endian.u32_bytes(v32));
+                Ok(4)
+            }
+            PtrSize::Eight => {
+                *buf = self.target.endian.u64_bytes(v);
+                Ok(8)
+            }
+        }
+    }
+
+    fn ptr(&mut self, field: &'static str, v: u64) -> WriteResult<S::Error> {
+        let mut b = [0u8; 8];
+        let n = self.ptr_bytes(field, v, &mut b)?;
+        self.raw(&b[..n])
+    }
+
+    /// GNU file header: magic `gmon`, version 1, 12 zero bytes.
+    pub fn gnu_header(&mut self) -> WriteResult<S::Error> {
+        self.gnu_header_version(layout::GNU_VERSION)
+    }
+
+    /// GNU file header with an explicit version (0 changes only the basic-block layout).
+    pub fn gnu_header_version(&mut self, version: u32) -> WriteResult<S::Error> {
+        let mut h = [0u8; layout::GNU_HEADER_BYTES];
+        h[..4].copy_from_slice(layout::GNU_MAGIC);
+        h[4..8].copy_from_slice(&self.target.endian.u32_bytes(version));
+        self.raw(&h)
+    }
+
+    /// One GNU histogram record (tag 0): the header, then exactly `header.hist_size` bins
+    /// pulled from `bins`.
+    ///
+    /// The header is checked before anything is written; a wrong number of bins is reported
+    /// after the fact (the output is then unusable, which is why the runtime writes to a
+    /// temporary file and renames it only on success).
+    pub fn gnu_histogram<I>(&mut self, header: &HistHeader, bins: I) -> WriteResult<S::Error>
+    where
+        I: IntoIterator<Item = u16>,
+    {
+        let mut a = [0u8; 8];
+        let mut b = [0u8; 8];
+        let na = self.ptr_bytes("low_pc", header.low_pc, &mut a)?;
+        let nb = self.ptr_bytes("high_pc", header.high_pc, &mut b)?;
+        self.raw(&[layout::TAG_TIME_HIST])?;
+        self.raw(&a[..na])?;
+        self.raw(&b[..nb])?;
+        self.u32(header.hist_size)?;
+        self.u32(header.prof_rate)?;
+        self.raw(&header.dimension.name)?;
+        self.raw(&[header.dimension.abbrev])?;
+        self.bins(u64::from(header.hist_size), bins)
+    }
+
+    /// Stream exactly `expected` bins in batches.
+    fn bins<I>(&mut self, expected: u64, bins: I) -> WriteResult<S::Error>
+    where
+        I: IntoIterator<Item = u16>,
+    {
+        let mut buf = [0u8; BATCH];
+        let mut fill = 0usize;
+        let mut written = 0u64;
+        let mut it = bins.into_iter();
+        while written < expected {
+            let Some(v) = it.next() else {
+                break;
+            };
+            buf[fill..fill + 2].copy_from_slice(&self.target.endian.u16_bytes(v));
+            fill += 2;
+            written += 1;
+            if fill == BATCH {
+                self.raw(&buf)?;
+                fill = 0;
+            }
+        }
+        if fill > 0 {
+            self.raw(&buf[..fill])?;
+        }
+        if written < expected {
+            return Err(WriteError::BinCount {
+                expected,
+                actual: written,
+            });
+        }
+        if it.next().is_some() {
+            return Err(WriteError::BinCount {
+                expected,
+                actual: expected + 1,
+            });
+        }
+        Ok(())
+    }
+
+    /// One GNU call-graph arc record (tag 1). The count is always 32 bits in this format.
+    pub fn gnu_arc(&mut self, from_pc: u64, self_pc: u64, count: u32) -> WriteResult<S::Error> {
+        let mut rec = [0u8; 1 + 8 + 8 + 4];
+        rec[0] = layout::TAG_CG_ARC;
+        let mut a = [0u8; 8];
+        let n = self.ptr_bytes("from_pc", from_pc, &mut a)?;
+        rec[1..1 + n].copy_from_slice(&a[..n]);
+        let m = self.ptr_bytes("self_pc", self_pc, &mut a)?;
+        rec[1 + n..1 + n + m].copy_from_slice(&a[..m]);
+        rec[1 + n + m..1 + n + m + 4].copy_from_slice(&self.target.endian.u32_bytes(count));
+        self.raw(&rec[..1 + n + m + 4])
+    }
+
+    /// One version-1 GNU basic-block record (tag 2): `nblocks` (address, count) pairs.
+    /// glibc never writes these in practice; this exists so that records read from a file
+    /// can be written back.
+    pub fn gnu_basic_blocks<I>(&mut self, nblocks: u32, blocks: I) -> WriteResult<S::Error>
+    where
+        I: IntoIterator<Item = (u64, u64)>,
+    {
+        self.raw(&[layout::TAG_BB_COUNT])?;
+        self.u32(nblocks)?;
+        let mut n = 0u64;
+        for (addr, count) in blocks.into_iter().take(nblocks as usize) {
+            self.ptr("basic-block address", addr)?;
+            self.ptr("basic-block count", count)?;
+            n += 1;
+        }
+        if n != u64::from(nblocks) {
+            return Err(WriteError::BinCount {
+                expected: u64::from(nblocks),
+                actual: n,
+            });
+        }
+        Ok(())
+    }
+
+    /// Write the raw bytes of a version-0 basic-block record body (after the tag), as read.
+    pub fn gnu_basic_blocks_raw(&mut self, body: &[u8]) -> WriteResult<S::Error> {
+        self.raw(&[layout::TAG_BB_COUNT])?;
+        self.raw(body)
+    }
+
+    fn bsd_common(
+        &mut self,
+        low_pc: u64,
+        high_pc: u64,
+        nbins: u32,
+        header: usize,
+    ) -> WriteResult<S::Error> {
+        let ncnt = u64::from(nbins) * 2 + header as u64;
+        if ncnt - header as u64 > i32::MAX as u64 {
+            return Err(WriteError::TooWide {
+                field: "ncnt",
+                value: ncnt,
+            });
+        }
+        self.ptr("lpc", low_pc)?;
+        self.ptr("hpc", high_pc)?;
+        self.u32(ncnt as u32)
+    }
+
+    /// 4.4BSD header (`struct gmonhdr`): lpc, hpc, ncnt (= bins bytes + header), version
+    /// `0x00051879`, profrate, 12 zero bytes. Follow with [`Writer::bsd_bins`].
+    pub fn bsd44_header(
+        &mut self,
+        low_pc: u64,
+        high_pc: u64,
+        nbins: u32,
+        prof_rate: u32,
+    ) -> WriteResult<S::Error> {
+        let header = layout::bsd44_header_bytes(self.target.ptr_size);
+        self.bsd_common(low_pc, high_pc, nbins, header)?;
+        self.u32(layout::BSD44_VERSION)?;
+        self.u32(prof_rate)?;
+        self.raw(&[0u8; 12])
+    }
+
+    /// Old BSD header: lpc, hpc, ncnt (packed: 20 bytes on 64-bit, 12 on 32-bit). Follow with
+    /// [`Writer::bsd_bins`].
+    pub fn oldbsd_header(
+        &mut self,
+        low_pc: u64,
+        high_pc: u64,
+        nbins: u32,
+    ) -> WriteResult<S::Error> {
+        let header = layout::oldbsd_header_bytes(self.target.ptr_size);
+        self.bsd_common(low_pc, high_pc, nbins, header)
+    }
+
+    /// The bins of a BSD file: exactly `nbins` values from `bins`.
+    pub fn bsd_bins<I>(&mut self, nbins: u32, bins: I) -> WriteResult<S::Error>
+    where
+        I: IntoIterator<Item = u16>,
+    {
+        self.bins(u64::from(nbins), bins)
+    }
+
+    /// One BSD raw arc: from_pc, self_pc and a pointer-sized count.
+    pub fn bsd_arc(&mut self, from_pc: u64, self_pc: u64, count: u64) -> WriteResult<S::Error> {
+        let mut rec = [0u8; 24];
+        let mut a = [0u8; 8];
+        let p = self.target.ptr_size.bytes();
+        for (i, (field, v)) in [
+            ("from_pc", from_pc),
+            ("self_pc", self_pc),
+            ("arc count", count),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            self.ptr_bytes(field, v, &mut a)?;
+            rec[i * p..(i + 1) * p].copy_from_slice(&a[..p]);
+        }
+        self.raw(&rec[..3 * p])
+    }
+}
+
+/// Size in bytes of a GNU histogram record (tag included) with `nbins` bins.
+pub const fn gnu_histogram_bytes(ptr: PtrSize, nbins: u32) -> u64 {
+    1 + layout::gnu_hist_header_bytes(ptr) as u64 + 2 * nbins as u64
+}
+
+/// Size in bytes of a GNU arc record (tag included).
+pub const fn gnu_arc_bytes(ptr: PtrSize) -> u64 {
+    1 + layout::gnu_arc_body_bytes(ptr) as u64
+}
