@@ -37,6 +37,8 @@ extern crate std;
 
 pub mod error;
 pub mod layout;
+#[cfg(feature = "alloc")]
+pub mod merge;
 pub mod profil;
 pub mod read;
 pub mod target;
