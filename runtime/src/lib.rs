@@ -1,2 +1,303 @@
-//! profil-rs runtime (skeleton; filled in by issue 3).
-#![no_std]
+//! profil-rs runtime: profil(2)-style PC sampling from process start, writing `gmon.out` at exit.
+//!
+//! Nothing in the profiled program changes. The runtime is injected as one of two artifacts that
+//! the workspace's normal build produces (analyzer/build.rs; `profil-report runtime-path` prints
+//! where they are):
+//!
+//! * `profil_rt.o`, a single relocatable object for link-time injection:
+//!   `RUSTFLAGS="-C link-arg=$(profil-report runtime-path)" cargo build --target <host>` or
+//!   `cc prog.c $(profil-report runtime-path)`. It is this crate built `no_std`, `panic=abort`,
+//!   fat LTO, one codegen unit, as a staticlib; `ld -r` keeps only the members it needs and
+//!   `objcopy` localizes every global symbol except the runtime's own entry point, so no `core`
+//!   or `compiler_builtins` symbol can clash with a Rust program's.
+//! * `libprofil_rt.so`, the same code as a shared object for `LD_PRELOAD` (or for linking with
+//!   `-Wl,--no-as-needed`).
+//!
+//! # Layers
+//!
+//! * [`sys`]: every foreign call, behind safe wrappers, and the one architecture-specific
+//!   function (the interrupted PC from a `ucontext_t`).
+//! * [`config`]: the environment variables, read once in the constructor.
+//! * [`hist`]: the histogram (bin layout, link-time vs runtime addresses, atomic counters).
+//! * [`handler`]: the signal handler, with its async-signal-safety contract.
+//! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; `ITIMER_PROF`).
+//! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
+//! * this module: the life cycle — [`start`] (the constructor) and [`finish`] (exit).
+//!
+//! # Design constraints, and why
+//!
+//! * **No allocation, no std.** The runtime runs before `main` and at exit inside programs
+//!   whose allocator may be instrumented, replaced or broken; and a `std` object would carry its
+//!   own copy of std's symbols into a Rust program. Messages and paths are formatted into fixed
+//!   stack buffers ([`buf`]).
+//! * **Only libc.** GNU ld resolves `-C link-arg` objects after `-lc`, so the runtime uses only
+//!   symbols that libc.so.6 itself exports (`__cxa_atexit`, not `atexit`).
+//! * **Start in a constructor** (`.init_array`) so that everything after it is sampled, and
+//!   **write from both an exit handler and `.fini_array`**, exactly once: whichever runs first
+//!   (their order differs between the object and the shared object).
+//! * **The rate in the file is the achieved rate**: samples taken divided by the CPU time the
+//!   clock measured (user time for perf, user + system for the itimer), so gprof's seconds are
+//!   CPU seconds even when the kernel delivers fewer signals than requested (the itimer is
+//!   capped at one per tick).
+//! * **A profiler never changes the program's fate**: bad settings and write failures are one
+//!   line on stderr, the exit status is never touched, and a `SIGTRAP` that is not ours goes
+//!   where it would have gone.
+//!
+//! Samples outside the main executable's text (shared libraries, the vdso) count toward the
+//! achieved rate but not into the histogram: gmon's single-range histogram has no place for them.
+#![cfg_attr(not(test), no_std)]
+#![deny(missing_docs)]
+
+pub mod buf;
+pub mod config;
+pub mod handler;
+pub mod hist;
+pub mod output;
+pub mod sys;
+pub mod timer;
+
+use core::fmt::Write as _;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+use config::{Config, Format};
+use output::Destination;
+use timer::Backend;
+
+static STARTED: AtomicBool = AtomicBool::new(false);
+static FINISHED: AtomicBool = AtomicBool::new(false);
+/// The process that armed the clock; a forked child (which inherits our memory but not the
+/// clock) does not write the parent's profile.
+static OWNER_PID: AtomicU32 = AtomicU32::new(0);
+static BACKEND: AtomicU8 = AtomicU8::new(0); // 0 none, 1 perf, 2 itimer
+static START_CPU_NS: AtomicU64 = AtomicU64::new(0);
+static NOMINAL_HZ: AtomicU32 = AtomicU32::new(config::DEFAULT_HZ);
+static LAYOUT_LO: AtomicU64 = AtomicU64::new(0);
+static LAYOUT_HI: AtomicU64 = AtomicU64::new(0);
+static LAYOUT_SCALE: AtomicU32 = AtomicU32::new(0);
+static FORMAT_BSD: AtomicBool = AtomicBool::new(false);
+// PROFIL_OUT / GMON_OUT_PREFIX point into the initial environment block, which is never freed.
+static OUT_PTR: core::sync::atomic::AtomicPtr<u8> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+static OUT_LEN: AtomicU64 = AtomicU64::new(0);
+static PREFIX_PTR: core::sync::atomic::AtomicPtr<u8> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+static PREFIX_LEN: AtomicU64 = AtomicU64::new(0);
+
+fn warn(line: &[u8]) {
+    let mut b = buf::FixedBuf::<300>::new();
+    b.push(line);
+    b.push(b"\n");
+    sys::write_stderr(b.as_bytes());
+}
+
+fn store_bytes(ptr: &core::sync::atomic::AtomicPtr<u8>, len: &AtomicU64, v: Option<&'static [u8]>) {
+    if let Some(v) = v {
+        len.store(v.len() as u64, Ordering::Relaxed);
+        ptr.store(v.as_ptr() as *mut u8, Ordering::Release);
+    }
+}
+
+fn load_bytes(ptr: &core::sync::atomic::AtomicPtr<u8>, len: &AtomicU64) -> Option<&'static [u8]> {
+    let p = ptr.load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: p/len were stored together from a `&'static [u8]` (an environment string) by
+    // `store_bytes`, with Release ordering on the pointer after the length.
+    Some(unsafe { core::slice::from_raw_parts(p, len.load(Ordering::Relaxed) as usize) })
+}
+
+/// Start profiling this process: read the settings, size the histogram over the main
+/// executable's text, register the exit hook and start the clock. Runs once; later calls do
+/// nothing. The artifacts call it from `.init_array`, before `main`.
+pub fn start() {
+    if STARTED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let cfg = Config::from_env(
+        |name| {
+            let mut n = buf::FixedBuf::<32>::new();
+            n.push(name.as_bytes());
+            n.as_cstr().and_then(sys::getenv)
+        },
+        sys::is_secure_execution(),
+        |w| warn(w.as_bytes()),
+    );
+    if cfg.off {
+        return;
+    }
+    let Some(text) = sys::main_executable_text() else {
+        warn(b"profil-rt: cannot find the executable's text segment; not profiling");
+        return;
+    };
+    let Some(layout) = hist::Layout::new(text.link_lo, text.link_hi, cfg.scale) else {
+        warn(b"profil-rt: the executable's text range is unusable; not profiling");
+        return;
+    };
+    if !hist::allocate(&layout, text.bias) {
+        warn(b"profil-rt: cannot map memory for the histogram; not profiling");
+        return;
+    }
+    remember(&cfg, &layout);
+    if !sys::at_exit(on_exit) {
+        warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
+    }
+    let perf_warning = |e| {
+        let mut m = buf::FixedBuf::<200>::new();
+        let mut s = [0u8; 128];
+        let _ = write!(
+            m,
+            "profil-rt: PROFIL_TIMER=perf: perf_event_open failed ({}); using the interval timer",
+            sys::strerror(e, &mut s)
+        );
+        warn(m.as_bytes());
+    };
+    match timer::start(cfg.timer, cfg.hz, perf_warning) {
+        Ok(backend) => {
+            let include_system = backend.counts_system_time();
+            BACKEND.store(
+                if backend == Backend::Perf { 1 } else { 2 },
+                Ordering::Relaxed,
+            );
+            START_CPU_NS.store(sys::cpu_time_ns(include_system), Ordering::Relaxed);
+            OWNER_PID.store(sys::getpid(), Ordering::Relaxed);
+            hist::set_recording(true);
+        }
+        Err(e) => {
+            let mut m = buf::FixedBuf::<300>::new();
+            let (mut a, mut b) = ([0u8; 128], [0u8; 128]);
+            let _ = write!(
+                m,
+                "profil-rt: no sampling clock (perf_event: {}; setitimer: {}); not profiling",
+                if e.perf == 0 {
+                    "not tried"
+                } else {
+                    sys::strerror(e.perf, &mut a)
+                },
+                sys::strerror(e.itimer, &mut b)
+            );
+            warn(m.as_bytes());
+        }
+    }
+}
+
+fn remember(cfg: &Config, layout: &hist::Layout) {
+    NOMINAL_HZ.store(cfg.hz, Ordering::Relaxed);
+    LAYOUT_LO.store(layout.link_lo, Ordering::Relaxed);
+    LAYOUT_HI.store(layout.link_hi, Ordering::Relaxed);
+    LAYOUT_SCALE.store(layout.scale, Ordering::Relaxed);
+    FORMAT_BSD.store(cfg.format == Format::Bsd, Ordering::Relaxed);
+    store_bytes(&OUT_PTR, &OUT_LEN, cfg.out);
+    store_bytes(&PREFIX_PTR, &PREFIX_LEN, cfg.prefix);
+}
+
+extern "C" fn on_exit(_: *mut core::ffi::c_void) {
+    finish();
+}
+
+/// The rate to record: samples per CPU-second actually achieved, or the requested rate when
+/// there is nothing to measure (no samples or no CPU time).
+pub fn achieved_rate(samples: u64, cpu_ns: u64, nominal: u32) -> u32 {
+    if samples == 0 || cpu_ns == 0 {
+        return nominal.max(1);
+    }
+    let rate = samples as f64 * 1e9 / cpu_ns as f64 + 0.5;
+    (rate as u32).max(1) // `as` saturates
+}
+
+/// Stop sampling and write the profile. Runs once (later calls, and calls in a forked child
+/// of the profiled process, do nothing); never changes the exit status.
+pub fn finish() {
+    if BACKEND.load(Ordering::Relaxed) == 0 || FINISHED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if sys::getpid() != OWNER_PID.load(Ordering::Relaxed) {
+        return;
+    }
+    timer::stop();
+    hist::set_recording(false);
+    let include_system = BACKEND.load(Ordering::Relaxed) == 2;
+    let cpu = sys::cpu_time_ns(include_system).saturating_sub(START_CPU_NS.load(Ordering::Relaxed));
+    let rate = achieved_rate(hist::samples(), cpu, NOMINAL_HZ.load(Ordering::Relaxed));
+    let Some(layout) = hist::Layout::new(
+        LAYOUT_LO.load(Ordering::Relaxed),
+        LAYOUT_HI.load(Ordering::Relaxed),
+        LAYOUT_SCALE.load(Ordering::Relaxed),
+    ) else {
+        return;
+    };
+    let format = if FORMAT_BSD.load(Ordering::Relaxed) {
+        Format::Bsd
+    } else {
+        Format::Gnu
+    };
+    let dest = Destination {
+        out: load_bytes(&OUT_PTR, &OUT_LEN),
+        prefix: load_bytes(&PREFIX_PTR, &PREFIX_LEN),
+        format,
+    };
+    let counters = hist::counters();
+    let profile = output::Profile {
+        layout,
+        counters,
+        rate,
+    };
+    if output::write(&dest, &profile) && format == Format::Bsd {
+        let clipped = output::bsd_clipped(counters);
+        if clipped > 0 {
+            let mut m = buf::FixedBuf::<200>::new();
+            let _ = write!(
+                m,
+                "profil-rt: the 4.4BSD format holds at most 65535 samples per bin; {clipped} samples were clipped"
+            );
+            warn(m.as_bytes());
+        }
+    }
+}
+
+/// What the injected artifacts add: the panic handler, the constructor and destructor entries,
+/// and the exported entry point that `ld -r -u` pulls in.
+#[cfg(all(feature = "artifact", not(test)))]
+mod artifact {
+    #[panic_handler]
+    fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+        // SAFETY: abort has no preconditions. (Nothing in the runtime is expected to panic; this
+        // keeps a bug from unwinding into the profiled program.)
+        unsafe { libc::abort() }
+    }
+
+    /// Start profiling (idempotent). Called from `.init_array`; exported so that the object can
+    /// be pulled out of the static library by name.
+    #[no_mangle]
+    pub extern "C" fn profil_rt_start() {
+        crate::start();
+    }
+
+    /// Stop profiling and write the profile now (idempotent).
+    #[no_mangle]
+    pub extern "C" fn profil_rt_finish() {
+        crate::finish();
+    }
+
+    #[used]
+    #[link_section = ".init_array"]
+    static INIT: extern "C" fn() = profil_rt_start;
+
+    #[used]
+    #[link_section = ".fini_array"]
+    static FINI: extern "C" fn() = profil_rt_finish;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::achieved_rate;
+
+    #[test]
+    fn achieved_rate_is_samples_per_cpu_second() {
+        assert_eq!(achieved_rate(2000, 2_000_000_000, 4000), 1000);
+        assert_eq!(achieved_rate(499, 2_000_000_000, 1000), 250);
+        assert_eq!(achieved_rate(0, 2_000_000_000, 1000), 1000);
+        assert_eq!(achieved_rate(5, 0, 0), 1);
+        assert_eq!(achieved_rate(u64::MAX, 1, 10), u32::MAX);
+    }
+}

@@ -1,0 +1,255 @@
+//! Settings read from the environment once, in the constructor.
+//!
+//! | variable | values | default |
+//! |---|---|---|
+//! | `PROFIL_OFF` | `1` disables the runtime entirely; `0` or empty keeps it on | on |
+//! | `PROFIL_HZ` | samples per CPU-second requested, 1 ..= 50000 | [`DEFAULT_HZ`] |
+//! | `PROFIL_TIMER` | `perf` or `itimer` | perf_event, falling back to `itimer` |
+//! | `PROFIL_SCALE` | profil(2) scale, 2 ..= 65536 (65536 = one counter per 2 bytes of text) | 32768: one counter per 4 bytes |
+//! | `PROFIL_FORMAT` | `gnu` or `bsd` (4.4BSD) | `gnu` |
+//! | `PROFIL_OUT` | output path | see below |
+//! | `GMON_OUT_PREFIX` | as glibc: output `PREFIX.PID`, ignored in setuid/setgid processes | unset |
+//!
+//! Without `PROFIL_OUT` and `GMON_OUT_PREFIX` the profile goes to `gmon.out` in the working
+//! directory at exit. An unknown or invalid value produces one warning line on stderr and the
+//! default is used: a profiler must never stop the program it profiles.
+
+use core::fmt::{self, Write};
+
+use crate::buf::{FixedBuf, Lossy};
+
+/// The default sampling rate in samples per CPU-second: the highest rate whose overhead stays
+/// within 1% on the reference machine (see BENCHMARKS.md, "runtime").
+pub const DEFAULT_HZ: u32 = 1000;
+/// The highest rate accepted (the kernel throttles perf events near 100 kHz, and each sample
+/// costs microseconds of signal delivery).
+pub const MAX_HZ: u32 = 50_000;
+/// profil scale for exactly 4-byte bins.
+pub const DEFAULT_SCALE: u32 = 0x8000;
+
+/// Which clock drives sampling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerChoice {
+    /// perf_event task clock, falling back to `setitimer(ITIMER_PROF)` if it cannot be opened.
+    Auto,
+    /// perf_event task clock only (falls back with a warning).
+    Perf,
+    /// `setitimer(ITIMER_PROF)`: tick-limited (at most CONFIG_HZ samples per second).
+    Itimer,
+}
+
+/// Output file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// GNU tagged format ("gmon" magic).
+    Gnu,
+    /// 4.4BSD format (`struct gmonhdr`).
+    Bsd,
+}
+
+/// Everything the environment decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `PROFIL_OFF=1`: do nothing at all.
+    pub off: bool,
+    /// Requested samples per CPU-second.
+    pub hz: u32,
+    /// Requested timer backend.
+    pub timer: TimerChoice,
+    /// profil scale.
+    pub scale: u32,
+    /// Output format.
+    pub format: Format,
+    /// `PROFIL_OUT`, if set and non-empty.
+    pub out: Option<&'static [u8]>,
+    /// `GMON_OUT_PREFIX`, if set, non-empty and honoured (not a secure-execution process).
+    pub prefix: Option<&'static [u8]>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            off: false,
+            hz: DEFAULT_HZ,
+            timer: TimerChoice::Auto,
+            scale: DEFAULT_SCALE,
+            format: Format::Gnu,
+            out: None,
+            prefix: None,
+        }
+    }
+}
+
+/// One warning line (without the trailing newline).
+pub type Warning = FixedBuf<256>;
+
+fn warning(args: fmt::Arguments<'_>) -> Warning {
+    let mut w = Warning::new();
+    let _ = w.write_str("profil-rt: ");
+    let _ = w.write_fmt(args);
+    w
+}
+
+fn parse_u32(v: &[u8]) -> Option<u32> {
+    if v.is_empty() || v.len() > 10 || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+    u32::try_from(n).ok()
+}
+
+impl Config {
+    /// Read the settings through `get` (a `getenv`), reporting each bad value to `warn`.
+    /// `secure` is true in setuid/setgid processes.
+    pub fn from_env(
+        get: impl Fn(&str) -> Option<&'static [u8]>,
+        secure: bool,
+        mut warn: impl FnMut(&Warning),
+    ) -> Config {
+        let mut c = Config::default();
+        if let Some(v) = get("PROFIL_OFF") {
+            match v {
+                b"1" => {
+                    c.off = true;
+                    return c;
+                }
+                b"" | b"0" => {}
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_OFF={} (expected 1 or 0); profiling stays on",
+                    Lossy(v)
+                ))),
+            }
+        }
+        if let Some(v) = get("PROFIL_HZ") {
+            match parse_u32(v) {
+                Some(hz) if (1..=MAX_HZ).contains(&hz) => c.hz = hz,
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_HZ={} (expected a rate from 1 to {MAX_HZ}); using {DEFAULT_HZ}",
+                    Lossy(v)
+                ))),
+            }
+        }
+        if let Some(v) = get("PROFIL_TIMER") {
+            match v {
+                b"perf" => c.timer = TimerChoice::Perf,
+                b"itimer" => c.timer = TimerChoice::Itimer,
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_TIMER={} (expected perf or itimer); using the default",
+                    Lossy(v)
+                ))),
+            }
+        }
+        if let Some(v) = get("PROFIL_SCALE") {
+            match parse_u32(v) {
+                Some(s) if (2..=0x10000).contains(&s) => c.scale = s,
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_SCALE={} (expected a profil scale from 2 to 65536); using {DEFAULT_SCALE}",
+                    Lossy(v)
+                ))),
+            }
+        }
+        if let Some(v) = get("PROFIL_FORMAT") {
+            match v {
+                b"gnu" => c.format = Format::Gnu,
+                b"bsd" => c.format = Format::Bsd,
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_FORMAT={} (expected gnu or bsd); using gnu",
+                    Lossy(v)
+                ))),
+            }
+        }
+        c.out = get("PROFIL_OUT").filter(|v| !v.is_empty());
+        if !secure {
+            c.prefix = get("GMON_OUT_PREFIX").filter(|v| !v.is_empty());
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::string::String;
+    use std::vec::Vec;
+
+    fn parse(vars: &[(&'static str, &'static str)], secure: bool) -> (Config, Vec<String>) {
+        let mut warnings = Vec::new();
+        let c = Config::from_env(
+            |name| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.as_bytes())
+            },
+            secure,
+            |w| warnings.push(String::from_utf8(w.as_bytes().to_vec()).unwrap()),
+        );
+        (c, warnings)
+    }
+
+    #[test]
+    fn empty_environment_gives_defaults() {
+        let (c, w) = parse(&[], false);
+        assert_eq!(c, Config::default());
+        assert!(w.is_empty());
+        assert_eq!(c.scale, 0x8000);
+    }
+
+    #[test]
+    fn valid_values_are_taken() {
+        let (c, w) = parse(
+            &[
+                ("PROFIL_HZ", "4000"),
+                ("PROFIL_TIMER", "itimer"),
+                ("PROFIL_SCALE", "65536"),
+                ("PROFIL_FORMAT", "bsd"),
+                ("PROFIL_OUT", "/tmp/x.out"),
+                ("GMON_OUT_PREFIX", "pre"),
+            ],
+            false,
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.hz, 4000);
+        assert_eq!(c.timer, TimerChoice::Itimer);
+        assert_eq!(c.scale, 65536);
+        assert_eq!(c.format, Format::Bsd);
+        assert_eq!(c.out, Some(&b"/tmp/x.out"[..]));
+        assert_eq!(c.prefix, Some(&b"pre"[..]));
+    }
+
+    #[test]
+    fn each_bad_value_warns_once_and_keeps_the_default() {
+        let (c, w) = parse(
+            &[
+                ("PROFIL_OFF", "yes"),
+                ("PROFIL_HZ", "0"),
+                ("PROFIL_TIMER", "hpet"),
+                ("PROFIL_SCALE", "1"),
+                ("PROFIL_FORMAT", "json"),
+            ],
+            false,
+        );
+        assert_eq!(c, Config::default());
+        assert_eq!(w.len(), 5, "{w:?}");
+        assert!(w
+            .iter()
+            .all(|l| l.starts_with("profil-rt: ignoring ") && !l.contains('\n')));
+        assert!(w[1].contains("PROFIL_HZ=0"));
+        for bad in ["-5", "1e3", "99999999999", "", " 100", "50001"] {
+            let v: &'static str = std::boxed::Box::leak(String::from(bad).into_boxed_str());
+            let (c, w) = parse(&[("PROFIL_HZ", v)], false);
+            assert_eq!(c.hz, DEFAULT_HZ, "{bad}");
+            assert_eq!(w.len(), 1, "{bad}");
+        }
+    }
+
+    #[test]
+    fn off_wins_and_secure_processes_ignore_the_prefix() {
+        let (c, _) = parse(&[("PROFIL_OFF", "1"), ("PROFIL_HZ", "bad")], false);
+        assert!(c.off);
+        let (c, _) = parse(&[("GMON_OUT_PREFIX", "pre")], true);
+        assert_eq!(c.prefix, None);
+        let (c, _) = parse(&[("PROFIL_OFF", "0"), ("PROFIL_OUT", "")], false);
+        assert!(!c.off);
+        assert_eq!(c.out, None);
+    }
+}

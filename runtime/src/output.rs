@@ -1,0 +1,338 @@
+//! Writing the profile at exit: choosing the name, and writing it atomically.
+//!
+//! The file is written to a temporary name in the same directory (`<name>.profil-tmp.<pid>`,
+//! created with `O_EXCL | O_NOFOLLOW`, mode 0666 minus the umask) and renamed over the final name
+//! only once every byte is written, so a reader never sees a partial profile and a failure leaves
+//! nothing behind. The encoding is the `gmon` crate's no-allocation writer, in this machine's
+//! byte order and pointer size (the profile describes this very process).
+
+use core::ffi::c_int;
+use core::fmt::Write as _;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use gmon::write::{HistHeader, Sink, WriteError, Writer};
+use gmon::{Dimension, Target};
+
+use crate::buf::{FixedBuf, Lossy};
+use crate::config::Format;
+use crate::hist::Layout;
+use crate::sys;
+
+/// A path buffer (PATH_MAX).
+pub type PathBuf = FixedBuf<4096>;
+
+/// Largest value of a 16-bit bin.
+const BIN_MAX: u32 = 0xffff;
+
+/// Where and how to write.
+#[derive(Clone, Copy, Debug)]
+pub struct Destination {
+    /// `PROFIL_OUT`.
+    pub out: Option<&'static [u8]>,
+    /// `GMON_OUT_PREFIX` (already dropped in secure-execution processes).
+    pub prefix: Option<&'static [u8]>,
+    /// File format.
+    pub format: Format,
+}
+
+/// The final file name: `PROFIL_OUT` if set, else `PREFIX.PID` if `GMON_OUT_PREFIX` is set
+/// (unless `use_default` asks for the fallback glibc also uses when that name cannot be
+/// opened), else `gmon.out` in the current directory.
+pub fn final_path(dest: &Destination, pid: u32, use_default: bool, buf: &mut PathBuf) {
+    if let Some(out) = dest.out {
+        buf.push(out);
+    } else if let (Some(prefix), false) = (dest.prefix, use_default) {
+        buf.push(prefix);
+        let _ = write!(buf, ".{pid}");
+    } else {
+        buf.push(b"gmon.out");
+    }
+}
+
+/// The temporary name beside `final_name`.
+pub fn temp_path(final_name: &[u8], pid: u32, buf: &mut PathBuf) {
+    buf.push(final_name);
+    let _ = write!(buf, ".profil-tmp.{pid}");
+}
+
+/// What went wrong, for the one-line message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// errno, or 0 when `what` says it all.
+    pub errno: c_int,
+    /// The step that failed.
+    pub what: &'static str,
+}
+
+impl Failure {
+    /// Print `profil-rt: cannot write <path>: <what>: <strerror>` on stderr.
+    pub fn report(&self, path: &[u8]) {
+        let mut msg = FixedBuf::<4400>::new();
+        let _ = write!(
+            msg,
+            "profil-rt: cannot write {}: {}",
+            Lossy(path),
+            self.what
+        );
+        if self.errno != 0 {
+            let mut e = [0u8; 128];
+            let _ = write!(msg, ": {}", sys::strerror(self.errno, &mut e));
+        }
+        msg.push(b"\n");
+        sys::write_stderr(msg.as_bytes());
+    }
+}
+
+/// A buffered sink into a file descriptor.
+struct FdSink {
+    fd: c_int,
+    buf: [u8; 8192],
+    len: usize,
+}
+
+impl FdSink {
+    fn flush(&mut self) -> Result<(), c_int> {
+        let r = sys::write_all(self.fd, &self.buf[..self.len]);
+        self.len = 0;
+        r
+    }
+}
+
+impl Sink for FdSink {
+    type Error = c_int;
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), c_int> {
+        if self.len + bytes.len() > self.buf.len() {
+            self.flush()?;
+        }
+        if bytes.len() > self.buf.len() {
+            return sys::write_all(self.fd, bytes);
+        }
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+        Ok(())
+    }
+}
+
+/// The histogram to write.
+pub struct Profile<'a> {
+    /// Range and bin mapping.
+    pub layout: Layout,
+    /// One counter per bin.
+    pub counters: &'a [AtomicU32],
+    /// Samples per second to record in the header (the achieved rate).
+    pub rate: u32,
+}
+
+/// Number of samples the 4.4BSD format cannot hold (it has a single 16-bit histogram).
+pub fn bsd_clipped(counters: &[AtomicU32]) -> u64 {
+    counters
+        .iter()
+        .map(|c| u64::from(c.load(Ordering::Relaxed).saturating_sub(BIN_MAX)))
+        .sum()
+}
+
+/// Encode `profile` in `format` into `sink`.
+///
+/// GNU: a count above 65535 cannot fit one 16-bit bin, so the histogram is written as several
+/// records over the same range (record k holds the part of each count between k·65535 and
+/// (k+1)·65535); gprof adds records with identical ranges. 4.4BSD has one histogram: counts
+/// saturate at 65535 (see [`bsd_clipped`]).
+pub fn encode<S: Sink>(
+    profile: &Profile<'_>,
+    format: Format,
+    sink: S,
+) -> Result<(), WriteError<S::Error>> {
+    let l = &profile.layout;
+    let nbins = u32::try_from(l.nbins).map_err(|_| WriteError::TooWide {
+        field: "hist_size",
+        value: l.nbins as u64,
+    })?;
+    let load = |c: &AtomicU32| c.load(Ordering::Relaxed);
+    let mut w = Writer::new(sink, Target::HOST);
+    match format {
+        Format::Gnu => {
+            w.gnu_header()?;
+            let max = profile.counters.iter().map(load).max().unwrap_or(0);
+            let records = max.div_ceil(BIN_MAX).max(1);
+            let header = HistHeader {
+                low_pc: l.link_lo,
+                high_pc: l.file_high_pc(),
+                hist_size: nbins,
+                prof_rate: profile.rate,
+                dimension: Dimension::SECONDS,
+            };
+            for k in 0..records {
+                let bins = profile
+                    .counters
+                    .iter()
+                    .map(|c| (load(c).saturating_sub(k * BIN_MAX)).min(BIN_MAX) as u16);
+                w.gnu_histogram(&header, bins)?;
+            }
+        }
+        Format::Bsd => {
+            w.bsd44_header(l.link_lo, l.file_high_pc(), nbins, profile.rate)?;
+            w.bsd_bins(
+                nbins,
+                profile.counters.iter().map(|c| load(c).min(BIN_MAX) as u16),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Write `profile` to its file, atomically. On failure, one line on stderr and `false`.
+pub fn write(dest: &Destination, profile: &Profile<'_>) -> bool {
+    let pid = sys::getpid();
+    let mut name = PathBuf::new();
+    final_path(dest, pid, false, &mut name);
+    let mut result = write_to(&name, pid, dest.format, profile);
+    if matches!(result, Err(Failure { what: "create", .. }))
+        && dest.out.is_none()
+        && dest.prefix.is_some()
+    {
+        // glibc: when PREFIX.PID cannot be opened, fall back to gmon.out.
+        name = PathBuf::new();
+        final_path(dest, pid, true, &mut name);
+        result = write_to(&name, pid, dest.format, profile);
+    }
+    match result {
+        Ok(()) => true,
+        Err(f) => {
+            f.report(name.as_bytes());
+            false
+        }
+    }
+}
+
+fn write_to(
+    final_name: &PathBuf,
+    pid: u32,
+    format: Format,
+    profile: &Profile<'_>,
+) -> Result<(), Failure> {
+    let fail = |errno, what| Failure { errno, what };
+    let mut tmp = PathBuf::new();
+    temp_path(final_name.as_bytes(), pid, &mut tmp);
+    let (Some(tmp_c), Some(final_c)) = (tmp.as_cstr(), final_name.as_cstr()) else {
+        return Err(fail(0, "the name is too long or contains a NUL byte"));
+    };
+    let fd = match sys::create_new(tmp_c) {
+        Ok(fd) => fd,
+        Err(libc::EEXIST) => {
+            // A stale temporary from an earlier process with our pid: remove it (unlink never
+            // follows a symbolic link) and try once more.
+            sys::unlink(tmp_c);
+            sys::create_new(tmp_c).map_err(|e| fail(e, "create"))?
+        }
+        Err(e) => return Err(fail(e, "create")),
+    };
+    let mut sink = FdSink {
+        fd,
+        buf: [0; 8192],
+        len: 0,
+    };
+    let result = match encode(profile, format, &mut sink) {
+        Ok(()) => sink.flush().map_err(|e| fail(e, "write")),
+        Err(WriteError::Sink(e)) => Err(fail(e, "write")),
+        Err(_) => Err(fail(0, "the histogram does not fit the file format")),
+    };
+    let closed = sys::close(fd).map_err(|e| fail(e, "close"));
+    let renamed = result
+        .and(closed)
+        .and_then(|()| sys::rename(tmp_c, final_c).map_err(|e| fail(e, "rename")));
+    if renamed.is_err() {
+        sys::unlink(tmp_c);
+    }
+    renamed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    fn path(dest: &Destination, use_default: bool) -> Vec<u8> {
+        let mut b = PathBuf::new();
+        final_path(dest, 4242, use_default, &mut b);
+        b.as_bytes().to_vec()
+    }
+
+    #[test]
+    fn output_names_follow_glibc_and_profil_out_overrides() {
+        let mut d = Destination {
+            out: None,
+            prefix: None,
+            format: Format::Gnu,
+        };
+        assert_eq!(path(&d, false), b"gmon.out");
+        d.prefix = Some(b"/tmp/run");
+        assert_eq!(path(&d, false), b"/tmp/run.4242");
+        assert_eq!(path(&d, true), b"gmon.out");
+        d.out = Some(b"x/prof.out");
+        assert_eq!(path(&d, false), b"x/prof.out");
+        let mut t = PathBuf::new();
+        temp_path(b"x/prof.out", 7, &mut t);
+        assert_eq!(t.as_bytes(), b"x/prof.out.profil-tmp.7");
+    }
+
+    fn counters(v: &[u32]) -> Vec<AtomicU32> {
+        v.iter().map(|&x| AtomicU32::new(x)).collect()
+    }
+
+    #[test]
+    fn gnu_counts_above_65535_become_extra_records_that_sum_back() {
+        let layout = Layout::new(0x1000, 0x1014, 0x8000).unwrap();
+        assert_eq!(layout.nbins, 8);
+        let all = counters(&[0, 70000, 5, 65535, 200000, 0, 0, 0]);
+        let p = Profile {
+            layout,
+            counters: &all,
+            rate: 1000,
+        };
+        let mut buf = [0u8; 1024];
+        let mut sink = gmon::write::SliceSink::new(&mut buf);
+        encode(&p, Format::Gnu, &mut sink).unwrap();
+        let out = sink.written();
+        // header 20 + 4 records of (1 + 40 + 16)
+        assert_eq!(out.len(), 20 + 4 * 57);
+        let mut sums = [0u64; 8];
+        for r in 0..4 {
+            let rec = &out[20 + r * 57..20 + (r + 1) * 57];
+            assert_eq!(rec[0], 0);
+            assert_eq!(u64::from_le_bytes(rec[1..9].try_into().unwrap()), 0x1000);
+            assert_eq!(u64::from_le_bytes(rec[9..17].try_into().unwrap()), 0x1020);
+            assert_eq!(u32::from_le_bytes(rec[21..25].try_into().unwrap()), 1000);
+            for (i, s) in sums.iter_mut().enumerate() {
+                *s += u64::from(u16::from_le_bytes(
+                    rec[41 + 2 * i..43 + 2 * i].try_into().unwrap(),
+                ));
+            }
+        }
+        assert_eq!(sums, [0, 70000, 5, 65535, 200000, 0, 0, 0]);
+        assert_eq!(bsd_clipped(&all), 70000 - 65535 + 200000 - 65535);
+    }
+
+    #[test]
+    fn bsd_saturates() {
+        let layout = Layout::new(0x1000, 0x1008, 0x8000).unwrap();
+        let c = counters(&[3, 100000, 0, 1]);
+        let p = Profile {
+            layout,
+            counters: &c,
+            rate: 250,
+        };
+        let mut buf = [0u8; 1024];
+        let mut sink = gmon::write::SliceSink::new(&mut buf);
+        encode(&p, Format::Bsd, &mut sink).unwrap();
+        let out = sink.written();
+        assert_eq!(out.len(), 40 + 8);
+        assert_eq!(u32::from_le_bytes(out[16..20].try_into().unwrap()), 40 + 8);
+        assert_eq!(
+            u32::from_le_bytes(out[20..24].try_into().unwrap()),
+            0x00051879
+        );
+        assert_eq!(u32::from_le_bytes(out[24..28].try_into().unwrap()), 250);
+        assert_eq!(&out[40..48], &[3, 0, 0xff, 0xff, 0, 0, 1, 0]);
+        assert_eq!(bsd_clipped(&c), 100000 - 65535);
+    }
+}

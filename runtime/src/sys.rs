@@ -1,0 +1,527 @@
+//! Every foreign call the runtime makes, behind small safe wrappers.
+//!
+//! Nothing outside this module says `unsafe` except the signal handler's entry point and the
+//! histogram's view of its mapped memory. The per-architecture part (reading the interrupted PC
+//! from a `ucontext_t`) is [`interrupted_pc`]; porting to aarch64 means adding one arm there.
+//!
+//! Functions marked *async-signal-safe* may be called from the sampling handler; the others are
+//! for the constructor and the exit path only.
+
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::mem::{size_of, MaybeUninit};
+use core::ptr;
+
+/// The calling thread's `errno`. *Async-signal-safe.*
+pub fn errno() -> c_int {
+    // SAFETY: __errno_location always returns a valid pointer to the calling thread's errno.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Set the calling thread's `errno`. *Async-signal-safe.*
+pub fn set_errno(value: c_int) {
+    // SAFETY: as in `errno`; the location is thread-local and writable.
+    unsafe { *libc::__errno_location() = value }
+}
+
+/// Saves `errno` when created and restores it when dropped, so that a signal handler never
+/// changes the `errno` the interrupted code is about to read.
+pub struct ErrnoGuard(c_int);
+
+impl ErrnoGuard {
+    /// Save the current `errno`. *Async-signal-safe.*
+    pub fn save() -> Self {
+        ErrnoGuard(errno())
+    }
+}
+
+impl Drop for ErrnoGuard {
+    fn drop(&mut self) {
+        set_errno(self.0)
+    }
+}
+
+/// The value of environment variable `name`, as bytes. Constructor only (`getenv` is not
+/// thread-safe against `setenv`, and the constructor runs before `main`).
+pub fn getenv(name: &CStr) -> Option<&'static [u8]> {
+    // SAFETY: `name` is NUL-terminated. The returned pointer, when not null, points to a
+    // NUL-terminated string in the environment block, which lives for the whole process unless
+    // the program itself calls setenv/unsetenv on that name; we read it once, in the constructor.
+    unsafe {
+        let p = libc::getenv(name.as_ptr());
+        if p.is_null() {
+            None
+        } else {
+            Some(CStr::from_ptr(p).to_bytes())
+        }
+    }
+}
+
+/// True in a setuid/setgid (secure-execution) process, where `GMON_OUT_PREFIX` is ignored.
+pub fn is_secure_execution() -> bool {
+    // SAFETY: getauxval has no preconditions; it returns 0 for an absent entry.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+/// The process id.
+pub fn getpid() -> u32 {
+    // SAFETY: getpid has no preconditions and cannot fail.
+    unsafe { libc::getpid() as u32 }
+}
+
+/// The main executable's executable segments, as found by `dl_iterate_phdr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExeText {
+    /// Lowest link-time address of an executable `PT_LOAD` segment.
+    pub link_lo: u64,
+    /// End (exclusive) of the highest executable `PT_LOAD` segment, link-time.
+    pub link_hi: u64,
+    /// Load bias: runtime address = link-time address + bias (0 for non-PIE executables).
+    pub bias: u64,
+}
+
+extern "C" fn phdr_callback(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: dl_iterate_phdr passes a valid `dl_phdr_info` for the duration of the call and
+    // `data` is the `&mut Option<ExeText>` handed to it by `main_executable_text`. The first
+    // object it reports is the main program (glibc documents this order, and its own gmon relies
+    // on it); `dlpi_phdr` points to `dlpi_phnum` program headers.
+    unsafe {
+        let out = &mut *(data as *mut Option<ExeText>);
+        let info = &*info;
+        let mut lo = u64::MAX;
+        let mut hi = 0u64;
+        for i in 0..info.dlpi_phnum as usize {
+            let ph = &*info.dlpi_phdr.add(i);
+            if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 && ph.p_memsz > 0 {
+                lo = lo.min(ph.p_vaddr);
+                hi = hi.max(ph.p_vaddr.saturating_add(ph.p_memsz));
+            }
+        }
+        if lo < hi {
+            *out = Some(ExeText {
+                link_lo: lo,
+                link_hi: hi,
+                bias: info.dlpi_addr,
+            });
+        }
+    }
+    1 // stop after the first object: the main program
+}
+
+/// The main executable's text range and load bias. Uses `dl_iterate_phdr` rather than
+/// `getauxval(AT_PHDR)`, which gives a wrong base for static-pie executables (no `PT_PHDR`).
+pub fn main_executable_text() -> Option<ExeText> {
+    let mut out: Option<ExeText> = None;
+    // SAFETY: the callback only writes through `data`, which points to `out`, alive for the call.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(phdr_callback),
+            &mut out as *mut Option<ExeText> as *mut c_void,
+        );
+    }
+    out
+}
+
+/// Map `bytes` of zeroed, private, anonymous memory. Constructor only.
+pub fn map_zeroed(bytes: usize) -> Option<*mut u8> {
+    // SAFETY: an anonymous private mapping with no address hint has no preconditions; failure is
+    // reported as MAP_FAILED and checked.
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        None
+    } else {
+        Some(p as *mut u8)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// perf_event
+
+/// `struct perf_event_attr` up to `sig_data` (`PERF_ATTR_SIZE_VER7`, 128 bytes, Linux 5.13+).
+/// The libc crate does not define it; the layout follows `include/uapi/linux/perf_event.h`.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    clockid: i32,
+    sample_regs_intr: u64,
+    aux_watermark: u32,
+    sample_max_stack: u16,
+    reserved_2: u16,
+    aux_sample_size: u32,
+    reserved_3: u32,
+    sig_data: u64,
+}
+
+const _: () = assert!(size_of::<PerfEventAttr>() == 128);
+
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+// Bit positions in the flags word of perf_event_attr.
+const FLAG_DISABLED: u64 = 1 << 0;
+const FLAG_INHERIT: u64 = 1 << 1;
+const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+const FLAG_INHERIT_THREAD: u64 = 1 << 35;
+const FLAG_REMOVE_ON_EXEC: u64 = 1 << 36;
+const FLAG_SIGTRAP: u64 = 1 << 37;
+/// `PERF_FLAG_FD_CLOEXEC`.
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+/// `_IO('$', 0)` and `_IO('$', 1)`.
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+
+/// Open a user-time-only task-clock event on the calling thread that overflows every
+/// `period_ns` nanoseconds of CPU time and then sends a synchronous `SIGTRAP` (si_code
+/// `TRAP_PERF`, `si_perf_data` = `sig_data`) to the thread that overflowed. Threads created
+/// later inherit it (`inherit` + `inherit_thread`: threads yes, forked children no); `exec`
+/// removes it. Returns the file descriptor, or `errno`. The event starts disabled.
+pub fn perf_open_task_clock(period_ns: u64, sig_data: u64) -> Result<c_int, c_int> {
+    let attr = PerfEventAttr {
+        type_: PERF_TYPE_SOFTWARE,
+        size: size_of::<PerfEventAttr>() as u32,
+        config: PERF_COUNT_SW_TASK_CLOCK,
+        sample_period: period_ns,
+        flags: FLAG_DISABLED
+            | FLAG_INHERIT
+            | FLAG_INHERIT_THREAD
+            | FLAG_EXCLUDE_KERNEL
+            | FLAG_EXCLUDE_HV
+            | FLAG_REMOVE_ON_EXEC
+            | FLAG_SIGTRAP,
+        sig_data,
+        ..Default::default()
+    };
+    // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` field tells the kernel
+    // how much of it to read; the other arguments are plain integers (pid 0 = this thread,
+    // cpu -1 = any, no group, close-on-exec).
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            0 as libc::pid_t,
+            -1 as c_int,
+            -1 as c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        Err(errno())
+    } else {
+        Ok(fd as c_int)
+    }
+}
+
+/// Enable (`true`) or disable a perf event and the copies its threads inherited.
+pub fn perf_set_enabled(fd: c_int, enabled: bool) -> Result<(), c_int> {
+    let req = if enabled {
+        PERF_EVENT_IOC_ENABLE
+    } else {
+        PERF_EVENT_IOC_DISABLE
+    };
+    // SAFETY: ioctl on a descriptor we own with an argument-less request.
+    let r = unsafe { libc::ioctl(fd, req as _, 0) };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// interval timer
+
+/// Arm (`usec > 0`) or disarm (`usec == 0`) `ITIMER_PROF` with the given period.
+pub fn set_itimer_prof(usec: u64) -> Result<(), c_int> {
+    let tv = libc::timeval {
+        tv_sec: (usec / 1_000_000) as libc::time_t,
+        tv_usec: (usec % 1_000_000) as libc::suseconds_t,
+    };
+    let it = libc::itimerval {
+        it_interval: tv,
+        it_value: tv,
+    };
+    // SAFETY: `it` is a valid itimerval; the old value is not requested.
+    let r = unsafe { libc::setitimer(libc::ITIMER_PROF, &it, ptr::null_mut()) };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// signals
+
+/// The signature of an `SA_SIGINFO` handler.
+pub type SigInfoHandler = extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void);
+
+/// A signal disposition saved before ours was installed, in a form the handler can read with
+/// plain loads: the handler address (or `SIG_DFL`/`SIG_IGN`) and whether it takes siginfo.
+#[derive(Clone, Copy, Debug)]
+pub struct PrevAction {
+    /// `sa_sigaction` of the previous action.
+    pub handler: usize,
+    /// `sa_flags` of the previous action.
+    pub flags: c_int,
+}
+
+/// Install `handler` for `sig` with `SA_SIGINFO | SA_RESTART` and all other signals unmasked
+/// (so that the program's own signals are not delayed), returning the previous disposition.
+pub fn install_handler(sig: c_int, handler: SigInfoHandler) -> Result<PrevAction, c_int> {
+    // SAFETY: zeroed sigaction structs are valid; sigemptyset initialises the mask; sigaction
+    // reads `new` and fills `old`.
+    unsafe {
+        let mut new: libc::sigaction = core::mem::zeroed();
+        new.sa_sigaction = handler as usize;
+        new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        libc::sigemptyset(&mut new.sa_mask);
+        let mut old: libc::sigaction = core::mem::zeroed();
+        if libc::sigaction(sig, &new, &mut old) < 0 {
+            return Err(errno());
+        }
+        Ok(PrevAction {
+            handler: old.sa_sigaction,
+            flags: old.sa_flags,
+        })
+    }
+}
+
+/// Forward a signal to a previously installed disposition. For `SIG_DFL` the default action is
+/// restored and the signal re-raised, so a stray `SIGTRAP` still does what it would have done
+/// without the runtime. *Async-signal-safe* (sigaction, raise).
+///
+/// # Safety
+/// `info` and `uctx` must be the pointers the kernel passed to the current handler, and
+/// `prev.handler` must be `SIG_DFL`, `SIG_IGN` or a handler of the matching kind.
+pub unsafe fn forward_signal(
+    sig: c_int,
+    info: *mut libc::siginfo_t,
+    uctx: *mut c_void,
+    prev: PrevAction,
+) {
+    if prev.handler == libc::SIG_IGN {
+        return;
+    }
+    if prev.handler == libc::SIG_DFL {
+        // SAFETY: restoring the default action and raising are async-signal-safe; the default
+        // action of SIGTRAP terminates the process as it would have without us.
+        unsafe {
+            let mut dfl: libc::sigaction = core::mem::zeroed();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(sig, &dfl, ptr::null_mut());
+            libc::raise(sig);
+        }
+        return;
+    }
+    if prev.flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: the previous handler was installed with SA_SIGINFO, so it has this signature.
+        let f: SigInfoHandler =
+            unsafe { core::mem::transmute::<usize, SigInfoHandler>(prev.handler) };
+        f(sig, info, uctx);
+    } else {
+        // SAFETY: without SA_SIGINFO the handler takes only the signal number.
+        let f: extern "C" fn(c_int) =
+            unsafe { core::mem::transmute::<usize, extern "C" fn(c_int)>(prev.handler) };
+        f(sig);
+    }
+}
+
+/// `si_code` of a siginfo. *Async-signal-safe.*
+///
+/// # Safety
+/// `info` must point to a valid `siginfo_t`.
+pub unsafe fn si_code(info: *const libc::siginfo_t) -> c_int {
+    // SAFETY: the caller guarantees `info` is valid.
+    unsafe { (*info).si_code }
+}
+
+/// `si_perf_data` of a `SIGTRAP`/`TRAP_PERF` siginfo: the `sig_data` the event was opened with.
+/// *Async-signal-safe.*
+///
+/// # Safety
+/// `info` must point to a valid `siginfo_t` (128 bytes).
+pub unsafe fn si_perf_data(info: *const libc::siginfo_t) -> u64 {
+    // Layout on 64-bit Linux: si_signo, si_errno, si_code (3 × int) and padding up to 16, then
+    // si_addr (8 bytes) and the union in which `_perf._data` (unsigned long) shares offset 24
+    // with si_addr_lsb and friends.
+    const PERF_DATA_OFFSET: usize = 24;
+    const _: () = assert!(
+        size_of::<usize>() == 8,
+        "si_perf_data offset is for 64-bit Linux"
+    );
+    // SAFETY: siginfo_t is 128 bytes, so bytes 24..32 lie inside it; read_unaligned makes no
+    // alignment assumption.
+    unsafe { ptr::read_unaligned((info as *const u8).add(PERF_DATA_OFFSET) as *const u64) }
+}
+
+/// The program counter at which the signal interrupted the thread (a runtime address).
+/// The only architecture-specific code in the runtime. *Async-signal-safe.*
+///
+/// # Safety
+/// `uctx` must be the `ucontext_t` pointer the kernel passed to an `SA_SIGINFO` handler.
+#[cfg(target_arch = "x86_64")]
+pub unsafe fn interrupted_pc(uctx: *const c_void) -> usize {
+    // SAFETY: the caller guarantees `uctx` is the kernel's ucontext_t for this signal.
+    unsafe {
+        let uc = &*(uctx as *const libc::ucontext_t);
+        uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize
+    }
+}
+
+/// See the x86_64 version.
+///
+/// # Safety
+/// `uctx` must be the `ucontext_t` pointer the kernel passed to an `SA_SIGINFO` handler.
+#[cfg(target_arch = "aarch64")]
+pub unsafe fn interrupted_pc(uctx: *const c_void) -> usize {
+    // SAFETY: the caller guarantees `uctx` is the kernel's ucontext_t for this signal.
+    unsafe { (*(uctx as *const libc::ucontext_t)).uc_mcontext.pc as usize }
+}
+
+// ---------------------------------------------------------------------------------------------
+// time
+
+/// CPU time this process has used so far (all threads, living and finished), in nanoseconds:
+/// user time only, or user + system.
+pub fn cpu_time_ns(include_system: bool) -> u64 {
+    let mut ru = MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid.
+    let ru = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr());
+        ru.assume_init()
+    };
+    let tv_ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+    let mut t = tv_ns(ru.ru_utime);
+    if include_system {
+        t += tv_ns(ru.ru_stime);
+    }
+    t
+}
+
+// ---------------------------------------------------------------------------------------------
+// exit hooks
+
+extern "C" {
+    /// glibc exports `__cxa_atexit` from libc.so.6 itself, unlike `atexit`, which lives in
+    /// libc_nonshared.a; GNU ld resolves `-C link-arg` objects after `-lc`, so `atexit` would be
+    /// an undefined reference there.
+    fn __cxa_atexit(f: extern "C" fn(*mut c_void), arg: *mut c_void, dso: *mut c_void) -> c_int;
+}
+
+/// Run `f` when the process calls `exit` (or returns from `main`). False if libc refused.
+pub fn at_exit(f: extern "C" fn(*mut c_void)) -> bool {
+    // SAFETY: registering a function pointer with a null argument and no DSO handle (like
+    // atexit) has no other preconditions.
+    let r = unsafe { __cxa_atexit(f, ptr::null_mut(), ptr::null_mut()) };
+    r == 0
+}
+
+// ---------------------------------------------------------------------------------------------
+// files
+
+/// Create `path` for writing: it must not exist yet (`O_EXCL`), a symbolic link is never
+/// followed, and the mode is 0666 minus the umask.
+pub fn create_new(path: &CStr) -> Result<c_int, c_int> {
+    // SAFETY: `path` is NUL-terminated; open returns -1 and sets errno on failure.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o666 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        Err(errno())
+    } else {
+        Ok(fd)
+    }
+}
+
+/// Write all of `buf` to `fd`, retrying on `EINTR` and short writes.
+pub fn write_all(fd: c_int, mut buf: &[u8]) -> Result<(), c_int> {
+    while !buf.is_empty() {
+        // SAFETY: `buf` is a valid readable slice of the given length.
+        let n = unsafe { libc::write(fd, buf.as_ptr() as *const c_void, buf.len()) };
+        if n < 0 {
+            let e = errno();
+            if e == libc::EINTR {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(libc::EIO);
+        }
+        buf = &buf[n as usize..];
+    }
+    Ok(())
+}
+
+/// Close `fd`, reporting the error close gives (it can carry a deferred write error).
+pub fn close(fd: c_int) -> Result<(), c_int> {
+    // SAFETY: closing a descriptor we own.
+    if unsafe { libc::close(fd) } < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// Atomically replace `to` with `from`.
+pub fn rename(from: &CStr, to: &CStr) -> Result<(), c_int> {
+    // SAFETY: both paths are NUL-terminated.
+    if unsafe { libc::rename(from.as_ptr(), to.as_ptr()) } < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// Remove `path`, ignoring errors (cleanup of a temporary file).
+pub fn unlink(path: &CStr) {
+    // SAFETY: `path` is NUL-terminated.
+    unsafe { libc::unlink(path.as_ptr()) };
+}
+
+/// Write a message to standard error, best effort (errors are ignored: there is nowhere left
+/// to report them).
+pub fn write_stderr(msg: &[u8]) {
+    let _ = write_all(2, msg);
+}
+
+/// The text of an `errno` value, copied into `buf`.
+pub fn strerror(err: c_int, buf: &mut [u8; 128]) -> &str {
+    // SAFETY: the XSI strerror_r writes at most `buf.len()` bytes including the NUL.
+    let r = unsafe { libc::strerror_r(err, buf.as_mut_ptr() as *mut c_char, buf.len()) };
+    if r != 0 {
+        return "unknown error";
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    core::str::from_utf8(&buf[..len]).unwrap_or("unknown error")
+}
