@@ -1,14 +1,377 @@
-//! `profil-report dump` (not implemented yet).
+//! `profil-report dump FILE [--exe PROG] [--json]`: every record of a gmon file.
+//!
+//! Like `gprof -i`, but complete: format, pointer size and byte order (and where they came
+//! from), every histogram (range, bins, bytes per bin, rate, unit, samples, non-zero bins with
+//! the address range gprof assigns to each), every arc, every basic-block record.
+//!
+//! This module also holds the input helpers that `convert` and `merge` share: reading a file,
+//! and choosing the [`Target`] from `--exe` or from [`Target::guess`].
 
+use std::fmt::Write as _;
 use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use gmon::read::BbLayout;
+use gmon::{Format, GmonFile, Target};
+use object::Object;
 
 use crate::{Error, Result};
 
 /// Arguments of `profil-report dump`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// The gmon file.
+    pub file: PathBuf,
+    /// The executable the profile belongs to: its ELF class and byte order decide how the
+    /// file is decoded. Without it, both are guessed from the file (and the dump says so).
+    #[arg(long, value_name = "PROG")]
+    pub exe: Option<PathBuf>,
+    /// Machine-readable output (one JSON object, every bin included).
+    #[arg(long)]
+    pub json: bool,
+    /// List every bin, zeros included (text output lists only non-zero bins).
+    #[arg(long)]
+    pub all_bins: bool,
+}
+
+/// Where the decoding parameters came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetSource {
+    /// The ELF header of this executable.
+    Executable(PathBuf),
+    /// [`Target::guess`] on the gmon file itself.
+    Guessed,
+}
+
+/// Read a whole file, mapping failures to a one-line input error naming it.
+pub fn read_input(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::input(format!("{}: cannot read: {e}", path.display())))
+}
+
+/// Pointer size and byte order of an ELF executable.
+pub fn target_of_executable(path: &Path) -> Result<Target> {
+    let data = read_input(path)?;
+    let file = object::File::parse(&*data).map_err(|e| {
+        Error::input(format!(
+            "{}: not a readable executable: {e}",
+            path.display()
+        ))
+    })?;
+    let ptr_size = if file.is_64() {
+        gmon::PtrSize::Eight
+    } else {
+        gmon::PtrSize::Four
+    };
+    let endian = if file.is_little_endian() {
+        gmon::Endian::Little
+    } else {
+        gmon::Endian::Big
+    };
+    Ok(Target::new(ptr_size, endian))
+}
+
+/// The target for decoding `data`: from `exe` if given, else guessed.
+pub fn choose_target(exe: Option<&Path>, data: &[u8]) -> Result<(Target, TargetSource)> {
+    match exe {
+        Some(p) => Ok((
+            target_of_executable(p)?,
+            TargetSource::Executable(p.to_path_buf()),
+        )),
+        None => Ok((Target::guess(data), TargetSource::Guessed)),
+    }
+}
+
+/// Parse a gmon file, mapping a format error to `FILE: field: what at byte N`.
+pub fn parse_input<'a>(path: &Path, data: &'a [u8], target: Target) -> Result<GmonFile<'a>> {
+    gmon::parse(data, target).map_err(|e| Error::input(format!("{}: {e}", path.display())))
+}
 
 /// Run the subcommand.
-pub fn run(_args: &Args, _out: &mut impl Write) -> Result<()> {
-    Err(Error::input("dump: not implemented yet"))
+pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+    let data = read_input(&args.file)?;
+    let (target, source) = choose_target(args.exe.as_deref(), &data)?;
+    let file = parse_input(&args.file, &data, target)?;
+    let text = if args.json {
+        json(&args.file, &file, &source)
+    } else {
+        text(&args.file, &file, &source, args.all_bins)
+    };
+    out.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn format_key(f: Format) -> &'static str {
+    match f {
+        Format::Gnu { .. } => "gnu",
+        Format::Bsd44 => "bsd44",
+        Format::OldBsd => "oldbsd",
+    }
+}
+
+/// gprof's view of bin `i`: `[low + 2*floor(scale*i), low + 2*floor(scale*(i+1)))` with
+/// `scale = ((high - low) / 2) / bins` (hist.c, hist_assign_samples_1).
+fn gprof_bin_range(h: &gmon::Histogram<'_>, i: usize) -> (u64, u64) {
+    let scale = h.gprof_scale();
+    let lo = h.low_pc / 2;
+    let a = lo + (scale * i as f64) as u64;
+    let b = lo + (scale * (i + 1) as f64) as u64;
+    (2 * a, 2 * b)
+}
+
+fn dimension_str(d: &gmon::Dimension) -> String {
+    String::from_utf8_lossy(d.name_bytes()).into_owned()
+}
+
+/// The human-readable dump.
+pub fn text(path: &Path, f: &GmonFile<'_>, source: &TargetSource, all_bins: bool) -> String {
+    let mut s = String::new();
+    let t = f.target;
+    let _ = writeln!(s, "file:            {} ({} bytes)", path.display(), f.len);
+    let _ = writeln!(s, "format:          {}", f.format().name());
+    let how = match source {
+        TargetSource::Executable(p) => format!("from executable {}", p.display()),
+        TargetSource::Guessed => "guessed from the file: no --exe given".to_string(),
+    };
+    let _ = writeln!(s, "pointer size:    {} bytes ({how})", t.ptr_size.bytes());
+    let _ = writeln!(s, "byte order:      {}-endian ({how})", t.endian);
+    let _ = writeln!(s, "header:          {} bytes", f.header.header_bytes);
+    if let Some(ncnt) = f.header.ncnt {
+        let _ = writeln!(s, "ncnt:            {ncnt} (bins bytes + header)");
+    }
+    if f.format().is_gnu() {
+        let spare = &f.header.raw[8..20];
+        let hex: Vec<String> = spare.iter().map(|b| format!("{b:02x}")).collect();
+        let _ = writeln!(s, "spare:           {}", hex.join(""));
+    }
+    let total = f.total_samples();
+    let _ = writeln!(s, "histograms:      {}", f.histograms.len());
+    let hz = f.histograms.first().and_then(|h| h.prof_rate);
+    let hz_eff = hz.unwrap_or(gmon::merge::DEFAULT_HZ);
+    let _ = writeln!(
+        s,
+        "total samples:   {total} ({:.2} seconds at {hz_eff} Hz{})",
+        total as f64 / f64::from(hz_eff.max(1)),
+        if hz.is_none() && !f.histograms.is_empty() {
+            ", gprof's default rate: the format has none"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        s,
+        "arcs:            {} ({} calls)",
+        f.arcs.len(),
+        f.total_calls()
+    );
+    let _ = writeln!(s, "basic-block recs: {}", f.basic_blocks.len());
+    if f.trailing_bytes > 0 {
+        let _ = writeln!(
+            s,
+            "trailing bytes:  {} (fewer than one arc; ignored, as gprof does)",
+            f.trailing_bytes
+        );
+    }
+    for (n, h) in f.histograms.iter().enumerate() {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "histogram {} at byte {}:", n + 1, h.offset);
+        let _ = writeln!(
+            s,
+            "  range:         [{:#x}, {:#x}) link-time addresses, {} bytes",
+            h.low_pc,
+            h.high_pc,
+            h.high_pc - h.low_pc
+        );
+        let _ = writeln!(
+            s,
+            "  bins:          {} at byte {}",
+            h.hist_size, h.bins_offset
+        );
+        let _ = writeln!(s, "  bytes per bin: {:.4}", h.bytes_per_bin());
+        match h.prof_rate {
+            Some(r) => {
+                let _ = writeln!(s, "  rate:          {r} Hz");
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "  rate:          none in this format (gprof assumes {} Hz)",
+                    gmon::merge::DEFAULT_HZ
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  dimension:     {} ({})",
+            dimension_str(&h.dimension),
+            h.dimension.abbrev as char
+        );
+        let nonzero = h.bins.iter().filter(|&b| b != 0).count();
+        let _ = writeln!(
+            s,
+            "  samples:       {} in {} non-zero bins",
+            h.bins.total(),
+            nonzero
+        );
+        if h.hist_size > 0 {
+            let _ = writeln!(
+                s,
+                "  {} (address ranges as gprof assigns them):",
+                if all_bins { "bins" } else { "non-zero bins" }
+            );
+        }
+        for (i, b) in h.bins.iter().enumerate() {
+            if b != 0 || all_bins {
+                let (lo, hi) = gprof_bin_range(h, i);
+                let _ = writeln!(s, "    bin {i:>7} [{lo:#x}, {hi:#x}): {b}");
+            }
+        }
+    }
+    if !f.arcs.is_empty() {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "arcs (from_pc -> self_pc: count):");
+        for a in &f.arcs {
+            let _ = writeln!(
+                s,
+                "  at byte {:>8}: {:#x} -> {:#x}: {}",
+                a.offset, a.from_pc, a.self_pc, a.count
+            );
+        }
+    }
+    for bb in &f.basic_blocks {
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "basic-block record at byte {}: {} blocks",
+            bb.offset, bb.nblocks
+        );
+        match bb.layout {
+            BbLayout::V1 => {
+                for (addr, count) in bb.blocks() {
+                    let _ = writeln!(s, "  {addr:#x}: {count}");
+                }
+            }
+            BbLayout::V0 => {
+                let _ = writeln!(
+                    s,
+                    "  (version-0 layout, {} bytes, not decoded)",
+                    bb.body.len()
+                );
+            }
+        }
+    }
+    s
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn json_opt(v: Option<u32>) -> String {
+    v.map_or_else(|| "null".to_string(), |v| v.to_string())
+}
+
+/// The JSON dump: one object, every bin included.
+pub fn json(path: &Path, f: &GmonFile<'_>, source: &TargetSource) -> String {
+    let mut s = String::new();
+    let version = match f.format() {
+        Format::Gnu { version } => version.to_string(),
+        _ => "null".to_string(),
+    };
+    let (src, exe) = match source {
+        TargetSource::Executable(p) => ("executable", json_str(&p.display().to_string())),
+        TargetSource::Guessed => ("guessed", "null".to_string()),
+    };
+    let _ = write!(
+        s,
+        "{{\"file\":{},\"bytes\":{},\"format\":\"{}\",\"version\":{},\"pointer_size\":{},\"endian\":\"{}\",\"target_source\":\"{}\",\"executable\":{},\"header_bytes\":{},\"ncnt\":{},\"total_samples\":{},\"total_calls\":{},\"trailing_bytes\":{},",
+        json_str(&path.display().to_string()),
+        f.len,
+        format_key(f.format()),
+        version,
+        f.target.ptr_size.bytes(),
+        f.target.endian,
+        src,
+        exe,
+        f.header.header_bytes,
+        json_opt(f.header.ncnt),
+        f.total_samples(),
+        f.total_calls(),
+        f.trailing_bytes
+    );
+    s.push_str("\"histograms\":[");
+    for (n, h) in f.histograms.iter().enumerate() {
+        if n > 0 {
+            s.push(',');
+        }
+        let _ = write!(
+            s,
+            "{{\"offset\":{},\"low_pc\":{},\"high_pc\":{},\"hist_size\":{},\"bytes_per_bin\":{},\"prof_rate\":{},\"dimension\":{},\"dimension_abbrev\":{},\"samples\":{},\"bins_offset\":{},\"bins\":[",
+            h.offset,
+            h.low_pc,
+            h.high_pc,
+            h.hist_size,
+            h.bytes_per_bin(),
+            json_opt(h.prof_rate),
+            json_str(&dimension_str(&h.dimension)),
+            json_str(&(h.dimension.abbrev as char).to_string()),
+            h.bins.total(),
+            h.bins_offset
+        );
+        for (i, b) in h.bins.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            let _ = write!(s, "{b}");
+        }
+        s.push_str("]}");
+    }
+    s.push_str("],\"arcs\":[");
+    for (n, a) in f.arcs.iter().enumerate() {
+        if n > 0 {
+            s.push(',');
+        }
+        let _ = write!(
+            s,
+            "{{\"offset\":{},\"from_pc\":{},\"self_pc\":{},\"count\":{}}}",
+            a.offset, a.from_pc, a.self_pc, a.count
+        );
+    }
+    s.push_str("],\"basic_blocks\":[");
+    for (n, bb) in f.basic_blocks.iter().enumerate() {
+        if n > 0 {
+            s.push(',');
+        }
+        let _ = write!(
+            s,
+            "{{\"offset\":{},\"nblocks\":{},\"layout\":{},\"blocks\":[",
+            bb.offset,
+            bb.nblocks,
+            if bb.layout == BbLayout::V0 { 0 } else { 1 }
+        );
+        for (i, (addr, count)) in bb.blocks().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            let _ = write!(s, "[{addr},{count}]");
+        }
+        s.push_str("]}");
+    }
+    s.push_str("]}\n");
+    s
 }
