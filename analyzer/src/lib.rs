@@ -6,6 +6,7 @@
 
 pub mod cmd;
 pub mod error;
+pub mod gprof;
 pub mod report;
 
 pub use error::{Error, Result};

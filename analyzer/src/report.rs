@@ -1,18 +1,174 @@
-//! The profile reports (`profil-report [OPTIONS] [FILE]...`; not implemented yet).
+//! The profile reports: `profil-report [OPTIONS] [FILE]...`.
+//!
+//! Inputs are recognised by content: exactly one ELF executable and any number of gmon
+//! files, in any order (`gmon.out ./prog` and gprof's `./prog gmon.out` both work). With no
+//! files, `a.out` and `gmon.out` are read, as gprof does.
+//!
+//! * `--gprof -b -p [-z] [-a]`: byte-identical to `gprof -b -p [-z] [-a]` ([`crate::gprof`]).
+//! * default: the better report ([`default`]).
+
+pub mod default;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use profil_symbols::ElfImage;
+
+use crate::gprof::{self, flat::FlatOptions, Analysis, Options};
 use crate::{Error, Result};
 
 /// Arguments of the report (the command without a subcommand).
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Default, Clone)]
 pub struct ReportArgs {
-    /// gmon files and the executable, in any order.
+    /// gmon files and the executable, in any order (default: a.out gmon.out).
     pub files: Vec<PathBuf>,
+    /// Emulate GNU gprof 2.40 exactly (with -b -p: its brief flat profile).
+    #[arg(long)]
+    pub gprof: bool,
+    /// gprof's -b (brief: no explanations). Required with --gprof.
+    #[arg(short = 'b', long = "brief")]
+    pub brief: bool,
+    /// gprof's -p (flat profile). Required with --gprof.
+    #[arg(short = 'p', long = "flat-profile")]
+    pub flat_profile: bool,
+    /// gprof's -z: also list functions that were never called and have no time.
+    #[arg(short = 'z', long = "display-unused-functions")]
+    pub zeros: bool,
+    /// gprof's -a: ignore static (local) functions; their samples go to the preceding symbol.
+    #[arg(short = 'a', long = "no-static")]
+    pub no_static: bool,
+    /// Default report: print JSON instead of a table.
+    #[arg(long, conflicts_with_all = ["csv", "gprof"])]
+    pub json: bool,
+    /// Default report: print CSV instead of a table.
+    #[arg(long, conflicts_with_all = ["json", "gprof"])]
+    pub csv: bool,
+    /// Run the installed gprof on the same inputs and explain every difference.
+    #[arg(long, conflicts_with = "gprof")]
+    pub compare_gprof: bool,
+}
+
+/// An input file read into memory.
+#[derive(Debug)]
+pub struct Input {
+    /// The path as given.
+    pub path: PathBuf,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
+impl Input {
+    /// The path for messages.
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// The executable and the gmon files, sorted out by content.
+#[derive(Debug)]
+pub struct Inputs {
+    /// The executable.
+    pub exe: Input,
+    /// The gmon files, in command-line order.
+    pub gmons: Vec<Input>,
+}
+
+fn read(path: &Path) -> Result<Input> {
+    let data = std::fs::read(path)
+        .map_err(|e| Error::input(format!("{}: {}", path.display(), io_reason(&e))))?;
+    Ok(Input {
+        path: path.to_owned(),
+        data,
+    })
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Read the files and tell the executable from the gmon files.
+pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs> {
+    let files: Vec<PathBuf> = if files.is_empty() {
+        vec![PathBuf::from("a.out"), PathBuf::from("gmon.out")]
+    } else {
+        files.to_vec()
+    };
+    let mut exe: Option<Input> = None;
+    let mut gmons = Vec::new();
+    for f in &files {
+        let input = read(f)?;
+        if profil_symbols::elf::looks_like_elf(&input.data) {
+            if let Some(first) = &exe {
+                return Err(Error::input(format!(
+                    "{}: a second executable (already have {}); give exactly one",
+                    input.name(),
+                    first.name()
+                )));
+            }
+            exe = Some(input);
+        } else {
+            gmons.push(input);
+        }
+    }
+    let exe = exe.ok_or_else(|| {
+        Error::input("no executable among the inputs (give the program as well as its gmon files)")
+    })?;
+    if gmons.is_empty() {
+        gmons.push(read(Path::new("gmon.out"))?);
+    }
+    Ok(Inputs { exe, gmons })
+}
+
+/// Parse the executable.
+pub fn parse_exe(exe: &Input) -> Result<ElfImage<'_>> {
+    ElfImage::parse(&exe.data).map_err(|e| Error::input(format!("{}: {e}", exe.name())))
+}
+
+/// Run gprof's pipeline over the inputs.
+pub fn gprof_analysis<'d>(
+    inputs: &'d Inputs,
+    image: &ElfImage<'d>,
+    opts: Options,
+) -> Result<Analysis<'d>> {
+    let mut a = Analysis::new(image, &inputs.exe.name(), opts)?;
+    for g in &inputs.gmons {
+        a.read_gmon(&g.name(), &g.data)?;
+    }
+    a.finish();
+    Ok(a)
 }
 
 /// Print the report.
-pub fn run(_args: &ReportArgs, _out: &mut impl Write) -> Result<()> {
-    Err(Error::input("report: not implemented yet"))
+pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
+    let inputs = load_inputs(&args.files)?;
+    let image = parse_exe(&inputs.exe)?;
+    if args.gprof {
+        if !args.brief || !args.flat_profile {
+            return Err(Error::input(
+                "--gprof reproduces gprof's brief flat profile only: use --gprof -b -p",
+            ));
+        }
+        let a = gprof_analysis(
+            &inputs,
+            &image,
+            Options {
+                no_static: args.no_static,
+            },
+        )?;
+        if !a.hist.present() {
+            let last = inputs.gmons.last().map(Input::name).unwrap_or_default();
+            return Err(Error::input(format!(
+                "{last}: gmon.out file is missing histogram"
+            )));
+        }
+        let mut buf = Vec::new();
+        gprof::flat::print(&a, FlatOptions { zeros: args.zeros }, &mut buf);
+        out.write_all(&buf)?;
+        return Ok(());
+    }
+    default::run(args, &inputs, &image, out)
 }

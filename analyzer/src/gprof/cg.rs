@@ -1,0 +1,597 @@
+//! gprof 2.40's call-graph core: `cg_tally`, `arc_add`, and `cg_assemble` (self-call
+//! removal, depth-first numbering with cycle detection, cycle nodes, propagation of flags,
+//! fractions and times).
+//!
+//! The structures keep gprof's exact shapes, because both the flat profile's `total/call`
+//! and the call-graph printer (`gprof -q`) depend on them bit for bit:
+//!
+//! * Nodes `0..num_syms` are the symbols of [`SymTab`], in address order. After
+//!   [`CallGraph::assemble`], nodes `num_syms..` are the cycle nodes ("`<cycle N>`"),
+//!   numbered 1.. in the address order of their first member.
+//! * Arcs are linked into per-node `children` and `parents` lists by **prepending**, as
+//!   `arc_add` does; the depth-first search and every floating-point sum walk those lists in
+//!   that order.
+//! * `top_order` is gprof's post-order number (`DFN_NAN` = 0 before numbering); all members of
+//!   a cycle share their head's number. `cyc_head` of a symbol is itself, or its cycle node
+//!   once cycles are linked; `cyc_next` chains the members from the cycle node.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use super::msort::msort;
+use super::symtab::SymTab;
+
+/// `top_order` of a node not yet visited.
+pub const DFN_NAN: i64 = 0;
+/// `top_order` of a node on the depth-first stack.
+pub const DFN_BUSY: i64 = -1;
+
+/// One arc (`Arc` in `cg_arcs.h`).
+#[derive(Debug, Clone)]
+pub struct Arc {
+    /// Calling node.
+    pub parent: usize,
+    /// Called node (a function symbol).
+    pub child: usize,
+    /// Number of calls (summed over records and files).
+    pub count: u64,
+    /// Time propagated along this arc (after `propagate_time`, scaled by the parent's fraction).
+    pub time: f64,
+    /// Child time propagated along this arc.
+    pub child_time: f64,
+    /// Next arc in the parent's `children` list.
+    pub next_child: Option<usize>,
+    /// Next arc in the child's `parents` list.
+    pub next_parent: Option<usize>,
+}
+
+/// Per-node call-graph data (`Sym.ncalls` and `Sym.cg` in gprof).
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Calls into this node (minus direct self-recursion after assembly; for a cycle node, calls
+    /// from outside the cycle).
+    pub ncalls: u64,
+    /// Direct self-recursive calls (for a cycle node: calls between members).
+    pub self_calls: u64,
+    /// Self time in samples (`hist.time`; for a cycle node, the sum over its members).
+    pub time: f64,
+    /// Time inherited from descendants, in samples.
+    pub child_time: f64,
+    /// `prop.fract`: share of this node's time that is propagated to its parents.
+    pub prop_fract: f64,
+    /// `prop.self`.
+    pub prop_self: f64,
+    /// `prop.child`.
+    pub prop_child: f64,
+    /// Whether the call graph prints this node.
+    pub print_flag: bool,
+    /// Topological (post-order) number.
+    pub top_order: i64,
+    /// Cycle number (0: not in a cycle).
+    pub cyc_num: usize,
+    /// Head of this node's cycle (itself when not in a cycle).
+    pub cyc_head: usize,
+    /// Next member of the cycle.
+    pub cyc_next: Option<usize>,
+    /// First arc of the `children` list.
+    pub children: Option<usize>,
+    /// First arc of the `parents` list.
+    pub parents: Option<usize>,
+    /// `cg.index`: 1-based position in the call graph's time order (0 until assembled).
+    pub index: usize,
+}
+
+impl Node {
+    fn new(index: usize) -> Self {
+        Node {
+            ncalls: 0,
+            self_calls: 0,
+            time: 0.0,
+            child_time: 0.0,
+            prop_fract: 0.0,
+            prop_self: 0.0,
+            prop_child: 0.0,
+            print_flag: false,
+            top_order: DFN_NAN,
+            cyc_num: 0,
+            cyc_head: index,
+            cyc_next: None,
+            children: None,
+            parents: None,
+            index: 0,
+        }
+    }
+}
+
+/// gprof's call graph over a symbol table.
+#[derive(Debug, Clone)]
+pub struct CallGraph {
+    /// Symbol nodes, then (after assembly) cycle nodes.
+    pub nodes: Vec<Node>,
+    /// All arcs, in creation order (list order is given by the `next_*` links).
+    pub arcs: Vec<Arc>,
+    /// Number of symbol nodes.
+    pub num_syms: usize,
+    /// Number of cycles (cycle `k` is node `num_syms + k - 1`).
+    pub num_cycles: usize,
+    /// Symbol nodes sorted by `top_order` (stable).
+    pub top_sorted: Vec<usize>,
+    /// Symbols and cycle nodes sorted by propagated time (`cmp_total`), the call graph's order.
+    pub time_sorted: Vec<usize>,
+    /// Sum of `prop_self` over all symbols (`print_time`).
+    pub print_time: f64,
+    pair: HashMap<(usize, usize), usize>,
+}
+
+/// Which symbols are excluded from time propagation and from the printed graph
+/// (`EXCL_TIME`, `EXCL_GRAPH`; the INCL tables are empty without `-f`/`-F`/`-q sym`).
+#[derive(Debug, Clone, Default)]
+pub struct Exclusions {
+    /// `EXCL_TIME`.
+    pub time: Vec<bool>,
+    /// `EXCL_GRAPH`.
+    pub graph: Vec<bool>,
+}
+
+impl CallGraph {
+    /// An empty graph over `symtab`.
+    pub fn new(symtab: &SymTab<'_>) -> Self {
+        let n = symtab.len();
+        CallGraph {
+            nodes: (0..n).map(Node::new).collect(),
+            arcs: Vec::new(),
+            num_syms: n,
+            num_cycles: 0,
+            top_sorted: Vec::new(),
+            time_sorted: Vec::new(),
+            print_time: 0.0,
+            pair: HashMap::new(),
+        }
+    }
+
+    /// `cg_tally`: record `count` calls from `from_pc` to `self_pc` (link-time addresses).
+    /// Arcs whose ends are outside every symbol are dropped; the callee is moved back to the
+    /// nearest preceding function symbol.
+    pub fn tally(&mut self, symtab: &SymTab<'_>, from_pc: u64, self_pc: u64, count: u64) {
+        let (Some(parent), Some(mut child)) = (symtab.lookup(from_pc), symtab.lookup(self_pc))
+        else {
+            return;
+        };
+        while !symtab.syms[child].is_func {
+            if child == 0 {
+                return;
+            }
+            child -= 1;
+        }
+        self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
+        self.arc_add(symtab, parent, child, count);
+    }
+
+    /// `arc_lookup`: an arc from `parent` whose child's range covers `child`'s.
+    fn arc_lookup(&self, symtab: &SymTab<'_>, parent: usize, child: usize) -> Option<usize> {
+        let c = &symtab.syms[child];
+        if c.end_addr >= c.addr {
+            // Ranges of distinct symbols are disjoint, so only the same child can cover it.
+            return self.pair.get(&(parent, child)).copied();
+        }
+        let mut a = self.nodes[parent].children;
+        while let Some(i) = a {
+            let k = &symtab.syms[self.arcs[i].child];
+            if c.addr >= k.addr && c.end_addr <= k.end_addr {
+                return Some(i);
+            }
+            a = self.arcs[i].next_child;
+        }
+        None
+    }
+
+    /// `arc_add`: add to a covering arc, or prepend a new one to both lists.
+    pub fn arc_add(&mut self, symtab: &SymTab<'_>, parent: usize, child: usize, count: u64) {
+        if let Some(i) = self.arc_lookup(symtab, parent, child) {
+            self.arcs[i].count = self.arcs[i].count.wrapping_add(count);
+            return;
+        }
+        let i = self.arcs.len();
+        self.arcs.push(Arc {
+            parent,
+            child,
+            count,
+            time: 0.0,
+            child_time: 0.0,
+            next_child: self.nodes[parent].children,
+            next_parent: self.nodes[child].parents,
+        });
+        self.nodes[parent].children = Some(i);
+        self.nodes[child].parents = Some(i);
+        self.pair.entry((parent, child)).or_insert(i);
+    }
+
+    /// Iterate over a node's children arcs (list order).
+    pub fn children(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors(self.nodes[node].children, move |&a| self.arcs[a].next_child)
+    }
+
+    /// Iterate over a node's parent arcs (list order).
+    pub fn parents(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors(self.nodes[node].parents, move |&a| self.arcs[a].next_parent)
+    }
+
+    /// `cg_assemble`. `time[i]` is each symbol's `hist.time`; `names` the raw names (for the
+    /// call graph's sort).
+    pub fn assemble(&mut self, symtab: &SymTab<'_>, time: &[f64], excl: &Exclusions) {
+        let n = self.num_syms;
+        for (p, &t) in time.iter().enumerate().take(n) {
+            self.nodes[p].time = t;
+            self.nodes[p].child_time = 0.0;
+            let self_arc = self.arc_lookup(symtab, p, p);
+            match self_arc {
+                Some(a) if self.arcs[a].child == p => {
+                    let c = self.arcs[a].count;
+                    self.nodes[p].ncalls = self.nodes[p].ncalls.wrapping_sub(c);
+                    self.nodes[p].self_calls = c;
+                }
+                _ => self.nodes[p].self_calls = 0,
+            }
+            let node = &mut self.nodes[p];
+            node.prop_fract = 0.0;
+            node.prop_self = 0.0;
+            node.prop_child = 0.0;
+            node.print_flag = false;
+            node.top_order = DFN_NAN;
+            node.cyc_num = 0;
+            node.cyc_head = p;
+            node.cyc_next = None;
+        }
+        let mut dfn = Dfn {
+            stack: vec![usize::MAX],
+            counter: DFN_NAN,
+        };
+        for p in 0..n {
+            if self.nodes[p].top_order == DFN_NAN {
+                self.dfn(&mut dfn, p);
+            }
+        }
+        self.cycle_link();
+        let mut top: Vec<usize> = (0..n).collect();
+        let nodes = &self.nodes;
+        msort(&mut top, |&l, &r| {
+            nodes[l].top_order.cmp(&nodes[r].top_order)
+        });
+        self.top_sorted = top;
+        self.propagate_flags(excl);
+        self.cycle_time();
+        for i in 0..n {
+            self.propagate_time(self.top_sorted[i]);
+        }
+        let mut ts: Vec<usize> = (0..n + self.num_cycles).collect();
+        let nodes = &self.nodes;
+        msort(&mut ts, |&l, &r| cmp_total(nodes, symtab, n, l, r));
+        for (i, &node) in ts.iter().enumerate() {
+            self.nodes[node].index = i + 1;
+        }
+        self.time_sorted = ts;
+    }
+
+    fn is_numbered(&self, s: usize) -> bool {
+        let t = self.nodes[s].top_order;
+        t != DFN_NAN && t != DFN_BUSY
+    }
+
+    /// `cg_dfn`, with an explicit stack instead of recursion.
+    fn dfn(&mut self, st: &mut Dfn, root: usize) {
+        if self.is_numbered(root) {
+            return;
+        }
+        if self.nodes[root].top_order != DFN_NAN {
+            self.find_cycle(st, root);
+            return;
+        }
+        self.pre_visit(st, root);
+        let mut frames: Vec<(usize, Option<usize>)> = vec![(root, self.nodes[root].children)];
+        while let Some(frame) = frames.last_mut() {
+            match frame.1 {
+                Some(a) => {
+                    frame.1 = self.arcs[a].next_child;
+                    let c = self.arcs[a].child;
+                    if self.is_numbered(c) {
+                        continue;
+                    }
+                    if self.nodes[c].top_order != DFN_NAN {
+                        self.find_cycle(st, c);
+                        continue;
+                    }
+                    self.pre_visit(st, c);
+                    frames.push((c, self.nodes[c].children));
+                }
+                None => {
+                    let p = frame.0;
+                    frames.pop();
+                    self.post_visit(st, p);
+                }
+            }
+        }
+    }
+
+    fn pre_visit(&mut self, st: &mut Dfn, p: usize) {
+        st.stack.push(p);
+        self.nodes[p].top_order = DFN_BUSY;
+    }
+
+    fn post_visit(&mut self, st: &mut Dfn, p: usize) {
+        if self.nodes[p].cyc_head == p {
+            st.counter += 1;
+            let mut m = Some(p);
+            while let Some(x) = m {
+                self.nodes[x].top_order = st.counter;
+                m = self.nodes[x].cyc_next;
+            }
+        }
+        st.stack.pop();
+    }
+
+    fn find_cycle(&mut self, st: &mut Dfn, child: usize) {
+        let depth = st.stack.len() - 1;
+        let mut cycle_top = depth;
+        let mut head = usize::MAX;
+        while cycle_top > 0 {
+            head = st.stack[cycle_top];
+            if child == head {
+                break;
+            }
+            let ch = self.nodes[child].cyc_head;
+            if ch != child && ch == head {
+                break;
+            }
+            cycle_top -= 1;
+        }
+        if cycle_top == 0 {
+            // gprof aborts ("couldn't find head of cycle"); cannot happen for a busy node.
+            return;
+        }
+        if cycle_top == depth {
+            return; // direct self-recursion
+        }
+        let mut tail = head;
+        while let Some(next) = self.nodes[tail].cyc_next {
+            tail = next;
+        }
+        if self.nodes[head].cyc_head != head {
+            head = self.nodes[head].cyc_head;
+        }
+        for index in cycle_top + 1..=depth {
+            let c = st.stack[index];
+            if self.nodes[c].cyc_head == c {
+                self.nodes[tail].cyc_next = Some(c);
+                self.nodes[c].cyc_head = head;
+                tail = c;
+                while let Some(next) = self.nodes[tail].cyc_next {
+                    self.nodes[next].cyc_head = head;
+                    tail = next;
+                }
+            }
+            // else: already glommed (gprof's firewall would abort if not onto `head`).
+        }
+    }
+
+    fn cycle_link(&mut self) {
+        let n = self.num_syms;
+        let mut num = 0;
+        for s in 0..n {
+            if !(self.nodes[s].cyc_head == s && self.nodes[s].cyc_next.is_some()) {
+                continue;
+            }
+            num += 1;
+            let cyc = self.nodes.len();
+            let mut node = Node::new(cyc);
+            node.print_flag = true;
+            node.cyc_num = num;
+            node.cyc_next = Some(s);
+            self.nodes.push(node);
+            let mut m = Some(s);
+            while let Some(x) = m {
+                self.nodes[x].cyc_num = num;
+                self.nodes[x].cyc_head = cyc;
+                m = self.nodes[x].cyc_next;
+            }
+            let mut m = Some(s);
+            while let Some(x) = m {
+                let mut a = self.nodes[x].parents;
+                while let Some(i) = a {
+                    let (p, count) = (self.arcs[i].parent, self.arcs[i].count);
+                    a = self.arcs[i].next_parent;
+                    if p == x {
+                        continue;
+                    }
+                    if self.nodes[p].cyc_num == num {
+                        self.nodes[cyc].self_calls = self.nodes[cyc].self_calls.wrapping_add(count);
+                    } else {
+                        self.nodes[cyc].ncalls = self.nodes[cyc].ncalls.wrapping_add(count);
+                    }
+                }
+                m = self.nodes[x].cyc_next;
+            }
+        }
+        self.num_cycles = num;
+    }
+
+    fn inherit_flags(&mut self, child: usize) {
+        let head = self.nodes[child].cyc_head;
+        if child == head {
+            self.nodes[child].print_flag = false;
+            self.nodes[child].prop_fract = 0.0;
+            let mut a = self.nodes[child].parents;
+            while let Some(i) = a {
+                let (p, count) = (self.arcs[i].parent, self.arcs[i].count);
+                a = self.arcs[i].next_parent;
+                if p == child {
+                    continue;
+                }
+                self.nodes[child].print_flag |= self.nodes[p].print_flag;
+                let nc = self.nodes[child].ncalls;
+                if nc != 0 {
+                    self.nodes[child].prop_fract +=
+                        self.nodes[p].prop_fract * (count as f64 / nc as f64);
+                }
+            }
+        } else {
+            self.nodes[head].print_flag = false;
+            self.nodes[head].prop_fract = 0.0;
+            let mut m = self.nodes[head].cyc_next;
+            while let Some(x) = m {
+                let mut a = self.nodes[x].parents;
+                while let Some(i) = a {
+                    let (p, count) = (self.arcs[i].parent, self.arcs[i].count);
+                    a = self.arcs[i].next_parent;
+                    if self.nodes[p].cyc_head == head {
+                        continue;
+                    }
+                    self.nodes[head].print_flag |= self.nodes[p].print_flag;
+                    let nc = self.nodes[head].ncalls;
+                    if nc != 0 {
+                        self.nodes[head].prop_fract +=
+                            self.nodes[p].prop_fract * (count as f64 / nc as f64);
+                    }
+                }
+                m = self.nodes[x].cyc_next;
+            }
+            let (flag, fract) = (self.nodes[head].print_flag, self.nodes[head].prop_fract);
+            let mut m = Some(head);
+            while let Some(x) = m {
+                self.nodes[x].print_flag = flag;
+                self.nodes[x].prop_fract = fract;
+                m = self.nodes[x].cyc_next;
+            }
+        }
+    }
+
+    fn propagate_flags(&mut self, excl: &Exclusions) {
+        let mut old_head = usize::MAX;
+        self.print_time = 0.0;
+        for idx in (0..self.num_syms).rev() {
+            let child = self.top_sorted[idx];
+            if self.nodes[child].cyc_head != old_head {
+                old_head = self.nodes[child].cyc_head;
+                self.inherit_flags(child);
+            }
+            let excl_graph = excl.graph.get(child).copied().unwrap_or(false);
+            let excl_time = excl.time.get(child).copied().unwrap_or(false);
+            let node = &mut self.nodes[child];
+            if !node.print_flag {
+                if !excl_graph {
+                    node.print_flag = true;
+                }
+            } else if excl_graph {
+                node.print_flag = false;
+            }
+            if node.prop_fract == 0.0 {
+                if !excl_time {
+                    node.prop_fract = 1.0;
+                }
+            } else if excl_time {
+                node.prop_fract = 0.0;
+            }
+            node.prop_self = node.time * node.prop_fract;
+            self.print_time += node.prop_self;
+        }
+    }
+
+    fn cycle_time(&mut self) {
+        for k in 0..self.num_cycles {
+            let cyc = self.num_syms + k;
+            let mut m = self.nodes[cyc].cyc_next;
+            while let Some(x) = m {
+                if self.nodes[x].prop_fract != 0.0 {
+                    self.nodes[cyc].time += self.nodes[x].time;
+                }
+                m = self.nodes[x].cyc_next;
+            }
+            self.nodes[cyc].prop_self = self.nodes[cyc].prop_fract * self.nodes[cyc].time;
+        }
+    }
+
+    fn propagate_time(&mut self, parent: usize) {
+        if self.nodes[parent].prop_fract == 0.0 {
+            return;
+        }
+        let mut a = self.nodes[parent].children;
+        while let Some(i) = a {
+            a = self.arcs[i].next_child;
+            let count = self.arcs[i].count;
+            let mut child = self.arcs[i].child;
+            if count == 0 || child == parent || self.nodes[child].prop_fract == 0.0 {
+                continue;
+            }
+            if self.nodes[child].cyc_head != child {
+                if self.nodes[parent].cyc_num == self.nodes[child].cyc_num {
+                    continue;
+                }
+                child = self.nodes[child].cyc_head;
+            } else if self.nodes[parent].top_order <= self.nodes[child].top_order {
+                continue;
+            }
+            let nc = self.nodes[child].ncalls;
+            if nc == 0 {
+                continue;
+            }
+            let ratio = count as f64 / nc as f64;
+            let t = self.nodes[child].time * ratio;
+            let ct = self.nodes[child].child_time * ratio;
+            let share = t + ct;
+            let fract = self.nodes[parent].prop_fract;
+            self.nodes[parent].child_time += share;
+            let prop_share = fract * share;
+            self.nodes[parent].prop_child += prop_share;
+            self.arcs[i].time = t * fract;
+            self.arcs[i].child_time = ct * fract;
+            let head = self.nodes[parent].cyc_head;
+            if head != parent {
+                self.nodes[head].child_time += share;
+                self.nodes[head].prop_child += prop_share;
+            }
+        }
+    }
+}
+
+struct Dfn {
+    /// `dfn_stack`, 1-based (slot 0 unused).
+    stack: Vec<usize>,
+    counter: i64,
+}
+
+/// `cmp_total`: the call graph's order (propagated time, cycles first, names).
+fn cmp_total(nodes: &[Node], symtab: &SymTab<'_>, n: usize, l: usize, r: usize) -> Ordering {
+    let (ln, rn) = (&nodes[l], &nodes[r]);
+    let diff = (ln.prop_self + ln.prop_child) - (rn.prop_self + rn.prop_child);
+    if diff < 0.0 {
+        return Ordering::Greater;
+    }
+    if diff > 0.0 {
+        return Ordering::Less;
+    }
+    let name = |i: usize| (i < n).then(|| symtab.syms[i].name);
+    let (lname, rname) = (name(l), name(r));
+    if lname.is_none() && ln.cyc_num != 0 {
+        return Ordering::Less;
+    }
+    if rname.is_none() && rn.cyc_num != 0 {
+        return Ordering::Greater;
+    }
+    let (Some(lname), Some(rname)) = (lname, rname) else {
+        return if lname.is_none() {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
+    };
+    let c0 = |s: &[u8]| s.first().copied().unwrap_or(0);
+    if c0(lname) != b'_' && c0(rname) == b'_' {
+        return Ordering::Less;
+    }
+    if c0(lname) == b'_' && c0(rname) != b'_' {
+        return Ordering::Greater;
+    }
+    if ln.ncalls != rn.ncalls {
+        return rn.ncalls.cmp(&ln.ncalls);
+    }
+    lname.cmp(rname)
+}

@@ -1,0 +1,184 @@
+//! Emulation of GNU gprof 2.40 (`--gprof` mode): the same symbols, the same arithmetic and
+//! the same output bytes as `gprof -b -p`.
+//!
+//! The pipeline mirrors gprof's own (gprof-internals §3):
+//!
+//! 1. [`symtab`]: `core_sym_class` (in `profil_symbols::gprof`), then `symtab_finalize`.
+//! 2. Every gmon file in order ([`Analysis::read_gmon`]): histogram records are summed with
+//!    gprof's multi-record and multi-file rules ([`hist`]), arcs are tallied immediately
+//!    ([`cg::CallGraph::tally`]), so their list order is file order.
+//! 3. [`hist::assign_samples`]: bins to symbols in 2-byte units, with gprof's truncations.
+//! 4. [`cg::CallGraph::assemble`]: self calls, cycles, and time propagation, which gives the
+//!    `calls` and `total/call` columns (and everything the call-graph printer needs).
+//! 5. [`flat::print`].
+//!
+//! Sorting goes through [`msort`], a copy of glibc's merge sort, so that ties and even
+//! inconsistent comparisons fall exactly as in gprof.
+
+pub mod cg;
+pub mod flat;
+pub mod hist;
+pub mod msort;
+pub mod printf;
+pub mod symtab;
+
+use gmon::{Endian, PtrSize, Record, Target};
+use profil_symbols::gprof::{gprof_symbols, ClassOptions};
+use profil_symbols::ElfImage;
+
+use crate::{Error, Result};
+use cg::{CallGraph, Exclusions};
+use hist::{HistInput, Histograms};
+use symtab::SymTab;
+
+/// Names gprof always excludes from the flat profile, time propagation and the call graph.
+pub const DEFAULT_EXCLUDED: [&str; 6] = [
+    "_gprof_mcount",
+    "mcount",
+    "_mcount",
+    "__mcount",
+    "__mcount_internal",
+    "__mcleanup",
+];
+
+/// Options that change the analysis (not only the printing).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// `-a` / `--no-static`.
+    pub no_static: bool,
+}
+
+/// Everything gprof computes before printing.
+#[derive(Debug, Clone)]
+pub struct Analysis<'data> {
+    /// The finalized symbol table.
+    pub symtab: SymTab<'data>,
+    /// Symbols in the default exclusion list.
+    pub excluded: Vec<bool>,
+    /// Accumulated histograms, rate and unit.
+    pub hist: Histograms,
+    /// The call graph (assembled by [`Analysis::finish`]).
+    pub cg: CallGraph,
+    /// `hist.time` per symbol, in samples.
+    pub time: Vec<f64>,
+    /// gprof's `total_time`, in samples.
+    pub total_time: f64,
+    /// Whether any arc (or BSD file) was read.
+    pub has_call_graph: bool,
+    target: Target,
+}
+
+impl<'data> Analysis<'data> {
+    /// Build gprof's symbol table for `exe`. `exe_name` is only used in messages.
+    pub fn new(exe: &ElfImage<'data>, exe_name: &str, opts: Options) -> Result<Self> {
+        let no_symbols = || Error::input(format!("{exe_name}: has no symbols"));
+        let table = exe.symtab.as_ref().ok_or_else(no_symbols)?;
+        let text = exe
+            .section_by_name(".text")
+            .or_else(|| exe.section_by_name("$CODE$"))
+            .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
+        let gsyms = gprof_symbols(
+            exe,
+            table,
+            ClassOptions {
+                no_static: opts.no_static,
+            },
+        );
+        if gsyms.is_empty() {
+            return Err(no_symbols());
+        }
+        let symtab = SymTab::finalize(&gsyms, text.addr.wrapping_add(text.size));
+        let excluded = symtab
+            .syms
+            .iter()
+            .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
+            .collect();
+        let cg = CallGraph::new(&symtab);
+        let target = Target::new(
+            if exe.is_64 {
+                PtrSize::Eight
+            } else {
+                PtrSize::Four
+            },
+            if exe.big_endian {
+                Endian::Big
+            } else {
+                Endian::Little
+            },
+        );
+        Ok(Analysis {
+            symtab,
+            excluded,
+            hist: Histograms::default(),
+            cg,
+            time: Vec::new(),
+            total_time: 0.0,
+            has_call_graph: false,
+            target,
+        })
+    }
+
+    /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
+    pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        let fail = |msg: String| Error::input(format!("{name}: {msg}"));
+        let (header, records) =
+            gmon::read::records(data, self.target).map_err(|e| fail(e.to_string()))?;
+        let big = self.target.endian == Endian::Big;
+        if !header.format.is_gnu() {
+            self.has_call_graph = true;
+        }
+        for rec in records {
+            match rec.map_err(|e| fail(e.to_string()))? {
+                Record::Histogram(h) => {
+                    let input = HistInput {
+                        low_pc: h.low_pc,
+                        high_pc: h.high_pc,
+                        bins: h.bins.as_bytes(),
+                        num_bins: h.hist_size,
+                        prof_rate: h.prof_rate.unwrap_or(0),
+                        dimension: h.dimension.name_bytes(),
+                        abbrev: h.dimension.abbrev,
+                        big_endian: big,
+                    };
+                    let r = if header.format.is_gnu() {
+                        self.hist.add_gnu(&input)
+                    } else {
+                        self.hist.add_bsd(&input, h.prof_rate)
+                    };
+                    r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
+                }
+                Record::Arc(a) => {
+                    self.has_call_graph = true;
+                    self.cg.tally(&self.symtab, a.from_pc, a.self_pc, a.count);
+                }
+                Record::BasicBlocks(_) => {}
+            }
+        }
+        self.hist.end_of_file();
+        Ok(())
+    }
+
+    /// Assign samples and assemble the call graph.
+    pub fn finish(&mut self) {
+        let assigned = hist::assign_samples(&self.symtab, &self.hist, &self.excluded);
+        self.time = assigned.time;
+        self.total_time = assigned.total_time;
+        let excl = Exclusions {
+            time: self.excluded.clone(),
+            graph: self.excluded.clone(),
+        };
+        self.cg.assemble(&self.symtab, &self.time, &excl);
+    }
+
+    /// The name gprof prints for symbol `i` (demangled with libiberty's rules).
+    pub fn display_name(&self, i: usize) -> Vec<u8> {
+        let raw = self.symtab.syms[i].name;
+        match std::str::from_utf8(raw) {
+            Ok(s) => match profil_symbols::demangle::gprof_demangle(s) {
+                Some(d) => d.into_bytes(),
+                None => raw.to_vec(),
+            },
+            Err(_) => raw.to_vec(),
+        }
+    }
+}

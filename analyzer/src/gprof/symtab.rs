@@ -1,0 +1,163 @@
+//! gprof's symbol table: `symtab_finalize` (sort, alias removal, end addresses) and
+//! `sym_lookup`.
+
+use profil_symbols::gprof::GprofSymbol;
+
+/// One entry of gprof's symbol table after `symtab_finalize`.
+#[derive(Debug, Clone)]
+pub struct Sym<'data> {
+    /// Raw (mangled) name, as in `.strtab`.
+    pub name: &'data [u8],
+    /// Link-time address of the first byte.
+    pub addr: u64,
+    /// Link-time address of the last byte: the next kept symbol's address minus one, or for
+    /// the last symbol the end of `.text` minus one (which can be below `addr`).
+    pub end_addr: u64,
+    /// `STT_FUNC` (or IFUNC); arcs into non-functions are moved back to the preceding function.
+    pub is_func: bool,
+    /// Local (`t`) symbol.
+    pub is_static: bool,
+}
+
+/// The finalized table, sorted by address, one symbol per address.
+#[derive(Debug, Clone, Default)]
+pub struct SymTab<'data> {
+    /// The symbols.
+    pub syms: Vec<Sym<'data>>,
+}
+
+/// `src` replaces the kept `dst` at the same address (gprof's preference order).
+fn favors(src: &Sym<'_>, dst: &Sym<'_>) -> bool {
+    let c0 = |s: &Sym<'_>| s.name.first().copied().unwrap_or(0);
+    let c1 = |s: &Sym<'_>| s.name.get(1).copied().unwrap_or(0);
+    (!src.is_static && dst.is_static)
+        || (src.is_static == dst.is_static
+            && ((src.is_func && !dst.is_func)
+                || (src.is_func == dst.is_func
+                    && ((c0(src) != b'_' && c0(dst) == b'_')
+                        || (c0(src) == b'_'
+                            && c0(dst) == b'_'
+                            && c1(src) != b'_'
+                            && c1(dst) == b'_')))))
+}
+
+impl<'data> SymTab<'data> {
+    /// `symtab_finalize`: a stable sort by (address, functions first, globals first), then
+    /// one symbol per address, then end addresses. `text_end` is `.text`'s vma + size.
+    pub fn finalize(input: &[GprofSymbol<'data>], text_end: u64) -> Self {
+        let mut sorted: Vec<Sym<'data>> = input
+            .iter()
+            .map(|g| Sym {
+                name: g.name,
+                addr: g.addr,
+                end_addr: 0,
+                is_func: g.is_func,
+                is_static: g.is_static,
+            })
+            .collect();
+        // glibc's qsort is a merge sort: ties keep `.symtab` order.
+        sorted.sort_by(|l, r| {
+            l.addr
+                .cmp(&r.addr)
+                .then(r.is_func.cmp(&l.is_func))
+                .then(l.is_static.cmp(&r.is_static))
+        });
+        let mut syms: Vec<Sym<'data>> = Vec::with_capacity(sorted.len());
+        let Some(first) = sorted.first() else {
+            return SymTab { syms };
+        };
+        let mut prev_addr = first.addr.wrapping_sub(1);
+        for src in sorted {
+            if src.addr == prev_addr {
+                // Same address as the kept symbol (always the last one pushed).
+                if let Some(dst) = syms.last_mut() {
+                    if favors(&src, dst) {
+                        *dst = src;
+                    }
+                }
+            } else {
+                if let Some(dst) = syms.last_mut() {
+                    if dst.end_addr == 0 {
+                        dst.end_addr = src.addr.wrapping_sub(1);
+                    }
+                }
+                prev_addr = src.addr;
+                syms.push(src);
+            }
+        }
+        if let Some(last) = syms.last_mut() {
+            if last.end_addr == 0 {
+                last.end_addr = text_end.wrapping_sub(1);
+            }
+        }
+        SymTab { syms }
+    }
+
+    /// Number of symbols.
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// True when there are no symbols.
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    /// `sym_lookup`: the last symbol starting at or before `addr`, if `addr` is not past its
+    /// `end_addr`.
+    pub fn lookup(&self, addr: u64) -> Option<usize> {
+        let i = self
+            .syms
+            .partition_point(|s| s.addr <= addr)
+            .checked_sub(1)?;
+        (addr <= self.syms[i].end_addr).then_some(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(
+        name: &'static str,
+        addr: u64,
+        is_func: bool,
+        is_static: bool,
+        index: usize,
+    ) -> GprofSymbol<'static> {
+        GprofSymbol {
+            name: name.as_bytes(),
+            addr,
+            is_func,
+            is_static,
+            index,
+        }
+    }
+
+    #[test]
+    fn aliases_prefer_global_function_without_underscore() {
+        let input = [
+            g("_b", 0x20, true, false, 1),
+            g("a_static", 0x10, true, true, 2),
+            g("a_global", 0x10, true, false, 3),
+            g("b", 0x20, true, false, 4),
+            g("b2", 0x20, true, false, 5),
+            g("label", 0x30, false, false, 6),
+            g("__x", 0x30, true, false, 7),
+        ];
+        let t = SymTab::finalize(&input, 0x40);
+        let names: Vec<_> = t
+            .syms
+            .iter()
+            .map(|s| std::str::from_utf8(s.name).unwrap())
+            .collect();
+        // b beats _b; b2 does not beat b (first wins); the function beats the label.
+        assert_eq!(names, ["a_global", "b", "__x"]);
+        assert_eq!(t.syms[0].end_addr, 0x1f);
+        assert_eq!(t.syms[2].end_addr, 0x3f);
+        assert_eq!(t.lookup(0x0f), None);
+        assert_eq!(t.lookup(0x1f), Some(0));
+        assert_eq!(t.lookup(0x3f), Some(2));
+        assert_eq!(t.lookup(0x40), None);
+    }
+}
