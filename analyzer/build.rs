@@ -1,0 +1,179 @@
+//! Builds the runtime artifacts as part of the analyzer's normal build, so that
+//! `profil-report runtime-path [--shared]` can print where they are.
+//!
+//! 1. A nested `cargo rustc -p profil-rt --features artifact` builds the runtime as a staticlib
+//!    and a cdylib with a custom profile (fat LTO, one codegen unit, `panic=abort`). It uses its
+//!    own target directory under OUT_DIR (sharing the outer one would deadlock on its lock) and
+//!    an environment cleared of everything the outer build sets (RUSTFLAGS, the target
+//!    directory, wrappers such as clippy-driver), so it builds the same thing whoever runs it.
+//! 2. `ld -r -u <entry points>` turns the staticlib into one relocatable object holding only
+//!    what the runtime needs; `objcopy --keep-global-symbol` then localizes every other global
+//!    (core, compiler_builtins), so the object cannot clash with a Rust program's own copies.
+//! 3. The outputs `profil_rt.o` and `libprofil_rt.so` sit in OUT_DIR; their absolute paths are
+//!    baked into the analyzer as `PROFIL_RT_OBJECT` / `PROFIL_RT_SHARED`. If anything fails, the
+//!    reason goes into `PROFIL_RT_ERROR` instead and the analyzer still builds; `runtime-path`
+//!    then reports it.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The runtime's exported entry points (everything else in the object becomes local).
+const ENTRY_POINTS: &[&str] = &["profil_rt_start", "profil_rt_finish"];
+
+fn main() {
+    let manifest_dir =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .parent()
+        .expect("analyzer/ lives in the workspace root")
+        .to_path_buf();
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    for p in [
+        "runtime/src",
+        "runtime/Cargo.toml",
+        "crates/gmon/src",
+        "crates/gmon/Cargo.toml",
+        "Cargo.lock",
+    ] {
+        println!("cargo:rerun-if-changed={}", root.join(p).display());
+    }
+    println!("cargo:rerun-if-env-changed=PROFIL_RT_SKIP_BUILD");
+
+    let result = if env::var_os("PROFIL_RT_SKIP_BUILD").is_some() {
+        Err("the runtime build was skipped (PROFIL_RT_SKIP_BUILD is set)".to_string())
+    } else {
+        build(&root, &out_dir)
+    };
+    match result {
+        Ok((object, shared)) => {
+            println!("cargo:rustc-env=PROFIL_RT_OBJECT={}", object.display());
+            println!("cargo:rustc-env=PROFIL_RT_SHARED={}", shared.display());
+            println!("cargo:rustc-env=PROFIL_RT_ERROR=");
+        }
+        Err(e) => {
+            println!("cargo:warning=profil-rt artifacts not built: {e}");
+            println!("cargo:rustc-env=PROFIL_RT_OBJECT=");
+            println!("cargo:rustc-env=PROFIL_RT_SHARED=");
+            println!("cargo:rustc-env=PROFIL_RT_ERROR={}", e.replace('\n', " "));
+        }
+    }
+}
+
+fn build(root: &Path, out_dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target_dir = out_dir.join("profil-rt-target");
+    let mut cmd = Command::new(&cargo);
+    cmd.current_dir(root)
+        .args([
+            "rustc",
+            "-p",
+            "profil-rt",
+            "--lib",
+            "--locked",
+            "--features",
+            "artifact",
+        ])
+        .args(["--profile", "profil-rt-artifact"])
+        .args([
+            "--config",
+            "profile.profil-rt-artifact.inherits=\"release\"",
+        ])
+        .args(["--config", "profile.profil-rt-artifact.lto=\"fat\""])
+        .args(["--config", "profile.profil-rt-artifact.codegen-units=1"])
+        .args(["--config", "profile.profil-rt-artifact.panic=\"abort\""])
+        .args(["--config", "profile.profil-rt-artifact.opt-level=2"])
+        .args(["--config", "profile.profil-rt-artifact.debug=0"])
+        .args(["--config", "profile.profil-rt-artifact.strip=false"])
+        .args(["--crate-type", "staticlib,cdylib"])
+        .arg("--target-dir")
+        .arg(&target_dir);
+    scrub_environment(&mut cmd);
+    let output = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!(
+            "nested cargo build failed ({}):\n{}",
+            output.status,
+            tail.join("\n")
+        ));
+    }
+    let built = target_dir.join("profil-rt-artifact");
+    let staticlib = built.join("libprofil_rt.a");
+    let cdylib = built.join("libprofil_rt.so");
+
+    let relocatable = out_dir.join("profil_rt.r.o");
+    let mut ld = Command::new("ld");
+    ld.arg("-r").arg("-o").arg(&relocatable);
+    for sym in ENTRY_POINTS {
+        ld.arg("-u").arg(sym);
+    }
+    ld.arg(&staticlib);
+    run(&mut ld)?;
+
+    let object = out_dir.join("profil_rt.o");
+    let mut objcopy = Command::new("objcopy");
+    for sym in ENTRY_POINTS {
+        objcopy.arg(format!("--keep-global-symbol={sym}"));
+    }
+    objcopy.arg(&relocatable).arg(&object);
+    run(&mut objcopy)?;
+
+    let shared = out_dir.join("libprofil_rt.so");
+    std::fs::copy(&cdylib, &shared)
+        .map_err(|e| format!("cannot copy {}: {e}", cdylib.display()))?;
+    Ok((object, shared))
+}
+
+/// Remove what the outer build put in the environment, so the nested build is the same
+/// whether the outer one is `cargo build`, `cargo test`, `cargo clippy` or has RUSTFLAGS.
+fn scrub_environment(cmd: &mut Command) {
+    const KEEP: &[&str] = &["CARGO_HOME", "CARGO_NET_OFFLINE"];
+    for (key, _) in env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let cargo_var = key.starts_with("CARGO_")
+            && !KEEP.contains(&key)
+            && !key.starts_with("CARGO_REGISTRIES_")
+            && !key.starts_with("CARGO_HTTP_")
+            && !key.starts_with("CARGO_NET_");
+        let build_var = matches!(
+            key,
+            "RUSTFLAGS"
+                | "RUSTDOCFLAGS"
+                | "RUSTC_WRAPPER"
+                | "RUSTC_WORKSPACE_WRAPPER"
+                | "RUSTC_LINKER"
+                | "TARGET"
+                | "HOST"
+                | "OUT_DIR"
+                | "PROFILE"
+                | "OPT_LEVEL"
+                | "DEBUG"
+                | "NUM_JOBS"
+                | "CARGO"
+        );
+        if cargo_var || build_var {
+            cmd.env_remove(key);
+        }
+    }
+}
+
+fn run(cmd: &mut Command) -> Result<(), String> {
+    let output = cmd
+        .output()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{:?} failed ({}): {}",
+            cmd.get_program(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
