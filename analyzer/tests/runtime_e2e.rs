@@ -1,0 +1,633 @@
+//! End-to-end tests of the runtime (runtime/): the artifacts printed by
+//! `profil-report runtime-path [--shared]` are injected into the test programs of
+//! fixtures/runtime/ (compiled here with gcc and rustc), the programs run, and the real GNU
+//! `gprof -b -p` reads the gmon.out they leave behind.
+//!
+//! What is checked against what:
+//! * the 3:1 CPU split between `heavy_three` and `light_one` (±5 percentage points);
+//! * gprof's total seconds against the child's own CPU time from `wait4` (within 5%): user time
+//!   for the perf backend, user + system for the itimer (which samples both);
+//! * the 2:1 split between two threads (±10%);
+//! * exit paths, exit statuses, output naming and formats, warnings, and no allocation while
+//!   sampling.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+/// Units of work for a run of about 2 CPU-seconds of the split programs on the reference machine
+/// (one unit is 4 million loop iterations, about 9 ms).
+const UNITS_2S: &str = "230";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime")
+}
+
+fn runtime_path(shared: bool) -> PathBuf {
+    static PATHS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    let (obj, so) = PATHS.get_or_init(|| {
+        let get = |shared: bool| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_profil-report"));
+            cmd.arg("runtime-path");
+            if shared {
+                cmd.arg("--shared");
+            }
+            let out = cmd.output().expect("run profil-report runtime-path");
+            assert!(
+                out.status.success(),
+                "runtime-path failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let p = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end());
+            assert!(p.is_absolute() && p.is_file(), "{}", p.display());
+            p
+        };
+        (get(false), get(true))
+    });
+    if shared {
+        so.clone()
+    } else {
+        obj.clone()
+    }
+}
+
+/// A scratch directory, removed when the test passes.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("profil-rt-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn must(cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn gcc(dir: &Scratch, src: &str, out: &str, flags: &[&str], with_runtime: bool) -> PathBuf {
+    let exe = dir.path(out);
+    let mut cmd = Command::new("gcc");
+    cmd.arg("-O2")
+        .args(flags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(fixtures().join(src));
+    if with_runtime {
+        cmd.arg(runtime_path(false));
+    }
+    must(&mut cmd);
+    exe
+}
+
+fn rustc(dir: &Scratch, src: &str, out: &str, flags: &[&str]) -> PathBuf {
+    let exe = dir.path(out);
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    must(
+        Command::new(rustc)
+            .args(["-O", "--edition", "2021"])
+            .args(flags)
+            .arg("-o")
+            .arg(&exe)
+            .arg(fixtures().join(src)),
+    );
+    exe
+}
+
+/// How a profiled child ended, and what it cost.
+#[derive(Debug)]
+struct Run {
+    /// Exit code, or 128 + signal.
+    status: i32,
+    user_s: f64,
+    sys_s: f64,
+    stdout: String,
+    stderr: String,
+}
+
+/// Run `exe args` in `dir` with `env` (every PROFIL_* / GMON_OUT_PREFIX from our own
+/// environment removed) and a umask of 022, measuring its CPU time with wait4.
+fn run(dir: &Scratch, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let out_path = dir.path("stdout.txt");
+    let err_path = dir.path("stderr.txt");
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .current_dir(&dir.0)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out_path).unwrap())
+        .stderr(fs::File::create(&err_path).unwrap());
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("PROFIL_") || k == "GMON_OUT_PREFIX" || k == "LD_PRELOAD" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(env.iter().copied());
+    // SAFETY: umask is async-signal-safe and allowed between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    // Reaped below with wait4 (which std's Child::wait cannot do: it gives no rusage).
+    #[allow(clippy::zombie_processes)]
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: we wait for our own child, which std has not reaped.
+    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    assert_eq!(r, child.id() as libc::pid_t, "wait4");
+    let es = std::process::ExitStatus::from_raw(status);
+    let status = es.code().unwrap_or_else(|| 128 + es.signal().unwrap_or(0));
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    Run {
+        status,
+        user_s: secs(ru.ru_utime),
+        sys_s: secs(ru.ru_stime),
+        stdout: fs::read_to_string(out_path).unwrap(),
+        stderr: fs::read_to_string(err_path).unwrap(),
+    }
+}
+
+/// `gprof -b -p exe gmon`: (seconds per sample, [(name, self seconds)]).
+fn gprof_flat(exe: &Path, gmon: &Path) -> (f64, Vec<(String, f64)>) {
+    let out = Command::new("gprof")
+        .arg("-b")
+        .arg("-p")
+        .arg(exe)
+        .arg(gmon)
+        .output()
+        .expect("run gprof");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "gprof failed: {}{}",
+        text,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut per_sample = 0.0;
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("Each sample counts as ") {
+            per_sample = rest.split_whitespace().next().unwrap().parse().unwrap();
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 4 && f[0].parse::<f64>().is_ok() && f[1].parse::<f64>().is_ok() {
+            let name = if f.len() >= 7 && f[3].parse::<f64>().is_ok() {
+                f[6..].join(" ")
+            } else {
+                f[3..].join(" ")
+            };
+            rows.push((name, f[2].parse().unwrap()));
+        }
+    }
+    assert!(
+        per_sample > 0.0,
+        "no 'Each sample counts as' line in:\n{text}"
+    );
+    (per_sample, rows)
+}
+
+fn seconds_of(rows: &[(String, f64)], name: &str) -> f64 {
+    rows.iter()
+        .filter(|(n, _)| n.contains(name))
+        .map(|(_, s)| s)
+        .sum()
+}
+
+/// The split between two functions is `expected` (a fraction for `a`) within `points`
+/// percentage points, and gprof's total is within 5% of `cpu_s`.
+fn check_profile(
+    exe: &Path,
+    gmon: &Path,
+    a: &str,
+    b: &str,
+    expected: f64,
+    points: f64,
+    cpu_s: f64,
+) {
+    let (_, rows) = gprof_flat(exe, gmon);
+    let sa = seconds_of(&rows, a);
+    let sb = seconds_of(&rows, b);
+    let total: f64 = rows.iter().map(|(_, s)| s).sum();
+    let frac = sa / (sa + sb);
+    assert!(
+        (frac - expected).abs() * 100.0 <= points,
+        "{a}:{b} = {sa}:{sb} s, {:.1}% vs expected {:.1}% ±{points} points; rows {rows:?}",
+        frac * 100.0,
+        expected * 100.0
+    );
+    assert!(
+        (total - cpu_s).abs() <= 0.05 * cpu_s,
+        "gprof total {total:.3} s vs CPU time {cpu_s:.3} s (more than 5% apart); rows {rows:?}"
+    );
+}
+
+fn check_c_split(flags: &[&str], name: &str) {
+    let dir = Scratch::new(name);
+    let exe = gcc(&dir, "split.c", "split", flags, true);
+    let r = run(&dir, &exe, &[UNITS_2S], &[]);
+    assert_eq!(r.status, 0, "{r:?}");
+    assert_eq!(r.stderr, "", "the runtime printed something");
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
+}
+
+#[test]
+fn c_pie_linked_object_gives_3_to_1_split_and_cpu_time() {
+    check_c_split(&["-pie", "-fPIE"], "c-pie");
+}
+
+#[test]
+fn c_no_pie_linked_object() {
+    check_c_split(&["-no-pie", "-fno-PIE"], "c-no-pie");
+}
+
+#[test]
+fn c_static_linked_object() {
+    check_c_split(&["-static"], "c-static");
+}
+
+#[test]
+fn c_static_pie_linked_object() {
+    check_c_split(&["-static-pie", "-fPIE"], "c-static-pie");
+}
+
+#[test]
+fn itimer_backend_total_matches_user_plus_system_time() {
+    let dir = Scratch::new("itimer");
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+    let r = run(&dir, &exe, &[UNITS_2S], &[("PROFIL_TIMER", "itimer")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    let (per_sample, _) = gprof_flat(&exe, &dir.path("gmon.out"));
+    // The tick caps the itimer (CONFIG_HZ); the header must carry the achieved rate, not 1000.
+    assert!(
+        1.0 / per_sample < 1000.0 * 0.95 || r.user_s < 0.5,
+        "rate {}",
+        1.0 / per_sample
+    );
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s + r.sys_s,
+    );
+}
+
+#[test]
+fn ld_preload_into_an_unmodified_c_program() {
+    let dir = Scratch::new("preload");
+    let exe = gcc(&dir, "split.c", "split", &[], false);
+    let so = runtime_path(true);
+    let r = run(
+        &dir,
+        &exe,
+        &[UNITS_2S],
+        &[("LD_PRELOAD", so.to_str().unwrap())],
+    );
+    assert_eq!(r.status, 0, "{r:?}");
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
+}
+
+#[test]
+fn rust_with_link_arg_and_rust_lld() {
+    let dir = Scratch::new("rust-lld");
+    let arg = format!("link-arg={}", runtime_path(false).display());
+    let exe = rustc(&dir, "split.rs", "split", &["-C", &arg]);
+    let r = run(&dir, &exe, &["split", UNITS_2S], &[]);
+    assert_eq!(r.status, 0, "{r:?}");
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
+}
+
+#[test]
+fn rust_with_link_arg_and_gnu_ld() {
+    let dir = Scratch::new("rust-bfd");
+    let arg = format!("link-arg={}", runtime_path(false).display());
+    let exe = rustc(
+        &dir,
+        "split.rs",
+        "split",
+        &["-C", "linker-features=-lld", "-C", &arg],
+    );
+    let comment = Command::new("readelf")
+        .args(["-p", ".comment"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&comment.stdout).contains("Linker: LLD"),
+        "expected a GNU ld link"
+    );
+    let r = run(&dir, &exe, &["split", "120"], &[]);
+    assert_eq!(r.status, 0, "{r:?}");
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
+}
+
+#[test]
+fn rust_linked_against_the_shared_object_with_no_as_needed() {
+    let dir = Scratch::new("rust-so");
+    let so = runtime_path(true);
+    let rpath = format!("link-arg=-Wl,-rpath,{}", so.parent().unwrap().display());
+    let so_arg = format!("link-arg={}", so.display());
+    let exe = rustc(
+        &dir,
+        "split.rs",
+        "split",
+        &[
+            "-C",
+            "link-arg=-Wl,--no-as-needed",
+            "-C",
+            &so_arg,
+            "-C",
+            &rpath,
+        ],
+    );
+    let r = run(&dir, &exe, &["split", "120"], &[]);
+    assert_eq!(r.status, 0, "{r:?}");
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
+}
+
+#[test]
+fn rust_cargo_build_with_rustflags_link_arg() {
+    let dir = Scratch::new("cargo");
+    fs::create_dir_all(dir.path("src")).unwrap();
+    fs::copy(fixtures().join("split.rs"), dir.path("src/main.rs")).unwrap();
+    fs::write(
+        dir.path("Cargo.toml"),
+        "[package]\nname = \"split\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let vv = Command::new(&rustc).arg("-vV").output().unwrap();
+    let host = String::from_utf8(vv.stdout)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .expect("rustc -vV names the host");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&dir.0)
+        .args(["build", "--release", "--quiet", "--target", &host])
+        .env("CARGO_TARGET_DIR", dir.path("target"))
+        .env(
+            "RUSTFLAGS",
+            format!("-C link-arg={}", runtime_path(false).display()),
+        )
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER");
+    must(&mut cmd);
+    let exe = dir.path(&format!("target/{host}/release/split"));
+    let r = run(&dir, &exe, &["split", "120"], &[]);
+    assert_eq!(r.status, 0, "{r:?}");
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
+}
+
+#[test]
+fn two_threads_split_2_to_1() {
+    let dir = Scratch::new("threads");
+    let arg = format!("link-arg={}", runtime_path(false).display());
+    let exe = rustc(&dir, "split.rs", "split", &["-C", &arg]);
+    let r = run(&dir, &exe, &["threads", "450"], &[]);
+    assert_eq!(r.status, 0, "{r:?}");
+    // 2:1 ±10%: thread_two's share within 10% of 2/3.
+    let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+    let two = seconds_of(&rows, "thread_two");
+    let one = seconds_of(&rows, "thread_one");
+    let ratio = two / one;
+    assert!(
+        (ratio - 2.0).abs() <= 0.2,
+        "thread_two:thread_one = {two}:{one} = {ratio:.3}"
+    );
+    let total: f64 = rows.iter().map(|(_, s)| s).sum();
+    assert!(
+        (total - r.user_s).abs() <= 0.05 * r.user_s,
+        "total {total} vs user {}",
+        r.user_s
+    );
+}
+
+#[test]
+fn exit_paths_write_the_profile_and_keep_the_exit_status() {
+    let dir = Scratch::new("exits");
+    let arg = format!("link-arg={}", runtime_path(false).display());
+    let exe = rustc(&dir, "split.rs", "split", &["-C", &arg]);
+    for (mode, status) in [("split", 0), ("exit", 3), ("panic", 101)] {
+        let gmon = dir.path("gmon.out");
+        let _ = fs::remove_file(&gmon);
+        let r = run(&dir, &exe, &[mode, "30"], &[]);
+        assert_eq!(r.status, status, "{mode}: {r:?}");
+        assert!(gmon.is_file(), "{mode}: no gmon.out");
+        let (_, rows) = gprof_flat(&exe, &gmon);
+        assert!(seconds_of(&rows, "heavy_three") > 0.0, "{mode}: {rows:?}");
+        // Written atomically: no temporary left behind; mode 0666 minus the umask (022).
+        let names: Vec<_> = fs::read_dir(&dir.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            !names
+                .iter()
+                .any(|n| n.to_string_lossy().contains("profil-tmp")),
+            "{names:?}"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            fs::metadata(&gmon).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+    }
+}
+
+#[test]
+fn no_allocation_while_sampling() {
+    let dir = Scratch::new("noalloc");
+    let arg = format!("link-arg={}", runtime_path(false).display());
+    let exe = rustc(&dir, "noalloc.rs", "noalloc", &["-C", &arg]);
+    let r = run(&dir, &exe, &["300"], &[("PROFIL_HZ", "4000")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    assert_eq!(r.stdout.trim(), "allocations during sampling: 0");
+    // ...and sampling really happened during that window: thousands of samples in `burn`.
+    let (per_sample, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+    let samples = seconds_of(&rows, "burn") / per_sample;
+    assert!(samples > 1000.0, "only {samples} samples in burn: {rows:?}");
+}
+
+#[test]
+fn output_naming_format_and_switches() {
+    let dir = Scratch::new("naming");
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+
+    // PROFIL_OFF=1: nothing at all.
+    let r = run(&dir, &exe, &["5"], &[("PROFIL_OFF", "1")]);
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""));
+    assert!(fs::read_dir(&dir.0).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains("gmon")));
+
+    // GMON_OUT_PREFIX: PREFIX.PID (the pid is not known in advance: exactly one such file).
+    let r = run(&dir, &exe, &["5"], &[("GMON_OUT_PREFIX", "pre")]);
+    assert_eq!(r.status, 0);
+    let pre: Vec<String> = fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pre."))
+        .collect();
+    assert_eq!(pre.len(), 1, "{pre:?}");
+    assert!(pre[0]["pre.".len()..].parse::<u32>().is_ok(), "{pre:?}");
+    assert!(!dir.path("gmon.out").exists());
+
+    // PROFIL_OUT overrides the prefix; PROFIL_FORMAT=bsd writes a 4.4BSD file gprof reads.
+    let r = run(
+        &dir,
+        &exe,
+        &["60"],
+        &[
+            ("GMON_OUT_PREFIX", "pre"),
+            ("PROFIL_OUT", "bsd.out"),
+            ("PROFIL_FORMAT", "bsd"),
+        ],
+    );
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""));
+    let bsd = fs::read(dir.path("bsd.out")).unwrap();
+    assert_eq!(
+        &bsd[20..24],
+        &0x0005_1879u32.to_ne_bytes(),
+        "4.4BSD version word"
+    );
+    check_profile(
+        &exe,
+        &dir.path("bsd.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        10.0,
+        r.user_s,
+    );
+
+    // An invalid value: one warning line, defaults used, the program runs and is profiled.
+    let r = run(&dir, &exe, &["5"], &[("PROFIL_HZ", "fast")]);
+    assert_eq!(r.status, 0);
+    assert_eq!(r.stderr.lines().count(), 1, "{:?}", r.stderr);
+    assert!(
+        r.stderr.starts_with("profil-rt: ignoring PROFIL_HZ=fast"),
+        "{:?}",
+        r.stderr
+    );
+    assert!(dir.path("gmon.out").is_file());
+
+    // A profile that cannot be written: one line on stderr, exit status unchanged.
+    let r = run(
+        &dir,
+        &exe,
+        &["5"],
+        &[("PROFIL_OUT", "no/such/dir/gmon.out")],
+    );
+    assert_eq!(r.status, 0, "{r:?}");
+    assert_eq!(r.stderr.lines().count(), 1, "{:?}", r.stderr);
+    assert!(
+        r.stderr
+            .starts_with("profil-rt: cannot write no/such/dir/gmon.out: create: "),
+        "{:?}",
+        r.stderr
+    );
+}
+
+#[test]
+fn runtime_object_exports_only_its_own_symbols() {
+    let out = Command::new("nm")
+        .arg("--defined-only")
+        .arg("-g")
+        .arg(runtime_path(false))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut globals: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
+        .collect();
+    globals.sort();
+    assert_eq!(globals, ["profil_rt_finish", "profil_rt_start"]);
+}
