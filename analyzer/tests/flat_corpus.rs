@@ -1,0 +1,163 @@
+//! `profil-report --gprof -b -p` against the installed GNU gprof on the corpus in
+//! `fixtures/flat/corpus`, compiled and run at test time, under `-z`, `-a` and both.
+
+mod flat_support;
+
+use flat_support::*;
+
+/// Compile one C corpus program with `cflags`, run it, compare under every flag set.
+fn c_case(src: &str, cflags: &[&str]) -> Vec<u8> {
+    let dir = TempDir::new(src.trim_end_matches(".c"));
+    let srcp = corpus(src);
+    let mut args: Vec<&str> = vec!["-pg", "-g", "-pthread", "-o", "prog"];
+    args.extend_from_slice(cflags);
+    let s = srcp.to_str().unwrap();
+    args.push(s);
+    compile(dir.path(), "gcc", &args);
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let mut first = Vec::new();
+    for flags in FLAG_SETS {
+        let out = assert_same(dir.path(), "prog", &["gmon.out"], flags);
+        if first.is_empty() {
+            first = out;
+        }
+    }
+    first
+}
+
+fn rows(out: &[u8]) -> usize {
+    String::from_utf8_lossy(out).lines().skip(5).count()
+}
+
+#[test]
+fn cycles_o0() {
+    let out = c_case("cycles.c", &["-O0"]);
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains(" ping\n") && text.contains(" fib\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn cycles_o2_no_pie() {
+    let out = c_case("cycles.c", &["-O2", "-no-pie"]);
+    assert!(rows(&out) >= 2, "{}", String::from_utf8_lossy(&out));
+}
+
+#[test]
+fn aliases_o0() {
+    c_case("aliases.c", &["-O0"]);
+}
+
+#[test]
+fn aliases_o2() {
+    c_case("aliases.c", &["-O2"]);
+}
+
+#[test]
+fn clones_o2() {
+    c_case("clones.c", &["-O2"]);
+}
+
+#[test]
+fn clones_o0() {
+    c_case("clones.c", &["-O0"]);
+}
+
+#[test]
+fn threads_o2() {
+    c_case("threads.c", &["-O2"]);
+}
+
+#[test]
+fn dotted_o0() {
+    c_case("dotted.c", &["-O0"]);
+}
+
+#[test]
+fn dotted_o2() {
+    c_case("dotted.c", &["-O2"]);
+}
+
+/// A static binary: libc is inside the histogram range, with IFUNCs, dotted locals and
+/// mcount itself (excluded by name, and taken out of the total).
+#[test]
+fn static_o2() {
+    let out = c_case("cycles.c", &["-O2", "-static"]);
+    assert!(rows(&out) >= 2);
+}
+
+/// C++ names, demangled as libiberty does.
+#[test]
+fn cxx_o2() {
+    let dir = TempDir::new("cxx");
+    let src = corpus("cxx.cpp");
+    compile(
+        dir.path(),
+        "g++",
+        &["-pg", "-O2", "-o", "prog", src.to_str().unwrap()],
+    );
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let out = assert_same(dir.path(), "prog", &["gmon.out"], &["-z"]);
+    assert!(
+        String::from_utf8_lossy(&out).contains("geo::"),
+        "no demangled C++ names"
+    );
+    assert_same(dir.path(), "prog", &["gmon.out"], &[]);
+}
+
+/// Rust on stable: `-C link-arg=-pg` links glibc's gcrt1, which samples the program and writes
+/// gmon.out (histogram only). Legacy and v0 mangling.
+fn rust_case(mangling: Option<&str>) {
+    let dir = TempDir::new("rust");
+    let src = corpus("rusty.rs");
+    let mut args = vec![
+        "-O",
+        "-C",
+        "link-arg=-pg",
+        "-o",
+        "prog",
+        src.to_str().unwrap(),
+    ];
+    // Stable rustc mangles with the legacy scheme by default and accepts only `v0` here.
+    if let Some(m) = mangling {
+        args.extend(["-C", m]);
+    }
+    compile(dir.path(), "rustc", &args);
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let out = assert_same(dir.path(), "prog", &["gmon.out"], &["-z"]);
+    assert!(String::from_utf8_lossy(&out).contains("rusty::collatz_len"));
+    for flags in FLAG_SETS {
+        assert_same(dir.path(), "prog", &["gmon.out"], flags);
+    }
+}
+
+#[test]
+fn rust_legacy() {
+    rust_case(None);
+}
+
+#[test]
+fn rust_v0() {
+    rust_case(Some("symbol-mangling-version=v0"));
+}
+
+/// Several gmon files are summed with gprof's rules (histograms per range, arcs per pair).
+#[test]
+fn multiple_files() {
+    let dir = TempDir::new("multi");
+    let src = corpus("cycles.c");
+    compile(
+        dir.path(),
+        "gcc",
+        &["-pg", "-O0", "-o", "prog", src.to_str().unwrap()],
+    );
+    profile_run(dir.path(), "prog", &["1"], "g1.out");
+    profile_run(dir.path(), "prog", &["2"], "g2.out");
+    for flags in FLAG_SETS {
+        assert_same(dir.path(), "prog", &["g1.out", "g2.out"], flags);
+    }
+    // The same file twice doubles everything.
+    assert_same(dir.path(), "prog", &["g1.out", "g1.out"], &[]);
+}
