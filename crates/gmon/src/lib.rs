@@ -8,7 +8,7 @@
 //! * [`layout`]: magic numbers, tags and record sizes of the three formats (GNU tagged,
 //!   4.4BSD, old BSD), from gprof-internals §1.
 //! * [`profil`]: the profil(2) PC → counter mapping and its inverse.
-//! * [`write`] (`no_std`, no allocation): a [`write::Writer`] that streams any format into a
+//! * [`write`](mod@write) (`no_std`, no allocation): a [`write::Writer`] that streams any format into a
 //!   caller-provided [`write::Sink`]. This is what the runtime uses at exit, where allocating
 //!   is not an option; bins come from an iterator so the runtime's counters are never copied.
 //! * [`read`]: format detection exactly as gprof 2.40 does it, and borrowed views of every
