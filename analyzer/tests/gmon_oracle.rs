@@ -428,3 +428,105 @@ fn dump_reports_everything_and_errors_are_one_line() {
     assert!(err.contains("not a readable executable"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A tiny ELF32 (i386) executable assembled at test time, with `alpha` at +0x10 and `beta`
+/// at +0x50 of a text starting at 0x08049000.
+fn elf32(dir: &Path) -> PathBuf {
+    let src = dir.join("p.s");
+    std::fs::write(
+        &src,
+        "    .text\n    .globl _start\n_start:\n    call alpha\n    call beta\n    jmp _start\n\
+         \x20   .p2align 4\n    .globl alpha\n    .type alpha,@function\nalpha:\n    .fill 60, 1, 0x90\n    ret\n\
+         \x20   .size alpha, .-alpha\n    .p2align 4\n    .globl beta\n    .type beta,@function\nbeta:\n\
+         \x20   .fill 124, 1, 0x90\n    ret\n    .size beta, .-beta\n",
+    )
+    .unwrap();
+    let obj = dir.join("p.o");
+    let exe = dir.join("p");
+    assert!(Command::new("as")
+        .arg("--32")
+        .arg(&src)
+        .arg("-o")
+        .arg(&obj)
+        .status()
+        .unwrap()
+        .success());
+    assert!(Command::new("ld")
+        .args(["-m", "elf_i386", "-o"])
+        .arg(&exe)
+        .arg(&obj)
+        .status()
+        .unwrap()
+        .success());
+    exe
+}
+
+#[test]
+fn thirty_two_bit_profiles_with_a_real_elf32() {
+    let dir = tempdir("elf32");
+    let exe = elf32(&dir);
+    let t = Target::new(gmon::PtrSize::Four, gmon::Endian::Little);
+    let mut data = Vec::new();
+    let mut w = Writer::new(&mut data, t);
+    w.gnu_header().unwrap();
+    let low = 0x0804_9000u64;
+    let header = HistHeader {
+        low_pc: low,
+        high_pc: low + 0xd0,
+        hist_size: 52,
+        prof_rate: 100,
+        dimension: gmon::Dimension::SECONDS,
+    };
+    // 3 samples in _start, 7 in alpha, 11 in beta.
+    let hot = [(0usize, 3u16), (4, 5), (9, 2), (20, 6), (40, 5)];
+    let bins = (0..52usize).map(|i| hot.iter().find(|h| h.0 == i).map_or(0, |h| h.1));
+    w.gnu_histogram(&header, bins).unwrap();
+    w.gnu_arc(low, low + 0x10, 10).unwrap();
+    w.gnu_arc(low, low + 0x50, 20).unwrap();
+    let gnu = dir.join("p32.gmon");
+    std::fs::write(&gnu, &data).unwrap();
+    let expected = gprof(&exe, &[&gnu]);
+    assert!(
+        expected.contains("alpha") && expected.contains("beta"),
+        "{expected}"
+    );
+    for to in ["gnu", "bsd", "oldbsd"] {
+        let out = dir.join(format!("p32.{to}"));
+        let (code, _, err) = run(&[
+            os("convert"),
+            os("--to"),
+            os(to),
+            gnu.as_os_str(),
+            out.as_os_str(),
+            os("--exe"),
+            exe.as_os_str(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(gprof(&exe, &[&out]), expected, "--to {to}");
+    }
+    // A 4.4BSD file holds pointer-sized (here 4-byte) counts: 12 bytes per arc.
+    let bsd = std::fs::read(dir.join("p32.bsd")).unwrap();
+    assert_eq!(bsd.len(), 32 + 104 + 2 * 12);
+    let sum = dir.join("p32.sum");
+    let (code, _, err) = run(&[
+        os("merge"),
+        os("-o"),
+        sum.as_os_str(),
+        os("--exe"),
+        exe.as_os_str(),
+        gnu.as_os_str(),
+        dir.join("p32.oldbsd").as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        gprof(&exe, &[&sum]),
+        gprof(&exe, &[&gnu, &dir.join("p32.oldbsd")])
+    );
+    let (code, text, _) = run(&[os("dump"), gnu.as_os_str(), os("--exe"), exe.as_os_str()]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("pointer size:    4 bytes (from executable"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

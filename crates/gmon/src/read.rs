@@ -17,6 +17,12 @@
 //! otherwise the word after `lpc, hpc, ncnt` decides between 4.4BSD (`0x00051879`) and old
 //! BSD. BSD files are one histogram followed by raw arcs up to the end of the file; a tail
 //! shorter than one arc is ignored, as gprof ignores it (see [`GmonFile::trailing_bytes`]).
+//!
+//! Where this reader is stricter than gprof, on purpose: a GNU histogram with
+//! `low_pc > high_pc` is an error (gprof computes a wrapped-around scale and prints
+//! nonsense); a 4.4BSD header cut inside its spare words is an error (gprof seeks past the end
+//! and finds no bins); a version-0 basic-block string without its NUL is an error (gprof
+//! reads to the end of the file).
 
 use core::iter::FusedIterator;
 
