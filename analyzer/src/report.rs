@@ -4,7 +4,8 @@
 //! files, in any order (`gmon.out ./prog` and gprof's `./prog gmon.out` both work). With no
 //! files, `a.out` and `gmon.out` are read, as gprof does.
 //!
-//! * `--gprof -b -p [-z] [-a]`: byte-identical to `gprof -b -p [-z] [-a]` ([`crate::gprof`]).
+//! * `--gprof -b [-p|-P] [-q|-Q] [-z] [-a]`: byte-identical to the same `gprof` command
+//!   ([`crate::gprof`]): flat profile, call graph, index by function name.
 //! * default: the better report ([`default`]).
 
 pub mod default;
@@ -14,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use profil_symbols::ElfImage;
 
-use crate::gprof::{self, flat::FlatOptions, Analysis, Options};
+use crate::gprof::cg_print::{GraphOptions, Sections};
+use crate::gprof::{self, Analysis, Options};
 use crate::{Error, Result};
 
 /// Arguments of the report (the command without a subcommand).
@@ -31,6 +33,15 @@ pub struct ReportArgs {
     /// gprof's -p (flat profile). Required with --gprof.
     #[arg(short = 'p', long = "flat-profile")]
     pub flat_profile: bool,
+    /// gprof's -P: no flat profile.
+    #[arg(short = 'P', long = "no-flat-profile")]
+    pub no_flat_profile: bool,
+    /// gprof's -q: the call graph (with its index by function name).
+    #[arg(short = 'q', long = "graph")]
+    pub graph: bool,
+    /// gprof's -Q: no call graph.
+    #[arg(short = 'Q', long = "no-graph")]
+    pub no_graph: bool,
     /// gprof's -z: also list functions that were never called and have no time.
     #[arg(short = 'z', long = "display-unused-functions")]
     pub zeros: bool,
@@ -147,9 +158,9 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
     let inputs = load_inputs(&args.files)?;
     let image = parse_exe(&inputs.exe)?;
     if args.gprof {
-        if !args.brief || !args.flat_profile {
+        if !args.brief {
             return Err(Error::input(
-                "--gprof reproduces gprof's brief flat profile only: use --gprof -b -p",
+                "--gprof reproduces gprof's brief output only: use --gprof -b [-p|-q]",
             ));
         }
         let a = gprof_analysis(
@@ -159,14 +170,16 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
                 no_static: args.no_static,
             },
         )?;
-        if !a.hist.present() {
-            let last = inputs.gmons.last().map(Input::name).unwrap_or_default();
-            return Err(Error::input(format!(
-                "{last}: gmon.out file is missing histogram"
-            )));
-        }
+        let last = inputs.gmons.last().map(Input::name).unwrap_or_default();
+        let sections = Sections {
+            flat: args.flat_profile,
+            no_flat: args.no_flat_profile,
+            graph: args.graph,
+            no_graph: args.no_graph,
+        };
         let mut buf = Vec::new();
-        gprof::flat::print(&a, FlatOptions { zeros: args.zeros }, &mut buf);
+        let opts = GraphOptions { zeros: args.zeros };
+        gprof::cg_print::print_report(&a, sections, opts, &last, &mut buf)?;
         out.write_all(&buf)?;
         return Ok(());
     }

@@ -16,6 +16,7 @@
 //! inconsistent comparisons fall exactly as in gprof.
 
 pub mod cg;
+pub mod cg_print;
 pub mod flat;
 pub mod hist;
 pub mod msort;
@@ -154,7 +155,11 @@ impl<'data> Analysis<'data> {
                 Record::BasicBlocks(_) => {}
             }
         }
-        self.hist.end_of_file();
+        // Only gprof's BSD branch falls back to the clock rate; a GNU file without a
+        // histogram leaves `hz` at 0 (the call graph then prints `-nan`, as gprof does).
+        if !header.format.is_gnu() {
+            self.hist.end_of_file();
+        }
         Ok(())
     }
 

@@ -1,0 +1,432 @@
+//! `cg_print` and `cg_print_index`: gprof 2.40's call graph and its index by function name,
+//! in the brief (`-b`) GNU form, plus the choice of sections gprof makes in `main`.
+//!
+//! Everything printed comes from the structures [`super::cg::CallGraph::assemble`] built:
+//! entries in `time_sorted` order, with their `index`, `prop_self`/`prop_child`, `ncalls`,
+//! `self_calls`, cycle numbers and arcs. What this module adds is gprof's printing order:
+//!
+//! * An entry's parents and children are re-ordered with gprof's own **insertion sorts**
+//!   (`sort_parents`, `sort_children`, `sort_members`) over the lists in `arc_add` order.
+//!   `cmp_arc` is not a consistent order (a self-arc compares "less" than anything, even
+//!   another self-arc), so a different sort algorithm could print lines in another order.
+//!   Each list is sorted once, when its entry is printed, so sorting copies is equivalent to
+//!   gprof sorting the linked lists in place.
+//! * Every `x / hz` is the C division: with no histogram gprof's `hz` is 0, and gprof prints
+//!   `-nan` (x86's default NaN) and `inf`; [`c_div`] gives the same bits.
+
+use std::cmp::Ordering;
+
+use super::flat::{self, FlatOptions};
+use super::msort::msort;
+use super::printf;
+use super::Analysis;
+use crate::{Error, Result};
+
+/// Options of the call graph and the index.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GraphOptions {
+    /// `-z`: also print entries (and index names) with no calls and no time.
+    pub zeros: bool,
+}
+
+/// Which sections the user asked for (gprof's `-p`/`-P`/`-q`/`-Q`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sections {
+    /// `-p`: the flat profile.
+    pub flat: bool,
+    /// `-P`: no flat profile.
+    pub no_flat: bool,
+    /// `-q`: the call graph (and its index).
+    pub graph: bool,
+    /// `-Q`: no call graph.
+    pub no_graph: bool,
+}
+
+/// What gprof prints, decided as in its `main`: explicit `-p`/`-q` win; otherwise the flat
+/// profile when there is a histogram and the call graph when there are arcs, minus whatever
+/// `-P`/`-Q` turned off. `Ok((flat, graph))`, or gprof's fatal "missing" errors (`gmon` names
+/// the last gmon file for the message).
+pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(bool, bool)> {
+    let (mut flat, mut graph) = (req.flat, req.graph);
+    if !flat && !graph {
+        flat = a.hist.present() && !req.no_flat;
+        graph = a.has_call_graph && !req.no_graph;
+    }
+    if flat && !a.hist.present() {
+        return Err(Error::input(format!(
+            "{gmon}: gmon.out file is missing histogram"
+        )));
+    }
+    if graph && !a.has_call_graph {
+        return Err(Error::input(format!(
+            "{gmon}: gmon.out file is missing call-graph data"
+        )));
+    }
+    Ok((flat, graph))
+}
+
+/// Print what `gprof -b [-p|-q|-P|-Q] [-z]` prints: the flat profile, then the call graph and
+/// its index. With neither a histogram nor arcs gprof falls back to basic-block counts, which
+/// print nothing without `-l`; so do we.
+pub fn print_report(
+    a: &Analysis<'_>,
+    req: Sections,
+    opts: GraphOptions,
+    gmon: &str,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let (flat, graph) = choose_sections(a, req, gmon)?;
+    if flat {
+        flat::print(a, FlatOptions { zeros: opts.zeros }, out);
+    }
+    if graph {
+        print(a, opts, !flat, out);
+        print_index(a, opts, out);
+    }
+    Ok(())
+}
+
+/// The C division `x / y` with x86-64's NaN rules: an operand's NaN propagates, and an
+/// invalid operation (`0/0`) yields the default NaN, whose sign bit is set (`-nan`).
+pub fn c_div(x: f64, y: f64) -> f64 {
+    let r = x / y;
+    if !r.is_nan() {
+        r
+    } else if x.is_nan() {
+        x
+    } else if y.is_nan() {
+        y
+    } else {
+        -f64::NAN
+    }
+}
+
+/// `print_name`: the demangled name, `<cycle N>` for cycle members, and the entry's index in
+/// brackets (parentheses when the entry is not printed).
+fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
+    let n = &a.cg.nodes[node];
+    if node < a.cg.num_syms {
+        out.extend_from_slice(&a.display_name(node));
+    }
+    if n.cyc_num != 0 {
+        out.extend_from_slice(format!(" <cycle {}>", n.cyc_num).as_bytes());
+    }
+    if n.index != 0 {
+        let s = if n.print_flag {
+            format!(" [{}]", n.index)
+        } else {
+            format!(" ({})", n.index)
+        };
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// `"%-6.6s"` of `[index]`.
+fn index_column(index: usize, out: &mut Vec<u8>) {
+    printf::s(out, 6, 6, true, format!("[{index}]").as_bytes());
+}
+
+fn blanks(out: &mut Vec<u8>, n: usize) {
+    out.extend(std::iter::repeat_n(b' ', n));
+}
+
+/// `cmp_arc`: self-arcs first, then arcs inside a cycle (by count), then the rest by
+/// propagated time and count. Not a consistent order; only used by the insertion sorts.
+fn cmp_arc(a: &Analysis<'_>, l: usize, r: usize) -> Ordering {
+    let nodes = &a.cg.nodes;
+    let (la, ra) = (&a.cg.arcs[l], &a.cg.arcs[r]);
+    if la.parent == la.child {
+        return Ordering::Less;
+    }
+    if ra.parent == ra.child {
+        return Ordering::Greater;
+    }
+    let within = |p: usize, c: usize| {
+        let (pn, cn) = (nodes[p].cyc_num, nodes[c].cyc_num);
+        pn != 0 && cn != 0 && pn == cn
+    };
+    let count = la.count.cmp(&ra.count);
+    match (within(la.parent, la.child), within(ra.parent, ra.child)) {
+        (true, true) => count,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        (false, false) => {
+            let (lt, rt) = (la.time + la.child_time, ra.time + ra.child_time);
+            if lt < rt {
+                Ordering::Less
+            } else if lt > rt {
+                Ordering::Greater
+            } else {
+                count
+            }
+        }
+    }
+}
+
+/// gprof's list insertion sort: each arc, in list order, goes before the first sorted arc
+/// for which `stop(arc, that)` holds.
+fn insertion_sort(
+    list: impl Iterator<Item = usize>,
+    mut stop: impl FnMut(usize, usize) -> bool,
+) -> Vec<usize> {
+    let mut sorted: Vec<usize> = Vec::new();
+    for arc in list {
+        let at = sorted
+            .iter()
+            .position(|&s| stop(arc, s))
+            .unwrap_or(sorted.len());
+        sorted.insert(at, arc);
+    }
+    sorted
+}
+
+/// A node's parent arcs in printing order (`sort_parents`).
+pub fn sorted_parents(a: &Analysis<'_>, node: usize) -> Vec<usize> {
+    insertion_sort(a.cg.parents(node), |x, s| {
+        cmp_arc(a, x, s) != Ordering::Greater
+    })
+}
+
+/// A node's child arcs in printing order (`sort_children`).
+pub fn sorted_children(a: &Analysis<'_>, node: usize) -> Vec<usize> {
+    insertion_sort(a.cg.children(node), |x, s| {
+        cmp_arc(a, x, s) != Ordering::Less
+    })
+}
+
+/// A cycle's members in printing order (`sort_members`): most propagated time first, then
+/// most calls.
+pub fn sorted_members(a: &Analysis<'_>, cycle: usize) -> Vec<usize> {
+    let nodes = &a.cg.nodes;
+    let members = std::iter::successors(nodes[cycle].cyc_next, |&m| nodes[m].cyc_next);
+    let greater = |l: usize, r: usize| {
+        let (ln, rn) = (&nodes[l], &nodes[r]);
+        let (lt, rt) = (ln.prop_self + ln.prop_child, rn.prop_self + rn.prop_child);
+        if lt != rt {
+            return lt > rt;
+        }
+        ln.ncalls.wrapping_add(ln.self_calls) > rn.ncalls.wrapping_add(rn.self_calls)
+    };
+    insertion_sort(members, greater)
+}
+
+/// The `self  children  called` columns of a parent or child line.
+fn arc_line(a: &Analysis<'_>, arc: usize, inside: bool, total_calls: u64, out: &mut Vec<u8>) {
+    let hz = f64::from(a.hist.hz);
+    let r = &a.cg.arcs[arc];
+    blanks(out, 6 + 1 + 5 + 1);
+    if inside {
+        // "%7.7s %7.7s %7lu %7.7s     "
+        blanks(out, 7 + 1 + 7 + 1);
+        out.extend_from_slice(format!("{:>7} ", r.count).as_bytes());
+        blanks(out, 7 + 5);
+    } else {
+        // "%7.2f %7.2f %7lu/%-7lu     "
+        out.extend_from_slice(printf::f(7, 2, c_div(r.time, hz)).as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(printf::f(7, 2, c_div(r.child_time, hz)).as_bytes());
+        out.extend_from_slice(format!(" {:>7}/{:<7}     ", r.count, total_calls).as_bytes());
+    }
+}
+
+fn print_parents(a: &Analysis<'_>, child: usize, out: &mut Vec<u8>) {
+    let nodes = &a.cg.nodes;
+    if nodes[child].parents.is_none() {
+        blanks(out, 6 + 1 + 5 + 1 + 7 + 1 + 7 + 1 + 7 + 1 + 7 + 5);
+        out.extend_from_slice(b"<spontaneous>\n");
+        return;
+    }
+    let head_calls = nodes[nodes[child].cyc_head].ncalls;
+    for arc in sorted_parents(a, child) {
+        let parent = a.cg.arcs[arc].parent;
+        let cyc = nodes[child].cyc_num;
+        let inside = child == parent || (cyc != 0 && nodes[parent].cyc_num == cyc);
+        arc_line(a, arc, inside, head_calls, out);
+        print_name(a, parent, out);
+        out.push(b'\n');
+    }
+}
+
+fn print_children(a: &Analysis<'_>, parent: usize, out: &mut Vec<u8>) {
+    let nodes = &a.cg.nodes;
+    for arc in sorted_children(a, parent) {
+        let child = a.cg.arcs[arc].child;
+        let cyc = nodes[child].cyc_num;
+        let inside = child == parent || (cyc != 0 && cyc == nodes[parent].cyc_num);
+        arc_line(a, arc, inside, nodes[nodes[child].cyc_head].ncalls, out);
+        print_name(a, child, out);
+        out.push(b'\n');
+    }
+}
+
+/// `%time self children` of an entry's primary line or a cycle's header.
+fn totals(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
+    let hz = f64::from(a.hist.hz);
+    let n = &a.cg.nodes[node];
+    index_column(n.index, out);
+    out.push(b' ');
+    let pct = c_div(100.0 * (n.prop_self + n.prop_child), print_time);
+    out.extend_from_slice(printf::f(5, 1, pct).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(printf::f(7, 2, c_div(n.prop_self, hz)).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(printf::f(7, 2, c_div(n.prop_child, hz)).as_bytes());
+}
+
+fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
+    totals(a, node, print_time, out);
+    let n = &a.cg.nodes[node];
+    if n.ncalls.wrapping_add(n.self_calls) != 0 {
+        out.extend_from_slice(format!(" {:>7}", n.ncalls).as_bytes());
+        if n.self_calls != 0 {
+            out.extend_from_slice(format!("+{:<7} ", n.self_calls).as_bytes());
+        } else {
+            blanks(out, 1 + 7 + 1);
+        }
+    } else {
+        blanks(out, 1 + 7 + 1 + 7 + 1);
+    }
+    print_name(a, node, out);
+    out.push(b'\n');
+}
+
+fn print_cycle(a: &Analysis<'_>, cycle: usize, print_time: f64, out: &mut Vec<u8>) {
+    totals(a, cycle, print_time, out);
+    let n = &a.cg.nodes[cycle];
+    out.extend_from_slice(format!(" {:>7}", n.ncalls).as_bytes());
+    if n.self_calls != 0 {
+        out.extend_from_slice(format!("+{:<7}", n.self_calls).as_bytes());
+    } else {
+        blanks(out, 1 + 7);
+    }
+    out.extend_from_slice(format!(" <cycle {} as a whole> [{}]\n", n.cyc_num, n.index).as_bytes());
+}
+
+fn print_members(a: &Analysis<'_>, cycle: usize, out: &mut Vec<u8>) {
+    let hz = f64::from(a.hist.hz);
+    for m in sorted_members(a, cycle) {
+        let n = &a.cg.nodes[m];
+        blanks(out, 6 + 1 + 5 + 1);
+        out.extend_from_slice(printf::f(7, 2, c_div(n.prop_self, hz)).as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(printf::f(7, 2, c_div(n.prop_child, hz)).as_bytes());
+        out.extend_from_slice(format!(" {:>7}", n.ncalls).as_bytes());
+        if n.self_calls != 0 {
+            out.extend_from_slice(format!("+{:<7}", n.self_calls).as_bytes());
+        } else {
+            blanks(out, 1 + 7);
+        }
+        blanks(out, 5);
+        print_name(a, m, out);
+        out.push(b'\n');
+    }
+}
+
+/// Whether `cg_print` prints an entry for `node` (symbol or cycle).
+pub fn is_printed(a: &Analysis<'_>, node: usize, opts: GraphOptions) -> bool {
+    let n = &a.cg.nodes[node];
+    let zero = n.ncalls == 0 && n.self_calls == 0 && n.prop_self == 0.0 && n.prop_child == 0.0;
+    n.print_flag && (opts.zeros || !zero)
+}
+
+/// Print the call graph exactly as `gprof -b -q` does. `first_output` is false when another
+/// section was printed before (gprof then starts with a form feed).
+pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut Vec<u8>) {
+    let hz = f64::from(a.hist.hz);
+    if !first_output {
+        out.extend_from_slice(b"\x0c\n");
+    }
+    out.extend_from_slice(b"\t\t\tCall graph\n\n");
+    // `(long) hist_scale * sizeof (UNIT)`
+    let granularity = (a.hist.scale as i64).wrapping_mul(2);
+    out.extend_from_slice(
+        format!("\ngranularity: each sample hit covers {granularity} byte(s)").as_bytes(),
+    );
+    let mut print_time = a.cg.print_time;
+    if print_time > 0.0 {
+        out.extend_from_slice(
+            format!(
+                " for {}% of {} seconds\n\n",
+                printf::f(0, 2, c_div(100.0, print_time)),
+                printf::f(0, 2, c_div(print_time, hz))
+            )
+            .as_bytes(),
+        );
+    } else {
+        out.extend_from_slice(b" no time propagated\n\n");
+        print_time = 1.0;
+    }
+    out.extend_from_slice(b"index % time    self  children    called     name\n");
+    for &node in &a.cg.time_sorted {
+        if !is_printed(a, node, opts) {
+            continue;
+        }
+        if node >= a.cg.num_syms {
+            print_cycle(a, node, print_time, out);
+            print_members(a, node, out);
+        } else {
+            print_parents(a, node, out);
+            print_line(a, node, print_time, out);
+            print_children(a, node, out);
+        }
+        out.extend_from_slice(b"-----------------------------------------------\n");
+    }
+}
+
+/// The symbols listed in the index, in name order (without the cycles).
+pub fn index_symbols(a: &Analysis<'_>, opts: GraphOptions) -> Vec<usize> {
+    let mut names: Vec<usize> = (0..a.cg.num_syms)
+        .filter(|&i| opts.zeros || a.cg.nodes[i].ncalls != 0 || a.time[i] != 0.0)
+        .collect();
+    let syms = &a.symtab.syms;
+    msort(&mut names, |&l, &r| syms[l].name.cmp(syms[r].name));
+    names
+}
+
+/// gprof's `output_width` (its `-w` default).
+const OUTPUT_WIDTH: usize = 80;
+
+/// Print the index by function name exactly as gprof does after the call graph: three
+/// columns, filled top to bottom, cycles last.
+pub fn print_index(a: &Analysis<'_>, opts: GraphOptions, out: &mut Vec<u8>) {
+    let names = index_symbols(a, opts);
+    let nnames = names.len();
+    let entries: Vec<usize> = names
+        .into_iter()
+        .chain(a.cg.num_syms..a.cg.num_syms + a.cg.num_cycles)
+        .collect();
+    let column_width = (OUTPUT_WIDTH - 1) / 3;
+    out.extend_from_slice(b"\x0c\nIndex by function name\n\n");
+    let rows = entries.len().div_ceil(3);
+    for i in 0..rows {
+        let mut col = 0usize;
+        let mut starting_col = 0usize;
+        for (j, &node) in entries.iter().enumerate().skip(i).step_by(rows) {
+            let n = &a.cg.nodes[node];
+            let buf = if n.print_flag {
+                format!("[{}]", n.index)
+            } else {
+                format!("({})", n.index)
+            };
+            col += buf.len();
+            while col < starting_col + 5 {
+                out.push(b' ');
+                col += 1;
+            }
+            out.push(b' ');
+            out.extend_from_slice(buf.as_bytes());
+            out.push(b' ');
+            if j < nnames {
+                let name = a.display_name(node);
+                col += name.len();
+                out.extend_from_slice(&name);
+            } else {
+                let label = format!("<cycle {}>", n.cyc_num);
+                col += label.len();
+                out.extend_from_slice(label.as_bytes());
+            }
+            starting_col += column_width;
+        }
+        out.push(b'\n');
+    }
+}
