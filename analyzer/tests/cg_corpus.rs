@@ -1,0 +1,196 @@
+//! `profil-report --gprof -b [-q] ...` against the installed GNU gprof 2.40 on the corpus of
+//! `fixtures/callgraph/corpus`, compiled with `gcc -pg` and run at test time: recursion,
+//! mutual recursion of two and three functions, nested cycles, a function called from many
+//! sites, a callback whose caller is in libc, PIE / non-PIE / static binaries, C++ names,
+//! several gmon files, and arcs no symbol contains.
+
+mod cg_support;
+
+use cg_support::*;
+
+/// Compile graph.c with `cflags`, run it once, and compare under every flag set.
+fn graph_case(tag: &str, cflags: &[&str]) -> (TempDir, Vec<u8>) {
+    let dir = TempDir::new(tag);
+    let src = corpus("graph.c");
+    let mut args = vec!["-pg", "-g0", "-o", "prog"];
+    args.extend_from_slice(cflags);
+    args.push(src.to_str().unwrap());
+    compile(dir.path(), "gcc", &args);
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let mut graph = Vec::new();
+    for flags in FLAG_SETS {
+        let out = assert_same(dir.path(), "prog", &["gmon.out"], flags);
+        if flags == ["-q"] {
+            graph = out;
+        }
+    }
+    (dir, graph)
+}
+
+/// The shapes the corpus is meant to produce really are in gprof's output, so that the
+/// comparison above covers them. At -O2 sibling calls (`return pong(n - 1)` becomes a jump)
+/// make mcount credit the caller's caller, which breaks some cycles: hence `cycles`.
+fn assert_shapes(graph: &[u8], cycles: usize) {
+    let text = String::from_utf8_lossy(graph);
+    for k in 1..=cycles {
+        let want = format!("<cycle {k} as a whole>");
+        assert!(
+            text.contains(&want),
+            "no {want:?} in gprof's output:\n{text}"
+        );
+    }
+    for want in ["<spontaneous>", " fib [", "Index by function name"] {
+        assert!(
+            text.contains(want),
+            "no {want:?} in gprof's output:\n{text}"
+        );
+    }
+    // fib's direct recursion is printed as "calls+self".
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with('[') && l.contains('+') && l.contains(" fib [")),
+        "no n+self line for fib:\n{text}"
+    );
+}
+
+#[test]
+fn graph_pie_o0() {
+    let (_dir, graph) = graph_case("pie-o0", &["-O0"]);
+    assert_shapes(&graph, 3);
+}
+
+#[test]
+fn graph_no_pie_o2() {
+    let (_dir, graph) = graph_case("nopie-o2", &["-O2", "-no-pie"]);
+    assert_shapes(&graph, 1);
+}
+
+/// A static binary: libc's functions are in the symbol table and mcount itself is in the
+/// histogram range (excluded from the graph, listed in the index with its index in
+/// parentheses).
+#[test]
+fn graph_static() {
+    let (_dir, graph) = graph_case("static", &["-O2", "-static"]);
+    assert_shapes(&graph, 1);
+}
+
+/// Several gmon files: arcs and histograms are summed in file order before anything is
+/// assembled; the same file twice doubles every count.
+#[test]
+fn several_files() {
+    let dir = TempDir::new("multi");
+    let src = corpus("graph.c");
+    compile(
+        dir.path(),
+        "gcc",
+        &["-pg", "-g0", "-O1", "-o", "prog", src.to_str().unwrap()],
+    );
+    profile_run(dir.path(), "prog", &["1"], "g1.out");
+    profile_run(dir.path(), "prog", &["2"], "g2.out");
+    for flags in [&["-q"][..], &[], &["-z"]] {
+        assert_same(dir.path(), "prog", &["g1.out", "g2.out"], flags);
+        assert_same(dir.path(), "prog", &["g2.out", "g1.out"], flags);
+    }
+    let twice = assert_same(dir.path(), "prog", &["g1.out", "g1.out"], &["-q"]);
+    assert!(String::from_utf8_lossy(&twice).contains("6000/6000"));
+}
+
+/// C++: demangled names in parents/children lines and in the index (whose column layout
+/// depends on the printed length).
+#[test]
+fn cxx_names() {
+    let dir = TempDir::new("cxx");
+    let src = corpus("shapes.cpp");
+    compile(
+        dir.path(),
+        "g++",
+        &["-pg", "-g0", "-O2", "-o", "prog", src.to_str().unwrap()],
+    );
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let out = assert_same(dir.path(), "prog", &["gmon.out"], &["-q"]);
+    assert!(String::from_utf8_lossy(&out).contains("geo::measure(geo::Shape const&, int)"));
+    for flags in [&[][..], &["-q", "-z"], &["-a"]] {
+        assert_same(dir.path(), "prog", &["gmon.out"], flags);
+    }
+}
+
+/// Arcs gprof cannot place: a caller below the first symbol or past the last one, a callee
+/// outside every symbol, a callee inside a function body, and zero counts. gprof drops the
+/// first kinds, moves the callee to its function, and keeps zero-count arcs (they print as
+/// 0/N and change nothing else); so must we.
+#[test]
+fn arcs_outside_symbols() {
+    let dir = TempDir::new("outside");
+    let src = corpus("graph.c");
+    compile(
+        dir.path(),
+        "gcc",
+        &["-pg", "-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
+    );
+    let real = profile_run(dir.path(), "prog", &[], "real.out");
+    let funcs = nm_functions(&dir.join("prog"));
+    let addr = |name: &str| funcs.iter().find(|f| f.0 == name).unwrap().1;
+    let (spin, main, fib, leaf) = (addr("spin"), addr("main"), addr("fib"), addr("leaf"));
+    let mut extra = GmonFile::new();
+    extra
+        .arc(0x10, spin, 7) // caller below the first symbol
+        .arc(0x7fff_0000_0000, fib, 9) // caller in a shared library
+        .arc(main + 4, 0x7fff_0000_1000, 11) // callee outside the executable
+        .arc(main + 8, leaf + 3, 5) // callee address inside leaf's body
+        .arc(fib + 4, leaf, 0) // a zero-count arc
+        .arc(leaf + 2, main, 0); // a zero-count arc closing a cycle
+    let mut bytes = std::fs::read(&real).unwrap();
+    bytes.extend_from_slice(&extra.0[20..]);
+    std::fs::write(dir.join("mixed.out"), &bytes).unwrap();
+    extra.write(&dir.join("arcs-only.out"));
+    for flags in FLAG_SETS {
+        assert_same(dir.path(), "prog", &["mixed.out"], flags);
+    }
+    // Arcs without a histogram: gprof prints the call graph with hz = 0 (-nan columns).
+    let out = assert_same(dir.path(), "prog", &["arcs-only.out"], &[]);
+    assert!(String::from_utf8_lossy(&out).contains("-nan"));
+    assert_same(dir.path(), "prog", &["arcs-only.out"], &["-q", "-z"]);
+    // Summed with the real profile, in both orders.
+    assert_same(dir.path(), "prog", &["arcs-only.out", "real.out"], &[]);
+    assert_same(dir.path(), "prog", &["real.out", "arcs-only.out"], &["-q"]);
+}
+
+/// Asking for a section the files cannot give is gprof's fatal error; ours names the file and
+/// exits with status 2.
+#[test]
+fn missing_sections() {
+    let dir = TempDir::new("missing");
+    let src = corpus("graph.c");
+    compile(
+        dir.path(),
+        "gcc",
+        &["-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
+    );
+    let funcs = nm_functions(&dir.join("prog"));
+    let main = funcs.iter().find(|f| f.0 == "main").unwrap().1;
+    GmonFile::new()
+        .hist(main, main + 64, 100, &[1; 16])
+        .write(&dir.join("hist.out"));
+    GmonFile::new()
+        .arc(main + 4, main, 1)
+        .write(&dir.join("arcs.out"));
+    for (file, flag, what) in [
+        ("hist.out", "-q", "missing call-graph data"),
+        ("arcs.out", "-p", "missing histogram"),
+    ] {
+        let g = gprof(dir.path(), &["-b", flag, "prog", file]);
+        assert!(!g.status.success());
+        assert!(String::from_utf8_lossy(&g.stderr).contains(what));
+        let o = ours(dir.path(), &["--gprof", "-b", flag, "prog", file]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(what) && err.contains(file), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(o.stdout.is_empty());
+    }
+    // Without -p/-q, each file gives what it has.
+    assert_same(dir.path(), "prog", &["hist.out"], &[]);
+    assert_same(dir.path(), "prog", &["arcs.out"], &[]);
+    assert_same(dir.path(), "prog", &["hist.out"], &["-P"]);
+    assert_same(dir.path(), "prog", &["arcs.out"], &["-Q"]);
+}

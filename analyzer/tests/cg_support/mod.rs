@@ -1,0 +1,254 @@
+//! Shared helpers of the `cg_*` tests: temporary directories, compiling and running corpus
+//! programs, writing GNU gmon files by hand, and comparing `profil-report --gprof -b ...`
+//! with the installed GNU gprof byte for byte.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A directory under the system temp dir, removed on drop (kept if `PROFIL_KEEP_TMP` is set).
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("profil-cg-{}-{tag}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn join(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::env::var_os("PROFIL_KEEP_TMP").is_none() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A file of `fixtures/callgraph/corpus`.
+pub fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/callgraph/corpus")
+        .join(name)
+}
+
+fn check(what: &str, out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Run a compiler (`gcc`, `g++`) with `args` in `dir`.
+pub fn compile(dir: &Path, tool: &str, args: &[&str]) {
+    let out = Command::new(tool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    check(&format!("{tool} {args:?}"), out);
+}
+
+/// Run `exe` in `dir` with `args` and move the gmon.out it writes to `dir/<save_as>`.
+pub fn profile_run(dir: &Path, exe: &str, args: &[&str], save_as: &str) -> PathBuf {
+    let gmon = dir.join("gmon.out");
+    let _ = std::fs::remove_file(&gmon);
+    let out = Command::new(dir.join(exe))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GMON_OUT_PREFIX")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {exe}: {e}"));
+    check(exe, out);
+    let dest = dir.join(save_as);
+    std::fs::rename(&gmon, &dest).unwrap_or_else(|e| panic!("{exe} wrote no gmon.out: {e}"));
+    dest
+}
+
+/// Run the installed GNU gprof in `dir`.
+pub fn gprof(dir: &Path, args: &[&str]) -> Output {
+    Command::new("gprof")
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .output()
+        .expect("GNU gprof must be installed (binutils) to run these tests")
+}
+
+/// Run our binary in `dir`.
+pub fn ours(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_profil-report"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run profil-report")
+}
+
+/// A readable account of the first differences between two outputs.
+pub fn diff(want: &[u8], got: &[u8]) -> String {
+    let (w, g) = (String::from_utf8_lossy(want), String::from_utf8_lossy(got));
+    let (wl, gl): (Vec<&str>, Vec<&str>) = (w.lines().collect(), g.lines().collect());
+    let mut s = String::new();
+    let mut shown = 0;
+    for i in 0..wl.len().max(gl.len()) {
+        let (a, b) = (wl.get(i).copied(), gl.get(i).copied());
+        if a != b {
+            s += &format!("line {}:\n  gprof: {:?}\n  ours : {:?}\n", i + 1, a, b);
+            shown += 1;
+            if shown == 8 {
+                break;
+            }
+        }
+    }
+    if s.is_empty() {
+        s = "(outputs differ only in line endings)".into();
+    }
+    s
+}
+
+/// `gprof -b FLAGS exe gmon...` and `profil-report --gprof -b FLAGS gmon... exe` must print
+/// the same bytes and both succeed (our inputs in the other order: detection by content).
+/// Returns gprof's output.
+pub fn assert_same(dir: &Path, exe: &str, gmons: &[&str], flags: &[&str]) -> Vec<u8> {
+    let mut gargs = vec!["-b"];
+    gargs.extend_from_slice(flags);
+    gargs.push(exe);
+    gargs.extend_from_slice(gmons);
+    let want = gprof(dir, &gargs);
+    assert!(
+        want.status.success(),
+        "gprof {gargs:?} failed: {}",
+        String::from_utf8_lossy(&want.stderr)
+    );
+    let mut oargs = vec!["--gprof", "-b"];
+    oargs.extend_from_slice(flags);
+    oargs.extend_from_slice(gmons);
+    oargs.push(exe);
+    let got = ours(dir, &oargs);
+    assert!(
+        got.status.success(),
+        "profil-report {oargs:?} failed: {}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert!(
+        want.stdout == got.stdout,
+        "{} {exe} {gmons:?} {flags:?}: output differs from gprof\n{}",
+        dir.display(),
+        diff(&want.stdout, &got.stdout)
+    );
+    want.stdout
+}
+
+/// The flag sets every real profile is checked under (the call graph alone, the whole
+/// report, and with -z / -a).
+pub const FLAG_SETS: [&[&str]; 6] = [
+    &["-q"],
+    &[],
+    &["-q", "-z"],
+    &["-z"],
+    &["-q", "-a"],
+    &["-a", "-z"],
+];
+
+/// Function symbols (`T`/`t`) of an executable, by `nm`: (name, link-time address, global).
+pub fn nm_functions(exe: &Path) -> Vec<(String, u64, bool)> {
+    let out = check(
+        "nm",
+        Command::new("nm")
+            .arg(exe)
+            .output()
+            .expect("nm (binutils) must be installed"),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let (addr, class, name) = (it.next()?, it.next()?, it.next()?);
+            if class != "T" && class != "t" {
+                return None;
+            }
+            Some((
+                name.to_owned(),
+                u64::from_str_radix(addr, 16).ok()?,
+                class == "T",
+            ))
+        })
+        .collect()
+}
+
+/// A GNU gmon.out (version 1, 64-bit little-endian) written field by field, independent of
+/// the `gmon` crate.
+#[derive(Default)]
+pub struct GmonFile(pub Vec<u8>);
+
+impl GmonFile {
+    pub fn new() -> Self {
+        let mut v = b"gmon".to_vec();
+        v.extend_from_slice(&1u32.to_le_bytes());
+        v.extend_from_slice(&[0; 12]);
+        GmonFile(v)
+    }
+    /// A histogram record over `[low, high)` with `bins`, `rate` samples per second.
+    pub fn hist(&mut self, low: u64, high: u64, rate: u32, bins: &[u16]) -> &mut Self {
+        self.0.push(0);
+        self.0.extend_from_slice(&low.to_le_bytes());
+        self.0.extend_from_slice(&high.to_le_bytes());
+        self.0
+            .extend_from_slice(&u32::try_from(bins.len()).unwrap().to_le_bytes());
+        self.0.extend_from_slice(&rate.to_le_bytes());
+        let mut dim = [0u8; 15];
+        dim[..7].copy_from_slice(b"seconds");
+        self.0.extend_from_slice(&dim);
+        self.0.push(b's');
+        for b in bins {
+            self.0.extend_from_slice(&b.to_le_bytes());
+        }
+        self
+    }
+    /// A call-graph arc record.
+    pub fn arc(&mut self, from_pc: u64, self_pc: u64, count: u32) -> &mut Self {
+        self.0.push(1);
+        self.0.extend_from_slice(&from_pc.to_le_bytes());
+        self.0.extend_from_slice(&self_pc.to_le_bytes());
+        self.0.extend_from_slice(&count.to_le_bytes());
+        self
+    }
+    pub fn write(&self, path: &Path) {
+        std::fs::write(path, &self.0).expect("write gmon file");
+    }
+}
+
+/// xorshift64*: small, deterministic, good enough for test shapes.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
