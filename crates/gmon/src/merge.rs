@@ -215,7 +215,22 @@ pub enum ProfileWriteError<E> {
     /// The bins of a BSD histogram exceed the 2^31-byte limit of `ncnt`, or the GNU `hist_size`
     /// field.
     TooManyBins(usize),
+    /// An arc count so large that it would need more than [`MAX_ARC_PIECES`] records of the
+    /// output format's counter width.
+    CountTooLarge {
+        /// Call site.
+        from_pc: u64,
+        /// Callee address.
+        self_pc: u64,
+        /// The count.
+        count: u64,
+    },
 }
+
+/// At most this many records are written for one arc whose count exceeds the format's counter
+/// (2^32 − 1 for GNU and 32-bit BSD): counts up to ~4.4 × 10^12 calls. Beyond that,
+/// [`Profile::write`] fails instead of writing gigabytes.
+pub const MAX_ARC_PIECES: u64 = 1024;
 
 impl<E: fmt::Display> fmt::Display for ProfileWriteError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -230,6 +245,10 @@ impl<E: fmt::Display> fmt::Display for ProfileWriteError<E> {
                 "old BSD files have no rate field and gprof reads them at {DEFAULT_HZ} Hz, but this profile was sampled at {r} Hz (write 4.4BSD or GNU format instead)"
             ),
             ProfileWriteError::TooManyBins(n) => write!(f, "{n} bins do not fit the format's size field"),
+            ProfileWriteError::CountTooLarge { from_pc, self_pc, count } => write!(
+                f,
+                "arc {from_pc:#x} -> {self_pc:#x} has {count} calls, more than {MAX_ARC_PIECES} records of this format can carry"
+            ),
         }
     }
 }
@@ -483,6 +502,21 @@ impl Profile {
     ) -> Result<WriteReport, ProfileWriteError<S::Error>> {
         let mut report = WriteReport::default();
         let hz = self.effective_hz();
+        let counter_max = match format {
+            OutputFormat::Gnu => u64::from(u32::MAX),
+            OutputFormat::Bsd44 | OutputFormat::OldBsd => w.target().ptr_size.max_address(),
+        };
+        if let Some(a) = self
+            .arcs
+            .iter()
+            .find(|a| a.count.div_ceil(counter_max) > MAX_ARC_PIECES)
+        {
+            return Err(ProfileWriteError::CountTooLarge {
+                from_pc: a.from_pc,
+                self_pc: a.self_pc,
+                count: a.count,
+            });
+        }
         match format {
             OutputFormat::Gnu => {
                 w.gnu_header()?;
@@ -723,6 +757,35 @@ mod tests {
         // Old BSD first: the rate becomes gprof's hertz() = 100.
         let q = Profile::from_file(&parse(&bsd(None, 0x1000, &[5, 5]), T).unwrap()).unwrap();
         assert_eq!(q.hz, Some(DEFAULT_HZ));
+    }
+
+    #[test]
+    fn huge_arc_counts_are_refused_not_written_as_gigabytes() {
+        // Found by the fuzzer: a 64-bit BSD arc of 2^62 calls would need 2^30 GNU records.
+        let mut p = Profile::new();
+        p.add_arc(1, 2, 1 << 62);
+        let mut out = Vec::new();
+        let e = p
+            .write(&mut Writer::new(&mut out, T), OutputFormat::Gnu)
+            .unwrap_err();
+        assert_eq!(
+            e,
+            ProfileWriteError::CountTooLarge {
+                from_pc: 1,
+                self_pc: 2,
+                count: 1 << 62
+            }
+        );
+        assert!(out.is_empty(), "nothing written");
+        // 64-bit BSD carries it in one arc; the largest count GNU accepts splits into 1024.
+        p.write(&mut Writer::new(&mut out, T), OutputFormat::Bsd44)
+            .unwrap();
+        let mut q = Profile::new();
+        q.add_arc(1, 2, MAX_ARC_PIECES * u64::from(u32::MAX));
+        let r = q
+            .write(&mut Writer::new(Vec::new(), T), OutputFormat::Gnu)
+            .unwrap();
+        assert_eq!(r.arc_records, MAX_ARC_PIECES);
     }
 
     #[test]
