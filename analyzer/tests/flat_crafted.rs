@@ -120,7 +120,7 @@ fn several_records_and_arcs() {
         exe.addr("main"),
     );
     let (lo, hi) = (exe.text.0 & !15, (exe.text.1 + 15) & !15);
-    let mid = lo + ((hi - lo) / 2 & !15);
+    let mid = lo + (((hi - lo) / 2) & !15);
     let n1 = ((mid - lo) / 4) as usize;
     let n2 = ((hi - mid) / 4) as usize;
     let b1: Vec<u16> = (0..n1).map(|i| (i % 4) as u16).collect();

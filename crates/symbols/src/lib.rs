@@ -22,9 +22,10 @@
 //! executables, so no load bias is ever applied here.
 
 pub mod demangle;
-
+pub mod dwarf;
 pub mod elf;
 pub mod gprof;
+pub mod ranges;
 
 use std::fmt;
 

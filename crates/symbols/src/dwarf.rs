@@ -1,0 +1,151 @@
+//! `file:line` of each function's entry, from DWARF (`.debug_info` + `.debug_line`).
+//!
+//! For every `DW_TAG_subprogram` with code (`DW_AT_low_pc` or `DW_AT_ranges`), the location
+//! is its `DW_AT_decl_file`/`DW_AT_decl_line`, looked up through `DW_AT_specification` or
+//! `DW_AT_abstract_origin` when the concrete entry does not carry them (C++ methods,
+//! out-of-line copies of inline functions). Compressed sections are handled by `object`.
+//! Errors in one unit skip that unit: a location is a convenience, never a reason to fail.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use gimli::{AttributeValue, EndianSlice, RunTimeEndian};
+use object::{Object, ObjectSection};
+
+/// A source location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// File path as recorded (joined with its directory unless that is the compilation dir).
+    pub file: String,
+    /// Line number (1-based).
+    pub line: u64,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// Locations of function entries by link-time address. Empty without debug info.
+pub fn function_locations(data: &[u8]) -> HashMap<u64, Location> {
+    let mut out = HashMap::new();
+    let Ok(file) = object::File::parse(data) else {
+        return out;
+    };
+    if file.section_by_name(".debug_info").is_none() {
+        return out;
+    }
+    let endian = if file.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, gimli::Error> {
+        Ok(file
+            .section_by_name(id.name())
+            .and_then(|s| s.uncompressed_data().ok())
+            .unwrap_or(Cow::Borrowed(&[])))
+    };
+    let Ok(sections) = gimli::DwarfSections::load(load) else {
+        return out;
+    };
+    let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
+    let mut units = dwarf.units();
+    while let Ok(Some(header)) = units.next() {
+        if let Ok(unit) = dwarf.unit(header) {
+            let _ = scan_unit(&dwarf, &unit, &mut out);
+        }
+    }
+    out
+}
+
+fn decl<'a>(
+    unit: &gimli::Unit<R<'a>>,
+    entry: &gimli::DebuggingInformationEntry<R<'a>>,
+) -> gimli::Result<Option<(u64, u64)>> {
+    let mut current = entry.clone();
+    for _ in 0..4 {
+        if let (Some(AttributeValue::FileIndex(f)), Some(line)) = (
+            current.attr_value(gimli::DW_AT_decl_file),
+            current.attr_value(gimli::DW_AT_decl_line),
+        ) {
+            if let Some(line) = line.udata_value() {
+                return Ok(Some((f, line)));
+            }
+        }
+        let next = current
+            .attr_value(gimli::DW_AT_specification)
+            .or_else(|| current.attr_value(gimli::DW_AT_abstract_origin));
+        match next {
+            Some(AttributeValue::UnitRef(off)) => current = unit.entry(off)?,
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+fn file_name(dwarf: &gimli::Dwarf<R<'_>>, unit: &gimli::Unit<R<'_>>, index: u64) -> Option<String> {
+    let program = unit.line_program.as_ref()?;
+    let header = program.header();
+    let entry = header.file(index)?;
+    let name = dwarf.attr_string(unit, entry.path_name()).ok()?;
+    let name = String::from_utf8_lossy(name.slice()).into_owned();
+    if name.starts_with('/') {
+        return Some(name);
+    }
+    let dir_index = entry.directory_index();
+    // Directory 0 is the compilation directory: leave the path relative to it.
+    if dir_index == 0 {
+        return Some(name);
+    }
+    let dir = entry
+        .directory(header)
+        .and_then(|d| dwarf.attr_string(unit, d).ok());
+    match dir {
+        Some(d) if !d.is_empty() => Some(format!("{}/{name}", String::from_utf8_lossy(d.slice()))),
+        _ => Some(name),
+    }
+}
+
+fn scan_unit(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    out: &mut HashMap<u64, Location>,
+) -> gimli::Result<()> {
+    let mut cursor = unit.entries();
+    while let Some(entry) = cursor.next_dfs()? {
+        if entry.tag() != gimli::DW_TAG_subprogram {
+            continue;
+        }
+        let mut starts = Vec::new();
+        if let Some(low) = entry.attr_value(gimli::DW_AT_low_pc) {
+            if let Some(a) = dwarf.attr_address(unit, low)? {
+                starts.push(a);
+            }
+        } else if entry.attr_value(gimli::DW_AT_ranges).is_some() {
+            let mut ranges = dwarf.die_ranges(unit, entry)?;
+            while let Some(r) = ranges.next()? {
+                starts.push(r.begin);
+            }
+        }
+        if starts.is_empty() {
+            continue;
+        }
+        let Some((file, line)) = decl(unit, entry)? else {
+            continue;
+        };
+        let Some(file) = file_name(dwarf, unit, file) else {
+            continue;
+        };
+        for a in starts {
+            out.entry(a).or_insert_with(|| Location {
+                file: file.clone(),
+                line,
+            });
+        }
+    }
+    Ok(())
+}

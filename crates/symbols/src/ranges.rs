@@ -1,0 +1,276 @@
+//! Honest function ranges for the default report.
+//!
+//! gprof gives every symbol the bytes up to the next symbol, so padding, PLT stubs and code
+//! without a symbol are silently credited to whatever precedes them. Here a function covers
+//! exactly `[st_value, st_value + st_size)`; bytes outside every function stay outside.
+//! Symbols with the same address and size are one function with several names (aliases).
+//! Compiler-split fragments (`foo.cold`, `foo.part.0`, `foo.cold.3`) are folded into the
+//! function whose name they extend, when that function exists. A function symbol with size 0
+//! gets the bytes up to the next function symbol in its section (marked `size_known = false`).
+
+use object::elf;
+
+use crate::elf::{ElfImage, SymbolTable};
+
+/// One function, possibly with several names and several address ranges.
+#[derive(Debug, Clone)]
+pub struct Function<'data> {
+    /// The preferred name (global before weak before local, then fewest leading underscores).
+    pub name: &'data [u8],
+    /// Other names at the same address and size.
+    pub aliases: Vec<&'data [u8]>,
+    /// Names of the fragments folded into this function.
+    pub fragments: Vec<&'data [u8]>,
+    /// Link-time address of the entry.
+    pub addr: u64,
+    /// Size from `st_size` (or up to the next symbol when `size_known` is false).
+    pub size: u64,
+    /// Whether `st_size` was non-zero.
+    pub size_known: bool,
+    /// Local (`STB_LOCAL`) symbol.
+    pub is_static: bool,
+}
+
+/// A contiguous piece of code and the function it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// First byte (link-time address).
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// Index into [`FunctionMap::functions`].
+    pub function: usize,
+}
+
+/// Functions and their disjoint, sorted ranges.
+#[derive(Debug, Clone, Default)]
+pub struct FunctionMap<'data> {
+    /// The functions, in address order of their entries.
+    pub functions: Vec<Function<'data>>,
+    /// Disjoint ranges sorted by start.
+    pub ranges: Vec<Range>,
+}
+
+fn bind_rank(bind: u8) -> u8 {
+    match bind {
+        b if b == elf::STB_GLOBAL.0 => 0,
+        b if b == elf::STB_WEAK.0 => 1,
+        _ => 2,
+    }
+}
+
+fn underscores(name: &[u8]) -> usize {
+    name.iter().take_while(|&&c| c == b'_').count()
+}
+
+/// The parent name of a split fragment (`foo.cold.1` → `foo`), if `name` is one.
+pub fn fragment_parent(name: &[u8]) -> Option<&[u8]> {
+    let s = name;
+    let pos = [&b".cold"[..], &b".part."[..]]
+        .iter()
+        .filter_map(|pat| s.windows(pat.len()).position(|w| w == *pat))
+        .min()?;
+    // ".cold" must end the name or be followed by '.'.
+    let rest = &s[pos..];
+    if rest.starts_with(b".cold") && !(rest.len() == 5 || rest[5] == b'.') {
+        return None;
+    }
+    (pos > 0).then(|| &s[..pos])
+}
+
+impl<'data> FunctionMap<'data> {
+    /// Build the map from one symbol table of `image`.
+    pub fn build(image: &ElfImage<'data>, table: &SymbolTable<'data>) -> Self {
+        struct Cand<'d> {
+            name: &'d [u8],
+            addr: u64,
+            size: u64,
+            bind: u8,
+            section: u32,
+        }
+        let mut cands: Vec<Cand<'data>> = Vec::new();
+        for s in &table.symbols {
+            let is_code_type = s.typ == elf::STT_FUNC.0 || s.typ == elf::STT_GNU_IFUNC.0;
+            if !is_code_type || s.shndx == 0 || s.shndx >= u32::from(elf::SHN_LORESERVE) {
+                continue;
+            }
+            let Some(sec) = image.sections.get(s.shndx as usize) else {
+                continue;
+            };
+            if !sec.is_exec() {
+                continue;
+            }
+            let name = table.name(s);
+            if name.is_empty() {
+                continue;
+            }
+            cands.push(Cand {
+                name,
+                addr: s.value,
+                size: s.size,
+                bind: s.bind,
+                section: s.shndx,
+            });
+        }
+        // Sizes of zero: up to the next distinct address in the same section.
+        cands.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+        let n = cands.len();
+        let mut sizes = vec![0u64; n];
+        for i in 0..n {
+            if cands[i].size > 0 {
+                sizes[i] = cands[i].size;
+                continue;
+            }
+            let sec = &image.sections[cands[i].section as usize];
+            let sec_end = sec.addr.saturating_add(sec.size);
+            let next = cands[i + 1..]
+                .iter()
+                .find(|c| c.addr > cands[i].addr && c.section == cands[i].section)
+                .map_or(sec_end, |c| c.addr.min(sec_end));
+            sizes[i] = next.saturating_sub(cands[i].addr);
+        }
+        // Group aliases: same address and same size.
+        let mut functions: Vec<Function<'data>> = Vec::new();
+        let mut i = 0;
+        while i < n {
+            let mut j = i + 1;
+            while j < n && cands[j].addr == cands[i].addr && sizes[j] == sizes[i] {
+                j += 1;
+            }
+            let mut group: Vec<usize> = (i..j).collect();
+            group.sort_by_key(|&k| {
+                (
+                    bind_rank(cands[k].bind),
+                    underscores(cands[k].name),
+                    cands[k].name,
+                )
+            });
+            let best = group[0];
+            let mut aliases: Vec<&[u8]> = group[1..].iter().map(|&k| cands[k].name).collect();
+            aliases.dedup();
+            aliases.retain(|a| *a != cands[best].name);
+            functions.push(Function {
+                name: cands[best].name,
+                aliases,
+                fragments: Vec::new(),
+                addr: cands[i].addr,
+                size: sizes[i],
+                size_known: cands[i].size > 0,
+                is_static: cands[best].bind == elf::STB_LOCAL.0,
+            });
+            i = j;
+        }
+        // Fold fragments into their parent, found by name.
+        let mut by_name: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
+        for (k, f) in functions.iter().enumerate() {
+            by_name.entry(f.name).or_insert(k);
+            for a in &f.aliases {
+                by_name.entry(a).or_insert(k);
+            }
+        }
+        let mut owner: Vec<usize> = (0..functions.len()).collect();
+        for k in 0..functions.len() {
+            let mut parent = fragment_parent(functions[k].name);
+            // foo.part.0.cold → foo.part.0 → foo: follow to an existing function.
+            while let Some(p) = parent {
+                if let Some(&pk) = by_name.get(p) {
+                    if pk != k && fragment_parent(functions[pk].name).is_none() {
+                        owner[k] = pk;
+                        break;
+                    }
+                }
+                parent = fragment_parent(p);
+            }
+        }
+        let mut ranges: Vec<Range> = Vec::new();
+        for (k, f) in functions.iter().enumerate() {
+            if f.size == 0 {
+                continue;
+            }
+            ranges.push(Range {
+                start: f.addr,
+                end: f.addr.saturating_add(f.size),
+                function: owner[k],
+            });
+        }
+        ranges.sort_by_key(|r| (r.start, r.end));
+        // Overlaps (nested or bad sizes): the later range starts where the earlier one is cut.
+        let mut disjoint: Vec<Range> = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            if let Some(last) = disjoint.last_mut() {
+                if r.start < last.end {
+                    if r.end <= last.end {
+                        continue;
+                    }
+                    last.end = r.start;
+                    if last.end == last.start {
+                        disjoint.pop();
+                    }
+                }
+            }
+            disjoint.push(r);
+        }
+        // Record the fragments' names on their owners and keep only owners as functions.
+        let mut keep = vec![true; functions.len()];
+        let mut frag_names: Vec<(usize, &[u8])> = Vec::new();
+        for (k, &o) in owner.iter().enumerate() {
+            if o != k {
+                keep[k] = false;
+                frag_names.push((o, functions[k].name));
+            }
+        }
+        for (o, name) in frag_names {
+            functions[o].fragments.push(name);
+        }
+        let mut new_index = vec![usize::MAX; functions.len()];
+        let mut kept = Vec::new();
+        for (k, f) in functions.into_iter().enumerate() {
+            if keep[k] {
+                new_index[k] = kept.len();
+                kept.push(f);
+            }
+        }
+        for r in &mut disjoint {
+            r.function = new_index[r.function];
+        }
+        FunctionMap {
+            functions: kept,
+            ranges: disjoint,
+        }
+    }
+
+    /// The index of the range containing `addr`.
+    pub fn range_at(&self, addr: u64) -> Option<usize> {
+        let i = self
+            .ranges
+            .partition_point(|r| r.start <= addr)
+            .checked_sub(1)?;
+        (addr < self.ranges[i].end).then_some(i)
+    }
+
+    /// The function containing `addr`.
+    pub fn function_at(&self, addr: u64) -> Option<usize> {
+        self.range_at(addr).map(|i| self.ranges[i].function)
+    }
+
+    /// The first range ending after `addr` (to walk the ranges overlapping an interval).
+    pub fn first_range_ending_after(&self, addr: u64) -> usize {
+        self.ranges.partition_point(|r| r.end <= addr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragment_names() {
+        assert_eq!(fragment_parent(b"foo.cold"), Some(&b"foo"[..]));
+        assert_eq!(fragment_parent(b"foo.cold.3"), Some(&b"foo"[..]));
+        assert_eq!(fragment_parent(b"foo.part.0"), Some(&b"foo"[..]));
+        assert_eq!(fragment_parent(b"foo.part.0.cold"), Some(&b"foo"[..]));
+        assert_eq!(fragment_parent(b"foo.isra.0"), None);
+        assert_eq!(fragment_parent(b"foo.coldest"), None);
+        assert_eq!(fragment_parent(b".cold"), None);
+    }
+}
