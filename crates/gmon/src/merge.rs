@@ -27,6 +27,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::layout;
 use crate::read::{BbLayout, GmonFile};
 use crate::write::{HistHeader, Sink, WriteError, Writer};
 use crate::{Dimension, Format};
@@ -215,6 +216,8 @@ pub enum ProfileWriteError<E> {
     /// The bins of a BSD histogram exceed the 2^31-byte limit of `ncnt`, or the GNU `hist_size`
     /// field.
     TooManyBins(usize),
+    /// The file would be misread by gprof's format detection (the reason is given).
+    Ambiguous(&'static str),
     /// An arc count so large that it would need more than [`MAX_ARC_PIECES`] records of the
     /// output format's counter width.
     CountTooLarge {
@@ -245,6 +248,10 @@ impl<E: fmt::Display> fmt::Display for ProfileWriteError<E> {
                 "old BSD files have no rate field and gprof reads them at {DEFAULT_HZ} Hz, but this profile was sampled at {r} Hz (write 4.4BSD or GNU format instead)"
             ),
             ProfileWriteError::TooManyBins(n) => write!(f, "{n} bins do not fit the format's size field"),
+            ProfileWriteError::Ambiguous(why) => write!(
+                f,
+                "gprof would not recognise this file's format: {why} (write GNU format instead)"
+            ),
             ProfileWriteError::CountTooLarge { from_pc, self_pc, count } => write!(
                 f,
                 "arc {from_pc:#x} -> {self_pc:#x} has {count} calls, more than {MAX_ARC_PIECES} records of this format can carry"
@@ -255,6 +262,31 @@ impl<E: fmt::Display> fmt::Display for ProfileWriteError<E> {
 
 #[cfg(feature = "std")]
 impl<E: fmt::Debug + fmt::Display> std::error::Error for ProfileWriteError<E> {}
+
+fn retarget<E>(e: ProfileWriteError<core::convert::Infallible>) -> ProfileWriteError<E> {
+    match e {
+        ProfileWriteError::Write(WriteError::Sink(never)) => match never {},
+        ProfileWriteError::Write(WriteError::TooWide { field, value }) => {
+            ProfileWriteError::Write(WriteError::TooWide { field, value })
+        }
+        ProfileWriteError::Write(WriteError::BinCount { expected, actual }) => {
+            ProfileWriteError::Write(WriteError::BinCount { expected, actual })
+        }
+        ProfileWriteError::TooManyHistograms(n) => ProfileWriteError::TooManyHistograms(n),
+        ProfileWriteError::RateNotRepresentable(r) => ProfileWriteError::RateNotRepresentable(r),
+        ProfileWriteError::TooManyBins(n) => ProfileWriteError::TooManyBins(n),
+        ProfileWriteError::Ambiguous(w) => ProfileWriteError::Ambiguous(w),
+        ProfileWriteError::CountTooLarge {
+            from_pc,
+            self_pc,
+            count,
+        } => ProfileWriteError::CountTooLarge {
+            from_pc,
+            self_pc,
+            count,
+        },
+    }
+}
 
 impl<E> From<WriteError<E>> for ProfileWriteError<E> {
     fn from(e: WriteError<E>) -> Self {
@@ -494,6 +526,59 @@ impl Profile {
         self.hz.unwrap_or(DEFAULT_HZ)
     }
 
+    fn write_bsd<S: Sink>(
+        &self,
+        w: &mut Writer<S>,
+        format: OutputFormat,
+        hz: u32,
+        report: &mut WriteReport,
+    ) -> Result<(), ProfileWriteError<S::Error>> {
+        if self.histograms.len() > 1 {
+            return Err(ProfileWriteError::TooManyHistograms(self.histograms.len()));
+        }
+        if format == OutputFormat::OldBsd && hz != DEFAULT_HZ {
+            return Err(ProfileWriteError::RateNotRepresentable(hz));
+        }
+        let (low, high, bins): (u64, u64, &[u64]) = match self.histograms.first() {
+            Some(h) => (h.low_pc, h.high_pc, &h.bins),
+            None => (0, 0, &[]),
+        };
+        let nbins = u32::try_from(bins.len())
+            .ok()
+            .filter(|&n| u64::from(n) * 2 <= i32::MAX as u64 - 64)
+            .ok_or(ProfileWriteError::TooManyBins(bins.len()))?;
+        if format == OutputFormat::Bsd44 {
+            w.bsd44_header(low, high, nbins, hz)?;
+        } else {
+            w.oldbsd_header(low, high, nbins)?;
+        }
+        report.histogram_records = u64::from(!self.histograms.is_empty());
+        report.clipped_samples = bins
+            .iter()
+            .map(|&b| b.saturating_sub(u64::from(u16::MAX)))
+            .sum();
+        w.bsd_bins(
+            nbins,
+            bins.iter().map(|&b| b.min(u64::from(u16::MAX)) as u16),
+        )?;
+        let max_count = w.target().ptr_size.max_address();
+        for a in &self.arcs {
+            let mut left = a.count;
+            let mut first = true;
+            while first || left > 0 {
+                let c = left.min(max_count);
+                w.bsd_arc(a.from_pc, a.self_pc, c)?;
+                report.arc_records += 1;
+                if !first {
+                    report.extra_arc_records += 1;
+                }
+                left -= c;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+
     /// Write the profile in `format` through `w`.
     pub fn write<S: Sink>(
         &self,
@@ -564,49 +649,40 @@ impl Profile {
                 }
             }
             OutputFormat::Bsd44 | OutputFormat::OldBsd => {
-                if self.histograms.len() > 1 {
-                    return Err(ProfileWriteError::TooManyHistograms(self.histograms.len()));
+                // gprof decides the format from the bytes: the file must not start with the
+                // GNU magic, and an old BSD file must not carry the 4.4BSD version word where
+                // gprof probes for it, nor be shorter than gprof's first reads.
+                let t = w.target();
+                let p = t.ptr_size.bytes();
+                let low = self.histograms.first().map_or(0, |h| h.low_pc);
+                let mut first4 = [0u8; 4];
+                match t.ptr_size {
+                    crate::PtrSize::Eight => first4.copy_from_slice(&t.endian.u64_bytes(low)[..4]),
+                    crate::PtrSize::Four => first4 = t.endian.u32_bytes(low as u32),
                 }
-                if format == OutputFormat::OldBsd && hz != DEFAULT_HZ {
-                    return Err(ProfileWriteError::RateNotRepresentable(hz));
+                if first4 == *layout::GNU_MAGIC {
+                    return Err(ProfileWriteError::Ambiguous(
+                        "its low_pc reads as the GNU magic \"gmon\"",
+                    ));
                 }
-                let (low, high, bins): (u64, u64, &[u64]) = match self.histograms.first() {
-                    Some(h) => (h.low_pc, h.high_pc, &h.bins),
-                    None => (0, 0, &[]),
-                };
-                let nbins = u32::try_from(bins.len())
-                    .ok()
-                    .filter(|&n| u64::from(n) * 2 <= i32::MAX as u64 - 64)
-                    .ok_or(ProfileWriteError::TooManyBins(bins.len()))?;
-                if format == OutputFormat::Bsd44 {
-                    w.bsd44_header(low, high, nbins, hz)?;
-                } else {
-                    w.oldbsd_header(low, high, nbins)?;
-                }
-                report.histogram_records = u64::from(!self.histograms.is_empty());
-                report.clipped_samples = bins
-                    .iter()
-                    .map(|&b| b.saturating_sub(u64::from(u16::MAX)))
-                    .sum();
-                w.bsd_bins(
-                    nbins,
-                    bins.iter().map(|&b| b.min(u64::from(u16::MAX)) as u16),
-                )?;
-                let max_count = w.target().ptr_size.max_address();
-                for a in &self.arcs {
-                    let mut left = a.count;
-                    let mut first = true;
-                    while first || left > 0 {
-                        let c = left.min(max_count);
-                        w.bsd_arc(a.from_pc, a.self_pc, c)?;
-                        report.arc_records += 1;
-                        if !first {
-                            report.extra_arc_records += 1;
-                        }
-                        left -= c;
-                        first = false;
+                let mut buf = Vec::new();
+                self.write_bsd(&mut Writer::new(&mut buf, t), format, hz, &mut report)
+                    .map_err(retarget)?;
+                if format == OutputFormat::OldBsd {
+                    let min_len = (2 * p + 8).max(layout::GNU_HEADER_BYTES);
+                    if buf.len() < min_len {
+                        // Shorter than gprof's first reads: pad with zeros, fewer than one arc,
+                        // which gprof ignores.
+                        buf.resize(min_len, 0);
+                    }
+                    let w4 = &buf[2 * p + 4..2 * p + 8];
+                    if t.endian.u32([w4[0], w4[1], w4[2], w4[3]]) == layout::BSD44_VERSION {
+                        return Err(ProfileWriteError::Ambiguous(
+                            "its first bins read as the 4.4BSD version word",
+                        ));
                     }
                 }
+                w.write_raw(&buf)?;
             }
         }
         Ok(report)
@@ -757,6 +833,59 @@ mod tests {
         // Old BSD first: the rate becomes gprof's hertz() = 100.
         let q = Profile::from_file(&parse(&bsd(None, 0x1000, &[5, 5]), T).unwrap()).unwrap();
         assert_eq!(q.hz, Some(DEFAULT_HZ));
+    }
+
+    #[test]
+    fn bsd_output_is_always_detectable_by_gprof() {
+        for t in [T, Target::new(PtrSize::Four, Endian::Big)] {
+            // An empty profile in old BSD is padded to gprof's minimum and reads back.
+            let mut out = Vec::new();
+            Profile::new()
+                .write(&mut Writer::new(&mut out, t), OutputFormat::OldBsd)
+                .unwrap();
+            assert_eq!(out.len(), (2 * t.ptr_size.bytes() + 8).max(20), "{t}");
+            let f = parse(&out, t).unwrap();
+            assert_eq!(f.format(), Format::OldBsd);
+            assert!(f.arcs.is_empty());
+            // Bins that spell the 4.4BSD version word where gprof probes: refused.
+            let mut p = Profile::new();
+            let [b0, b1] = match t.endian {
+                Endian::Little => [0x1879, 0x0005],
+                Endian::Big => [0x0005, 0x1879],
+            };
+            p.histograms.push(HistogramSum {
+                low_pc: 0,
+                high_pc: 12,
+                bins: vec![b0, b1, 0],
+                first_offset: 0,
+            });
+            let e = p
+                .write(&mut Writer::new(Vec::new(), t), OutputFormat::OldBsd)
+                .unwrap_err();
+            assert!(matches!(e, ProfileWriteError::Ambiguous(_)), "{e:?}");
+            p.write(&mut Writer::new(Vec::new(), t), OutputFormat::Bsd44)
+                .unwrap();
+            // A low_pc whose bytes spell "gmon": refused in both BSD formats.
+            let low = match t.ptr_size {
+                PtrSize::Eight => u64::from_le_bytes(*b"gmon\0\0\0\0"),
+                PtrSize::Four => u64::from(t.endian.u32(*b"gmon")),
+            };
+            p.histograms[0] = HistogramSum {
+                low_pc: low,
+                high_pc: low + 12,
+                bins: vec![1, 2, 3],
+                first_offset: 0,
+            };
+            for format in [OutputFormat::Bsd44, OutputFormat::OldBsd] {
+                let e = p.write(&mut Writer::new(Vec::new(), t), format);
+                assert!(
+                    matches!(e, Err(ProfileWriteError::Ambiguous(_))),
+                    "{t} {e:?}"
+                );
+            }
+            p.write(&mut Writer::new(Vec::new(), t), OutputFormat::Gnu)
+                .unwrap();
+        }
     }
 
     #[test]

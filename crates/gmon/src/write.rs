@@ -353,6 +353,12 @@ impl<S: Sink> Writer<S> {
         Ok(())
     }
 
+    /// Write bytes that are already encoded for this writer's target (e.g. a whole file
+    /// rendered into a buffer first).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> WriteResult<S::Error> {
+        self.raw(bytes)
+    }
+
     /// Write the raw bytes of a version-0 basic-block record body (after the tag), as read.
     pub fn gnu_basic_blocks_raw(&mut self, body: &[u8]) -> WriteResult<S::Error> {
         self.raw(&[layout::TAG_BB_COUNT])?;
