@@ -631,3 +631,36 @@ fn runtime_object_exports_only_its_own_symbols() {
     globals.sort();
     assert_eq!(globals, ["profil_rt_finish", "profil_rt_start"]);
 }
+
+#[test]
+fn a_sigtrap_that_is_not_ours_keeps_its_default_action() {
+    let dir = Scratch::new("trap");
+    let plain = gcc(&dir, "split.c", "plain", &[], false);
+    let without = run(&dir, &plain, &["5", "raise-trap"], &[]);
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+    let with = run(&dir, &exe, &["5", "raise-trap"], &[]);
+    assert_eq!(without.status, 128 + libc::SIGTRAP, "{without:?}");
+    assert_eq!(with.status, without.status, "{with:?}");
+}
+
+#[test]
+fn profil_scale_65536_gives_two_byte_bins_that_gprof_reads() {
+    let dir = Scratch::new("scale");
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+    let r = run(&dir, &exe, &["80"], &[("PROFIL_SCALE", "65536")]);
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""));
+    let data = fs::read(dir.path("gmon.out")).unwrap();
+    let low = u64::from_ne_bytes(data[21..29].try_into().unwrap());
+    let high = u64::from_ne_bytes(data[29..37].try_into().unwrap());
+    let nbins = u32::from_ne_bytes(data[37..41].try_into().unwrap());
+    assert_eq!(high - low, 2 * u64::from(nbins), "one bin per 2 bytes");
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        7.0,
+        r.user_s,
+    );
+}
