@@ -28,8 +28,8 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {key} in {line}"))
         + pat.len();
     let rest = &line[start..];
-    let end = if rest.starts_with('"') {
-        1 + rest[1..].find('"').unwrap() + 1
+    let end = if let Some(quoted) = rest.strip_prefix('"') {
+        1 + quoted.find('"').unwrap() + 1
     } else if rest.starts_with('[') {
         rest.find(']').unwrap() + 1
     } else {
