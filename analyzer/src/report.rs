@@ -8,6 +8,7 @@
 //!   ([`crate::gprof`]): flat profile, call graph, index by function name.
 //! * default: the better report ([`default`]).
 
+pub mod callgraph;
 pub mod compare;
 pub mod default;
 

@@ -21,7 +21,8 @@
 //! # Machine-readable output
 //!
 //! `--json` prints one object: `{"executable", "gmon_files", "hz", "total_samples",
-//! "total_seconds", "warnings": [..], "rows": [..]}`. `--csv` prints the rows with a header
+//! "total_seconds", "warnings": [..], "rows": [..], "call_graph": {..}}` (the call graph's
+//! fields are documented in [`super::callgraph`]). `--csv` prints the rows with a header
 //! line. Each row has the same fields in both (CSV: lists joined with `;`, absent values
 //! empty), in this order:
 //!
@@ -99,6 +100,8 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Warnings (also printed on stderr).
     pub warnings: Vec<String>,
+    /// The call graph ([`super::callgraph`]).
+    pub call_graph: super::callgraph::Graph,
 }
 
 /// `ln Γ(x)` for `x > 0` (Lanczos approximation, g = 7, n = 9).
@@ -380,8 +383,14 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     };
     let mut cg = CallGraph::new(&symtab);
     let mut has_calls = vec![false; nf];
+    let mut unplaced = Vec::new();
     for a in &raw_arcs {
         let Some(child) = map.function_at(a.to) else {
+            unplaced.push(super::callgraph::UnplacedArc {
+                from: a.from,
+                to: a.to,
+                count: a.count,
+            });
             continue;
         };
         has_calls[child] = true;
@@ -392,6 +401,10 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     }
     cg.assemble(&symtab, &samples, &Exclusions::default());
     let locations = function_locations(&inputs.exe.data);
+    let call_graph =
+        super::callgraph::Graph::build(&cg, &symtab, hist.hz, hist.present(), &unplaced, |i| {
+            locations.get(&map.functions[i].addr).map(|l| l.to_string())
+        });
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut rows: Vec<Row> = Vec::new();
     for (i, f) in map.functions.iter().enumerate() {
@@ -445,6 +458,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         total_samples: total,
         rows,
         warnings,
+        call_graph,
     })
 }
 
@@ -581,6 +595,7 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
             "(+N): N .cold/.part fragments folded into the function."
         )?;
     }
+    super::callgraph::print_text(&report.call_graph, out)?;
     Ok(())
 }
 
@@ -654,7 +669,12 @@ fn print_json(report: &Report, out: &mut impl Write) -> Result<()> {
             if i + 1 < n { "," } else { "" }
         )?;
     }
-    writeln!(out, "  ]")?;
+    writeln!(out, "  ],")?;
+    writeln!(
+        out,
+        "  \"call_graph\": {}",
+        super::callgraph::to_json(&report.call_graph, 2)
+    )?;
     writeln!(out, "}}")?;
     Ok(())
 }

@@ -1,0 +1,641 @@
+//! The default report's call graph: every function with its callers and callees, call counts
+//! and the share of time propagated along each arc, demangled names, cycles named.
+//!
+//! The numbers are gprof's ([`crate::gprof::cg::CallGraph::assemble`] over the default
+//! report's functions): self time is measured (samples), call counts are counted (mcount),
+//! but **children time is an estimate**. A function's time is handed to its callers in
+//! proportion to their call counts, as if every call cost the same; when one caller makes
+//! the expensive calls and another the cheap ones, both shares are wrong. The report says so
+//! in plain words above the graph, and marks estimated columns with `~`.
+//!
+//! What gprof drops silently is accounted for here:
+//!
+//! * **Calls from unknown callers** (a caller address in a shared library, in the PLT, in
+//!   code without a symbol): the calls still count for the callee, and appear as one
+//!   `<callers outside known functions>` line; their share of time is propagated nowhere.
+//! * **Arcs whose callee is outside every function**: counted in the notes (how many arcs,
+//!   how many calls), since they cannot appear in the graph.
+//! * **Zero-count arcs** (from a static call graph or a merge): shown with count 0, with a
+//!   note saying they carry no time.
+//! * **No histogram**: every time is zero; a note says only call counts are known.
+//!
+//! # JSON (`--json`, field `"call_graph"`)
+//!
+//! ```text
+//! {
+//!   "estimate_note": string,          // the warning about children time, verbatim
+//!   "total_seconds": number,          // self time of all functions in the graph
+//!   "functions": [ {
+//!       "id": n,                      // 1-based, the [n] of the text report (time order)
+//!       "name": string, "raw_name": string, "location": string|null,
+//!       "cycle": n|null,              // cycle number, when in a cycle
+//!       "percent": number,            // (self + children) / total_seconds * 100
+//!       "self_seconds": number,
+//!       "children_seconds": number,   // estimated (see estimate_note)
+//!       "calls": n,                   // calls from other functions (self-recursion excluded)
+//!       "self_calls": n,              // direct self-recursive calls
+//!       "calls_from_unknown": n } ],  // part of "calls" whose caller is not a known function
+//!   "arcs": [ {
+//!       "caller": id, "callee": id,   // ids of "functions"
+//!       "count": n,
+//!       "within_cycle": bool,         // caller and callee in the same cycle: no time share
+//!       "self_seconds": number,       // estimated share of the callee's self time
+//!       "children_seconds": number } ],// estimated share of the callee's children time
+//!   "cycles": [ {
+//!       "number": n, "members": [id, ...],
+//!       "calls": n,                   // calls into the cycle from outside it
+//!       "internal_calls": n,          // calls between members
+//!       "self_seconds": number, "children_seconds": number, "percent": number } ],
+//!   "unplaced_arcs": { "arcs": n, "calls": n },  // callee outside every function
+//!   "zero_count_arcs": n,
+//!   "notes": [string, ...]
+//! }
+//! ```
+
+use std::io::Write;
+
+use crate::gprof::cg::CallGraph;
+use crate::gprof::symtab::SymTab;
+
+/// The warning printed above the graph (and carried in the JSON).
+pub const ESTIMATE_NOTE: &str =
+    "Children time is an estimate. Each function's time (its own and its callees') \
+is shared among its callers in proportion to how many calls each made, as if every call cost \
+the same. When some callers make the expensive calls and others the cheap ones, these shares \
+are wrong. Self time is measured by sampling and call counts are exact; columns marked ~ are \
+the estimates.";
+
+/// How to read the graph (printed under the estimate note).
+pub const READING_NOTE: &str = "Functions by total time (self + ~children). Under each: its \
+callers (\"called by\") and its callees (\"calls\"), as calls/all calls of the callee and the \
+~time the callee charges to that caller. For a callee in a cycle, \"all calls\" are the calls \
+into the whole cycle and the time is the cycle's; calls between members of a cycle carry no \
+time.";
+
+/// Label of the callers that are not known functions.
+pub const UNKNOWN_CALLERS: &str = "<callers outside known functions>";
+
+/// An arc whose callee address is in no function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnplacedArc {
+    /// Caller address (link-time).
+    pub from: u64,
+    /// Callee address (link-time).
+    pub to: u64,
+    /// Calls.
+    pub count: u64,
+}
+
+/// One function of the graph.
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// 1-based id, in order of total time.
+    pub id: usize,
+    /// Demangled name.
+    pub name: String,
+    /// Symbol name.
+    pub raw_name: String,
+    /// `file:line`, when known.
+    pub location: Option<String>,
+    /// Cycle number.
+    pub cycle: Option<usize>,
+    /// Measured self time.
+    pub self_seconds: f64,
+    /// Estimated time of callees.
+    pub children_seconds: f64,
+    /// Calls from other functions (and from unknown callers).
+    pub calls: u64,
+    /// Direct self-recursive calls.
+    pub self_calls: u64,
+    /// Calls whose caller is not a known function.
+    pub calls_from_unknown: u64,
+}
+
+/// One arc between two functions of the graph.
+#[derive(Debug, Clone)]
+pub struct Arc {
+    /// Caller id.
+    pub caller: usize,
+    /// Callee id.
+    pub callee: usize,
+    /// Calls.
+    pub count: u64,
+    /// Both ends in the same cycle.
+    pub within_cycle: bool,
+    /// Estimated share of the callee's self time.
+    pub self_seconds: f64,
+    /// Estimated share of the callee's children time.
+    pub children_seconds: f64,
+}
+
+/// A cycle: functions that call each other (directly or not).
+#[derive(Debug, Clone)]
+pub struct Cycle {
+    /// Cycle number (1.., as gprof numbers them).
+    pub number: usize,
+    /// Member ids, most total time first.
+    pub members: Vec<usize>,
+    /// Calls into the cycle from outside.
+    pub calls: u64,
+    /// Calls between members.
+    pub internal_calls: u64,
+    /// Self time of all members.
+    pub self_seconds: f64,
+    /// Estimated time of callees outside the cycle.
+    pub children_seconds: f64,
+}
+
+/// The call graph of the default report.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    /// Self time of all functions.
+    pub total_seconds: f64,
+    /// Functions with calls, arcs or time, by total time.
+    pub functions: Vec<Function>,
+    /// Arcs, grouped by caller in function order.
+    pub arcs: Vec<Arc>,
+    /// Cycles by number.
+    pub cycles: Vec<Cycle>,
+    /// Arcs (and their calls) whose callee is in no function.
+    pub unplaced_arcs: (usize, u64),
+    /// Arcs with a zero count.
+    pub zero_count_arcs: usize,
+    /// Plain-language notes on what the graph cannot show.
+    pub notes: Vec<String>,
+}
+
+impl Graph {
+    /// Collect the graph from an assembled [`CallGraph`] over `symtab` (node `i` is
+    /// `symtab.syms[i]`). `hz` converts samples to seconds; `location(i)` gives a function's
+    /// `file:line`; `unplaced` are the arcs whose callee is in no function.
+    pub fn build(
+        cg: &CallGraph,
+        symtab: &SymTab<'_>,
+        hz: u32,
+        has_histogram: bool,
+        unplaced: &[UnplacedArc],
+        location: impl Fn(usize) -> Option<String>,
+    ) -> Graph {
+        let hz = if hz == 0 { 1.0 } else { f64::from(hz) };
+        let n = cg.num_syms;
+        let nodes = &cg.nodes;
+        let in_graph = |i: usize| {
+            let nd = &nodes[i];
+            nd.ncalls != 0
+                || nd.self_calls != 0
+                || nd.time != 0.0
+                || nd.children.is_some()
+                || nd.parents.is_some()
+        };
+        let mut id = vec![0usize; n];
+        let mut functions = Vec::new();
+        let mut order = Vec::new();
+        for &node in &cg.time_sorted {
+            if node >= n || !in_graph(node) {
+                continue;
+            }
+            let nd = &nodes[node];
+            order.push(node);
+            id[node] = order.len();
+            let raw = String::from_utf8_lossy(symtab.syms[node].name).into_owned();
+            let known: u64 = cg
+                .parents(node)
+                .map(|a| &cg.arcs[a])
+                .filter(|a| a.parent != node)
+                .fold(0u64, |s, a| s.wrapping_add(a.count));
+            functions.push(Function {
+                id: id[node],
+                name: profil_symbols::demangle::display_name(&raw).into_owned(),
+                raw_name: raw,
+                location: location(node),
+                cycle: (nd.cyc_num != 0).then_some(nd.cyc_num),
+                self_seconds: nd.prop_self / hz,
+                children_seconds: nd.prop_child / hz,
+                calls: nd.ncalls,
+                self_calls: nd.self_calls,
+                calls_from_unknown: nd.ncalls.saturating_sub(known),
+            });
+        }
+        let mut arcs = Vec::new();
+        let mut zero_count_arcs = 0;
+        for (f, &node) in functions.iter().zip(&order) {
+            for a in cg.children(node) {
+                let a = &cg.arcs[a];
+                if a.count == 0 {
+                    zero_count_arcs += 1;
+                }
+                let (pc, cc) = (nodes[a.parent].cyc_num, nodes[a.child].cyc_num);
+                arcs.push(Arc {
+                    caller: f.id,
+                    callee: id[a.child],
+                    count: a.count,
+                    within_cycle: a.parent == a.child || (pc != 0 && pc == cc),
+                    self_seconds: a.time / hz,
+                    children_seconds: a.child_time / hz,
+                });
+            }
+        }
+        let mut cycles = Vec::new();
+        for k in 0..cg.num_cycles {
+            let c = &nodes[n + k];
+            let mut members: Vec<usize> = std::iter::successors(c.cyc_next, |&m| nodes[m].cyc_next)
+                .map(|m| id[m])
+                .filter(|&m| m != 0)
+                .collect();
+            members.sort_unstable();
+            cycles.push(Cycle {
+                number: c.cyc_num,
+                members,
+                calls: c.ncalls,
+                internal_calls: c.self_calls,
+                self_seconds: c.prop_self / hz,
+                children_seconds: c.prop_child / hz,
+            });
+        }
+        let unplaced_calls = unplaced.iter().fold(0u64, |s, a| s.wrapping_add(a.count));
+        let mut notes = Vec::new();
+        if !has_histogram {
+            notes.push(
+                "The profile has no histogram: every time below is zero and only the call \
+                 counts are meaningful."
+                    .to_owned(),
+            );
+        }
+        let unknown: u64 = functions.iter().map(|f| f.calls_from_unknown).sum();
+        if unknown != 0 {
+            notes.push(format!(
+                "{unknown} calls came from code outside the known functions (shared \
+                 libraries, PLT stubs, code without symbols): they are listed as \
+                 {UNKNOWN_CALLERS}, and their share of time is given to no caller."
+            ));
+        }
+        if !unplaced.is_empty() {
+            notes.push(format!(
+                "{} arcs ({unplaced_calls} calls) lead to addresses outside every function \
+                 and are not in the graph (a profile of another build, or calls into code \
+                 without symbols).",
+                unplaced.len()
+            ));
+        }
+        if zero_count_arcs != 0 {
+            notes.push(format!(
+                "{zero_count_arcs} arcs have a zero count (from a static call graph or a \
+                 merge); they are shown with 0 calls and carry no time."
+            ));
+        }
+        Graph {
+            total_seconds: cg.print_time / hz,
+            functions,
+            arcs,
+            cycles,
+            unplaced_arcs: (unplaced.len(), unplaced_calls),
+            zero_count_arcs,
+            notes,
+        }
+    }
+
+    fn function(&self, id: usize) -> &Function {
+        &self.functions[id - 1]
+    }
+
+    /// Calls into `id` from outside its cycle: its own calls, or its cycle's.
+    fn calls_into(&self, id: usize) -> u64 {
+        let f = self.function(id);
+        f.cycle
+            .and_then(|c| self.cycles.iter().find(|x| x.number == c))
+            .map_or(f.calls, |c| c.calls)
+    }
+
+    fn percent(&self, seconds: f64) -> f64 {
+        if self.total_seconds > 0.0 {
+            100.0 * seconds / self.total_seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// `name <cycle N> [id]`.
+    fn label(&self, id: usize) -> String {
+        let f = self.function(id);
+        match f.cycle {
+            Some(c) => format!("{} <cycle {c}> [{id}]", f.name),
+            None => format!("{} [{id}]", f.name),
+        }
+    }
+}
+
+/// Seconds with an adaptive unit (the flat table's format).
+fn secs(s: f64) -> String {
+    super::default::human_seconds(s)
+}
+
+/// Break `text` into lines of at most `width` characters.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Print the call graph as text.
+/// Nothing is printed for a profile without arcs (a histogram-only profile).
+pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
+    if g.functions.is_empty() && g.unplaced_arcs.0 == 0 {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "Call graph")?;
+    writeln!(out)?;
+    for l in wrap(ESTIMATE_NOTE, 92) {
+        writeln!(out, "  {l}")?;
+    }
+    for note in &g.notes {
+        writeln!(out)?;
+        for (i, l) in wrap(note, 90).iter().enumerate() {
+            writeln!(out, "  {} {l}", if i == 0 { "*" } else { " " })?;
+        }
+    }
+    if g.functions.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "  (no calls were recorded)")?;
+        return Ok(());
+    }
+    writeln!(out)?;
+    for l in wrap(READING_NOTE, 92) {
+        writeln!(out, "  {l}")?;
+    }
+    for c in &g.cycles {
+        writeln!(out)?;
+        let names: Vec<&str> = c
+            .members
+            .iter()
+            .map(|&m| g.function(m).name.as_str())
+            .collect();
+        writeln!(
+            out,
+            "<cycle {}>: {} functions that call each other (recursion through {})",
+            c.number,
+            c.members.len(),
+            names.join(", ")
+        )?;
+        writeln!(
+            out,
+            "    {:.1}% of the time   self {}   ~children {}   {} calls into the cycle, {} between members",
+            g.percent(c.self_seconds + c.children_seconds),
+            secs(c.self_seconds),
+            secs(c.children_seconds),
+            c.calls,
+            c.internal_calls
+        )?;
+        for &m in &c.members {
+            let f = g.function(m);
+            writeln!(
+                out,
+                "      self {:>9}  {:>10}  {}",
+                secs(f.self_seconds),
+                format!("~{}", secs(f.children_seconds)),
+                g.label(m)
+            )?;
+        }
+    }
+    for f in &g.functions {
+        writeln!(out)?;
+        let calls = if f.self_calls != 0 {
+            format!("{} calls (+{} direct recursive)", f.calls, f.self_calls)
+        } else {
+            format!("{} calls", f.calls)
+        };
+        writeln!(
+            out,
+            "{}   {:.1}%   self {}   ~children {}   {}",
+            g.label(f.id),
+            g.percent(f.self_seconds + f.children_seconds),
+            secs(f.self_seconds),
+            secs(f.children_seconds),
+            calls
+        )?;
+        if let Some(loc) = &f.location {
+            writeln!(out, "    at {loc}")?;
+        }
+        let mut callers: Vec<&Arc> = g.arcs.iter().filter(|a| a.callee == f.id).collect();
+        sort_arcs(&mut callers);
+        if callers.is_empty() && f.calls_from_unknown == 0 {
+            writeln!(
+                out,
+                "    called by: no recorded caller (program entry, a signal handler or a \
+                 thread start, or a caller not compiled for profiling)"
+            )?;
+        } else {
+            writeln!(out, "    called by:")?;
+            for a in &callers {
+                arc_line(g, a, a.caller, g.calls_into(f.id), out)?;
+            }
+            if f.calls_from_unknown != 0 {
+                writeln!(
+                    out,
+                    "      {:>15}  {:>10}  {UNKNOWN_CALLERS}",
+                    format!("{}/{}", f.calls_from_unknown, f.calls),
+                    "-"
+                )?;
+            }
+        }
+        let mut callees: Vec<&Arc> = g.arcs.iter().filter(|a| a.caller == f.id).collect();
+        sort_arcs(&mut callees);
+        if !callees.is_empty() {
+            writeln!(out, "    calls:")?;
+            for a in callees {
+                arc_line(g, a, a.callee, g.calls_into(a.callee), out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Most time first, then most calls; calls within a cycle last.
+fn sort_arcs(arcs: &mut [&Arc]) {
+    arcs.sort_by(|l, r| {
+        l.within_cycle
+            .cmp(&r.within_cycle)
+            .then(
+                (r.self_seconds + r.children_seconds)
+                    .total_cmp(&(l.self_seconds + l.children_seconds)),
+            )
+            .then(r.count.cmp(&l.count))
+    });
+}
+
+fn arc_line(
+    g: &Graph,
+    a: &Arc,
+    other: usize,
+    total: u64,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    if a.within_cycle {
+        let what = if a.caller == a.callee {
+            "recursive".to_owned()
+        } else {
+            match g.function(a.caller).cycle {
+                Some(c) => format!("in cycle {c}"),
+                None => "in cycle".to_owned(),
+            }
+        };
+        writeln!(
+            out,
+            "      {:>15}  {:>10}  {}",
+            a.count,
+            what,
+            g.label(other)
+        )
+    } else {
+        writeln!(
+            out,
+            "      {:>15}  {:>10}  {}",
+            format!("{}/{}", a.count, total),
+            format!("~{}", secs(a.self_seconds + a.children_seconds)),
+            g.label(other)
+        )
+    }
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn json_num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        "null".into()
+    }
+}
+
+fn json_opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "null".into())
+}
+
+/// The graph as one JSON object (documented in the module docs), indented by `indent`
+/// spaces after the first line.
+pub fn to_json(g: &Graph, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut s = String::from("{\n");
+    let item = |s: &mut String, key: &str, value: String, last: bool| {
+        s.push_str(&format!(
+            "{pad}  {}: {value}{}\n",
+            json_str(key),
+            if last { "" } else { "," }
+        ));
+    };
+    item(&mut s, "estimate_note", json_str(ESTIMATE_NOTE), false);
+    item(&mut s, "total_seconds", json_num(g.total_seconds), false);
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "[]".to_owned()
+        } else {
+            format!(
+                "[\n{pad}    {}\n{pad}  ]",
+                items.join(&format!(",\n{pad}    "))
+            )
+        }
+    };
+    let functions = g
+        .functions
+        .iter()
+        .map(|f| {
+            format!(
+                "{{\"id\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"cycle\": {}, \"percent\": {}, \"self_seconds\": {}, \"children_seconds\": {}, \"calls\": {}, \"self_calls\": {}, \"calls_from_unknown\": {}}}",
+                f.id,
+                json_str(&f.name),
+                json_str(&f.raw_name),
+                f.location.as_deref().map(json_str).unwrap_or_else(|| "null".into()),
+                json_opt(f.cycle),
+                json_num(g.percent(f.self_seconds + f.children_seconds)),
+                json_num(f.self_seconds),
+                json_num(f.children_seconds),
+                f.calls,
+                f.self_calls,
+                f.calls_from_unknown
+            )
+        })
+        .collect();
+    item(&mut s, "functions", list(functions), false);
+    let arcs = g
+        .arcs
+        .iter()
+        .map(|a| {
+            format!(
+                "{{\"caller\": {}, \"callee\": {}, \"count\": {}, \"within_cycle\": {}, \"self_seconds\": {}, \"children_seconds\": {}}}",
+                a.caller,
+                a.callee,
+                a.count,
+                a.within_cycle,
+                json_num(a.self_seconds),
+                json_num(a.children_seconds)
+            )
+        })
+        .collect();
+    item(&mut s, "arcs", list(arcs), false);
+    let cycles = g
+        .cycles
+        .iter()
+        .map(|c| {
+            let members: Vec<String> = c.members.iter().map(|m| m.to_string()).collect();
+            format!(
+                "{{\"number\": {}, \"members\": [{}], \"calls\": {}, \"internal_calls\": {}, \"self_seconds\": {}, \"children_seconds\": {}, \"percent\": {}}}",
+                c.number,
+                members.join(", "),
+                c.calls,
+                c.internal_calls,
+                json_num(c.self_seconds),
+                json_num(c.children_seconds),
+                json_num(g.percent(c.self_seconds + c.children_seconds))
+            )
+        })
+        .collect();
+    item(&mut s, "cycles", list(cycles), false);
+    item(
+        &mut s,
+        "unplaced_arcs",
+        format!(
+            "{{\"arcs\": {}, \"calls\": {}}}",
+            g.unplaced_arcs.0, g.unplaced_arcs.1
+        ),
+        false,
+    );
+    item(
+        &mut s,
+        "zero_count_arcs",
+        g.zero_count_arcs.to_string(),
+        false,
+    );
+    let notes: Vec<String> = g.notes.iter().map(|n| json_str(n)).collect();
+    item(&mut s, "notes", list(notes), true);
+    s.push_str(&pad);
+    s.push('}');
+    s
+}
