@@ -150,7 +150,8 @@ pub struct Cycle {
 pub struct Graph {
     /// Self time of all functions.
     pub total_seconds: f64,
-    /// Functions with calls, arcs or time, by total time.
+    /// Functions that were called or have arcs, by total time (a function with samples but
+    /// no calls and no arcs is only in the flat profile).
     pub functions: Vec<Function>,
     /// Arcs, grouped by caller in function order.
     pub arcs: Vec<Arc>,
@@ -181,11 +182,7 @@ impl Graph {
         let nodes = &cg.nodes;
         let in_graph = |i: usize| {
             let nd = &nodes[i];
-            nd.ncalls != 0
-                || nd.self_calls != 0
-                || nd.time != 0.0
-                || nd.children.is_some()
-                || nd.parents.is_some()
+            nd.ncalls != 0 || nd.self_calls != 0 || nd.children.is_some() || nd.parents.is_some()
         };
         let mut id = vec![0usize; n];
         let mut functions = Vec::new();

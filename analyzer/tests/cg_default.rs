@@ -1,0 +1,282 @@
+//! The default report's call graph (`profil-report PROG GMON`, and `"call_graph"` in
+//! `--json`): checked against facts known independently of our code — call counts the corpus
+//! program makes by construction, the cycles its source contains, gprof's equal-cost rule
+//! recomputed from the JSON's own numbers — and the notes about arcs the graph cannot show.
+
+mod cg_support;
+
+use std::collections::HashMap;
+
+use cg_support::*;
+
+struct Profile {
+    dir: TempDir,
+}
+
+fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
+    let o = ours(dir, args);
+    assert!(
+        o.status.success(),
+        "profil-report {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("UTF-8 output")
+}
+
+fn graph_profile() -> Profile {
+    let dir = TempDir::new("default");
+    let src = corpus("graph.c");
+    compile(
+        dir.path(),
+        "gcc",
+        &["-pg", "-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
+    );
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    Profile { dir }
+}
+
+/// Function ids by name, and the JSON graph.
+fn graph_json(dir: &std::path::Path, args: &[&str]) -> (Json, HashMap<String, usize>) {
+    let text = run_ok(dir, args);
+    let doc = Json::parse(&text);
+    let g = doc.get("call_graph").clone();
+    let ids = g
+        .get("functions")
+        .arr()
+        .iter()
+        .map(|f| (f.get("raw_name").str().to_owned(), f.get("id").u() as usize))
+        .collect();
+    (g, ids)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
+}
+
+#[test]
+fn json_graph_of_the_corpus() {
+    let p = graph_profile();
+    let (g, ids) = graph_json(p.dir.path(), &["--json", "prog", "gmon.out"]);
+    let funcs = g.get("functions").arr();
+    let by_id = |id: u64| &funcs[id as usize - 1];
+    for (i, f) in funcs.iter().enumerate() {
+        assert_eq!(f.get("id").u() as usize, i + 1);
+    }
+    let arcs = g.get("arcs").arr();
+    let arc = |from: &str, to: &str| {
+        arcs.iter()
+            .find(|a| {
+                a.get("caller").u() as usize == ids[from] && a.get("callee").u() as usize == ids[to]
+            })
+            .unwrap_or_else(|| panic!("no arc {from} -> {to}"))
+    };
+    // Counts the program makes by construction (graph.c, scale 1).
+    assert_eq!(arc("main", "fib").get("count").u(), 40);
+    assert_eq!(by_id(ids["fib"] as u64).get("calls").u(), 40);
+    // fib(20) makes 21890 recursive calls; 40 times.
+    assert_eq!(by_id(ids["fib"] as u64).get("self_calls").u(), 40 * 21890);
+    assert_eq!(arc("main", "sorter").get("count").u(), 150);
+    assert_eq!(arc("site_c", "site_a").get("count").u(), 2000);
+    assert_eq!(by_id(ids["site_a"] as u64).get("calls").u(), 4000);
+    // Every call into a function is an arc from a known caller or counted as unknown.
+    for f in funcs {
+        let id = f.get("id").u();
+        let known: u64 = arcs
+            .iter()
+            .filter(|a| a.get("callee").u() == id && a.get("caller").u() != id)
+            .map(|a| a.get("count").u())
+            .sum();
+        assert_eq!(
+            f.get("calls").u(),
+            known + f.get("calls_from_unknown").u(),
+            "{f:?}"
+        );
+    }
+    // The three cycles of the source, by member names.
+    let mut cycles: Vec<Vec<String>> = g
+        .get("cycles")
+        .arr()
+        .iter()
+        .map(|c| {
+            let mut m: Vec<String> = c
+                .get("members")
+                .arr()
+                .iter()
+                .map(|id| by_id(id.u()).get("raw_name").str().to_owned())
+                .collect();
+            m.sort();
+            m
+        })
+        .collect();
+    cycles.sort();
+    assert_eq!(
+        cycles,
+        [
+            vec!["deep", "hub", "left", "right"],
+            vec!["ping", "pong"],
+            vec!["tri_a", "tri_b", "tri_c"],
+        ]
+    );
+    assert!(arc("ping", "pong").get("within_cycle").bool());
+    assert!(!arc("main", "ping").get("within_cycle").bool());
+    // The equal-cost rule, recomputed: a caller outside the callee's cycle is charged
+    // count / (calls into the callee, or into its cycle) of the callee's (or cycle's) time.
+    let cycle_of = |num: u64| {
+        g.get("cycles")
+            .arr()
+            .iter()
+            .find(|c| c.get("number").u() == num)
+            .unwrap()
+    };
+    let mut checked = 0;
+    for a in arcs {
+        if a.get("within_cycle").bool() {
+            assert_eq!(a.get("self_seconds").num(), 0.0);
+            continue;
+        }
+        let callee = by_id(a.get("callee").u());
+        let (time, calls) = match callee.get("cycle") {
+            Json::Num(n) => {
+                let c = cycle_of(*n as u64);
+                (
+                    c.get("self_seconds").num() + c.get("children_seconds").num(),
+                    c.get("calls").u(),
+                )
+            }
+            _ => (
+                callee.get("self_seconds").num() + callee.get("children_seconds").num(),
+                callee.get("calls").u(),
+            ),
+        };
+        let share = a.get("self_seconds").num() + a.get("children_seconds").num();
+        let want = time * a.get("count").u() as f64 / calls as f64;
+        assert!(close(share, want), "{a:?}: {share} != {want}");
+        checked += 1;
+    }
+    assert!(checked > 20);
+    // A function's children time is the sum of what its callees charge it.
+    let main = by_id(ids["main"] as u64);
+    let charged: f64 = arcs
+        .iter()
+        .filter(|a| a.get("caller").u() as usize == ids["main"])
+        .map(|a| a.get("self_seconds").num() + a.get("children_seconds").num())
+        .sum();
+    assert!(close(main.get("children_seconds").num(), charged));
+    assert!(g
+        .get("estimate_note")
+        .str()
+        .contains("as if every call cost"));
+    assert_eq!(g.get("unplaced_arcs").get("arcs").u(), 0);
+}
+
+#[test]
+fn text_graph_states_the_estimate_and_names_cycles() {
+    let p = graph_profile();
+    let text = run_ok(p.dir.path(), &["prog", "gmon.out"]);
+    let graph = &text[text.find("\nCall graph\n").expect("a call graph section")..];
+    assert!(graph.contains("Children time is an estimate"), "{graph}");
+    assert!(graph.contains("as if every call cost the same"), "{graph}");
+    for c in 1..=3 {
+        assert!(graph.contains(&format!("<cycle {c}>: ")), "{graph}");
+    }
+    assert!(
+        graph.contains("recursion through ping, pong")
+            || graph.contains("recursion through pong, ping")
+    );
+    // fib's direct recursion and by_value's missing callers are spelled out.
+    assert!(graph.contains("(+875600 direct recursive)"), "{graph}");
+    let by_value = &graph[graph.find("\nby_value [").unwrap()..];
+    assert!(by_value
+        .lines()
+        .nth(2)
+        .unwrap()
+        .contains("no recorded caller"));
+}
+
+#[test]
+fn cxx_names_are_demangled() {
+    let dir = TempDir::new("default-cxx");
+    let src = corpus("shapes.cpp");
+    compile(
+        dir.path(),
+        "g++",
+        &["-pg", "-g0", "-O2", "-o", "prog", src.to_str().unwrap()],
+    );
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let text = run_ok(dir.path(), &["prog", "gmon.out"]);
+    let graph = &text[text.find("\nCall graph\n").unwrap()..];
+    assert!(
+        graph.contains("geo::measure(geo::Shape const&, int) ["),
+        "{graph}"
+    );
+    assert!(!graph.contains("_ZN3geo"), "{graph}");
+}
+
+/// Unknown callers, callees outside every function, zero counts and a missing histogram are
+/// explained, not dropped.
+#[test]
+fn arcs_the_graph_cannot_show_are_explained() {
+    let dir = TempDir::new("default-bad");
+    let src = corpus("graph.c");
+    compile(
+        dir.path(),
+        "gcc",
+        &["-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
+    );
+    let funcs = nm_functions(&dir.join("prog"));
+    let addr = |name: &str| funcs.iter().find(|f| f.0 == name).unwrap().1;
+    let (main, fib, leaf, spin) = (addr("main"), addr("fib"), addr("leaf"), addr("spin"));
+    GmonFile::new()
+        .arc(main + 4, fib, 10)
+        .arc(0x7fff_0000_0000, fib, 5) // caller in a shared library
+        .arc(main + 8, 0x7fff_0000_1000, 7) // callee outside the executable
+        .arc(main + 12, leaf, 0) // zero count
+        .arc(fib + 4, spin, 3)
+        .write(&dir.join("arcs.out"));
+    let text = run_ok(dir.path(), &["prog", "arcs.out"]);
+    let graph = &text[text.find("\nCall graph\n").expect("call graph")..];
+    assert!(graph.contains("no histogram"), "{graph}");
+    assert!(
+        graph.contains("5 calls came from code outside the known functions"),
+        "{graph}"
+    );
+    assert!(
+        graph.contains("5/15") && graph.contains("<callers outside known functions>"),
+        "{graph}"
+    );
+    assert!(
+        graph.contains("1 arcs (7 calls) lead to addresses outside every function"),
+        "{graph}"
+    );
+    assert!(graph.contains("1 arcs have a zero count"), "{graph}");
+    let (g, ids) = graph_json(dir.path(), &["--json", "prog", "arcs.out"]);
+    assert_eq!(g.get("unplaced_arcs").get("arcs").u(), 1);
+    assert_eq!(g.get("unplaced_arcs").get("calls").u(), 7);
+    assert_eq!(g.get("zero_count_arcs").u(), 1);
+    let fib_f = &g.get("functions").arr()[ids["fib"] - 1];
+    assert_eq!(fib_f.get("calls").u(), 15);
+    assert_eq!(fib_f.get("calls_from_unknown").u(), 5);
+    assert_eq!(g.get("notes").arr().len(), 4);
+}
+
+/// A histogram-only profile (no arcs) has no call-graph section, and an empty graph in JSON.
+#[test]
+fn no_arcs_no_graph() {
+    let dir = TempDir::new("default-noarcs");
+    let src = corpus("graph.c");
+    compile(
+        dir.path(),
+        "gcc",
+        &["-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
+    );
+    let funcs = nm_functions(&dir.join("prog"));
+    let main = funcs.iter().find(|f| f.0 == "main").unwrap().1;
+    GmonFile::new()
+        .hist(main, main + 64, 100, &[2; 16])
+        .write(&dir.join("hist.out"));
+    let text = run_ok(dir.path(), &["prog", "hist.out"]);
+    assert!(!text.contains("Call graph"), "{text}");
+    let (g, _) = graph_json(dir.path(), &["--json", "prog", "hist.out"]);
+    assert!(g.get("functions").arr().is_empty());
+    assert!(g.get("arcs").arr().is_empty());
+}
