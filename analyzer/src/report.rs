@@ -181,7 +181,7 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
         };
         let mut buf = Vec::new();
         let opts = GraphOptions { zeros: args.zeros };
-        gprof::cg_print::print_report(&a, sections, opts, &last, &mut buf)?;
+        gprof::cg_print::print_report(&a, sections, opts, &last, &inputs.exe.data, &mut buf)?;
         out.write_all(&buf)?;
         return Ok(());
     }

@@ -65,6 +65,15 @@ fn graph_no_pie_o2() {
     assert_shapes(&graph, 1);
 }
 
+/// With DWARF, gprof names the source file of static functions in the index.
+#[test]
+fn graph_debug_info() {
+    let (_dir, graph) = graph_case("debug", &["-O0", "-g"]);
+    assert_shapes(&graph, 3);
+    let text = String::from_utf8_lossy(&graph);
+    assert!(text.contains(" tri_b (graph.c)"), "{text}");
+}
+
 /// A static binary: libc's functions are in the symbol table and mcount itself is in the
 /// histogram range (excluded from the graph, listed in the index with its index in
 /// parentheses).

@@ -67,12 +67,14 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
 
 /// Print what `gprof -b [-p|-q|-P|-Q] [-z]` prints: the flat profile, then the call graph and
 /// its index. With neither a histogram nor arcs gprof falls back to basic-block counts, which
-/// print nothing without `-l`; so do we.
+/// print nothing without `-l`; so do we. `exe` is the executable's bytes (its DWARF names
+/// the source files of static functions in the index).
 pub fn print_report(
     a: &Analysis<'_>,
     req: Sections,
     opts: GraphOptions,
     gmon: &str,
+    exe: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let (flat, graph) = choose_sections(a, req, gmon)?;
@@ -81,9 +83,29 @@ pub fn print_report(
     }
     if graph {
         print(a, opts, !flat, out);
-        print_index(a, opts, out);
+        let files = static_source_files(a, exe);
+        print_index(a, opts, &files, out);
     }
     Ok(())
+}
+
+/// The source file gprof appends to a static function's name in the index: the base name of
+/// the file `bfd_find_nearest_line` gives for the function's address, i.e. only when the
+/// executable has DWARF for it. Indexed by symbol; `None` for globals and functions without
+/// debug info.
+pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>> {
+    let syms = &a.symtab.syms;
+    if !syms.iter().any(|s| s.is_static) {
+        return vec![None; syms.len()];
+    }
+    let locations = profil_symbols::dwarf::function_locations(exe);
+    syms.iter()
+        .map(|s| {
+            let loc = locations.get(&s.addr).filter(|_| s.is_static)?;
+            let base = loc.file.rsplit('/').next().unwrap_or(&loc.file);
+            Some(base.as_bytes().to_vec())
+        })
+        .collect()
 }
 
 /// The C division `x / y` with x86-64's NaN rules: an operand's NaN propagates, and an
@@ -388,7 +410,13 @@ const OUTPUT_WIDTH: usize = 80;
 
 /// Print the index by function name exactly as gprof does after the call graph: three
 /// columns, filled top to bottom, cycles last.
-pub fn print_index(a: &Analysis<'_>, opts: GraphOptions, out: &mut Vec<u8>) {
+/// `files[i]` is the source file shown after static symbol `i` ([`static_source_files`]).
+pub fn print_index(
+    a: &Analysis<'_>,
+    opts: GraphOptions,
+    files: &[Option<Vec<u8>>],
+    out: &mut Vec<u8>,
+) {
     let names = index_symbols(a, opts);
     let nnames = names.len();
     let entries: Vec<usize> = names
@@ -420,6 +448,12 @@ pub fn print_index(a: &Analysis<'_>, opts: GraphOptions, out: &mut Vec<u8>) {
                 let name = a.display_name(node);
                 col += name.len();
                 out.extend_from_slice(&name);
+                if let Some(Some(file)) = files.get(node) {
+                    out.extend_from_slice(b" (");
+                    out.extend_from_slice(file);
+                    out.push(b')');
+                    col += file.len() + 3;
+                }
             } else {
                 let label = format!("<cycle {}>", n.cyc_num);
                 col += label.len();
