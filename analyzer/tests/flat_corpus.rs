@@ -107,6 +107,24 @@ fn cxx_o2() {
     assert_same(dir.path(), "prog", &["gmon.out"], &[]);
 }
 
+/// STL-heavy C++: demangling must follow libiberty on pack expansions and literal operators.
+#[test]
+fn cxx_stl_o1() {
+    let dir = TempDir::new("stl");
+    let src = corpus("stl.cpp");
+    compile(
+        dir.path(),
+        "g++",
+        &["-pg", "-O1", "-o", "prog", src.to_str().unwrap()],
+    );
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let out = assert_same(dir.path(), "prog", &["gmon.out"], &["-z"]);
+    assert!(
+        String::from_utf8_lossy(&out).contains("operator\"\" _k"),
+        "literal operator missing"
+    );
+}
+
 /// Rust on stable: `-C link-arg=-pg` links glibc's gcrt1, which samples the program and writes
 /// gmon.out (histogram only). Legacy and v0 mangling.
 fn rust_case(mangling: Option<&str>) {

@@ -5,7 +5,15 @@
 //! and v0 names their crate disambiguators. Rust legacy names are only treated as Rust
 //! when they end in a 16-hex-digit hash segment; otherwise the C++ demangler gets them.
 //! BFD also strips leading `.`/`$` characters and a `@suffix` and puts both back around the
-//! demangled text. We use `rustc-demangle` (alternate form, no hash) and `cpp_demangle`.
+//! demangled text.
+//!
+//! Rust names go through `rustc-demangle` (alternate form, no hash). For C++ the reference
+//! is libiberty's `cp-demangle.c`, and the same code ships in every libstdc++ as
+//! `__cxa_demangle` (which differs from gprof's call only by `DMGL_TYPES`, which matters only
+//! for names that do not start with `_Z`, and those are never passed to it). So C++ names are
+//! demangled by the system's `libstdc++.so.6`, loaded at run time ([`cxa`]); the
+//! `cpp_demangle` crate is the fallback when it cannot be loaded. It differs from libiberty
+//! on some names (pack expansions of references, literal operators).
 
 use std::borrow::Cow;
 
@@ -96,8 +104,83 @@ fn cxx_demangle(sym: &str) -> Option<String> {
     if !sym.starts_with("_Z") {
         return None;
     }
+    if let Some(result) = cxa::demangle(sym) {
+        return result;
+    }
     let parsed = cpp_demangle::Symbol::new(sym.as_bytes()).ok()?;
     parsed.demangle().ok()
+}
+
+/// libiberty's C++ demangler as shipped in libstdc++ (`__cxa_demangle`), loaded with
+/// `dlopen` so that nothing links against libstdc++. All the FFI of this crate is here.
+pub mod cxa {
+    use std::ffi::{c_char, c_int, CStr, CString};
+    use std::sync::OnceLock;
+
+    type CxaDemangle =
+        unsafe extern "C" fn(*const c_char, *mut c_char, *mut usize, *mut c_int) -> *mut c_char;
+
+    fn load() -> Option<CxaDemangle> {
+        // SAFETY: dlopen with a constant NUL-terminated name; the handle is never closed, so
+        // the function pointer taken from it stays valid for the life of the process.
+        let handle = unsafe {
+            libc::dlopen(
+                c"libstdc++.so.6".as_ptr(),
+                libc::RTLD_NOW | libc::RTLD_LOCAL,
+            )
+        };
+        if handle.is_null() {
+            return None;
+        }
+        // SAFETY: `handle` is a live handle and the symbol name is NUL-terminated.
+        let sym = unsafe { libc::dlsym(handle, c"__cxa_demangle".as_ptr()) };
+        if sym.is_null() {
+            return None;
+        }
+        // SAFETY: `__cxa_demangle` has exactly this C signature in the Itanium C++ ABI.
+        Some(unsafe { std::mem::transmute::<*mut libc::c_void, CxaDemangle>(sym) })
+    }
+
+    /// Whether libstdc++'s demangler could be loaded.
+    pub fn available() -> bool {
+        function().is_some()
+    }
+
+    fn function() -> Option<CxaDemangle> {
+        static F: OnceLock<Option<CxaDemangle>> = OnceLock::new();
+        *F.get_or_init(load)
+    }
+
+    /// `Some(Some(text))`: demangled; `Some(None)`: libiberty rejects the name; `None`: the
+    /// library is not available.
+    pub fn demangle(sym: &str) -> Option<Option<String>> {
+        let f = function()?;
+        let Ok(c) = CString::new(sym) else {
+            return Some(None);
+        };
+        let mut status: c_int = 0;
+        // SAFETY: `c` is NUL-terminated; a null buffer asks the callee to malloc the result,
+        // which we free below; `status` is a valid out-pointer and the length pointer may be
+        // null.
+        let out = unsafe {
+            f(
+                c.as_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut status,
+            )
+        };
+        if out.is_null() {
+            return Some(None);
+        }
+        // SAFETY: on success `out` is a NUL-terminated string allocated with malloc.
+        let text = unsafe { CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: `out` came from malloc inside `__cxa_demangle` and is freed exactly once.
+        unsafe { libc::free(out.cast()) };
+        Some((status == 0).then_some(text))
+    }
 }
 
 #[cfg(test)]
@@ -113,6 +196,27 @@ mod tests {
         assert_eq!(
             gprof_demangle("_ZN4core3fmt5write17h0123456789abcdefE.llvm.42").as_deref(),
             Some("core::fmt::write")
+        );
+    }
+
+    #[test]
+    fn cxx_like_libiberty() {
+        if !cxa::available() {
+            return;
+        }
+        // cpp_demangle drops the `&&` of these pack-expanded parameters and misprints the
+        // literal operator; libiberty (and gprof) do not.
+        assert_eq!(
+            gprof_demangle("_Z1fIJRiiEEvDpOT_").as_deref(),
+            Some("void f<int&, int>(int&, int&&)")
+        );
+        assert_eq!(
+            gprof_demangle("_Zli2_ky").as_deref(),
+            Some("operator\"\" _k(unsigned long long)")
+        );
+        assert_eq!(
+            gprof_demangle("_Z3foov.constprop.0").as_deref(),
+            Some("foo() [clone .constprop.0]")
         );
     }
 
