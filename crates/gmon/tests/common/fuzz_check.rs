@@ -19,7 +19,9 @@ pub fn check(data: &[u8]) {
             let _ = a.to_string();
         }
         let Ok(f) = parsed else { continue };
-        let Ok(p) = Profile::from_file(&f) else { continue };
+        let Ok(p) = Profile::from_file(&f) else {
+            continue;
+        };
         for format in [OutputFormat::Gnu, OutputFormat::Bsd44, OutputFormat::OldBsd] {
             let mut out = Vec::new();
             if p.write(&mut Writer::new(&mut out, t), format).is_err() {
