@@ -185,34 +185,88 @@ fn cmp_arc(a: &Analysis<'_>, l: usize, r: usize) -> Ordering {
     }
 }
 
-/// gprof's list insertion sort: each arc, in list order, goes before the first sorted arc
-/// for which `stop(arc, that)` holds.
-fn insertion_sort(
+/// How gprof's list insertion sorts place an element: before the first already sorted element
+/// `s` for which the rule holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InsertBefore {
+    /// `cmp(x, s) != GREATERTHAN` (`sort_parents`): ascending, later equals first.
+    NotGreater,
+    /// `cmp(x, s) != LESSTHAN` (`sort_children`): descending, later equals first.
+    NotLess,
+    /// `cmp(x, s) == GREATERTHAN` (`sort_members`): descending, earlier equals first.
+    Greater,
+}
+
+/// Lists up to this long are sorted by gprof's own quadratic procedure; longer ones by the
+/// equivalent stable sort (the same order for a consistent comparison, which `consistent`
+/// must vouch for), so that a hostile profile cannot make the printer take quadratic time.
+const LITERAL_MAX: usize = 64;
+
+/// gprof's insertion sort of `list` (in list order) under `rule`.
+fn gprof_sort(
     list: impl Iterator<Item = usize>,
-    mut stop: impl FnMut(usize, usize) -> bool,
+    rule: InsertBefore,
+    consistent: bool,
+    cmp: impl Fn(usize, usize) -> Ordering,
 ) -> Vec<usize> {
-    let mut sorted: Vec<usize> = Vec::new();
-    for arc in list {
+    let mut items: Vec<usize> = list.collect();
+    if items.len() > LITERAL_MAX && consistent {
+        match rule {
+            InsertBefore::NotGreater => {
+                items.reverse();
+                items.sort_by(|&l, &r| cmp(l, r));
+            }
+            InsertBefore::NotLess => {
+                items.reverse();
+                items.sort_by(|&l, &r| cmp(r, l));
+            }
+            InsertBefore::Greater => items.sort_by(|&l, &r| cmp(r, l)),
+        }
+        return items;
+    }
+    let stop = |x: usize, s: usize| match rule {
+        InsertBefore::NotGreater => cmp(x, s) != Ordering::Greater,
+        InsertBefore::NotLess => cmp(x, s) != Ordering::Less,
+        InsertBefore::Greater => cmp(x, s) == Ordering::Greater,
+    };
+    let mut sorted: Vec<usize> = Vec::with_capacity(items.len());
+    for x in items {
         let at = sorted
             .iter()
-            .position(|&s| stop(arc, s))
+            .position(|&s| stop(x, s))
             .unwrap_or(sorted.len());
-        sorted.insert(at, arc);
+        sorted.insert(at, x);
     }
     sorted
 }
 
+/// `cmp_arc` is a consistent order over a list when no time is NaN (there is at most one
+/// self-arc per list: `arc_add` keeps one arc per caller and callee).
+fn arcs_consistent(a: &Analysis<'_>, list: impl Iterator<Item = usize>) -> bool {
+    let mut selfs = 0;
+    for i in list {
+        let r = &a.cg.arcs[i];
+        selfs += usize::from(r.parent == r.child);
+        if (r.time + r.child_time).is_nan() || selfs > 1 {
+            return false;
+        }
+    }
+    true
+}
+
 /// A node's parent arcs in printing order (`sort_parents`).
 pub fn sorted_parents(a: &Analysis<'_>, node: usize) -> Vec<usize> {
-    insertion_sort(a.cg.parents(node), |x, s| {
-        cmp_arc(a, x, s) != Ordering::Greater
+    let ok = arcs_consistent(a, a.cg.parents(node));
+    gprof_sort(a.cg.parents(node), InsertBefore::NotGreater, ok, |x, s| {
+        cmp_arc(a, x, s)
     })
 }
 
 /// A node's child arcs in printing order (`sort_children`).
 pub fn sorted_children(a: &Analysis<'_>, node: usize) -> Vec<usize> {
-    insertion_sort(a.cg.children(node), |x, s| {
-        cmp_arc(a, x, s) != Ordering::Less
+    let ok = arcs_consistent(a, a.cg.children(node));
+    gprof_sort(a.cg.children(node), InsertBefore::NotLess, ok, |x, s| {
+        cmp_arc(a, x, s)
     })
 }
 
@@ -220,16 +274,22 @@ pub fn sorted_children(a: &Analysis<'_>, node: usize) -> Vec<usize> {
 /// most calls.
 pub fn sorted_members(a: &Analysis<'_>, cycle: usize) -> Vec<usize> {
     let nodes = &a.cg.nodes;
-    let members = std::iter::successors(nodes[cycle].cyc_next, |&m| nodes[m].cyc_next);
-    let greater = |l: usize, r: usize| {
+    let members = || std::iter::successors(nodes[cycle].cyc_next, |&m| nodes[m].cyc_next);
+    let ok = members().all(|m| !(nodes[m].prop_self + nodes[m].prop_child).is_nan());
+    // `cmp_member`.
+    let cmp = |l: usize, r: usize| {
         let (ln, rn) = (&nodes[l], &nodes[r]);
         let (lt, rt) = (ln.prop_self + ln.prop_child, rn.prop_self + rn.prop_child);
-        if lt != rt {
-            return lt > rt;
+        if lt > rt {
+            return Ordering::Greater;
         }
-        ln.ncalls.wrapping_add(ln.self_calls) > rn.ncalls.wrapping_add(rn.self_calls)
+        if lt < rt {
+            return Ordering::Less;
+        }
+        let calls = |n: &super::cg::Node| n.ncalls.wrapping_add(n.self_calls);
+        calls(ln).cmp(&calls(rn))
     };
-    insertion_sort(members, greater)
+    gprof_sort(members(), InsertBefore::Greater, ok, cmp)
 }
 
 /// The `self  children  called` columns of a parent or child line.
@@ -462,5 +522,57 @@ pub fn print_index(
             starting_col += column_width;
         }
         out.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stable sorts used for long lists give exactly gprof's insertion order, ties and
+    /// the self-arc rule (less than everything) included.
+    #[test]
+    fn long_lists_sort_like_gprof() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..300 {
+            let n = 1 + (next() % 200) as usize;
+            let keys: Vec<u64> = (0..n).map(|_| next() % (1 + round % 7)).collect();
+            let self_item = (round % 3 == 0).then(|| (next() % n as u64) as usize);
+            let cmp = |l: usize, r: usize| {
+                if Some(l) == self_item {
+                    return Ordering::Less;
+                }
+                if Some(r) == self_item {
+                    return Ordering::Greater;
+                }
+                keys[l].cmp(&keys[r])
+            };
+            for rule in [
+                InsertBefore::NotGreater,
+                InsertBefore::NotLess,
+                InsertBefore::Greater,
+            ] {
+                if rule == InsertBefore::Greater && self_item.is_some() {
+                    continue; // members have no self rule
+                }
+                let fast = gprof_sort(0..n, rule, true, cmp);
+                let literal = gprof_sort(0..n, rule, false, cmp);
+                assert_eq!(fast, literal, "{rule:?} {keys:?} {self_item:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn c_division_spells_nans_like_x86() {
+        assert!(c_div(0.0, 0.0).is_nan() && c_div(0.0, 0.0).is_sign_negative());
+        assert_eq!(printf::f(7, 2, c_div(0.0, 0.0)), "   -nan");
+        assert_eq!(printf::f(7, 2, c_div(1.0, 0.0)), "    inf");
+        assert_eq!(c_div(3.0, 2.0), 1.5);
     }
 }

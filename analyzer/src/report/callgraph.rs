@@ -295,11 +295,12 @@ impl Graph {
         &self.functions[id - 1]
     }
 
-    /// Calls into `id` from outside its cycle: its own calls, or its cycle's.
+    /// Calls into `id` from outside its cycle: its own calls, or its cycle's (cycles are
+    /// numbered 1.. in `cycles` order).
     fn calls_into(&self, id: usize) -> u64 {
         let f = self.function(id);
         f.cycle
-            .and_then(|c| self.cycles.iter().find(|x| x.number == c))
+            .and_then(|c| self.cycles.get(c.wrapping_sub(1)))
             .map_or(f.calls, |c| c.calls)
     }
 
@@ -406,6 +407,13 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
             )?;
         }
     }
+    // Arcs by callee and by caller, so that printing stays linear in the graph's size.
+    let mut callers_of: Vec<Vec<&Arc>> = vec![Vec::new(); g.functions.len() + 1];
+    let mut callees_of: Vec<Vec<&Arc>> = vec![Vec::new(); g.functions.len() + 1];
+    for a in &g.arcs {
+        callers_of[a.callee].push(a);
+        callees_of[a.caller].push(a);
+    }
     for f in &g.functions {
         writeln!(out)?;
         let calls = if f.self_calls != 0 {
@@ -425,7 +433,7 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
         if let Some(loc) = &f.location {
             writeln!(out, "    at {loc}")?;
         }
-        let mut callers: Vec<&Arc> = g.arcs.iter().filter(|a| a.callee == f.id).collect();
+        let mut callers = std::mem::take(&mut callers_of[f.id]);
         sort_arcs(&mut callers);
         if callers.is_empty() && f.calls_from_unknown == 0 {
             writeln!(
@@ -447,7 +455,7 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
                 )?;
             }
         }
-        let mut callees: Vec<&Arc> = g.arcs.iter().filter(|a| a.caller == f.id).collect();
+        let mut callees = std::mem::take(&mut callees_of[f.id]);
         sort_arcs(&mut callees);
         if !callees.is_empty() {
             writeln!(out, "    calls:")?;
