@@ -2,8 +2,8 @@
 //! of many lengths, some static), compiled once; then, per seed, a gmon file written by hand
 //! with random arcs between those functions (back edges make cycles, nested cycles and
 //! self-recursion; duplicate arcs, zero counts, callers inside function bodies) and a
-//! random histogram, sometimes none, sometimes split over two files. `profil-report --gprof
-//! -b ...` must print exactly what `gprof -b ...` prints.
+//! random histogram, sometimes none, sometimes split over two files, sometimes in the 4.4BSD
+//! format. `profil-report --gprof -b ...` must print exactly what `gprof -b ...` prints.
 //!
 //! `PROFIL_CG_RANDOM_CASES=N` changes the number of seeds (default 60);
 //! `PROFIL_KEEP_TMP=1` keeps the generated files.
@@ -109,6 +109,15 @@ fn profile(r: &mut Rng, funcs: &[(String, u64, u64)]) -> Vec<GmonFile> {
         bins[i] = bins[i].saturating_add(1 + r.below(most) as u16);
     }
     let rate = if r.chance(80) { 100 } else { 1000 };
+    if r.chance(12) {
+        // 4.4BSD: one histogram, arcs with 64-bit counts (gprof sees a call graph even
+        // when there are no arcs).
+        let arcs: Vec<(u64, u64, u64)> = arcs
+            .into_iter()
+            .map(|(f, t, c)| (f, t, u64::from(c)))
+            .collect();
+        return vec![GmonFile::bsd44(low, high, rate, &bins, &arcs)];
+    }
     let with_hist = !r.chance(15);
     let split = r.chance(25);
     let mut files = vec![GmonFile::new()];

@@ -230,6 +230,28 @@ impl GmonFile {
     pub fn write(&self, path: &Path) {
         std::fs::write(path, &self.0).expect("write gmon file");
     }
+
+    /// A 4.4BSD gmon.out (64-bit little-endian): `struct gmonhdr`, the bins, then raw arcs
+    /// with 8-byte counts. gprof always treats such a file as having a call graph.
+    pub fn bsd44(low: u64, high: u64, rate: u32, bins: &[u16], arcs: &[(u64, u64, u64)]) -> Self {
+        let mut v = Vec::new();
+        v.extend_from_slice(&low.to_le_bytes());
+        v.extend_from_slice(&high.to_le_bytes());
+        let ncnt = u32::try_from(40 + 2 * bins.len()).unwrap();
+        v.extend_from_slice(&ncnt.to_le_bytes());
+        v.extend_from_slice(&0x0005_1879u32.to_le_bytes());
+        v.extend_from_slice(&rate.to_le_bytes());
+        v.extend_from_slice(&[0; 12]);
+        for b in bins {
+            v.extend_from_slice(&b.to_le_bytes());
+        }
+        for &(from, to, count) in arcs {
+            v.extend_from_slice(&from.to_le_bytes());
+            v.extend_from_slice(&to.to_le_bytes());
+            v.extend_from_slice(&count.to_le_bytes());
+        }
+        GmonFile(v)
+    }
 }
 
 /// xorshift64*: small, deterministic, good enough for test shapes.
