@@ -96,7 +96,14 @@ fn several_files() {
     );
     profile_run(dir.path(), "prog", &["1"], "g1.out");
     profile_run(dir.path(), "prog", &["2"], "g2.out");
-    for flags in [&["-q"][..], &[], &["-z"]] {
+    for flags in [
+        &["-q"][..],
+        &[],
+        &["-z"],
+        &["-p", "-q"],
+        &["-P"],
+        &["-Q", "-z"],
+    ] {
         assert_same(dir.path(), "prog", &["g1.out", "g2.out"], flags);
         assert_same(dir.path(), "prog", &["g2.out", "g1.out"], flags);
     }
