@@ -9,17 +9,35 @@
 //! 2. `ld -r -u <entry points>` turns the staticlib into one relocatable object holding only
 //!    what the runtime needs; `objcopy --keep-global-symbol` then localizes every other global
 //!    (core, compiler_builtins), so the object cannot clash with a Rust program's own copies.
-//! 3. The outputs `profil_rt.o` and `libprofil_rt.so` sit in OUT_DIR; their absolute paths are
-//!    baked into the analyzer as `PROFIL_RT_OBJECT` / `PROFIL_RT_SHARED`. If anything fails, the
-//!    reason goes into `PROFIL_RT_ERROR` instead and the analyzer still builds; `runtime-path`
-//!    then reports it.
+//! 3. The outputs `profil_rt.o` and `libprofil_rt.so` sit in OUT_DIR. The analyzer embeds their
+//!    bytes (`include_bytes!`, see `src/cmd/artifacts.rs`) and writes them to a per-version
+//!    cache directory when they are needed, so an installed binary works after this build
+//!    directory is gone. Their build paths are also exported as `PROFIL_RT_OBJECT` /
+//!    `PROFIL_RT_SHARED` (for tests that compare the two). If anything fails, the reason goes
+//!    into `PROFIL_RT_ERROR`, empty placeholder files are written so that `include_bytes!`
+//!    still compiles, and the analyzer still builds; every command that needs the runtime then
+//!    reports the reason.
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The runtime's exported entry points (everything else in the object becomes local).
-const ENTRY_POINTS: &[&str] = &["profil_rt_start", "profil_rt_finish"];
+/// The runtime's exported entry points (everything else in the object becomes local): its own
+/// start/finish, the exec family it wraps (to write the profile before the image is replaced)
+/// and BSD `moncontrol`.
+const ENTRY_POINTS: &[&str] = &[
+    "profil_rt_start",
+    "profil_rt_finish",
+    "moncontrol",
+    "execve",
+    "execv",
+    "execvp",
+    "execvpe",
+    "execl",
+    "execlp",
+    "execle",
+    "fexecve",
+];
 
 fn main() {
     let manifest_dir =
@@ -53,6 +71,12 @@ fn main() {
         }
         Err(e) => {
             println!("cargo:warning=profil-rt artifacts not built: {e}");
+            for name in ["profil_rt.o", "libprofil_rt.so"] {
+                // Empty placeholders keep `include_bytes!` compiling; an empty artifact is never
+                // handed out (the analyzer checks PROFIL_RT_ERROR first).
+                let _ = std::fs::remove_file(out_dir.join(name));
+                std::fs::write(out_dir.join(name), b"").expect("write to OUT_DIR");
+            }
             println!("cargo:rustc-env=PROFIL_RT_OBJECT=");
             println!("cargo:rustc-env=PROFIL_RT_SHARED=");
             println!("cargo:rustc-env=PROFIL_RT_ERROR={}", e.replace('\n', " "));

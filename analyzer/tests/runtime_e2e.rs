@@ -252,10 +252,12 @@ fn check_profile(
     );
 }
 
-fn check_c_split(flags: &[&str], name: &str) {
+/// `hz`: None for the default rate.
+fn check_c_split(flags: &[&str], name: &str, hz: Option<&str>) {
     let dir = Scratch::new(name);
     let exe = gcc(&dir, "split.c", "split", flags, true);
-    let r = run(&dir, &exe, &[UNITS_2S], &[]);
+    let env: Vec<(&str, &str)> = hz.map(|h| ("PROFIL_HZ", h)).into_iter().collect();
+    let r = run(&dir, &exe, &[UNITS_2S], &env);
     assert_eq!(r.status, 0, "{r:?}");
     assert_eq!(r.stderr, "", "the runtime printed something");
     check_profile(
@@ -271,22 +273,22 @@ fn check_c_split(flags: &[&str], name: &str) {
 
 #[test]
 fn c_pie_linked_object_gives_3_to_1_split_and_cpu_time() {
-    check_c_split(&["-pie", "-fPIE"], "c-pie");
+    check_c_split(&["-pie", "-fPIE"], "c-pie", None);
 }
 
 #[test]
 fn c_no_pie_linked_object() {
-    check_c_split(&["-no-pie", "-fno-PIE"], "c-no-pie");
+    check_c_split(&["-no-pie", "-fno-PIE"], "c-no-pie", Some("1000"));
 }
 
 #[test]
 fn c_static_linked_object() {
-    check_c_split(&["-static"], "c-static");
+    check_c_split(&["-static"], "c-static", Some("1000"));
 }
 
 #[test]
 fn c_static_pie_linked_object() {
-    check_c_split(&["-static-pie", "-fPIE"], "c-static-pie");
+    check_c_split(&["-static-pie", "-fPIE"], "c-static-pie", Some("1000"));
 }
 
 #[test]
@@ -322,7 +324,7 @@ fn ld_preload_into_an_unmodified_c_program() {
         &dir,
         &exe,
         &[UNITS_2S],
-        &[("LD_PRELOAD", so.to_str().unwrap())],
+        &[("LD_PRELOAD", so.to_str().unwrap()), ("PROFIL_HZ", "1000")],
     );
     assert_eq!(r.status, 0, "{r:?}");
     check_profile(
@@ -341,7 +343,7 @@ fn rust_with_link_arg_and_rust_lld() {
     let dir = Scratch::new("rust-lld");
     let arg = format!("link-arg={}", runtime_path(false).display());
     let exe = rustc(&dir, "split.rs", "split", &["-C", &arg]);
-    let r = run(&dir, &exe, &["split", UNITS_2S], &[]);
+    let r = run(&dir, &exe, &["split", UNITS_2S], &[("PROFIL_HZ", "1000")]);
     assert_eq!(r.status, 0, "{r:?}");
     check_profile(
         &exe,
@@ -373,7 +375,7 @@ fn rust_with_link_arg_and_gnu_ld() {
         !String::from_utf8_lossy(&comment.stdout).contains("Linker: LLD"),
         "expected a GNU ld link"
     );
-    let r = run(&dir, &exe, &["split", "120"], &[]);
+    let r = run(&dir, &exe, &["split", "120"], &[("PROFIL_HZ", "1000")]);
     assert_eq!(r.status, 0, "{r:?}");
     check_profile(
         &exe,
@@ -405,7 +407,7 @@ fn rust_linked_against_the_shared_object_with_no_as_needed() {
             &rpath,
         ],
     );
-    let r = run(&dir, &exe, &["split", "120"], &[]);
+    let r = run(&dir, &exe, &["split", "120"], &[("PROFIL_HZ", "1000")]);
     assert_eq!(r.status, 0, "{r:?}");
     check_profile(
         &exe,
@@ -450,7 +452,7 @@ fn rust_cargo_build_with_rustflags_link_arg() {
         .env_remove("RUSTC_WORKSPACE_WRAPPER");
     must(&mut cmd);
     let exe = dir.path(&format!("target/{host}/release/split"));
-    let r = run(&dir, &exe, &["split", "120"], &[]);
+    let r = run(&dir, &exe, &["split", "120"], &[("PROFIL_HZ", "1000")]);
     assert_eq!(r.status, 0, "{r:?}");
     check_profile(
         &exe,
@@ -468,7 +470,7 @@ fn two_threads_split_2_to_1() {
     let dir = Scratch::new("threads");
     let arg = format!("link-arg={}", runtime_path(false).display());
     let exe = rustc(&dir, "split.rs", "split", &["-C", &arg]);
-    let r = run(&dir, &exe, &["threads", "450"], &[]);
+    let r = run(&dir, &exe, &["threads", "450"], &[("PROFIL_HZ", "1000")]);
     assert_eq!(r.status, 0, "{r:?}");
     // 2:1 ±10%: thread_two's share within 10% of 2/3.
     let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
@@ -568,6 +570,7 @@ fn output_naming_format_and_switches() {
             ("GMON_OUT_PREFIX", "pre"),
             ("PROFIL_OUT", "bsd.out"),
             ("PROFIL_FORMAT", "bsd"),
+            ("PROFIL_HZ", "1000"),
         ],
     );
     assert_eq!((r.status, r.stderr.as_str()), (0, ""));
@@ -629,7 +632,22 @@ fn runtime_object_exports_only_its_own_symbols() {
         .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
         .collect();
     globals.sort();
-    assert_eq!(globals, ["profil_rt_finish", "profil_rt_start"]);
+    assert_eq!(
+        globals,
+        [
+            "execl",
+            "execle",
+            "execlp",
+            "execv",
+            "execve",
+            "execvp",
+            "execvpe",
+            "fexecve",
+            "moncontrol",
+            "profil_rt_finish",
+            "profil_rt_start"
+        ]
+    );
 }
 
 #[test]
@@ -647,7 +665,12 @@ fn a_sigtrap_that_is_not_ours_keeps_its_default_action() {
 fn profil_scale_65536_gives_two_byte_bins_that_gprof_reads() {
     let dir = Scratch::new("scale");
     let exe = gcc(&dir, "split.c", "split", &[], true);
-    let r = run(&dir, &exe, &["80"], &[("PROFIL_SCALE", "65536")]);
+    let r = run(
+        &dir,
+        &exe,
+        &["80"],
+        &[("PROFIL_SCALE", "65536"), ("PROFIL_HZ", "1000")],
+    );
     assert_eq!((r.status, r.stderr.as_str()), (0, ""));
     let data = fs::read(dir.path("gmon.out")).unwrap();
     let low = u64::from_ne_bytes(data[21..29].try_into().unwrap());

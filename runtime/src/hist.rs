@@ -54,7 +54,7 @@ impl Layout {
     /// precisely the addresses the runtime counted in it.
     pub fn file_high_pc(&self) -> u64 {
         let width2 = 0x20000u64; // bin width in bytes × scale
-        if self.scale != 2 && width2 % u64::from(self.scale) == 0 {
+        if self.scale != 2 && width2.is_multiple_of(u64::from(self.scale)) {
             self.link_lo + self.nbins as u64 * (width2 / u64::from(self.scale))
         } else {
             self.link_hi
@@ -80,6 +80,8 @@ static RUNTIME_LO: AtomicUsize = AtomicUsize::new(0);
 static SPAN: AtomicUsize = AtomicUsize::new(0);
 static SCALE: AtomicU32 = AtomicU32::new(0);
 static RECORDING: AtomicBool = AtomicBool::new(false);
+/// `moncontrol(0)`: samples still count toward the achieved rate, but not into the bins.
+static PAUSED: AtomicBool = AtomicBool::new(false);
 /// Every sample taken while recording, inside the range or not: the achieved rate is this over
 /// the CPU time.
 static SAMPLES: AtomicU64 = AtomicU64::new(0);
@@ -109,6 +111,11 @@ pub fn set_recording(on: bool) {
     RECORDING.store(on, Ordering::Release);
 }
 
+/// Pause (`true`) or resume counting samples into the bins; returns the previous setting.
+pub fn set_paused(paused: bool) -> bool {
+    PAUSED.swap(paused, Ordering::AcqRel)
+}
+
 /// Count one sample at runtime address `pc`. *Async-signal-safe*: loads and one `fetch_add`.
 #[inline]
 pub fn record(pc: usize) {
@@ -116,6 +123,9 @@ pub fn record(pc: usize) {
         return;
     }
     SAMPLES.fetch_add(1, Ordering::Relaxed);
+    if PAUSED.load(Ordering::Relaxed) {
+        return;
+    }
     let offset = pc.wrapping_sub(RUNTIME_LO.load(Ordering::Relaxed));
     if offset >= SPAN.load(Ordering::Relaxed) {
         return; // outside the executable's text (shared libraries, vdso): not in the histogram
@@ -147,10 +157,15 @@ pub fn counters() -> &'static [AtomicU32] {
     unsafe { core::slice::from_raw_parts(p, NBINS.load(Ordering::Relaxed)) }
 }
 
-/// Zero every counter and the sample count (for a forked child that starts afresh).
+/// Zero every counter and the sample count (for a forked child that starts afresh). The
+/// pages are handed back to the kernel, which is instant and frees the child's copies.
 pub fn clear() {
-    for c in counters() {
-        c.store(0, Ordering::Relaxed);
+    let c = counters();
+    if !c.is_empty() && !crate::sys::discard_pages(c.as_ptr() as *mut u8, core::mem::size_of_val(c))
+    {
+        for c in c {
+            c.store(0, Ordering::Relaxed);
+        }
     }
     SAMPLES.store(0, Ordering::Relaxed);
 }

@@ -20,9 +20,22 @@
 //! * [`config`]: the environment variables, read once in the constructor.
 //! * [`hist`]: the histogram (bin layout, link-time vs runtime addresses, atomic counters).
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
-//! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; `ITIMER_PROF`).
+//! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
+//!   CPU-time timer with `SIGPROF`).
+//! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
-//! * this module: the life cycle — [`start`] (the constructor) and [`finish`] (exit).
+//! * this module: the life cycle — [`start`] (the constructor), fork (the child starts an
+//!   empty histogram, a clock of its own and a file `<name>.<pid>`), terminating signals left at
+//!   their default action (write, then re-raise), exec, and [`finish`] (exit).
+//!
+//! # What loses the profile
+//!
+//! `_exit`/`_Exit` (no exit handlers run), `SIGKILL` (cannot be caught), `abort` and other
+//! signals whose default action dumps core (`SIGABRT`, `SIGSEGV`, ...: the process state is
+//! suspect, and writing from there could turn a crash into a hang), a terminating signal whose
+//! handler the program replaced with its own, and an exec done with a raw `syscall(SYS_execve)`
+//! (it bypasses the wrappers; the clock is still removed by the kernel, so the new image is
+//! safe).
 //!
 //! # Design constraints, and why
 //!
@@ -50,6 +63,7 @@
 
 pub mod buf;
 pub mod config;
+pub mod exec;
 pub mod handler;
 pub mod hist;
 pub mod output;
@@ -57,7 +71,7 @@ pub mod sys;
 pub mod timer;
 
 use core::fmt::Write as _;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use config::{Config, Format};
 use output::Destination;
@@ -65,10 +79,11 @@ use timer::Backend;
 
 static STARTED: AtomicBool = AtomicBool::new(false);
 static FINISHED: AtomicBool = AtomicBool::new(false);
-/// The process that armed the clock; a forked child (which inherits our memory but not the
-/// clock) does not write the parent's profile.
+/// The process whose profile this is: set when the clock starts and in each forked child.
+/// A process sharing our memory under another pid (a `vfork` child) must not touch the clock.
 static OWNER_PID: AtomicU32 = AtomicU32::new(0);
 static BACKEND: AtomicU8 = AtomicU8::new(0); // 0 none, 1 perf, 2 itimer
+static FORK_CHILD: AtomicBool = AtomicBool::new(false);
 static START_CPU_NS: AtomicU64 = AtomicU64::new(0);
 static NOMINAL_HZ: AtomicU32 = AtomicU32::new(config::DEFAULT_HZ);
 static LAYOUT_LO: AtomicU64 = AtomicU64::new(0);
@@ -76,12 +91,13 @@ static LAYOUT_HI: AtomicU64 = AtomicU64::new(0);
 static LAYOUT_SCALE: AtomicU32 = AtomicU32::new(0);
 static FORMAT_BSD: AtomicBool = AtomicBool::new(false);
 // PROFIL_OUT / GMON_OUT_PREFIX point into the initial environment block, which is never freed.
-static OUT_PTR: core::sync::atomic::AtomicPtr<u8> =
-    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+static OUT_PTR: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
 static OUT_LEN: AtomicU64 = AtomicU64::new(0);
-static PREFIX_PTR: core::sync::atomic::AtomicPtr<u8> =
-    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+static PREFIX_PTR: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
 static PREFIX_LEN: AtomicU64 = AtomicU64::new(0);
+
+/// The terminating signals whose default action we take over (only where it is the default).
+const TERMINATING: [core::ffi::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 fn warn(line: &[u8]) {
     let mut b = buf::FixedBuf::<300>::new();
@@ -90,14 +106,14 @@ fn warn(line: &[u8]) {
     sys::write_stderr(b.as_bytes());
 }
 
-fn store_bytes(ptr: &core::sync::atomic::AtomicPtr<u8>, len: &AtomicU64, v: Option<&'static [u8]>) {
+fn store_bytes(ptr: &AtomicPtr<u8>, len: &AtomicU64, v: Option<&'static [u8]>) {
     if let Some(v) = v {
         len.store(v.len() as u64, Ordering::Relaxed);
         ptr.store(v.as_ptr() as *mut u8, Ordering::Release);
     }
 }
 
-fn load_bytes(ptr: &core::sync::atomic::AtomicPtr<u8>, len: &AtomicU64) -> Option<&'static [u8]> {
+fn load_bytes(ptr: &AtomicPtr<u8>, len: &AtomicU64) -> Option<&'static [u8]> {
     let p = ptr.load(Ordering::Acquire);
     if p.is_null() {
         return None;
@@ -107,9 +123,35 @@ fn load_bytes(ptr: &core::sync::atomic::AtomicPtr<u8>, len: &AtomicU64) -> Optio
     Some(unsafe { core::slice::from_raw_parts(p, len.load(Ordering::Relaxed) as usize) })
 }
 
+fn backend() -> Option<Backend> {
+    match BACKEND.load(Ordering::Relaxed) {
+        1 => Some(Backend::Perf),
+        2 => Some(Backend::Itimer),
+        _ => None,
+    }
+}
+
+/// Record that `backend` runs in this process from now on, and start counting.
+fn begin(backend: Backend) {
+    BACKEND.store(
+        if backend == Backend::Perf { 1 } else { 2 },
+        Ordering::Relaxed,
+    );
+    START_CPU_NS.store(
+        sys::cpu_time_ns(backend.counts_system_time()),
+        Ordering::Relaxed,
+    );
+    OWNER_PID.store(sys::getpid(), Ordering::Relaxed);
+    hist::set_recording(true);
+}
+
+fn owner() -> bool {
+    sys::getpid() == OWNER_PID.load(Ordering::Relaxed)
+}
+
 /// Start profiling this process: read the settings, size the histogram over the main
-/// executable's text, register the exit hook and start the clock. Runs once; later calls do
-/// nothing. The artifacts call it from `.init_array`, before `main`.
+/// executable's text, register the exit, fork and signal hooks and start the clock. Runs
+/// once; later calls do nothing. The artifacts call it from `.init_array`, before `main`.
 pub fn start() {
     if STARTED.swap(true, Ordering::AcqRel) {
         return;
@@ -139,41 +181,40 @@ pub fn start() {
         return;
     }
     remember(&cfg, &layout);
+    exec::resolve();
     if !sys::at_exit(on_exit) {
         warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
+    }
+    if !sys::at_fork_child(after_fork_in_child) {
+        warn(b"profil-rt: cannot register the fork hook; forked children will not be profiled");
     }
     let perf_warning = |e| {
         let mut m = buf::FixedBuf::<200>::new();
         let mut s = [0u8; 128];
         let _ = write!(
             m,
-            "profil-rt: PROFIL_TIMER=perf: perf_event_open failed ({}); using the interval timer",
+            "profil-rt: PROFIL_TIMER=perf: perf_event_open failed ({}); using the CPU-time timer",
             sys::strerror(e, &mut s)
         );
         warn(m.as_bytes());
     };
     match timer::start(cfg.timer, cfg.hz, perf_warning) {
         Ok(backend) => {
-            let include_system = backend.counts_system_time();
-            BACKEND.store(
-                if backend == Backend::Perf { 1 } else { 2 },
-                Ordering::Relaxed,
-            );
-            START_CPU_NS.store(sys::cpu_time_ns(include_system), Ordering::Relaxed);
-            OWNER_PID.store(sys::getpid(), Ordering::Relaxed);
-            hist::set_recording(true);
+            for sig in TERMINATING {
+                if sys::current_action(sig).is_some_and(|a| a.handler == libc::SIG_DFL) {
+                    let _ = sys::install_oneshot_handler(sig, on_terminate);
+                }
+            }
+            begin(backend);
         }
         Err(e) => {
             let mut m = buf::FixedBuf::<300>::new();
             let (mut a, mut b) = ([0u8; 128], [0u8; 128]);
-            let _ = write!(
+            let _ =
+                write!(
                 m,
-                "profil-rt: no sampling clock (perf_event: {}; setitimer: {}); not profiling",
-                if e.perf == 0 {
-                    "not tried"
-                } else {
-                    sys::strerror(e.perf, &mut a)
-                },
+                "profil-rt: no sampling clock (perf_event: {}; CPU-time timer: {}); not profiling",
+                if e.perf == 0 { "not tried" } else { sys::strerror(e.perf, &mut a) },
                 sys::strerror(e.itimer, &mut b)
             );
             warn(m.as_bytes());
@@ -195,6 +236,68 @@ extern "C" fn on_exit(_: *mut core::ffi::c_void) {
     finish();
 }
 
+/// Runs in the child after `fork()`: the child inherited a copy of the parent's histogram and
+/// none of its clock. It starts from an empty histogram (nothing is counted twice), a clock of
+/// its own, and writes `<name>.<pid>`.
+extern "C" fn after_fork_in_child() {
+    if backend().is_none() || FINISHED.load(Ordering::Acquire) {
+        return;
+    }
+    hist::set_recording(false);
+    hist::clear();
+    FORK_CHILD.store(true, Ordering::Relaxed);
+    match timer::restart_in_child() {
+        Ok(b) => begin(b),
+        Err(_) => {
+            BACKEND.store(0, Ordering::Relaxed);
+            warn(
+                b"profil-rt: cannot start a sampling clock in the forked child; it is not profiled",
+            );
+        }
+    }
+}
+
+/// A terminating signal arrived whose default action was in place when we started (our
+/// handler is one-shot, so the default is back already): write the profile, then re-raise so
+/// the process ends exactly as it would have.
+extern "C" fn on_terminate(
+    sig: core::ffi::c_int,
+    _: *mut libc::siginfo_t,
+    _: *mut core::ffi::c_void,
+) {
+    finish();
+    sys::reraise_default(sig);
+}
+
+/// Called by the exec wrappers before the process image is replaced: stop the clock and write
+/// the samples so far. Returns whether profiling was running (and must resume if the exec
+/// fails).
+pub fn before_exec() -> bool {
+    if backend().is_none() || !owner() || FINISHED.load(Ordering::Acquire) {
+        return false;
+    }
+    finish();
+    true
+}
+
+/// Called by the exec wrappers when the exec failed: profiling resumes with the counts so far,
+/// and the profile will be written again (complete) at exit.
+pub fn after_failed_exec() {
+    let Some(b) = backend() else { return };
+    if let Ok(b2) = timer::restart(b) {
+        BACKEND.store(if b2 == Backend::Perf { 1 } else { 2 }, Ordering::Relaxed);
+        FINISHED.store(false, Ordering::Release);
+        hist::set_recording(true);
+    }
+}
+
+/// Resume (`true`) or pause counting samples into the histogram, like BSD `moncontrol`: the
+/// clock keeps running (paused samples still measure the achieved rate, so the seconds of the
+/// counted region stay right). Returns whether counting was on before.
+pub fn set_counting(on: bool) -> bool {
+    !hist::set_paused(!on)
+}
+
 /// The rate to record: samples per CPU-second actually achieved, or the requested rate when
 /// there is nothing to measure (no samples or no CPU time).
 pub fn achieved_rate(samples: u64, cpu_ns: u64, nominal: u32) -> u32 {
@@ -205,19 +308,17 @@ pub fn achieved_rate(samples: u64, cpu_ns: u64, nominal: u32) -> u32 {
     (rate as u32).max(1) // `as` saturates
 }
 
-/// Stop sampling and write the profile. Runs once (later calls, and calls in a forked child
-/// of the profiled process, do nothing); never changes the exit status.
+/// Stop sampling and write the profile. Runs once per process (later calls, and calls from a
+/// process that shares our memory under another pid, do nothing); never changes the exit status.
 pub fn finish() {
-    if BACKEND.load(Ordering::Relaxed) == 0 || FINISHED.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    if sys::getpid() != OWNER_PID.load(Ordering::Relaxed) {
+    let Some(backend) = backend() else { return };
+    if !owner() || FINISHED.swap(true, Ordering::AcqRel) {
         return;
     }
     timer::stop();
     hist::set_recording(false);
-    let include_system = BACKEND.load(Ordering::Relaxed) == 2;
-    let cpu = sys::cpu_time_ns(include_system).saturating_sub(START_CPU_NS.load(Ordering::Relaxed));
+    let cpu = sys::cpu_time_ns(backend.counts_system_time())
+        .saturating_sub(START_CPU_NS.load(Ordering::Relaxed));
     let rate = achieved_rate(hist::samples(), cpu, NOMINAL_HZ.load(Ordering::Relaxed));
     let Some(layout) = hist::Layout::new(
         LAYOUT_LO.load(Ordering::Relaxed),
@@ -235,6 +336,7 @@ pub fn finish() {
         out: load_bytes(&OUT_PTR, &OUT_LEN),
         prefix: load_bytes(&PREFIX_PTR, &PREFIX_LEN),
         format,
+        fork_child: FORK_CHILD.load(Ordering::Relaxed),
     };
     let counters = hist::counters();
     let profile = output::Profile {
@@ -256,9 +358,12 @@ pub fn finish() {
 }
 
 /// What the injected artifacts add: the panic handler, the constructor and destructor entries,
-/// and the exported entry point that `ld -r -u` pulls in.
+/// and the exported C entry points (`profil_rt_*`, the exec family, `moncontrol`). Only the
+/// artifacts export these: a test binary linking the rlib keeps libc's `execve`.
 #[cfg(all(feature = "artifact", not(test)))]
 mod artifact {
+    use core::ffi::{c_char, c_int};
+
     #[panic_handler]
     fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
         // SAFETY: abort has no preconditions. (Nothing in the runtime is expected to panic; this
@@ -286,6 +391,129 @@ mod artifact {
     #[used]
     #[link_section = ".fini_array"]
     static FINI: extern "C" fn() = profil_rt_finish;
+
+    /// BSD `moncontrol(mode)`: 0 pauses counting samples into the profile, non-zero resumes.
+    #[no_mangle]
+    pub extern "C" fn moncontrol(mode: c_int) {
+        crate::set_counting(mode != 0);
+    }
+
+    /// execve(2), writing the profile first.
+    ///
+    /// # Safety
+    /// As for execve(2).
+    #[no_mangle]
+    pub unsafe extern "C" fn execve(
+        path: *const c_char,
+        argv: *const *const c_char,
+        envp: *const *const c_char,
+    ) -> c_int {
+        // SAFETY: the caller's contract is execve's.
+        unsafe { crate::exec::execve(path, argv, envp) }
+    }
+
+    /// execv(3), writing the profile first.
+    ///
+    /// # Safety
+    /// As for execv(3).
+    #[no_mangle]
+    pub unsafe extern "C" fn execv(path: *const c_char, argv: *const *const c_char) -> c_int {
+        // SAFETY: the caller's contract is execv's; environ is the process environment.
+        unsafe { crate::exec::execve(path, argv, crate::sys::environ()) }
+    }
+
+    /// execvp(3), writing the profile first.
+    ///
+    /// # Safety
+    /// As for execvp(3).
+    #[no_mangle]
+    pub unsafe extern "C" fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
+        // SAFETY: the caller's contract is execvp's; environ is the process environment.
+        unsafe { crate::exec::execvpe(file, argv, crate::sys::environ()) }
+    }
+
+    /// execvpe(3), writing the profile first.
+    ///
+    /// # Safety
+    /// As for execvpe(3).
+    #[no_mangle]
+    pub unsafe extern "C" fn execvpe(
+        file: *const c_char,
+        argv: *const *const c_char,
+        envp: *const *const c_char,
+    ) -> c_int {
+        // SAFETY: the caller's contract is execvpe's.
+        unsafe { crate::exec::execvpe(file, argv, envp) }
+    }
+
+    /// fexecve(3), writing the profile first.
+    ///
+    /// # Safety
+    /// As for fexecve(3).
+    #[no_mangle]
+    pub unsafe extern "C" fn fexecve(
+        fd: c_int,
+        argv: *const *const c_char,
+        envp: *const *const c_char,
+    ) -> c_int {
+        // SAFETY: the caller's contract is fexecve's.
+        unsafe { crate::exec::fexecve(fd, argv, envp) }
+    }
+
+    /// Called by the `execl` trampolines below with the variadic arguments laid out in memory.
+    extern "C" fn exec_list_entry(
+        path: *const c_char,
+        regs: *const *const c_char,
+        stack: *const *const c_char,
+        kind: crate::exec::ListKind,
+    ) -> c_int {
+        // SAFETY: the trampolines pass the register save area and the caller's stack arguments
+        // of a C variadic call, which C requires to hold a NULL-terminated list.
+        unsafe { crate::exec::exec_list(kind, path, regs, stack) }
+    }
+
+    // The variadic members, which stable Rust cannot define: a naked trampoline stores the five
+    // register-passed variadic arguments (rsi, rdx, rcx, r8, r9) in a 56-byte frame (which also
+    // realigns the stack to 16 bytes) and passes that, a pointer to the stack-passed ones
+    // (just above the return address) and the member's kind to `exec_list_entry`.
+    macro_rules! exec_list_trampoline {
+        ($(#[$doc:meta])* $name:ident, $kind:literal) => {
+            $(#[$doc])*
+            #[cfg(target_arch = "x86_64")]
+            #[unsafe(naked)]
+            #[no_mangle]
+            pub extern "C" fn $name() {
+                core::arch::naked_asm!(
+                    "lea rax, [rsp + 8]",
+                    "sub rsp, 56",
+                    "mov [rsp], rsi",
+                    "mov [rsp + 8], rdx",
+                    "mov [rsp + 16], rcx",
+                    "mov [rsp + 24], r8",
+                    "mov [rsp + 32], r9",
+                    "mov rsi, rsp",
+                    "mov rdx, rax",
+                    concat!("mov ecx, ", $kind),
+                    "call {entry}",
+                    "add rsp, 56",
+                    "ret",
+                    entry = sym exec_list_entry,
+                )
+            }
+        };
+    }
+    exec_list_trampoline!(
+        /// execl(3), writing the profile first.
+        execl, 0
+    );
+    exec_list_trampoline!(
+        /// execlp(3), writing the profile first.
+        execlp, 1
+    );
+    exec_list_trampoline!(
+        /// execle(3), writing the profile first.
+        execle, 2
+    );
 }
 
 #[cfg(test)]

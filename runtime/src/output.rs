@@ -33,19 +33,24 @@ pub struct Destination {
     pub prefix: Option<&'static [u8]>,
     /// File format.
     pub format: Format,
+    /// This process is a forked child of the profiled process: its file is the parent's name
+    /// plus `.<pid>` (with `GMON_OUT_PREFIX` the name has the pid already).
+    pub fork_child: bool,
 }
 
 /// The final file name: `PROFIL_OUT` if set, else `PREFIX.PID` if `GMON_OUT_PREFIX` is set
 /// (unless `use_default` asks for the fallback glibc also uses when that name cannot be
-/// opened), else `gmon.out` in the current directory.
+/// opened), else `gmon.out` in the current directory. A forked child adds `.PID` to the first
+/// and last.
 pub fn final_path(dest: &Destination, pid: u32, use_default: bool, buf: &mut PathBuf) {
-    if let Some(out) = dest.out {
-        buf.push(out);
-    } else if let (Some(prefix), false) = (dest.prefix, use_default) {
+    if let (None, Some(prefix), false) = (dest.out, dest.prefix, use_default) {
         buf.push(prefix);
         let _ = write!(buf, ".{pid}");
-    } else {
-        buf.push(b"gmon.out");
+        return;
+    }
+    buf.push(dest.out.unwrap_or(b"gmon.out"));
+    if dest.fork_child {
+        let _ = write!(buf, ".{pid}");
     }
 }
 
@@ -263,6 +268,7 @@ mod tests {
             out: None,
             prefix: None,
             format: Format::Gnu,
+            fork_child: false,
         };
         assert_eq!(path(&d, false), b"gmon.out");
         d.prefix = Some(b"/tmp/run");
@@ -270,6 +276,13 @@ mod tests {
         assert_eq!(path(&d, true), b"gmon.out");
         d.out = Some(b"x/prof.out");
         assert_eq!(path(&d, false), b"x/prof.out");
+        d.fork_child = true;
+        assert_eq!(path(&d, false), b"x/prof.out.4242");
+        d.out = None;
+        assert_eq!(path(&d, false), b"/tmp/run.4242");
+        assert_eq!(path(&d, true), b"gmon.out.4242");
+        d.prefix = None;
+        assert_eq!(path(&d, false), b"gmon.out.4242");
         let mut t = PathBuf::new();
         temp_path(b"x/prof.out", 7, &mut t);
         assert_eq!(t.as_bytes(), b"x/prof.out.profil-tmp.7");

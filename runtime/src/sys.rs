@@ -254,25 +254,49 @@ pub fn perf_set_enabled(fd: c_int, enabled: bool) -> Result<(), c_int> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// interval timer
+// process CPU-time timer
 
-/// Arm (`usec > 0`) or disarm (`usec == 0`) `ITIMER_PROF` with the given period.
-pub fn set_itimer_prof(usec: u64) -> Result<(), c_int> {
-    let tv = libc::timeval {
-        tv_sec: (usec / 1_000_000) as libc::time_t,
-        tv_usec: (usec % 1_000_000) as libc::suseconds_t,
+/// Create a POSIX timer on the process CPU-time clock (user + system time of all threads, like
+/// `ITIMER_PROF`, but deleted by `exec`, so it can never kill a new program image) that sends
+/// `signo` with `si_value` = `value`. Returns the timer id.
+pub fn cpu_timer_create(signo: c_int, value: u64) -> Result<usize, c_int> {
+    // SAFETY: a zeroed sigevent is valid; the fields set are plain data.
+    let mut sev: libc::sigevent = unsafe { core::mem::zeroed() };
+    sev.sigev_notify = libc::SIGEV_SIGNAL;
+    sev.sigev_signo = signo;
+    sev.sigev_value = libc::sigval {
+        sival_ptr: value as usize as *mut c_void,
     };
-    let it = libc::itimerval {
-        it_interval: tv,
-        it_value: tv,
+    let mut id: libc::timer_t = ptr::null_mut();
+    // SAFETY: `sev` and `id` are valid for the call.
+    if unsafe { libc::timer_create(libc::CLOCK_PROCESS_CPUTIME_ID, &mut sev, &mut id) } < 0 {
+        return Err(errno());
+    }
+    Ok(id as usize)
+}
+
+/// Arm (`period_ns > 0`) or disarm a timer made by [`cpu_timer_create`].
+pub fn cpu_timer_set(timer: usize, period_ns: u64) -> Result<(), c_int> {
+    let ts = libc::timespec {
+        tv_sec: (period_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (period_ns % 1_000_000_000) as _,
     };
-    // SAFETY: `it` is a valid itimerval; the old value is not requested.
-    let r = unsafe { libc::setitimer(libc::ITIMER_PROF, &it, ptr::null_mut()) };
-    if r < 0 {
+    let its = libc::itimerspec {
+        it_interval: ts,
+        it_value: ts,
+    };
+    // SAFETY: `timer` came from timer_create; `its` is valid; no old value requested.
+    if unsafe { libc::timer_settime(timer as libc::timer_t, 0, &its, ptr::null_mut()) } < 0 {
         Err(errno())
     } else {
         Ok(())
     }
+}
+
+/// Delete a timer made by [`cpu_timer_create`].
+pub fn cpu_timer_delete(timer: usize) {
+    // SAFETY: `timer` came from timer_create and is deleted once.
+    unsafe { libc::timer_delete(timer as libc::timer_t) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,6 +333,49 @@ pub fn install_handler(sig: c_int, handler: SigInfoHandler) -> Result<PrevAction
             handler: old.sa_sigaction,
             flags: old.sa_flags,
         })
+    }
+}
+
+/// The current disposition of `sig`, without changing it.
+pub fn current_action(sig: c_int) -> Option<PrevAction> {
+    // SAFETY: a null new action only queries; `old` is filled by sigaction.
+    unsafe {
+        let mut old: libc::sigaction = core::mem::zeroed();
+        if libc::sigaction(sig, ptr::null(), &mut old) < 0 {
+            return None;
+        }
+        Some(PrevAction {
+            handler: old.sa_sigaction,
+            flags: old.sa_flags,
+        })
+    }
+}
+
+/// Install a one-shot handler (`SA_RESETHAND`: the default action is back in place when it
+/// runs) for a terminating signal.
+pub fn install_oneshot_handler(sig: c_int, handler: SigInfoHandler) -> Result<(), c_int> {
+    // SAFETY: as in install_handler.
+    unsafe {
+        let mut new: libc::sigaction = core::mem::zeroed();
+        new.sa_sigaction = handler as usize;
+        new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_RESETHAND as c_int;
+        libc::sigemptyset(&mut new.sa_mask);
+        if libc::sigaction(sig, &new, ptr::null_mut()) < 0 {
+            return Err(errno());
+        }
+    }
+    Ok(())
+}
+
+/// Re-raise `sig` at this thread with its default action, so that the process ends exactly as
+/// it would have without a handler. Called from a handler; *async-signal-safe*.
+pub fn reraise_default(sig: c_int) {
+    // SAFETY: sigaction/raise are async-signal-safe; the default action is what the program had.
+    unsafe {
+        let mut dfl: libc::sigaction = core::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(sig, &dfl, ptr::null_mut());
+        libc::raise(sig);
     }
 }
 
@@ -361,23 +428,24 @@ pub unsafe fn si_code(info: *const libc::siginfo_t) -> c_int {
     unsafe { (*info).si_code }
 }
 
-/// `si_perf_data` of a `SIGTRAP`/`TRAP_PERF` siginfo: the `sig_data` the event was opened with.
-/// *Async-signal-safe.*
+/// The 8-byte word at offset 24 of a siginfo: `si_perf_data` for a `SIGTRAP` with si_code
+/// `TRAP_PERF` (the `sig_data` our perf event was opened with) and `si_value` for a signal from
+/// a POSIX timer (si_code `SI_TIMER`; the value our timer was created with). *Async-signal-safe.*
 ///
 /// # Safety
 /// `info` must point to a valid `siginfo_t` (128 bytes).
-pub unsafe fn si_perf_data(info: *const libc::siginfo_t) -> u64 {
-    // Layout on 64-bit Linux: si_signo, si_errno, si_code (3 × int) and padding up to 16, then
-    // si_addr (8 bytes) and the union in which `_perf._data` (unsigned long) shares offset 24
-    // with si_addr_lsb and friends.
-    const PERF_DATA_OFFSET: usize = 24;
+pub unsafe fn si_value_word(info: *const libc::siginfo_t) -> u64 {
+    // Layout on 64-bit Linux: si_signo, si_errno, si_code (3 × int) and padding up to 16; then
+    // for faults si_addr (8 bytes) and the union in which `_perf._data` sits at 24, and for
+    // timers si_tid, si_overrun (2 × int) and si_value at 24.
+    const WORD_OFFSET: usize = 24;
     const _: () = assert!(
         size_of::<usize>() == 8,
-        "si_perf_data offset is for 64-bit Linux"
+        "siginfo offsets are for 64-bit Linux"
     );
     // SAFETY: siginfo_t is 128 bytes, so bytes 24..32 lie inside it; read_unaligned makes no
     // alignment assumption.
-    unsafe { ptr::read_unaligned((info as *const u8).add(PERF_DATA_OFFSET) as *const u64) }
+    unsafe { ptr::read_unaligned((info as *const u8).add(WORD_OFFSET) as *const u64) }
 }
 
 /// The program counter at which the signal interrupted the thread (a runtime address).
@@ -440,6 +508,78 @@ pub fn at_exit(f: extern "C" fn(*mut c_void)) -> bool {
     // atexit) has no other preconditions.
     let r = unsafe { __cxa_atexit(f, ptr::null_mut(), ptr::null_mut()) };
     r == 0
+}
+
+extern "C" {
+    /// glibc's implementation of pthread_atfork, exported by libc.so.6 itself (pthread_atfork
+    /// lives in libc_nonshared.a, out of reach of objects GNU ld sees after `-lc`).
+    fn __register_atfork(
+        prepare: Option<extern "C" fn()>,
+        parent: Option<extern "C" fn()>,
+        child: Option<extern "C" fn()>,
+        dso: *mut c_void,
+    ) -> c_int;
+}
+
+/// Run `f` in the child after every `fork()`.
+pub fn at_fork_child(f: extern "C" fn()) -> bool {
+    // SAFETY: registering a handler with no DSO handle has no other preconditions.
+    unsafe { __register_atfork(None, None, Some(f), ptr::null_mut()) == 0 }
+}
+
+/// Give the pages of a private anonymous mapping back: they read as zeros afterwards.
+pub fn discard_pages(addr: *mut u8, len: usize) -> bool {
+    // SAFETY: the caller passes a mapping made by `map_zeroed`; MADV_DONTNEED on a private
+    // anonymous mapping only zero-fills it.
+    unsafe { libc::madvise(addr as *mut c_void, len, libc::MADV_DONTNEED) == 0 }
+}
+
+/// The next definition of `name` after ours (`dlsym(RTLD_NEXT)`), or 0 (e.g. in a static
+/// executable). Constructor only (dlsym takes the loader lock).
+pub fn next_symbol(name: &CStr) -> usize {
+    // SAFETY: `name` is NUL-terminated; dlsym returns null when there is no such symbol.
+    unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize }
+}
+
+/// The process environment (`environ`).
+pub fn environ() -> *const *const c_char {
+    // SAFETY: reading the pointer value of glibc's `environ` variable.
+    unsafe { libc::environ as *const *const c_char }
+}
+
+/// `execve(2)` as a system call (what glibc's execve does).
+///
+/// # Safety
+/// The arguments must be valid as for execve(2).
+pub unsafe fn raw_execve(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: forwarded to the kernel, which validates user pointers.
+    unsafe { libc::syscall(libc::SYS_execve, path, argv, envp) as c_int }
+}
+
+/// `execveat(fd, "", argv, envp, AT_EMPTY_PATH)`: what fexecve does.
+///
+/// # Safety
+/// The arguments must be valid as for fexecve(3).
+pub unsafe fn raw_fexecve(
+    fd: c_int,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: forwarded to the kernel, which validates user pointers.
+    unsafe {
+        libc::syscall(
+            libc::SYS_execveat,
+            fd,
+            c"".as_ptr(),
+            argv,
+            envp,
+            libc::AT_EMPTY_PATH,
+        ) as c_int
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
