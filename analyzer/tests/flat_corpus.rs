@@ -179,3 +179,56 @@ fn multiple_files() {
     // The same file twice doubles everything.
     assert_same(dir.path(), "prog", &["g1.out", "g1.out"], &[]);
 }
+
+/// Profiles written by our own runtime (linked in, and injected with LD_PRELOAD into a program
+/// built without -pg) read the same in gprof and in `--gprof` mode.
+#[test]
+fn profiles_from_our_runtime() {
+    let dir = TempDir::new("ourrt");
+    let path = |shared: bool| {
+        let mut args = vec!["runtime-path"];
+        if shared {
+            args.push("--shared");
+        }
+        let out = ours(dir.path(), &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
+    };
+    let (obj, so) = (path(false), path(true));
+    let src = corpus("cycles.c");
+    compile(
+        dir.path(),
+        "gcc",
+        &["-O1", "-o", "linked", src.to_str().unwrap(), &obj],
+    );
+    compile(
+        dir.path(),
+        "gcc",
+        &["-O1", "-o", "plain", src.to_str().unwrap()],
+    );
+    let run = |exe: &str, env: &[(&str, &str)], save: &str| {
+        let _ = std::fs::remove_file(dir.join("gmon.out"));
+        let mut cmd = std::process::Command::new(dir.join(exe));
+        cmd.current_dir(dir.path()).env("PROFIL_HZ", "1000");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::rename(dir.join("gmon.out"), dir.join(save)).expect("the runtime wrote gmon.out");
+    };
+    run("linked", &[], "linked.gmon");
+    run("plain", &[("LD_PRELOAD", &so)], "preload.gmon");
+    for flags in FLAG_SETS {
+        assert_same(dir.path(), "linked", &["linked.gmon"], flags);
+        assert_same(dir.path(), "plain", &["preload.gmon"], flags);
+    }
+}
