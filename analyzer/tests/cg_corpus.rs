@@ -74,6 +74,47 @@ fn graph_debug_info() {
     assert!(text.contains(" tri_b (graph.c)"), "{text}");
 }
 
+/// The file gprof names is the line table's at the function's address: for helper() that is
+/// the header whose inline function starts it (inl.h), not the file declaring it.
+#[test]
+fn source_files_from_the_line_table() {
+    let dir = TempDir::new("inline");
+    let (lib, main) = (corpus("inl_lib.c"), corpus("inl_main.c"));
+    let inc = format!("-I{}", corpus("").display());
+    compile(
+        dir.path(),
+        "gcc",
+        &[
+            "-O2",
+            "-g",
+            &inc,
+            "-c",
+            "-o",
+            "lib.o",
+            lib.to_str().unwrap(),
+        ],
+    );
+    compile(
+        dir.path(),
+        "gcc",
+        &[
+            "-pg",
+            "-O0",
+            "-g",
+            "-o",
+            "prog",
+            main.to_str().unwrap(),
+            "lib.o",
+        ],
+    );
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let out = assert_same(dir.path(), "prog", &["gmon.out"], &["-z"]);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains(" helper (inl.h)"), "{text}");
+    assert!(text.contains(" local_twice (inl_main.c)"), "{text}");
+    assert_same(dir.path(), "prog", &["gmon.out"], &["-q"]);
+}
+
 /// A static binary: libc's functions are in the symbol table and mcount itself is in the
 /// histogram range (excluded from the graph, listed in the index with its index in
 /// parentheses).

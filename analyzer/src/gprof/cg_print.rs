@@ -90,21 +90,18 @@ pub fn print_report(
 }
 
 /// The source file gprof appends to a static function's name in the index: the base name of
-/// the file `bfd_find_nearest_line` gives for the function's address, i.e. only when the
-/// executable has DWARF for it. Indexed by symbol; `None` for globals and functions without
-/// debug info.
+/// the file `bfd_find_nearest_line` gives for the function's address (DWARF line table, see
+/// [`super::cg_files`]). Indexed by symbol; `None` for globals and without debug info.
 pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>> {
     let syms = &a.symtab.syms;
-    if !syms.iter().any(|s| s.is_static) {
-        return vec![None; syms.len()];
-    }
-    let locations = profil_symbols::dwarf::function_locations(exe);
+    let addrs: Vec<u64> = syms
+        .iter()
+        .filter(|s| s.is_static)
+        .map(|s| s.addr)
+        .collect();
+    let files = super::cg_files::line_table_files(exe, &addrs);
     syms.iter()
-        .map(|s| {
-            let loc = locations.get(&s.addr).filter(|_| s.is_static)?;
-            let base = loc.file.rsplit('/').next().unwrap_or(&loc.file);
-            Some(base.as_bytes().to_vec())
-        })
+        .map(|s| files.get(&s.addr).filter(|_| s.is_static).cloned())
         .collect()
 }
 

@@ -16,6 +16,7 @@
 //! inconsistent comparisons fall exactly as in gprof.
 
 pub mod cg;
+pub mod cg_files;
 pub mod cg_print;
 pub mod flat;
 pub mod hist;
