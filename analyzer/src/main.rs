@@ -30,6 +30,12 @@ enum Command {
     Merge(cmd::merge::Args),
     /// Print the absolute path of the runtime object (or, with --shared, the shared object).
     RuntimePath(cmd::runtime_path::Args),
+    /// Print the RUSTFLAGS words that link the runtime into a Rust program.
+    LinkArgs(cmd::link_args::Args),
+    /// Run a dynamically linked program with the runtime preloaded, then print its report.
+    Run(cmd::run::Args),
+    /// Build and profile the bundled demo workload, next to gprof's view of it.
+    Demo(cmd::demo::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +47,21 @@ fn main() -> ExitCode {
         Some(Command::Convert(a)) => cmd::convert::run(&a, &mut out),
         Some(Command::Merge(a)) => cmd::merge::run(&a, &mut out),
         Some(Command::RuntimePath(a)) => cmd::runtime_path::run(&a, &mut out),
+        Some(Command::LinkArgs(a)) => cmd::link_args::run(&a, &mut out),
+        Some(Command::Demo(a)) => cmd::demo::run(&a, &mut out),
+        Some(Command::Run(a)) => {
+            // The program's own exit status, unless `run` failed before starting it.
+            let result = cmd::run::run(&a, &mut out, &mut std::io::stderr());
+            let _ = out.flush();
+            return match result {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    drop(out);
+                    eprintln!("profil-report: {e}");
+                    ExitCode::from(e.exit_code())
+                }
+            };
+        }
         None => report::run(&cli.report, &mut out),
     };
     let flushed = out.flush();

@@ -4,7 +4,9 @@
 use std::path::Path;
 
 fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("analyzer/ has a parent")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("analyzer/ has a parent")
 }
 
 /// The shell commands in fenced `sh` blocks of README.md, in order.
@@ -31,8 +33,7 @@ fn ci_runs_the_readme_test_command() {
     let last = ci
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .last()
+        .rfind(|l| !l.is_empty() && !l.starts_with('#'))
         .expect(".ci/run has commands")
         .to_string();
     let cmds = readme_commands();

@@ -1,6 +1,7 @@
-//! `profil-report runtime-path [--shared]`: where the runtime artifacts this workspace built are.
+//! `profil-report runtime-path [--shared]`: the absolute path of a runtime artifact.
 //!
-//! analyzer/build.rs builds them (see its header) and bakes their absolute paths in:
+//! The artifacts are embedded in this binary ([`super::artifacts`]); this command writes them
+//! to the per-version cache directory if needed and prints the path there:
 //!
 //! * the relocatable object, for link-time injection:
 //!   `RUSTFLAGS="-C link-arg=$(profil-report runtime-path)" cargo build --target <host triple>`,
@@ -10,6 +11,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::artifacts::{self, Kind};
 use crate::{Error, Result};
 
 /// Arguments of `profil-report runtime-path`.
@@ -20,12 +22,13 @@ pub struct Args {
     pub shared: bool,
 }
 
-/// The absolute path of the relocatable object (`profil_rt.o`), if the build produced it.
+/// Where analyzer/build.rs left the relocatable object (`profil_rt.o`), if it built it. The
+/// file disappears with the build directory; use [`artifacts::materialize`] for a lasting path.
 pub fn object_path() -> Option<&'static Path> {
     non_empty(env!("PROFIL_RT_OBJECT"))
 }
 
-/// The absolute path of the shared object (`libprofil_rt.so`), if the build produced it.
+/// Where analyzer/build.rs left the shared object (`libprofil_rt.so`), if it built it.
 pub fn shared_path() -> Option<&'static Path> {
     non_empty(env!("PROFIL_RT_SHARED"))
 }
@@ -34,25 +37,15 @@ fn non_empty(s: &'static str) -> Option<&'static Path> {
     (!s.is_empty()).then(|| Path::new(s))
 }
 
-/// Run the subcommand: print the path, or fail if the artifact is missing.
+/// Run the subcommand: print the cached artifact's path, or fail if this binary has none.
 pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
-    let (path, what) = if args.shared {
-        (shared_path(), "shared object")
+    let kind = if args.shared {
+        Kind::Shared
     } else {
-        (object_path(), "object")
+        Kind::Object
     };
-    let Some(path) = path else {
-        return Err(Error::input(format!(
-            "runtime-path: the runtime {what} was not built: {}",
-            env!("PROFIL_RT_ERROR")
-        )));
-    };
-    if !path.is_file() {
-        return Err(Error::input(format!(
-            "runtime-path: the runtime {what} {} is missing (was the build directory cleaned?)",
-            path.display()
-        )));
-    }
+    let path =
+        artifacts::materialize(kind).map_err(|e| Error::input(format!("runtime-path: {e}")))?;
     writeln!(out, "{}", path.display())?;
     Ok(())
 }

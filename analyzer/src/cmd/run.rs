@@ -1,0 +1,690 @@
+//! `profil-report run [--hz N] [--out FILE] [--report FILE] [--] CMD [ARGS...]`: profile an
+//! unmodified, dynamically linked program and print its report.
+//!
+//! What it does, in order:
+//!
+//! 1. Resolves CMD as a shell would (a name without `/` is looked up in `PATH`) and reads it:
+//!    a script, a non-ELF file, a statically linked executable (no `PT_INTERP`, so the dynamic
+//!    loader never sees `LD_PRELOAD`) or an executable without any symbol table is refused
+//!    before anything runs, each with what to do instead. A program that already has the
+//!    runtime linked in is run without the preload (two samplers would double count).
+//! 2. Runs it with stdin, stdout and stderr passed through, and in its environment:
+//!    `LD_PRELOAD` = the existing value plus the cached `libprofil_rt.so`;
+//!    `GMON_OUT_PREFIX` = a fresh private directory, so the profile is `gmon.<pid>` there and
+//!    child processes (which inherit `LD_PRELOAD`) write their own files instead of
+//!    overwriting it; `PROFIL_OUT` and `PROFIL_OFF` removed; `PROFIL_HZ` from `--hz`. Other
+//!    `PROFIL_*` settings pass through.
+//! 3. While it runs, `profil-report` ignores `SIGINT` and `SIGQUIT`: Ctrl-C reaches the program
+//!    (whose runtime writes the profile before dying of it), and the report still follows.
+//! 4. Moves the program's own profile to `--out` (default `gmon.out`, atomically: temp +
+//!    rename) and prints the default report for it — **to stderr** unless `--report` names a
+//!    file (`-` is stdout), so the program's stdout stays exactly what it would have been,
+//!    as with `time` or `perf stat`.
+//! 5. Exits with the program's exit status. A program killed by signal N gives 128+N, as a
+//!    shell reports it (the signal is not re-raised). Problems with the report itself are
+//!    messages on stderr and do not change the status; problems before the program started
+//!    (not found, static, no symbols) exit with 2.
+
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+use super::artifacts::{self, Kind};
+use crate::report::{self, ReportArgs};
+use crate::{Error, Result};
+
+/// Arguments of `profil-report run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Samples per CPU-second (sets PROFIL_HZ; default: the runtime's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    pub hz: Option<u32>,
+    /// Where to keep the profile.
+    #[arg(long, value_name = "FILE", default_value = "gmon.out")]
+    pub out: PathBuf,
+    /// Where to print the report: a file, or `-` for stdout (default: stderr).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the report as CSV.
+    #[arg(long)]
+    pub csv: bool,
+    /// The program and its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// Look `cmd` up as `execvp` would: a name containing `/` is a path, anything else is searched
+/// in `PATH` (an empty entry meaning the current directory). Returns an absolute path.
+pub fn resolve_command(cmd: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf> {
+    let shown = Path::new(cmd).display().to_string();
+    if cmd.is_empty() {
+        return Err(Error::input("run: the command is empty"));
+    }
+    let absolute = |p: PathBuf| -> Result<PathBuf> {
+        let p = if p.is_absolute() {
+            p
+        } else {
+            std::env::current_dir()?.join(p)
+        };
+        // Drop `.` components (`/tmp/./prog` → `/tmp/prog`); `..` stays, as symlinks matter.
+        Ok(p.components()
+            .filter(|c| *c != std::path::Component::CurDir)
+            .collect())
+    };
+    if cmd.as_encoded_bytes().contains(&b'/') {
+        let p = PathBuf::from(cmd);
+        if !p.exists() {
+            return Err(Error::input(format!("run: {shown}: no such file")));
+        }
+        if p.is_dir() {
+            return Err(Error::input(format!("run: {shown}: is a directory")));
+        }
+        return absolute(p);
+    }
+    let path_var = path_var.unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin"));
+    for dir in std::env::split_paths(path_var) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(cmd);
+        let executable = fs::metadata(&candidate)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if executable {
+            return absolute(candidate);
+        }
+    }
+    Err(Error::input(format!(
+        "run: {shown}: command not found in PATH (give a path, e.g. ./{shown})"
+    )))
+}
+
+/// What `run` found out about the executable before running it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    /// The executable has the runtime linked in already (`profil_rt_start` in its symbols).
+    pub has_runtime: bool,
+    /// It has no `.symtab` (stripped): only exported names can be reported.
+    pub stripped: bool,
+}
+
+/// `PT_INTERP` present? From the ELF header and program headers, bounds-checked.
+fn has_interpreter(data: &[u8]) -> Option<bool> {
+    let is64 = match data.get(4)? {
+        1 => false,
+        2 => true,
+        _ => return None,
+    };
+    let big = match data.get(5)? {
+        1 => false,
+        2 => true,
+        _ => return None,
+    };
+    let rd = |off: usize, n: usize| -> Option<u64> {
+        let b = data.get(off..off.checked_add(n)?)?;
+        let mut v = 0u64;
+        for i in 0..n {
+            let byte = if big { b[i] } else { b[n - 1 - i] };
+            v = (v << 8) | u64::from(byte);
+        }
+        Some(v)
+    };
+    let (phoff, phentsize, phnum) = if is64 {
+        (rd(0x20, 8)?, rd(0x36, 2)?, rd(0x38, 2)?)
+    } else {
+        (rd(0x1c, 4)?, rd(0x2a, 2)?, rd(0x2c, 2)?)
+    };
+    let phoff = usize::try_from(phoff).ok()?;
+    for i in 0..usize::try_from(phnum).ok()? {
+        let at = phoff.checked_add(i.checked_mul(usize::try_from(phentsize).ok()?)?)?;
+        if rd(at, 4)? == 3 {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// Check that `data` (the file `exe`) can be profiled with `LD_PRELOAD`.
+pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
+    let name = exe.display();
+    if data.starts_with(b"#!") {
+        let line = data.split(|&b| b == b'\n').next().unwrap_or(b"");
+        return Err(Error::input(format!(
+            "run: {name} is a script ({}), not a program: run the program it starts with \
+             `profil-report run PROGRAM ...` instead",
+            String::from_utf8_lossy(line).trim()
+        )));
+    }
+    if !profil_symbols::elf::looks_like_elf(data) {
+        return Err(Error::input(format!(
+            "run: {name} is not an ELF executable"
+        )));
+    }
+    let image = profil_symbols::ElfImage::parse(data)
+        .map_err(|e| Error::input(format!("run: {name}: {e}")))?;
+    let has_runtime = [&image.symtab, &image.dynsym]
+        .into_iter()
+        .flatten()
+        .any(|t| t.symbols.iter().any(|s| t.name(s) == b"profil_rt_start"));
+    match has_interpreter(data) {
+        Some(true) => {}
+        Some(false) if has_runtime => {}
+        Some(false) => {
+            return Err(Error::input(format!(
+                "run: {name} is statically linked, so LD_PRELOAD cannot inject the runtime: \
+                 link the runtime in instead (C: `cc ... $(profil-report runtime-path)`; Rust: \
+                 `RUSTFLAGS=\"$(profil-report link-args)\" cargo build --target <host triple>`, \
+                 or `cargo profil`), then run the program and `profil-report gmon.out {name}`"
+            )))
+        }
+        None => {
+            return Err(Error::input(format!(
+                "run: {name}: cannot read its ELF program headers"
+            )))
+        }
+    }
+    if image.symtab.is_none() && image.dynsym.is_none() {
+        return Err(Error::input(format!(
+            "run: {name} has no symbol table at all (stripped), so no sample could be named: \
+             profile an unstripped build (no `strip`, `-s` or `strip = true`)"
+        )));
+    }
+    Ok(Inspection {
+        has_runtime,
+        stripped: image.symtab.is_none(),
+    })
+}
+
+/// How to launch the program being profiled.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Absolute path of the executable (also the ELF the report reads).
+    pub program: PathBuf,
+    /// Its arguments (without argv\[0\]).
+    pub args: Vec<OsString>,
+    /// `argv[0]` as the user typed it.
+    pub arg0: OsString,
+    /// Preload the shared runtime (false when the runtime is linked in).
+    pub preload: bool,
+    /// `PROFIL_HZ`, if to be set.
+    pub hz: Option<u32>,
+}
+
+/// What happened.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The program's exit status.
+    pub status: ExitStatus,
+    /// The program's own profile, in the scratch directory, if it wrote one.
+    pub profile: Option<PathBuf>,
+    /// How many other profiles (from child processes) were written.
+    pub other_profiles: usize,
+}
+
+/// A private scratch directory, removed on drop.
+#[derive(Debug)]
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// Create a fresh directory under the system temp dir.
+    pub fn new(tag: &str) -> Result<Self> {
+        let base = std::env::temp_dir();
+        for attempt in 0..100u32 {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let p = base.join(format!(
+                "profil-{tag}-{}-{nanos:x}-{attempt}",
+                std::process::id()
+            ));
+            match fs::create_dir(&p) {
+                Ok(()) => return Ok(Scratch(p)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(Error::input(format!(
+                        "cannot create a scratch directory in {}: {e}",
+                        base.display()
+                    )))
+                }
+            }
+        }
+        Err(Error::input("cannot create a scratch directory"))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Ignores `SIGINT` and `SIGQUIT` in this process while alive (restored on drop), so that
+/// Ctrl-C stops only the profiled program and the report still gets printed.
+struct InterruptsIgnored {
+    old: [libc::sighandler_t; 2],
+}
+
+impl InterruptsIgnored {
+    fn new() -> Self {
+        // SAFETY: signal() with SIG_IGN installs no handler code; it only changes this
+        // process's disposition, which `drop` restores. Called after the child was spawned,
+        // so the child keeps the default disposition.
+        let old = unsafe {
+            [
+                libc::signal(libc::SIGINT, libc::SIG_IGN),
+                libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            ]
+        };
+        InterruptsIgnored { old }
+    }
+}
+
+impl Drop for InterruptsIgnored {
+    fn drop(&mut self) {
+        for (sig, old) in [libc::SIGINT, libc::SIGQUIT].into_iter().zip(self.old) {
+            if old != libc::SIG_ERR {
+                // SAFETY: restores the disposition `new` read back from the kernel.
+                unsafe { libc::signal(sig, old) };
+            }
+        }
+    }
+}
+
+/// Run the program with the runtime, its profile going to `scratch`.
+pub fn execute(launch: &Launch, scratch: &Path) -> Result<Outcome> {
+    let prefix = scratch.join("gmon");
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args);
+    std::os::unix::process::CommandExt::arg0(&mut cmd, &launch.arg0);
+    cmd.env("GMON_OUT_PREFIX", &prefix)
+        .env_remove("PROFIL_OUT")
+        .env_remove("PROFIL_OFF");
+    if let Some(hz) = launch.hz {
+        cmd.env("PROFIL_HZ", hz.to_string());
+    }
+    if launch.preload {
+        let so = artifacts::materialize(Kind::Shared)?;
+        let mut preload = OsString::new();
+        if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+            preload.push(old);
+            preload.push(":");
+        }
+        preload.push(so.as_os_str());
+        cmd.env("LD_PRELOAD", preload);
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::input(format!(
+            "run: cannot start {}: {e}",
+            launch.program.display()
+        ))
+    })?;
+    let guard = InterruptsIgnored::new();
+    let status = child.wait();
+    drop(guard);
+    let status = status?;
+    let own = scratch.join(format!("gmon.{}", child.id()));
+    let others = fs::read_dir(scratch)?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            n.starts_with("gmon.") && !n.contains(".profil-tmp.") && e.path() != own
+        })
+        .count();
+    Ok(Outcome {
+        status,
+        profile: own.is_file().then_some(own),
+        other_profiles: others,
+    })
+}
+
+/// The exit code a shell would show for `status`: the code, or 128 + the signal number.
+pub fn shell_exit_code(status: ExitStatus) -> u8 {
+    if let Some(c) = status.code() {
+        c as u8
+    } else if let Some(s) = status.signal() {
+        (128 + s) as u8
+    } else {
+        1
+    }
+}
+
+/// `exited with status 3` / `was killed by signal 9 (SIGKILL)`.
+pub fn describe_status(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (None, Some(s)) => format!("was killed by signal {s}{}", signal_name(s)),
+        _ => "ended".into(),
+    }
+}
+
+fn signal_name(s: i32) -> &'static str {
+    match s {
+        1 => " (SIGHUP)",
+        2 => " (SIGINT)",
+        3 => " (SIGQUIT)",
+        6 => " (SIGABRT)",
+        9 => " (SIGKILL)",
+        11 => " (SIGSEGV)",
+        13 => " (SIGPIPE)",
+        15 => " (SIGTERM)",
+        _ => "",
+    }
+}
+
+/// Move `from` to `to` atomically (rename, or copy to a temporary beside `to` and rename).
+pub fn move_file(from: &Path, to: &Path) -> Result<()> {
+    if fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    let fail = |e: std::io::Error| Error::input(format!("cannot write {}: {e}", to.display()));
+    let mut tmp = to.as_os_str().to_owned();
+    tmp.push(format!(".profil-tmp.{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    if let Err(e) = fs::copy(from, &tmp) {
+        let _ = fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    fs::rename(&tmp, to).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        fail(e)
+    })?;
+    let _ = fs::remove_file(from);
+    Ok(())
+}
+
+/// How the report is printed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReportStyle {
+    /// JSON.
+    pub json: bool,
+    /// CSV.
+    pub csv: bool,
+}
+
+/// The rate explicitly asked for (`--hz`, else `PROFIL_HZ`), if any.
+pub fn requested_hz(flag: Option<u32>) -> Option<u32> {
+    flag.or_else(|| std::env::var("PROFIL_HZ").ok().and_then(|v| v.parse().ok()))
+        .filter(|&h| (1..=50_000).contains(&h))
+}
+
+/// Can this process open the perf_event software clock the runtime prefers? `Err(errno)` when
+/// the kernel refuses (perf_event_paranoid 3, seccomp in containers, no perf support).
+pub fn perf_event_probe() -> std::result::Result<(), i32> {
+    // struct perf_event_attr, PERF_ATTR_SIZE_VER0 (64 bytes): type, size, config,
+    // sample_period, sample_type, read_format, flags (disabled | exclude_kernel | exclude_hv).
+    let mut attr = [0u64; 8];
+    attr[0] = 1 | (64 << 32); // PERF_TYPE_SOFTWARE, size 64 (little-endian field order)
+    if cfg!(target_endian = "big") {
+        attr[0] = (1 << 32) | 64;
+    }
+    attr[1] = 1; // PERF_COUNT_SW_TASK_CLOCK
+    attr[2] = 1_000_000; // sample_period (ns)
+    attr[5] = 1 | (1 << 5) | (1 << 6);
+    // SAFETY: perf_event_open reads `attr` (64 bytes, as its size field says) and returns a new
+    // file descriptor or -1; nothing else is touched.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr.as_ptr(),
+            0 as libc::pid_t,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            8 as libc::c_ulong, // PERF_FLAG_FD_CLOEXEC
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+    }
+    // SAFETY: `fd` is the descriptor just returned to us and used nowhere else.
+    unsafe { libc::close(fd as libc::c_int) };
+    Ok(())
+}
+
+/// The note for a refused perf_event, or None when it works (or the itimer was asked for).
+pub fn perf_note(probe: std::result::Result<(), i32>, timer: Option<&str>) -> Option<String> {
+    let errno = probe.err()?;
+    if timer == Some("itimer") {
+        return None;
+    }
+    Some(format!(
+        "perf_event_open is not allowed here ({}), so the runtime sampled with the interval \
+         timer, which fires at most once per kernel tick (250/s with CONFIG_HZ=250) and counts \
+         system time too. To sample at higher rates, allow it: `sysctl \
+         kernel.perf_event_paranoid=2` as root, or permit perf_event_open in the container's \
+         seccomp profile",
+        std::io::Error::from_raw_os_error(errno)
+    ))
+}
+
+/// Print the default report of `profile` against `exe`, preceded by notes that tell a new
+/// user what the numbers mean when something went differently than asked.
+pub fn print_report(
+    exe: &Path,
+    profile: &Path,
+    requested_hz: Option<u32>,
+    style: ReportStyle,
+    out: &mut impl Write,
+) -> Result<()> {
+    let args = ReportArgs {
+        files: vec![profile.to_owned(), exe.to_owned()],
+        json: style.json,
+        csv: style.csv,
+        ..ReportArgs::default()
+    };
+    let inputs = report::load_inputs(&args.files)?;
+    let image = report::parse_exe(&inputs.exe)?;
+    let built = report::default::build(&inputs, &image)?;
+    let mut notes = Vec::new();
+    let timer = std::env::var("PROFIL_TIMER").ok();
+    if let Some(note) = perf_note(perf_event_probe(), timer.as_deref()) {
+        notes.push(note);
+    } else if let Some(note) = requested_hz
+        .and_then(|want| rate_note(want, built.hz, built.total_samples, timer.as_deref()))
+    {
+        notes.push(note);
+    }
+    if built.total_samples == 0 {
+        notes.push(format!(
+            "no samples fell in {}'s own code: it used too little CPU, or spent it in shared \
+             libraries or the kernel (which gmon's single histogram cannot hold); raise --hz \
+             or give it more work",
+            exe.display()
+        ));
+    }
+    let mut text = Vec::new();
+    report::default::run(&args, &inputs, &image, &mut text)?;
+    if !(style.json || style.csv) {
+        for n in &notes {
+            writeln!(out, "note: {n}")?;
+        }
+        if !notes.is_empty() {
+            writeln!(out)?;
+        }
+    } else {
+        for n in &notes {
+            eprintln!("profil-report: note: {n}");
+        }
+    }
+    out.write_all(&text)?;
+    Ok(())
+}
+
+/// Explain an achieved rate far below the requested one (None when there is nothing to say).
+///
+/// The runtime records the achieved rate. perf_event reaches any rate up to tens of kHz; the
+/// interval timer it falls back to (when perf_event_open is refused: perf_event_paranoid 3,
+/// seccomp in containers, kernels before 5.13) fires at most once per kernel tick.
+pub fn rate_note(
+    requested: u32,
+    achieved: u32,
+    samples: u64,
+    timer: Option<&str>,
+) -> Option<String> {
+    if samples < 50 || u64::from(achieved) * 3 >= u64::from(requested) * 2 {
+        return None;
+    }
+    if timer == Some("itimer") {
+        return Some(format!(
+            "{achieved} samples per CPU-second instead of the {requested} asked for: \
+             PROFIL_TIMER=itimer fires at most once per kernel tick (unset PROFIL_TIMER for \
+             perf_event)"
+        ));
+    }
+    Some(format!(
+        "{achieved} samples per CPU-second instead of the {requested} asked for: the runtime \
+         could not keep up or fell back to the tick-limited interval timer (see the profil-rt \
+         lines above, if any); the times are still CPU seconds, just coarser"
+    ))
+}
+
+/// Profile `launch` and print the outcome and report to `report_out`; returns the exit code to
+/// leave with (the program's, as a shell shows it).
+pub fn profile_and_report(
+    launch: &Launch,
+    out_path: &Path,
+    style: ReportStyle,
+    report_out: &mut impl Write,
+) -> Result<u8> {
+    let scratch = Scratch::new("run")?;
+    let outcome = execute(launch, &scratch.0)?;
+    let code = shell_exit_code(outcome.status);
+    let shown = Path::new(&launch.arg0).display().to_string();
+    let Some(profile) = &outcome.profile else {
+        let why = if outcome.status.signal().is_some() {
+            "the runtime writes the profile at exit, and on SIGINT, SIGTERM, SIGHUP and \
+             SIGABRT, but cannot on this signal"
+        } else {
+            "did it end with _exit(), exec another program, or run setuid? See the profil-rt \
+             lines above, if any"
+        };
+        eprintln!(
+            "profil-report: {shown} {} and wrote no profile ({why})",
+            describe_status(outcome.status)
+        );
+        return Ok(code);
+    };
+    move_file(profile, out_path)?;
+    let status = describe_status(outcome.status);
+    if !(style.json || style.csv) {
+        write!(
+            report_out,
+            "profil-report: {shown} {status}; profile saved as {}",
+            out_path.display()
+        )?;
+        if outcome.other_profiles > 0 {
+            write!(
+                report_out,
+                " ({} child process profile{} not kept)",
+                outcome.other_profiles,
+                if outcome.other_profiles == 1 { "" } else { "s" }
+            )?;
+        }
+        writeln!(report_out)?;
+        writeln!(report_out)?;
+    }
+    let hz = requested_hz(launch.hz);
+    if let Err(e) = print_report(&launch.program, out_path, hz, style, report_out) {
+        eprintln!("profil-report: {e}");
+    }
+    report_out.flush()?;
+    Ok(code)
+}
+
+/// Run the subcommand. `out` is stdout, `err` stderr; the report goes to `err` unless
+/// `--report` says otherwise. Returns the exit code (the program's).
+pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8> {
+    let Some((cmd, rest)) = args.command.split_first() else {
+        return Err(Error::input("run: no command given"));
+    };
+    let program = resolve_command(cmd, std::env::var_os("PATH").as_deref())?;
+    let data =
+        fs::read(&program).map_err(|e| Error::input(format!("run: {}: {e}", program.display())))?;
+    let found = inspect(&program, &data)?;
+    drop(data);
+    let launch = Launch {
+        program,
+        args: rest.to_vec(),
+        arg0: cmd.clone(),
+        preload: !found.has_runtime,
+        hz: args.hz,
+    };
+    let style = ReportStyle {
+        json: args.json,
+        csv: args.csv,
+    };
+    match args.report.as_deref() {
+        None => profile_and_report(&launch, &args.out, style, err),
+        Some(p) if p == Path::new("-") => profile_and_report(&launch, &args.out, style, out),
+        Some(p) => {
+            let mut f =
+                fs::File::create(p).map_err(|e| Error::input(format!("{}: {e}", p.display())))?;
+            profile_and_report(&launch, &args.out, style, &mut f)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_note_only_when_far_below() {
+        assert!(rate_note(1000, 990, 5000, None).is_none());
+        assert!(rate_note(1000, 700, 5000, None).is_none());
+        assert!(
+            rate_note(1000, 250, 10, None).is_none(),
+            "too few samples to judge"
+        );
+        let n = rate_note(1000, 250, 5000, None).unwrap();
+        assert!(
+            n.contains("250 samples per CPU-second instead of the 1000"),
+            "{n}"
+        );
+        let n = rate_note(1000, 250, 5000, Some("itimer")).unwrap();
+        assert!(n.contains("PROFIL_TIMER=itimer"), "{n}");
+    }
+
+    #[test]
+    fn perf_refusal_says_what_to_do() {
+        assert!(perf_note(Ok(()), None).is_none());
+        assert!(perf_note(Err(libc::EACCES), Some("itimer")).is_none());
+        let n = perf_note(Err(libc::EACCES), None).unwrap();
+        assert!(
+            n.contains("Permission denied") && n.contains("perf_event_paranoid=2"),
+            "{n}"
+        );
+    }
+
+    #[test]
+    fn exit_codes_as_a_shell_shows_them() {
+        assert_eq!(shell_exit_code(ExitStatus::from_raw(3 << 8)), 3);
+        assert_eq!(shell_exit_code(ExitStatus::from_raw(9)), 137);
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(2)),
+            "was killed by signal 2 (SIGINT)"
+        );
+    }
+
+    #[test]
+    fn program_headers_decide_static() {
+        let me = fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(has_interpreter(&me), Some(true));
+        assert_eq!(has_interpreter(&me[..0x30]), None, "truncated header");
+        assert_eq!(has_interpreter(b"\x7fELF"), None);
+    }
+}
