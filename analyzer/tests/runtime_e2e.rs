@@ -687,3 +687,255 @@ fn profil_scale_65536_gives_two_byte_bins_that_gprof_reads() {
         r.user_s,
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Processes: fork, exec, signals, counters beyond 16 bits, many processes at once.
+
+/// Total seconds of a GNU gmon file written on this machine (native order, 64-bit addresses):
+/// the sum of every histogram record's bins over its rate, as gprof adds them up.
+fn gmon_seconds(path: &Path) -> f64 {
+    let data = fs::read(path).unwrap();
+    assert_eq!(&data[..4], b"gmon", "{}", path.display());
+    let mut off = 20;
+    let mut secs = 0.0;
+    while off < data.len() {
+        assert_eq!(
+            data[off],
+            0,
+            "{}: only histogram records expected",
+            path.display()
+        );
+        let n = u32::from_ne_bytes(data[off + 17..off + 21].try_into().unwrap()) as usize;
+        let rate = u32::from_ne_bytes(data[off + 21..off + 25].try_into().unwrap());
+        let bins = &data[off + 41..off + 41 + 2 * n];
+        let count: u64 = bins
+            .chunks(2)
+            .map(|b| u64::from(u16::from_ne_bytes([b[0], b[1]])))
+            .sum();
+        secs += count as f64 / f64::from(rate);
+        off += 41 + 2 * n;
+    }
+    secs
+}
+
+fn procs(dir: &Scratch) -> PathBuf {
+    gcc(dir, "procs.c", "procs", &["-pthread"], true)
+}
+
+fn gmon_files(dir: &Scratch) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("gmon.out"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn fork_child_gets_its_own_fresh_profile_and_the_sum_is_the_tree_cpu() {
+    let dir = Scratch::new("fork");
+    let exe = procs(&dir);
+    let r = run(
+        &dir,
+        &exe,
+        &["fork", "300", "600"],
+        &[("PROFIL_HZ", "1000")],
+    );
+    assert_eq!(r.status, 0, "{r:?}");
+    let files = gmon_files(&dir);
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(files[0], "gmon.out");
+    assert!(
+        files[1]["gmon.out.".len()..].parse::<u32>().is_ok(),
+        "{files:?}"
+    );
+    let (_, parent) = gprof_flat(&exe, &dir.path(&files[0]));
+    let (_, child) = gprof_flat(&exe, &dir.path(&files[1]));
+    // Nothing from before the fork is counted twice; each side has only its own work.
+    assert!(
+        seconds_of(&parent, "parent_work") > 0.5 && seconds_of(&parent, "child_work") == 0.0,
+        "{parent:?}"
+    );
+    assert!(
+        seconds_of(&child, "child_work") > 0.5 && seconds_of(&child, "parent_work") == 0.0,
+        "{child:?}"
+    );
+    // wait4's usage of the parent includes its waited-for child.
+    let total: f64 = files.iter().map(|f| gmon_seconds(&dir.path(f))).sum();
+    assert!(
+        (total - r.user_s).abs() <= 0.05 * r.user_s,
+        "files {total:.3} s vs tree user {:.3} s",
+        r.user_s
+    );
+}
+
+#[test]
+fn every_exec_variant_writes_first_and_the_new_image_survives() {
+    let dir = Scratch::new("exec");
+    let exe = procs(&dir);
+    for timer in ["itimer", "perf"] {
+        for variant in [
+            "execl", "execlp", "execle", "execv", "execvp", "execvpe", "execve", "fexecve",
+        ] {
+            let _ = fs::remove_file(dir.path("gmon.out"));
+            let r = run(
+                &dir,
+                &exe,
+                &["exec", variant, "40"],
+                &[("PROFIL_TIMER", timer), ("PROFIL_HZ", "1000")],
+            );
+            // 0: the shell loop ran to its end (155 would be "Profiling timer expired").
+            assert_eq!(r.status, 0, "{timer} {variant}: {r:?}");
+            let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+            assert!(
+                seconds_of(&rows, "before_exec") > 0.0,
+                "{timer} {variant}: {rows:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rust_command_exec_writes_first_and_the_new_image_survives() {
+    let dir = Scratch::new("rust-exec");
+    let arg = format!("link-arg={}", runtime_path(false).display());
+    let exe = rustc(&dir, "split.rs", "split", &["-C", &arg]);
+    for timer in ["itimer", "perf"] {
+        let _ = fs::remove_file(dir.path("gmon.out"));
+        let r = run(
+            &dir,
+            &exe,
+            &["exec", "20"],
+            &[("PROFIL_TIMER", timer), ("PROFIL_HZ", "1000")],
+        );
+        assert_eq!(r.status, 0, "{timer}: {r:?}");
+        let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+        assert!(seconds_of(&rows, "heavy_three") > 0.0, "{timer}: {rows:?}");
+    }
+}
+
+#[test]
+fn a_failed_exec_resumes_profiling() {
+    let dir = Scratch::new("exec-fail");
+    let exe = procs(&dir);
+    let r = run(&dir, &exe, &["exec-fail", "300"], &[("PROFIL_HZ", "1000")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    // Equal work before and after the failed exec: equal time, and all of it counted.
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "before_exec",
+        "after_exec",
+        0.5,
+        5.0,
+        r.user_s,
+    );
+    assert!(gmon_files(&dir) == ["gmon.out"], "{:?}", gmon_files(&dir));
+}
+
+/// Start `exe args`, let it run for 0.7 s, send it `sig`, and return how it ended.
+fn run_and_signal(dir: &Scratch, exe: &Path, args: &[&str], sig: i32) -> Run {
+    let exe2 = exe.to_path_buf();
+    let dir_path = dir.0.clone();
+    let killer = std::thread::spawn(move || {
+        // Find the child by its working directory and executable, then signal it.
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        for e in fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let cwd = fs::read_link(e.path().join("cwd")).ok();
+            let bin = fs::read_link(e.path().join("exe")).ok();
+            if cwd.as_deref() == Some(&dir_path) && bin.as_deref() == Some(&exe2) {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid, sig) };
+            }
+        }
+    });
+    let r = run(dir, exe, args, &[("PROFIL_HZ", "1000")]);
+    killer.join().unwrap();
+    r
+}
+
+#[test]
+fn default_terminating_signals_write_the_profile_and_keep_the_status() {
+    let dir = Scratch::new("signals");
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        let _ = fs::remove_file(dir.path("gmon.out"));
+        let r = run_and_signal(&dir, &exe, &["1000000"], sig);
+        assert_eq!(r.status, 128 + sig, "signal {sig}: {r:?}");
+        let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+        assert!(
+            seconds_of(&rows, "heavy_three") > 0.0,
+            "signal {sig}: {rows:?}"
+        );
+    }
+}
+
+#[test]
+fn a_program_with_its_own_sigterm_handler_keeps_it() {
+    let dir = Scratch::new("own-handler");
+    let exe = procs(&dir);
+    let r = run_and_signal(&dir, &exe, &["own-handler"], libc::SIGTERM);
+    assert_eq!(r.status, 42, "{r:?}");
+    let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+    assert!(seconds_of(&rows, "busy_until_signal") > 0.0, "{rows:?}");
+}
+
+#[test]
+fn counts_beyond_65535_in_one_bin_become_extra_records_gprof_sums() {
+    let dir = Scratch::new("overflow");
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+    // Scale 2: every sample in one bin; 20 kHz for ~3.5 s of CPU: about 70 000 samples.
+    let r = run(
+        &dir,
+        &exe,
+        &["400"],
+        &[("PROFIL_SCALE", "2"), ("PROFIL_HZ", "20000")],
+    );
+    assert_eq!(r.status, 0, "{r:?}");
+    let gmon = dir.path("gmon.out");
+    let data = fs::read(&gmon).unwrap();
+    let records = (data.len() - 20) / (41 + 2);
+    assert!(
+        records >= 2,
+        "expected several one-bin records, file is {} bytes",
+        data.len()
+    );
+    let (_, rows) = gprof_flat(&exe, &gmon);
+    let total: f64 = rows.iter().map(|(_, s)| s).sum();
+    assert!(
+        (total - r.user_s).abs() <= 0.05 * r.user_s,
+        "gprof total {total} vs user {}",
+        r.user_s
+    );
+    // (4.4BSD saturation and its warning are unit-tested in runtime/src/output.rs: a second
+    // run of this length would double the test's cost.)
+}
+
+#[test]
+fn stress_16_threads_and_50_children_exiting_at_once() {
+    let dir = Scratch::new("stress");
+    let exe = procs(&dir);
+    let r = run(
+        &dir,
+        &exe,
+        &["stress", "16", "50", "15"],
+        &[("PROFIL_HZ", "1000")],
+    );
+    assert_eq!(r.status, 0, "{r:?}");
+    assert_eq!(r.stdout.trim(), "children failed: 0");
+    let files = gmon_files(&dir);
+    assert_eq!(files.len(), 51, "{files:?}");
+    for f in &files {
+        gprof_flat(&exe, &dir.path(f)); // every file parses
+    }
+    let total: f64 = files.iter().map(|f| gmon_seconds(&dir.path(f))).sum();
+    assert!(
+        (total - r.user_s).abs() <= 0.05 * r.user_s,
+        "files {total:.3} s vs tree user {:.3} s",
+        r.user_s
+    );
+}
