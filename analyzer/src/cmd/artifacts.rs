@@ -9,8 +9,8 @@
 //! ```text
 //! $PROFIL_CACHE_DIR/<version>-<hash>/          if PROFIL_CACHE_DIR is set, else
 //! $XDG_CACHE_HOME/profil-rs/<version>-<hash>/  if XDG_CACHE_HOME is set (absolute), else
-//! $HOME/.cache/profil-rs/<version>-<hash>/     else
-//! <temp dir>/profil-rs-<uid>/<version>-<hash>/
+//! $HOME/.cache/profil-rs/<version>-<hash>/     and if that cannot be written,
+//! <temp dir>/profil-rs-<euid>/<version>-<hash>/ (only if that directory is ours, mode 0700)
 //! ```
 //!
 //! where `<hash>` is a 64-bit FNV-1a hash of both artifacts. Why a content hash in the name:
@@ -110,23 +110,27 @@ pub fn version_dir_name() -> String {
     )
 }
 
-/// Where the cache may live, in order of preference (see the module docs). An explicit
-/// `PROFIL_CACHE_DIR` is the only candidate when set.
-pub fn cache_roots() -> Vec<PathBuf> {
+/// Where the cache may live, in order of preference (see the module docs), each with whether
+/// it is the shared-temp-dir fallback. An explicit `PROFIL_CACHE_DIR` is the only candidate
+/// when set.
+pub fn cache_roots() -> Vec<(PathBuf, bool)> {
     let absolute = |v: Option<std::ffi::OsString>| {
         v.map(PathBuf::from)
             .filter(|p| p.is_absolute() && !p.as_os_str().is_empty())
     };
     if let Some(p) = absolute(std::env::var_os("PROFIL_CACHE_DIR")) {
-        return vec![p];
+        return vec![(p, false)];
     }
     let mut roots = Vec::new();
     if let Some(p) = absolute(std::env::var_os("XDG_CACHE_HOME")) {
-        roots.push(p.join("profil-rs"));
+        roots.push((p.join("profil-rs"), false));
     } else if let Some(p) = absolute(std::env::var_os("HOME")) {
-        roots.push(p.join(".cache").join("profil-rs"));
+        roots.push((p.join(".cache").join("profil-rs"), false));
     }
-    roots.push(std::env::temp_dir().join(format!("profil-rs-{}", effective_uid())));
+    roots.push((
+        std::env::temp_dir().join(format!("profil-rs-{}", effective_uid())),
+        true,
+    ));
     roots
 }
 
@@ -141,7 +145,8 @@ fn effective_uid() -> u32 {
 fn private_temp_dir(root: &Path) -> Result<()> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let _ = fs::DirBuilder::new().mode(0o700).create(root);
-    let m = fs::symlink_metadata(root)?;
+    let m = fs::symlink_metadata(root)
+        .map_err(|e| Error::input(format!("cannot create the cache {}: {e}", root.display())))?;
     if !m.is_dir() || m.uid() != effective_uid() || m.mode() & 0o022 != 0 {
         return Err(Error::input(format!(
             "{} is not a private directory of this user",
@@ -156,8 +161,8 @@ fn private_temp_dir(root: &Path) -> Result<()> {
 pub fn materialize(kind: Kind) -> Result<PathBuf> {
     let bytes = embedded(kind)?;
     let mut first_error = None;
-    for root in cache_roots() {
-        if root.starts_with(std::env::temp_dir()) && root != std::env::temp_dir() {
+    for (root, shared_temp) in cache_roots() {
+        if shared_temp {
             if let Err(e) = private_temp_dir(&root) {
                 first_error.get_or_insert(e);
                 continue;

@@ -196,10 +196,14 @@ pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
             )))
         }
     }
-    if image.symtab.is_none() && image.dynsym.is_none() {
+    let defines_functions = |t: &profil_symbols::elf::SymbolTable<'_>| {
+        t.symbols.iter().any(|s| s.typ == 2 && s.shndx != 0) // STT_FUNC, defined
+    };
+    if image.symtab.is_none() && !image.dynsym.as_ref().is_some_and(defines_functions) {
         return Err(Error::input(format!(
-            "run: {name} has no symbol table at all (stripped), so no sample could be named: \
-             profile an unstripped build (no `strip`, `-s` or `strip = true`)"
+            "run: {name} is stripped (no .symtab, and it exports no functions), so no sample \
+             could be named: profile an unstripped build (C: drop `-s` and `strip`; Rust: \
+             `strip = false` in the Cargo profile)"
         )));
     }
     Ok(Inspection {

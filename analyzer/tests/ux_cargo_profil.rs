@@ -1,0 +1,131 @@
+//! `cargo profil` on a fresh `cargo new` project (no dependencies, so it builds offline): builds
+//! with the runtime linked into the binary only, runs it with arguments, passes its output and
+//! exit status through, and prints the report.
+
+mod ux_support;
+
+use std::path::Path;
+use std::process::Command;
+use ux_support::*;
+
+const MAIN_RS: &str = r#"
+#[inline(never)]
+fn crunch(n: u64) -> u64 {
+    let mut x = n;
+    for i in 0..n {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+    }
+    x
+}
+
+fn main() {
+    let n: u64 = std::env::args().nth(1).expect("an argument").parse().unwrap();
+    println!("crunched {}", crunch(n));
+    std::process::exit(5);
+}
+"#;
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// `cargo profil ARGS` in `dir`, with the test's cargo-profil first on PATH.
+fn cargo_profil(dir: &Path, args: &[&str]) -> std::process::Output {
+    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    Command::new(cargo())
+        .arg("profil")
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn fresh_cargo_new_project() {
+    let s = Scratch::new("cargo");
+    let out = Command::new(cargo())
+        .args(["new", "--quiet", "--vcs", "none", "crunch"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let proj = s.path("crunch");
+    std::fs::write(proj.join("src/main.rs"), MAIN_RS).unwrap();
+
+    let out = cargo_profil(&proj, &["--release", "--hz", "1000", "--", "300000000"]);
+    assert_eq!(out.status.code(), Some(5), "{}", show(&out));
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .next()
+            .map(|l| l.starts_with("crunched ")),
+        Some(true)
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("exited with status 5; profile saved as gmon.out"),
+        "{err}"
+    );
+    let pct = percent_of(&err, "crunch::crunch").unwrap_or_else(|| panic!("{err}"));
+    assert!(pct > 90.0, "{err}");
+    assert!(proj.join("gmon.out").is_file());
+
+    // Built for the host triple: the normal target/release stays unprofiled (absent here).
+    let host = Command::new("rustc").arg("-vV").output().unwrap();
+    let host = text(&host.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .unwrap();
+    let exe = proj.join(format!("target/{host}/release/crunch"));
+    let nm = Command::new("nm").arg(&exe).output().unwrap();
+    assert!(
+        text(&nm.stdout).contains("profil_rt_start"),
+        "{}",
+        show(&nm)
+    );
+    assert!(!proj.join("target/release/crunch").exists());
+
+    // A plain build for the host in between, then cargo profil again: the binary is
+    // relinked with the runtime (cargo keys the link on the arguments).
+    let out = Command::new(cargo())
+        .args(["build", "--release", "--target", &host])
+        .current_dir(&proj)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let nm = Command::new("nm").arg(&exe).output().unwrap();
+    assert!(!text(&nm.stdout).contains("profil_rt_start"));
+    let out = cargo_profil(&proj, &["--release", "--report", "-", "--", "1000"]);
+    assert_eq!(out.status.code(), Some(5), "{}", show(&out));
+    assert!(
+        text(&out.stdout).contains("Flat profile of"),
+        "{}",
+        show(&out)
+    );
+    let nm = Command::new("nm").arg(&exe).output().unwrap();
+    assert!(text(&nm.stdout).contains("profil_rt_start"));
+
+    // Errors a new user hits.
+    let out = cargo_profil(&proj, &["--bin", "nope"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("has no binary `nope` (it has: crunch)"),
+        "{}",
+        show(&out)
+    );
+    let out = cargo_profil(&s.0, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("is this a cargo project?"),
+        "{}",
+        show(&out)
+    );
+}

@@ -1,0 +1,107 @@
+//! Helpers shared by the ux_* tests: scratch directories, the binaries, compiling C.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `profil-report` as built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_profil-report");
+/// `cargo-profil` as built for these tests.
+pub const CARGO_PROFIL: &str = env!("CARGO_BIN_EXE_cargo-profil");
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A scratch directory, removed when the test passes (kept for inspection when it fails).
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str) -> Scratch {
+        let p = std::env::temp_dir().join(format!(
+            "profil-ux-{tag}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// Compile C `source` to `exe` with gcc and extra arguments; panics with gcc's message.
+pub fn gcc(source: &str, exe: &Path, extra: &[&str]) {
+    let dir = exe.parent().unwrap();
+    let src = dir.join(format!("{}.c", exe.file_name().unwrap().to_string_lossy()));
+    std::fs::write(&src, source).unwrap();
+    let out = Command::new("gcc")
+        .args(["-O2", "-g", "-o"])
+        .arg(exe)
+        .arg(&src)
+        .args(extra)
+        .output()
+        .expect("gcc");
+    assert!(
+        out.status.success(),
+        "gcc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The demo workload's source.
+pub fn demo_source() -> String {
+    std::fs::read_to_string(root().join("fixtures/demo/demo.c")).unwrap()
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Panic with everything the command printed.
+pub fn show(out: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+/// Percent column of the default report's table row for `function`.
+pub fn percent_of(report: &str, function: &str) -> Option<f64> {
+    report.lines().find_map(|l| {
+        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+        (cells.len() > 8 && cells[8] == function).then(|| cells[0].parse().ok())?
+    })
+}
+
+/// The designed split of the demo.
+pub const DEMO_SPLIT: [(&str, f64); 4] = [
+    ("parse_records", 40.0),
+    ("hash_keys", 30.0),
+    ("sort_batch", 20.0),
+    ("write_output", 10.0),
+];
+
+/// Assert the demo's split within ±5 points in a default report.
+pub fn assert_demo_split(report: &str) {
+    for (f, want) in DEMO_SPLIT {
+        let got = percent_of(report, f).unwrap_or_else(|| panic!("no row for {f} in\n{report}"));
+        assert!(
+            (got - want).abs() <= 5.0,
+            "{f}: {got}% measured, {want}% designed\n{report}"
+        );
+    }
+}
