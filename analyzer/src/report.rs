@@ -87,12 +87,36 @@ pub struct Inputs {
 }
 
 fn read(path: &Path) -> Result<Input> {
-    let data = std::fs::read(path)
-        .map_err(|e| Error::input(format!("{}: {}", path.display(), io_reason(&e))))?;
+    let data = std::fs::read(path).map_err(|e| {
+        Error::input(format!(
+            "{}: {}{}",
+            path.display(),
+            io_reason(&e),
+            missing_hint(path, &e)
+        ))
+    })?;
     Ok(Input {
         path: path.to_owned(),
         data,
     })
+}
+
+/// What a new user should do when the default inputs are missing.
+fn missing_hint(path: &Path, e: &std::io::Error) -> &'static str {
+    if e.kind() != std::io::ErrorKind::NotFound {
+        return "";
+    }
+    match path.file_name().and_then(|n| n.to_str()) {
+        Some("gmon.out") => {
+            " (no profile yet: run the program with `profil-report run ./prog`, or link the \
+             runtime in with `profil-report link-args` / `cargo profil` and run it; it writes \
+             gmon.out in its working directory when it exits)"
+        }
+        Some("a.out") if path == Path::new("a.out") => {
+            " (name the profiled program: `profil-report gmon.out ./prog`)"
+        }
+        _ => "",
+    }
 }
 
 fn io_reason(e: &std::io::Error) -> String {
