@@ -23,12 +23,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The runtime's exported entry points (everything else in the object becomes local): its own
-/// start/finish, the exec family it wraps (to write the profile before the image is replaced)
-/// and BSD `moncontrol`.
+/// start/finish, the exec family it wraps (to write the profile before the image is replaced),
+/// BSD `moncontrol` and the `profil`/`pcsample` interfaces (runtime/include/profil_rt.h).
 const ENTRY_POINTS: &[&str] = &[
     "profil_rt_start",
     "profil_rt_finish",
     "moncontrol",
+    "profil",
+    "pcsample",
     "execve",
     "execv",
     "execvp",

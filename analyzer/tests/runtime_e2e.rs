@@ -644,6 +644,8 @@ fn runtime_object_exports_only_its_own_symbols() {
             "execvpe",
             "fexecve",
             "moncontrol",
+            "pcsample",
+            "profil",
             "profil_rt_finish",
             "profil_rt_start"
         ]
@@ -936,6 +938,76 @@ fn stress_16_threads_and_50_children_exiting_at_once() {
     assert!(
         (total - r.user_s).abs() <= 0.05 * r.user_s,
         "files {total:.3} s vs tree user {:.3} s",
+        r.user_s
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The programming interfaces (runtime/include/profil_rt.h): fixtures/runtime/apis.c checks
+// each sentence of their contract from inside the program and prints one line per check.
+
+fn apis(dir: &Scratch) -> PathBuf {
+    let include = format!(
+        "-I{}",
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../runtime/include")
+            .display()
+    );
+    gcc(dir, "apis.c", "apis", &[&include], true)
+}
+
+fn check_api_lines(r: &Run, expected: usize) {
+    assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), expected, "{}", r.stdout);
+    assert!(lines.iter().all(|l| l.starts_with("ok ")), "{}", r.stdout);
+}
+
+#[test]
+fn profil_interface_follows_its_contract() {
+    let dir = Scratch::new("api-profil");
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, &["profil"], &[("PROFIL_HZ", "1000")]);
+    check_api_lines(&r, 10);
+}
+
+#[test]
+fn profil_interface_works_with_the_automatic_profile_off() {
+    let dir = Scratch::new("api-profil-off");
+    let exe = apis(&dir);
+    let r = run(
+        &dir,
+        &exe,
+        &["profil"],
+        &[("PROFIL_HZ", "1000"), ("PROFIL_OFF", "1")],
+    );
+    check_api_lines(&r, 10);
+    assert!(gmon_files(&dir).is_empty());
+}
+
+#[test]
+fn pcsample_interface_follows_its_contract() {
+    let dir = Scratch::new("api-pcsample");
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, &["pcsample"], &[("PROFIL_HZ", "1000")]);
+    check_api_lines(&r, 7);
+}
+
+#[test]
+fn moncontrol_profiles_only_the_chosen_region() {
+    let dir = Scratch::new("api-moncontrol");
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, &["moncontrol"], &[("PROFIL_HZ", "1000")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+    let included = seconds_of(&rows, "included");
+    assert!(included > 0.2, "{rows:?}");
+    assert_eq!(seconds_of(&rows, "excluded"), 0.0, "{rows:?}");
+    // The paused samples still measured the rate: the counted region's seconds are about half
+    // the run's CPU time (equal work in both halves).
+    assert!(
+        (included / r.user_s - 0.5).abs() < 0.05,
+        "included {included} of {} s",
         r.user_s
     );
 }

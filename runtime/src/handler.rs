@@ -62,4 +62,5 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.
     let pc = unsafe { sys::interrupted_pc(uctx) };
     hist::record(pc);
+    crate::api::record(pc);
 }

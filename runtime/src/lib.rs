@@ -61,6 +61,7 @@
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
+pub mod api;
 pub mod buf;
 pub mod config;
 pub mod exec;
@@ -291,6 +292,22 @@ pub fn after_failed_exec() {
     }
 }
 
+/// Make sure a sampling clock runs (for the programming interfaces, which work even when the
+/// automatic profile is off): start one at the configured rate if none does.
+pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
+    if timer::running().is_some() {
+        return Ok(());
+    }
+    match timer::start(
+        config::TimerChoice::Auto,
+        NOMINAL_HZ.load(Ordering::Relaxed),
+        |_| {},
+    ) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(if e.itimer != 0 { e.itimer } else { e.perf }),
+    }
+}
+
 /// Resume (`true`) or pause counting samples into the histogram, like BSD `moncontrol`: the
 /// clock keeps running (paused samples still measure the achieved rate, so the seconds of the
 /// counted region stay right). Returns whether counting was on before.
@@ -391,6 +408,46 @@ mod artifact {
     #[used]
     #[link_section = ".fini_array"]
     static FINI: extern "C" fn() = profil_rt_finish;
+
+    /// profil(2): count samples into the caller's 16-bit counters (see [`crate::api`]).
+    ///
+    /// # Safety
+    /// `buf` must stay valid for `bufsiz` bytes until profiling is turned off or replaced.
+    #[no_mangle]
+    pub unsafe extern "C" fn profil(
+        buf: *mut u16,
+        bufsiz: usize,
+        offset: usize,
+        scale: core::ffi::c_uint,
+    ) -> c_int {
+        // SAFETY: the caller's contract is profil's.
+        match unsafe { crate::api::profil(buf, bufsiz, offset, scale) } {
+            Ok(()) => 0,
+            Err(e) => {
+                crate::sys::set_errno(e);
+                -1
+            }
+        }
+    }
+
+    /// pcsample(2): store raw PCs into the caller's array (see [`crate::api`]).
+    ///
+    /// # Safety
+    /// `samples` must stay valid for `nsamples` entries until the next call.
+    #[no_mangle]
+    pub unsafe extern "C" fn pcsample(
+        samples: *mut usize,
+        nsamples: core::ffi::c_long,
+    ) -> core::ffi::c_long {
+        // SAFETY: the caller's contract is pcsample's.
+        match unsafe { crate::api::pcsample(samples, nsamples) } {
+            Ok(n) => n,
+            Err(e) => {
+                crate::sys::set_errno(e);
+                -1
+            }
+        }
+    }
 
     /// BSD `moncontrol(mode)`: 0 pauses counting samples into the profile, non-zero resumes.
     #[no_mangle]

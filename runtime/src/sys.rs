@@ -582,6 +582,28 @@ pub unsafe fn raw_fexecve(
     }
 }
 
+/// Read `len` (≤ 8) bytes at `addr` of our own memory and write them back, through the
+/// kernel: false if the range is not readable and writable (EFAULT instead of a fault).
+pub fn rewrite_own_memory(addr: usize, len: usize) -> bool {
+    let mut tmp = [0u8; 8];
+    let len = len.min(8);
+    let local = libc::iovec {
+        iov_base: tmp.as_mut_ptr() as *mut c_void,
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut c_void,
+        iov_len: len,
+    };
+    // SAFETY: process_vm_readv/writev on our own pid validate the remote range and fail with
+    // EFAULT instead of faulting; the local buffer is our stack array.
+    unsafe {
+        let pid = libc::getpid();
+        libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) == len as isize
+            && libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) == len as isize
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // files
 

@@ -1,0 +1,187 @@
+//! The programming interfaces of the seeds, driven by the runtime's clock: `profil` (counters
+//! in the caller's buffer) and `pcsample` (raw PC values in the caller's array). The C entry
+//! points are exported by the artifacts (see `runtime/include/profil_rt.h`); `moncontrol` lives
+//! in the crate root ([`crate::set_counting`]).
+//!
+//! # profil(buf, bufsiz, offset, scale)
+//!
+//! On every sample the interrupted PC (a runtime address) has `offset` subtracted, is halved,
+//! multiplied by `scale` and divided by 65536 ([`gmon::profil::pc_to_bin`]); if the result is
+//! below `bufsiz / 2`, that 16-bit counter is incremented. Scale 0 or 1 turns profiling off,
+//! `bufsiz` 0 makes it ineffective, scale 2 maps every PC at or above `offset` onto the first
+//! counter, a new call replaces the previous one, and `profil(0, 0, 0, 0)` stops it. Counters
+//! stop at 65535 instead of wrapping: a wrapped counter silently reports a hot spot as cold,
+//! while a stopped one is at worst an undercount that the 16-bit file format could not hold
+//! anyway (Solaris stops at 32767 because its counters are signed; ours are unsigned).
+//!
+//! # pcsample(samples, nsamples)
+//!
+//! On every sample the PC is stored in the next free slot of `samples` until `nsamples` are
+//! stored. The first call returns 0; each later call returns how many PCs the previous
+//! invocation stored, then starts over with the new array; `nsamples == 0` stops sampling and a
+//! negative count fails with `EINVAL`.
+//!
+//! # User memory
+//!
+//! Both take memory the signal handler will write later. A buffer that is misaligned or not
+//! writable when the call is made turns that interface off and fails with `EFAULT` instead of
+//! crashing the program later (checked by reading and writing each page back through
+//! `process_vm_readv`/`process_vm_writev`, which report bad addresses instead of faulting). A
+//! buffer unmapped while in use cannot be detected; the caller must stop profiling first.
+//!
+//! # Switching safely
+//!
+//! The handler announces itself in an in-flight counter before it reads the settings; a call
+//! that changes them first turns the interface off, then waits for the counter to drain, so no
+//! handler is still writing into a buffer the caller has been told is no longer used.
+
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicUsize, Ordering};
+
+use crate::sys;
+
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+static PROFIL_ON: AtomicBool = AtomicBool::new(false);
+static PROFIL_BUF: AtomicPtr<AtomicU16> = AtomicPtr::new(core::ptr::null_mut());
+static PROFIL_NBINS: AtomicUsize = AtomicUsize::new(0);
+static PROFIL_OFFSET: AtomicUsize = AtomicUsize::new(0);
+static PROFIL_SCALE: AtomicU32 = AtomicU32::new(0);
+
+static PCS_ON: AtomicBool = AtomicBool::new(false);
+static PCS_BUF: AtomicPtr<AtomicUsize> = AtomicPtr::new(core::ptr::null_mut());
+static PCS_CAP: AtomicUsize = AtomicUsize::new(0);
+static PCS_LEN: AtomicUsize = AtomicUsize::new(0);
+static PCS_CALLED: AtomicBool = AtomicBool::new(false);
+
+/// Feed one sample to the interfaces in use. *Async-signal-safe*: atomics only.
+#[inline]
+pub fn record(pc: usize) {
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    if PROFIL_ON.load(Ordering::SeqCst) {
+        let nbins = PROFIL_NBINS.load(Ordering::Relaxed) as u64;
+        let offset = PROFIL_OFFSET.load(Ordering::Relaxed) as u64;
+        let scale = PROFIL_SCALE.load(Ordering::Relaxed);
+        if let Some(i) = gmon::profil::pc_to_bin(pc as u64, offset, scale, nbins) {
+            let buf = PROFIL_BUF.load(Ordering::Relaxed);
+            // SAFETY: PROFIL_BUF holds PROFIL_NBINS 2-byte-aligned counters that were checked to
+            // be writable when profil() was called; the caller keeps them until it stops us.
+            let c = unsafe { &*buf.add(i as usize) };
+            let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
+        }
+    }
+    if PCS_ON.load(Ordering::SeqCst) {
+        let cap = PCS_CAP.load(Ordering::Relaxed);
+        let slot = PCS_LEN.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            (n < cap).then_some(n + 1)
+        });
+        if let Ok(n) = slot {
+            let buf = PCS_BUF.load(Ordering::Relaxed);
+            // SAFETY: n < PCS_CAP slots of the caller's checked array.
+            unsafe { (*buf.add(n)).store(pc, Ordering::Relaxed) };
+        }
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Turn `flag` off and wait until no handler is inside [`record`].
+fn quiesce(flag: &AtomicBool) {
+    flag.store(false, Ordering::SeqCst);
+    while IN_FLIGHT.load(Ordering::SeqCst) != 0 {
+        core::hint::spin_loop();
+    }
+}
+
+/// Is `[addr, addr + len)` memory this process may write? Each page is read and written back
+/// through the kernel, which reports a bad address as EFAULT instead of faulting.
+fn writable(addr: usize, len: usize) -> bool {
+    if len == 0 {
+        return true;
+    }
+    let Some(end) = addr.checked_add(len) else {
+        return false;
+    };
+    let page = 4096;
+    let mut p = addr;
+    while p < end {
+        let n = (page - p % page).min(end - p).min(8);
+        if !sys::rewrite_own_memory(p, n) {
+            return false;
+        }
+        p = (p / page + 1) * page;
+    }
+    // The last bytes too (the loop touched only the first bytes of each page).
+    sys::rewrite_own_memory(end - 1, 1)
+}
+
+/// Why a call failed: an errno value.
+pub type Errno = c_int;
+
+/// `profil(buf, bufsiz, offset, scale)`, see the module docs.
+///
+/// # Safety
+/// `buf` must stay valid for `bufsiz` bytes until profiling is turned off or replaced.
+pub unsafe fn profil(buf: *mut u16, bufsiz: usize, offset: usize, scale: u32) -> Result<(), Errno> {
+    quiesce(&PROFIL_ON);
+    if gmon::profil::is_off(scale) || (buf.is_null() && bufsiz == 0) {
+        return Ok(());
+    }
+    let nbins = bufsiz / 2;
+    if nbins > 0
+        && (buf.is_null()
+            || !(buf as usize).is_multiple_of(2)
+            || !writable(buf as usize, nbins * 2))
+    {
+        return Err(libc::EFAULT);
+    }
+    PROFIL_BUF.store(buf as *mut AtomicU16, Ordering::Relaxed);
+    PROFIL_NBINS.store(nbins, Ordering::Relaxed);
+    PROFIL_OFFSET.store(offset, Ordering::Relaxed);
+    PROFIL_SCALE.store(scale, Ordering::Relaxed);
+    crate::ensure_clock()?;
+    PROFIL_ON.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// `pcsample(samples, nsamples)`, see the module docs. Returns what the call returns.
+///
+/// # Safety
+/// `samples` must stay valid for `nsamples` entries until the next call.
+pub unsafe fn pcsample(
+    samples: *mut usize,
+    nsamples: core::ffi::c_long,
+) -> Result<core::ffi::c_long, Errno> {
+    if nsamples < 0 {
+        return Err(libc::EINVAL);
+    }
+    quiesce(&PCS_ON);
+    let previous = if PCS_CALLED.swap(true, Ordering::Relaxed) {
+        PCS_LEN
+            .load(Ordering::Relaxed)
+            .min(PCS_CAP.load(Ordering::Relaxed)) as core::ffi::c_long
+    } else {
+        0
+    };
+    PCS_LEN.store(0, Ordering::Relaxed);
+    PCS_CAP.store(0, Ordering::Relaxed);
+    if nsamples == 0 {
+        return Ok(previous);
+    }
+    let Ok(cap) = usize::try_from(nsamples) else {
+        return Err(libc::EINVAL);
+    };
+    let Some(bytes) = cap.checked_mul(core::mem::size_of::<usize>()) else {
+        return Err(libc::EINVAL);
+    };
+    if samples.is_null()
+        || !(samples as usize).is_multiple_of(core::mem::align_of::<usize>())
+        || !writable(samples as usize, bytes)
+    {
+        return Err(libc::EFAULT);
+    }
+    PCS_BUF.store(samples as *mut AtomicUsize, Ordering::Relaxed);
+    PCS_CAP.store(cap, Ordering::Relaxed);
+    crate::ensure_clock()?;
+    PCS_ON.store(true, Ordering::SeqCst);
+    Ok(previous)
+}
