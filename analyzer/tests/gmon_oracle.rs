@@ -530,3 +530,90 @@ fn thirty_two_bit_profiles_with_a_real_elf32() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `gprof -i`'s record counts (histogram, call-graph, basic-block) for one file.
+fn gprof_info(exe: &Path, file: &Path) -> (u32, usize, usize, usize) {
+    let out = Command::new("gprof")
+        .arg("-i")
+        .arg(exe)
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8(out.stdout).unwrap();
+    let version = s
+        .split("(version ")
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let n = |what: &str| -> usize {
+        let line = s
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("{s}"));
+        line.trim().split(' ').next().unwrap().parse().unwrap()
+    };
+    (
+        version,
+        n("histogram record"),
+        n("call-graph record"),
+        n("basic-block count record"),
+    )
+}
+
+#[test]
+fn record_counts_agree_with_gprof_info() {
+    let dir = tempdir("info");
+    for prog in PROGRAMS {
+        let exe = fixtures().join(prog);
+        let gnu = fixtures().join(format!("{prog}.gmon"));
+        // Plus a copy with a version-1 basic-block record appended (gprof counts it and warns).
+        let with_bb = dir.join(format!("{prog}.bb.gmon"));
+        let mut bytes = std::fs::read(&gnu).unwrap();
+        Writer::new(&mut bytes, Target::guess(&std::fs::read(&gnu).unwrap()))
+            .gnu_basic_blocks(2, [(0x10u64, 3u64), (0x20, 4)])
+            .unwrap();
+        std::fs::write(&with_bb, bytes).unwrap();
+        let mut files = vec![gnu.clone(), with_bb];
+        for to in ["bsd", "oldbsd"] {
+            let out = dir.join(format!("{prog}.{to}"));
+            let (code, _, err) = run(&[
+                os("convert"),
+                os("--to"),
+                os(to),
+                gnu.as_os_str(),
+                out.as_os_str(),
+            ]);
+            assert_eq!(code, 0, "{err}");
+            files.push(out);
+        }
+        for f in files {
+            let data = std::fs::read(&f).unwrap();
+            let g = parse(&data, Target::guess(&data)).unwrap();
+            let version = match g.format() {
+                gmon::Format::Gnu { version } => version,
+                _ => 0,
+            };
+            let nhist = if g.format().is_gnu() {
+                g.histograms.len()
+            } else {
+                g.histograms.iter().filter(|h| h.hist_size > 0).count()
+            };
+            assert_eq!(
+                gprof_info(&exe, &f),
+                (version, nhist, g.arcs.len(), g.basic_blocks.len()),
+                "{}",
+                f.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
