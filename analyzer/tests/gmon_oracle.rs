@@ -294,6 +294,15 @@ fn disjoint_histograms_are_kept_and_bsd_refuses_them() {
         "{err}"
     );
     assert!(!bsd.exists(), "nothing is written on failure");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "temporary files left behind: {leftovers:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
