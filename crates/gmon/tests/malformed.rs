@@ -372,3 +372,33 @@ fn random_bytes_never_panic() {
         let _ = Target::guess(&d);
     }
 }
+
+#[test]
+fn the_runtime_write_path_allocates_nothing() {
+    // (Lives here because this test binary counts allocations.) Every format, streamed into
+    // a caller buffer from an iterator, as the runtime does at exit.
+    let mut buf = [0u8; 4096];
+    let ((), bytes) = allocated_by(|| {
+        for t in Target::candidates() {
+            let mut w = Writer::new(gmon::write::SliceSink::new(&mut buf), t);
+            w.gnu_header().unwrap();
+            let hh = HistHeader {
+                low_pc: 0x1000,
+                high_pc: 0x1800,
+                hist_size: 512,
+                prof_rate: 100,
+                dimension: Dimension::SECONDS,
+            };
+            w.gnu_histogram(&hh, (0..512u32).map(|i| i as u16)).unwrap();
+            w.gnu_arc(0x1010, 0x1100, 42).unwrap();
+            let mut w = Writer::new(gmon::write::SliceSink::new(&mut buf), t);
+            w.bsd44_header(0x1000, 0x1800, 512, 100).unwrap();
+            w.bsd_bins(512, core::iter::repeat_n(7u16, 512)).unwrap();
+            w.bsd_arc(0x1010, 0x1100, 42).unwrap();
+            let mut w = Writer::new(gmon::write::SliceSink::new(&mut buf), t);
+            w.oldbsd_header(0x1000, 0x1800, 512).unwrap();
+            w.bsd_bins(512, core::iter::repeat_n(7u16, 512)).unwrap();
+        }
+    });
+    assert_eq!(bytes, 0);
+}
