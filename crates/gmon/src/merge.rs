@@ -21,7 +21,11 @@
 //! Counters are `u64` in memory. [`Profile::write`] writes GNU files with a bin above 65535 as
 //! several records over the same range (gprof sums identical ranges, so nothing is lost) and
 //! arcs above 2^32 − 1 as several arcs; BSD formats hold a single 16-bit histogram, so bins
-//! saturate at 65535 and the report says how many samples were clipped.
+//! saturate at 65535 and the report says how many samples were clipped. An arc needing more
+//! than [`MAX_ARC_PIECES`] records is refused rather than written as gigabytes. BSD output is
+//! also checked against gprof's format detection: a file whose `low_pc` spells `gmon`, or an
+//! old BSD file whose first bins spell the 4.4BSD version word, is refused, and an old BSD
+//! file shorter than gprof's first reads is padded with zeros (fewer than one arc, ignored).
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
