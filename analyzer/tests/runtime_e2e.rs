@@ -986,6 +986,14 @@ fn profil_interface_works_with_the_automatic_profile_off() {
 }
 
 #[test]
+fn extended_profil_interface_follows_its_contract() {
+    let dir = Scratch::new("api-extended");
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, &["extended"], &[("PROFIL_HZ", "1000")]);
+    check_api_lines(&r, 6);
+}
+
+#[test]
 fn pcsample_interface_follows_its_contract() {
     let dir = Scratch::new("api-pcsample");
     let exe = apis(&dir);

@@ -21,6 +21,21 @@ extern "C" {
  * writable (profiling is then off). */
 int profil(unsigned short *buf, size_t bufsiz, size_t offset, unsigned int scale);
 
+/* The extended form (Tru64): profil((unsigned short *)args, count, (size_t)-1, 0) profiles up
+ * to 64 discontiguous ranges, each with its own 32-bit counters: a pc in [lowpc, highpc)
+ * increments counter ((pc - offset) / 2 * scale / 65536) of that range's buffer if it is below
+ * bufsiz / 4. Ranges must be non-empty, non-overlapping and ordered by decreasing lowpc, with
+ * scale >= 2 (else -1, EINVAL); count 0 stops. A traditional call stops extended profiling and
+ * vice versa. Counters stop at 2^32 - 1. */
+struct profil_args {
+    unsigned int *buffer;
+    size_t bufsiz;
+    uintptr_t highpc;
+    uintptr_t lowpc;
+    uintptr_t offset;
+    unsigned int scale;
+};
+
 /* pcsample(2): store the pc of each sample into samples[] until nsamples are stored. Returns 0
  * on the first call, then the number stored during the previous invocation; nsamples == 0
  * stops. -1 with errno EINVAL for nsamples < 0, EFAULT for an array that is not writable. */

@@ -14,6 +14,16 @@
 //! while a stopped one is at worst an undercount that the 16-bit file format could not hold
 //! anyway (Solaris stops at 32767 because its counters are signed; ours are unsigned).
 //!
+//! # The extended form: profil(args, count, -1, flags)
+//!
+//! With `offset == -1` (Tru64), `buf` points to `count` (≤ 64) [`ProfilArgs`] ranges, each with
+//! its own 32-bit counters, covering discontiguous address ranges (an executable and its
+//! shared libraries): a PC in `[lowpc, highpc)` of a range increments counter
+//! `((pc - offset) / 2) * scale / 65536` of that range's buffer (if below its `bufsiz / 4`).
+//! The ranges must be non-empty, non-overlapping and ordered by decreasing `lowpc`, with
+//! scales of at least 2; anything else fails with `EINVAL`. `count` 0 stops. A traditional call
+//! stops extended profiling and vice versa. These counters stop at 2^32 − 1.
+//!
 //! # pcsample(samples, nsamples)
 //!
 //! On every sample the PC is stored in the next free slot of `samples` until `nsamples` are
@@ -48,6 +58,38 @@ static PROFIL_NBINS: AtomicUsize = AtomicUsize::new(0);
 static PROFIL_OFFSET: AtomicUsize = AtomicUsize::new(0);
 static PROFIL_SCALE: AtomicU32 = AtomicU32::new(0);
 
+/// One range of the extended form (`struct profil_args` in `profil_rt.h`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ProfilArgs {
+    /// 32-bit counters.
+    pub buffer: *mut u32,
+    /// Size of `buffer` in bytes.
+    pub bufsiz: usize,
+    /// End of the range (exclusive), runtime address.
+    pub highpc: usize,
+    /// Start of the range, runtime address.
+    pub lowpc: usize,
+    /// Subtracted from the PC before scaling.
+    pub offset: usize,
+    /// profil scale.
+    pub scale: u32,
+}
+
+/// The most ranges the extended form takes.
+pub const MAX_RANGES: usize = 64;
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: AtomicUsize = AtomicUsize::new(0);
+static EXT_ON: AtomicBool = AtomicBool::new(false);
+static EXT_COUNT: AtomicUsize = AtomicUsize::new(0);
+static EXT_BUF: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
+static EXT_NBINS: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
+static EXT_LOW: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
+static EXT_HIGH: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
+static EXT_OFFSET: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
+static EXT_SCALE: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
+
 static PCS_ON: AtomicBool = AtomicBool::new(false);
 static PCS_BUF: AtomicPtr<AtomicUsize> = AtomicPtr::new(core::ptr::null_mut());
 static PCS_CAP: AtomicUsize = AtomicUsize::new(0);
@@ -68,6 +110,29 @@ pub fn record(pc: usize) {
             // be writable when profil() was called; the caller keeps them until it stops us.
             let c = unsafe { &*buf.add(i as usize) };
             let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
+        }
+    }
+    if EXT_ON.load(Ordering::SeqCst) {
+        // Ranges are ordered by decreasing lowpc: the first one starting at or below pc is
+        // the only one that can hold it.
+        let n = EXT_COUNT.load(Ordering::Relaxed).min(MAX_RANGES);
+        if let Some(r) = (0..n).find(|&r| EXT_LOW[r].load(Ordering::Relaxed) <= pc) {
+            if pc < EXT_HIGH[r].load(Ordering::Relaxed) {
+                let bin = gmon::profil::pc_to_bin(
+                    pc as u64,
+                    EXT_OFFSET[r].load(Ordering::Relaxed) as u64,
+                    EXT_SCALE[r].load(Ordering::Relaxed) as u32,
+                    EXT_NBINS[r].load(Ordering::Relaxed) as u64,
+                );
+                if let Some(i) = bin {
+                    let buf = EXT_BUF[r].load(Ordering::Relaxed) as *const AtomicU32;
+                    // SAFETY: the range's buffer holds EXT_NBINS[r] 4-byte-aligned counters,
+                    // checked writable when the call was made.
+                    let c = unsafe { &*buf.add(i as usize) };
+                    let _ =
+                        c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
+                }
+            }
         }
     }
     if PCS_ON.load(Ordering::SeqCst) {
@@ -114,6 +179,21 @@ fn writable(addr: usize, len: usize) -> bool {
     sys::rewrite_own_memory(end - 1, 1)
 }
 
+/// Is `[addr, addr + len)` memory this process may read?
+fn readable(addr: usize, len: usize) -> bool {
+    let Some(end) = addr.checked_add(len) else {
+        return false;
+    };
+    let mut p = addr;
+    while p < end {
+        if !sys::can_read_own_memory(p, (end - p).min(8)) {
+            return false;
+        }
+        p = (p / 4096 + 1) * 4096;
+    }
+    len == 0 || sys::can_read_own_memory(end - 1, 1)
+}
+
 /// Why a call failed: an errno value.
 pub type Errno = c_int;
 
@@ -122,7 +202,12 @@ pub type Errno = c_int;
 /// # Safety
 /// `buf` must stay valid for `bufsiz` bytes until profiling is turned off or replaced.
 pub unsafe fn profil(buf: *mut u16, bufsiz: usize, offset: usize, scale: u32) -> Result<(), Errno> {
+    if offset == usize::MAX {
+        // SAFETY: the caller's contract for the extended form.
+        return unsafe { profil_extended(buf as *const ProfilArgs, bufsiz) };
+    }
     quiesce(&PROFIL_ON);
+    quiesce(&EXT_ON); // a traditional call stops extended profiling
     if gmon::profil::is_off(scale) || (buf.is_null() && bufsiz == 0) {
         return Ok(());
     }
@@ -140,6 +225,59 @@ pub unsafe fn profil(buf: *mut u16, bufsiz: usize, offset: usize, scale: u32) ->
     PROFIL_SCALE.store(scale, Ordering::Relaxed);
     crate::ensure_clock()?;
     PROFIL_ON.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// The extended form: `count` ranges at `args`, see the module docs.
+///
+/// # Safety
+/// Each range's buffer must stay valid for its `bufsiz` bytes until profiling is turned off or
+/// replaced.
+pub unsafe fn profil_extended(args: *const ProfilArgs, count: usize) -> Result<(), Errno> {
+    quiesce(&EXT_ON);
+    quiesce(&PROFIL_ON); // an extended call stops traditional profiling
+    if count == 0 {
+        return Ok(());
+    }
+    if count > MAX_RANGES {
+        return Err(libc::EINVAL);
+    }
+    let bytes = count * core::mem::size_of::<ProfilArgs>();
+    if args.is_null()
+        || !(args as usize).is_multiple_of(core::mem::align_of::<ProfilArgs>())
+        || !readable(args as usize, bytes)
+    {
+        return Err(libc::EFAULT);
+    }
+    // SAFETY: checked readable and aligned for `count` entries just above.
+    let ranges = unsafe { core::slice::from_raw_parts(args, count) };
+    for (i, r) in ranges.iter().enumerate() {
+        let ordered = i == 0 || r.highpc <= ranges[i - 1].lowpc;
+        if r.lowpc >= r.highpc || !ordered || gmon::profil::is_off(r.scale) {
+            return Err(libc::EINVAL);
+        }
+    }
+    for r in ranges {
+        let nbins = r.bufsiz / 4;
+        if nbins > 0
+            && (r.buffer.is_null()
+                || !(r.buffer as usize).is_multiple_of(4)
+                || !writable(r.buffer as usize, nbins * 4))
+        {
+            return Err(libc::EFAULT);
+        }
+    }
+    for (i, r) in ranges.iter().enumerate() {
+        EXT_BUF[i].store(r.buffer as usize, Ordering::Relaxed);
+        EXT_NBINS[i].store(r.bufsiz / 4, Ordering::Relaxed);
+        EXT_LOW[i].store(r.lowpc, Ordering::Relaxed);
+        EXT_HIGH[i].store(r.highpc, Ordering::Relaxed);
+        EXT_OFFSET[i].store(r.offset, Ordering::Relaxed);
+        EXT_SCALE[i].store(r.scale as usize, Ordering::Relaxed);
+    }
+    EXT_COUNT.store(count, Ordering::Relaxed);
+    crate::ensure_clock()?;
+    EXT_ON.store(true, Ordering::SeqCst);
     Ok(())
 }
 

@@ -241,14 +241,20 @@ extern "C" fn on_exit(_: *mut core::ffi::c_void) {
 /// none of its clock. It starts from an empty histogram (nothing is counted twice), a clock of
 /// its own, and writes `<name>.<pid>`.
 extern "C" fn after_fork_in_child() {
-    if backend().is_none() || FINISHED.load(Ordering::Acquire) {
+    let automatic = backend().is_some() && !FINISHED.load(Ordering::Acquire);
+    if automatic {
+        hist::set_recording(false);
+        hist::clear();
+        FORK_CHILD.store(true, Ordering::Relaxed);
+    }
+    // The clock may also be running only for the programming interfaces ("profiling remains
+    // on in child and parent after a fork").
+    if timer::running().is_none() {
         return;
     }
-    hist::set_recording(false);
-    hist::clear();
-    FORK_CHILD.store(true, Ordering::Relaxed);
     match timer::restart_in_child() {
-        Ok(b) => begin(b),
+        Ok(b) if automatic => begin(b),
+        Ok(_) => {}
         Err(_) => {
             BACKEND.store(0, Ordering::Relaxed);
             warn(

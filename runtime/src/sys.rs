@@ -582,6 +582,23 @@ pub unsafe fn raw_fexecve(
     }
 }
 
+/// Can `len` (≤ 8) bytes at `addr` of our own memory be read? (Through the kernel: EFAULT
+/// instead of a fault.)
+pub fn can_read_own_memory(addr: usize, len: usize) -> bool {
+    let mut tmp = [0u8; 8];
+    let len = len.min(8);
+    let local = libc::iovec {
+        iov_base: tmp.as_mut_ptr() as *mut c_void,
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut c_void,
+        iov_len: len,
+    };
+    // SAFETY: process_vm_readv on our own pid validates the remote range.
+    unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) == len as isize }
+}
+
 /// Read `len` (≤ 8) bytes at `addr` of our own memory and write them back, through the
 /// kernel: false if the range is not readable and writable (EFAULT instead of a fault).
 pub fn rewrite_own_memory(addr: usize, len: usize) -> bool {
