@@ -95,13 +95,29 @@ pub const DEMO_SPLIT: [(&str, f64); 4] = [
     ("write_output", 10.0),
 ];
 
-/// Assert the demo's split within ±5 points in a default report.
+/// Total samples from the default report's header line (`…: N samples at …`).
+pub fn total_samples(report: &str) -> u64 {
+    report
+        .lines()
+        .find(|l| l.starts_with("Flat profile of "))
+        .and_then(|l| l.split(": ").nth(1))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no header line in\n{report}"))
+}
+
+/// Assert the demo's split in a default report, within 3.5 binomial standard deviations of the
+/// sample count plus one point (what `profil-report demo` itself calls "ok").
 pub fn assert_demo_split(report: &str) {
+    let n = total_samples(report) as f64;
+    assert!(n >= 200.0, "too few samples to judge: {n}\n{report}");
     for (f, want) in DEMO_SPLIT {
         let got = percent_of(report, f).unwrap_or_else(|| panic!("no row for {f} in\n{report}"));
+        let p = want / 100.0;
+        let tol = 3.5 * 100.0 * (p * (1.0 - p) / n).sqrt() + 1.0;
         assert!(
-            (got - want).abs() <= 5.0,
-            "{f}: {got}% measured, {want}% designed\n{report}"
+            (got - want).abs() <= tol,
+            "{f}: {got}% measured, {want}% designed (±{tol:.1})\n{report}"
         );
     }
 }
