@@ -277,6 +277,17 @@ fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
 
     let out = run_in(&s.0, &[]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+
+    // An --out that cannot be written is refused before the program runs.
+    gcc(STATUS_C, &s.path("st"), &[]);
+    let out = run_in(&s.0, &["--out", "no/such/dir/x.gmon", "./st"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("does not exist"),
+        "{}",
+        show(&out)
+    );
+    assert!(out.stdout.is_empty(), "it did not run");
 }
 
 #[test]

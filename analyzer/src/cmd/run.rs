@@ -390,6 +390,28 @@ fn signal_name(s: i32) -> &'static str {
     }
 }
 
+/// Refuse, before anything runs, a `--out` whose directory does not exist.
+pub fn check_out_dir(out_path: &Path) -> Result<()> {
+    let dir = match out_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if out_path.as_os_str().is_empty() || out_path.is_dir() {
+        return Err(Error::input(format!(
+            "--out {}: give a file name for the profile",
+            out_path.display()
+        )));
+    }
+    if !dir.is_dir() {
+        return Err(Error::input(format!(
+            "--out {}: directory {} does not exist",
+            out_path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Move `from` to `to` atomically (rename, or copy to a temporary beside `to` and rename).
 pub fn move_file(from: &Path, to: &Path) -> Result<()> {
     if fs::rename(from, to).is_ok() {
@@ -564,6 +586,7 @@ pub fn profile_and_report(
     style: ReportStyle,
     report_out: &mut impl Write,
 ) -> Result<u8> {
+    check_out_dir(out_path)?;
     let scratch = Scratch::new("run")?;
     let outcome = execute(launch, &scratch.0)?;
     let code = shell_exit_code(outcome.status);
@@ -582,7 +605,10 @@ pub fn profile_and_report(
         );
         return Ok(code);
     };
-    move_file(profile, out_path)?;
+    if let Err(e) = move_file(profile, out_path) {
+        eprintln!("profil-report: {e}");
+        return Ok(code);
+    }
     let status = describe_status(outcome.status);
     if !(style.json || style.csv) {
         write!(
