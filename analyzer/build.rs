@@ -24,11 +24,13 @@ use std::process::Command;
 
 /// The runtime's exported entry points (everything else in the object becomes local): its own
 /// start/finish, the exec family it wraps (to write the profile before the image is replaced),
-/// BSD `moncontrol` and the `profil`/`pcsample` interfaces (runtime/include/profil_rt.h).
+/// `setitimer` (to stand aside when the program arms ITIMER_PROF), BSD `moncontrol` and the
+/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h).
 const ENTRY_POINTS: &[&str] = &[
     "profil_rt_start",
     "profil_rt_finish",
     "moncontrol",
+    "setitimer",
     "profil",
     "pcsample",
     "execve",

@@ -647,7 +647,8 @@ fn runtime_object_exports_only_its_own_symbols() {
             "pcsample",
             "profil",
             "profil_rt_finish",
-            "profil_rt_start"
+            "profil_rt_start",
+            "setitimer"
         ]
     );
 }
@@ -1018,4 +1019,42 @@ fn moncontrol_profiles_only_the_chosen_region() {
         "included {included} of {} s",
         r.user_s
     );
+}
+
+#[test]
+fn a_program_using_the_profiling_timer_keeps_working() {
+    let dir = Scratch::new("own-sigprof");
+    let exe = procs(&dir);
+    for timer in ["itimer", "perf"] {
+        let _ = fs::remove_file(dir.path("gmon.out"));
+        let r = run(
+            &dir,
+            &exe,
+            &["own-sigprof", "400"],
+            &[("PROFIL_TIMER", timer)],
+        );
+        assert_eq!(r.status, 0, "{timer}: {r:?}");
+        // Its own 100 Hz timer: about 100 ticks per CPU-second, none of ours mixed in.
+        let ticks: f64 = r
+            .stdout
+            .trim()
+            .strip_prefix("sigprof: ")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let cpu = r.user_s + r.sys_s;
+        assert!(
+            ticks > 60.0 * cpu && ticks < 130.0 * cpu,
+            "{timer}: {ticks} ticks in {cpu:.2} s"
+        );
+        // Our own clock (SIGPROF) stands aside with one warning; perf (SIGTRAP) does not clash.
+        let expected_lines = if timer == "itimer" { 1 } else { 0 };
+        assert_eq!(
+            r.stderr.lines().count(),
+            expected_lines,
+            "{timer}: {:?}",
+            r.stderr
+        );
+        gprof_flat(&exe, &dir.path("gmon.out"));
+    }
 }

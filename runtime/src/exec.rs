@@ -38,6 +38,39 @@ pub fn resolve() {
     REAL_EXECVE.store(sys::next_symbol(c"execve"), Ordering::Relaxed);
     REAL_EXECVPE.store(sys::next_symbol(c"execvpe"), Ordering::Relaxed);
     REAL_FEXECVE.store(sys::next_symbol(c"fexecve"), Ordering::Relaxed);
+    REAL_SETITIMER.store(sys::next_symbol(c"setitimer"), Ordering::Relaxed);
+}
+
+static REAL_SETITIMER: AtomicUsize = AtomicUsize::new(0);
+type SetitimerFn =
+    unsafe extern "C" fn(c_int, *const libc::itimerval, *mut libc::itimerval) -> c_int;
+
+/// `setitimer` as the program calls it: when the program arms the profiling timer itself
+/// while our clock is the `SIGPROF` CPU-time timer, we stand aside (see
+/// [`crate::program_uses_profiling_timer`]) so that its handler sees only its own signals.
+///
+/// # Safety
+/// As for setitimer(2).
+pub unsafe fn setitimer(
+    which: c_int,
+    new: *const libc::itimerval,
+    old: *mut libc::itimerval,
+) -> c_int {
+    // SAFETY: the caller passes a valid (or null) itimerval.
+    let arming = which == libc::ITIMER_PROF
+        && !new.is_null()
+        && unsafe { (*new).it_value.tv_sec != 0 || (*new).it_value.tv_usec != 0 };
+    if arming {
+        crate::program_uses_profiling_timer();
+    }
+    let real = REAL_SETITIMER.load(Ordering::Relaxed);
+    if real == 0 {
+        // SAFETY: the caller's arguments, as the system call takes them.
+        unsafe { libc::syscall(libc::SYS_setitimer, which, new, old) as c_int }
+    } else {
+        // SAFETY: `real` is libc's setitimer (found by dlsym), which has this signature.
+        unsafe { core::mem::transmute::<usize, SetitimerFn>(real)(which, new, old) }
+    }
 }
 
 /// Run `exec` between the profile's stop and (on failure) its resumption, keeping its errno.

@@ -291,11 +291,34 @@ pub fn before_exec() -> bool {
 /// and the profile will be written again (complete) at exit.
 pub fn after_failed_exec() {
     let Some(b) = backend() else { return };
+    if STOOD_ASIDE.load(Ordering::Acquire) {
+        FINISHED.store(false, Ordering::Release);
+        return;
+    }
     if let Ok(b2) = timer::restart(b) {
         BACKEND.store(if b2 == Backend::Perf { 1 } else { 2 }, Ordering::Relaxed);
         FINISHED.store(false, Ordering::Release);
         hist::set_recording(true);
     }
+}
+
+static STOOD_ASIDE: AtomicBool = AtomicBool::new(false);
+/// CPU time when sampling stopped for good before exit (0: it did not).
+static END_CPU_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The program arms `ITIMER_PROF` itself. With the perf clock (`SIGTRAP`) nothing clashes and
+/// nothing changes. With our `SIGPROF` timer, its `SIGPROF` handler would also receive our
+/// signals: we stop our clock (once, with one warning line), keep the samples taken so far and
+/// write them at exit as usual.
+pub fn program_uses_profiling_timer() {
+    if timer::running() != Some(Backend::Itimer) || STOOD_ASIDE.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    timer::stop();
+    // The samples stop here: so does the CPU time they are measured against.
+    let cpu = sys::cpu_time_ns(Backend::Itimer.counts_system_time());
+    END_CPU_NS.store(cpu.max(1), Ordering::Relaxed);
+    warn(b"profil-rt: the program uses the profiling timer (ITIMER_PROF) itself; profil-rt stops sampling and keeps the samples so far");
 }
 
 /// Make sure a sampling clock runs (for the programming interfaces, which work even when the
@@ -340,8 +363,11 @@ pub fn finish() {
     }
     timer::stop();
     hist::set_recording(false);
-    let cpu = sys::cpu_time_ns(backend.counts_system_time())
-        .saturating_sub(START_CPU_NS.load(Ordering::Relaxed));
+    let end = match END_CPU_NS.load(Ordering::Relaxed) {
+        0 => sys::cpu_time_ns(backend.counts_system_time()),
+        t => t,
+    };
+    let cpu = end.saturating_sub(START_CPU_NS.load(Ordering::Relaxed));
     let rate = achieved_rate(hist::samples(), cpu, NOMINAL_HZ.load(Ordering::Relaxed));
     let Some(layout) = hist::Layout::new(
         LAYOUT_LO.load(Ordering::Relaxed),
@@ -453,6 +479,20 @@ mod artifact {
                 -1
             }
         }
+    }
+
+    /// setitimer(2), watching for the program arming the profiling timer itself.
+    ///
+    /// # Safety
+    /// As for setitimer(2).
+    #[no_mangle]
+    pub unsafe extern "C" fn setitimer(
+        which: c_int,
+        new: *const libc::itimerval,
+        old: *mut libc::itimerval,
+    ) -> c_int {
+        // SAFETY: the caller's contract is setitimer's.
+        unsafe { crate::exec::setitimer(which, new, old) }
     }
 
     /// BSD `moncontrol(mode)`: 0 pauses counting samples into the profile, non-zero resumes.
