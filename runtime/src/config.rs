@@ -19,10 +19,11 @@ use core::fmt::{self, Write};
 use crate::buf::{FixedBuf, Lossy};
 
 /// The default sampling rate in samples per CPU-second: the highest rate whose overhead stays
-/// within 1% on the reference machine (see BENCHMARKS.md, "runtime"). Each perf_event sample
-/// costs about 30 µs of CPU there (a virtual machine, where every timer interrupt is
-/// expensive), so 1 kHz already costs 3–4%.
-pub const DEFAULT_HZ: u32 = 250;
+/// within 1% on the reference machine (see BENCHMARKS.md, "runtime"). That machine is a virtual
+/// machine where every perf_event sample costs about 35 µs of CPU (timer interrupts are
+/// expensive there): 100 Hz costs about 1%, 250 Hz about 2%, 1 kHz about 4–5%. Raise it with
+/// `PROFIL_HZ` when the resolution matters more (on bare metal a sample costs a few µs).
+pub const DEFAULT_HZ: u32 = 100;
 /// The highest rate accepted (the kernel throttles perf events near 100 kHz, and each sample
 /// costs microseconds of signal delivery).
 pub const MAX_HZ: u32 = 50_000;
