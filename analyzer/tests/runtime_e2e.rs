@@ -1058,3 +1058,36 @@ fn a_program_using_the_profiling_timer_keeps_working() {
         gprof_flat(&exe, &dir.path("gmon.out"));
     }
 }
+
+#[test]
+fn safe_rust_interfaces_reach_the_injected_runtime() {
+    // The profil-rt rlib cargo built for this test (a dev-dependency) sits next to the test
+    // binary, with its own dependencies.
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let rlib = fs::read_dir(&deps)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("libprofil_rt-") && n.ends_with(".rlib")
+        })
+        .max_by_key(|e| e.metadata().unwrap().modified().unwrap())
+        .expect("the profil-rt rlib next to the test binary")
+        .path();
+    let dir = Scratch::new("safe-api");
+    let extern_arg = format!("profil_rt={}", rlib.display());
+    let dep_arg = format!("dependency={}", deps.display());
+    let link_arg = format!("link-arg={}", runtime_path(false).display());
+    let exe = rustc(
+        &dir,
+        "safe_api.rs",
+        "safe_api",
+        &["--extern", &extern_arg, "-L", &dep_arg, "-C", &link_arg],
+    );
+    let r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
+    check_api_lines(&r, 5);
+}

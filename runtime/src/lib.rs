@@ -23,6 +23,8 @@
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
 //! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
+//! * [`api`]: the `profil` (traditional and extended) and `pcsample` interfaces the artifacts
+//!   export; `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
 //! * this module: the life cycle — [`start`] (the constructor), fork (the child starts an
 //!   empty histogram, a clock of its own and a file `<name>.<pid>`), terminating signals left at
@@ -67,6 +69,8 @@ pub mod config;
 pub mod exec;
 pub mod handler;
 pub mod hist;
+#[cfg(not(feature = "artifact"))]
+pub mod interfaces;
 pub mod output;
 pub mod sys;
 pub mod timer;
