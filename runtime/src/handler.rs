@@ -2,7 +2,7 @@
 //!
 //! # Contract
 //!
-//! [`on_sample`] runs asynchronously on whichever thread the clock interrupted. It may touch
+//! `on_sample` runs asynchronously on whichever thread the clock interrupted. It may touch
 //! only atomics and memory prepared before it was installed; it must not allocate, take a lock,
 //! format, or call anything that is not async-signal-safe. It saves and restores `errno`. It is
 //! installed with `SA_RESTART`, so interrupted system calls resume. A `SIGTRAP` or `SIGPROF` that
@@ -30,7 +30,7 @@ fn slot(sig: c_int) -> usize {
     usize::from(sig != libc::SIGTRAP)
 }
 
-/// Install [`on_sample`] for `sig` (`SIGTRAP` or `SIGPROF`), remembering what it replaces. A
+/// Install `on_sample` for `sig` (`SIGTRAP` or `SIGPROF`), remembering what it replaces. A
 /// second installation (after fork or exec failure) keeps the first saved disposition.
 pub fn install(sig: c_int) -> Result<(), c_int> {
     let prev = sys::install_handler(sig, on_sample)?;
