@@ -3,6 +3,13 @@
 //! `main.rs` only parses arguments; every subcommand is a module under [`cmd`] with an
 //! `Args` struct (clap derive) and a `run(&Args, &mut impl Write)` function, and the
 //! profile reports live under [`report`].
+//!
+//! The runtime (runtime/) is built by `build.rs` and embedded in this library
+//! ([`cmd::artifacts`]), so that both binaries — `profil-report` and `cargo-profil`
+//! (`src/bin/`) — work anywhere after `cargo install`: the commands that inject it
+//! (`runtime-path`, `link-args`, [`cmd::run`], [`cmd::demo`], [`cmd::cargo_profil`]) write it to
+//! a per-version cache directory first, and the last three then run the program and print the
+//! default report through the same code as the plain report.
 
 pub mod cmd;
 pub mod error;

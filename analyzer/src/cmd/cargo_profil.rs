@@ -1,7 +1,7 @@
 //! `cargo profil [--bin NAME] [-p PACKAGE] [--release] [--hz N] [--out FILE] [--report FILE]
 //! [-- ARGS...]`: build the current cargo package with the runtime linked in, run it, and print
 //! its report. The `cargo-profil` binary (installed next to `profil-report` by
-//! `cargo install --path analyzer`) is a thin argument parser around [`run`].
+//! `cargo install --path analyzer`) is a thin argument parser around [`run()`].
 //!
 //! # How it builds
 //!
