@@ -161,6 +161,9 @@ pub fn start() {
     if STARTED.swap(true, Ordering::AcqRel) {
         return;
     }
+    // First, whatever else happens: the exec and setitimer wrappers forward to these even in
+    // a process that is not profiled.
+    exec::resolve();
     let cfg = Config::from_env(
         |name| {
             let mut n = buf::FixedBuf::<32>::new();
@@ -186,7 +189,6 @@ pub fn start() {
         return;
     }
     remember(&cfg, &layout);
-    exec::resolve();
     if !sys::at_exit(on_exit) {
         warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
     }
