@@ -313,6 +313,16 @@ fn itimer_backend_total_matches_user_plus_system_time() {
         5.0,
         r.user_s + r.sys_s,
     );
+    // The yardstick is user time; this program makes no system calls to speak of.
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
 }
 
 #[test]
