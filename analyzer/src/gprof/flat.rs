@@ -74,14 +74,15 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     let mut idx = 0;
     if top.is_some() && top_time > 0.0 {
         let t = top_time / hz;
-        // gprof's loop can run off the table (index 11); that needs absurd times, so the
-        // smallest unit stands in for it.
+        // gprof's loop can run off the table (index 11), e.g. with a rate of 0 (t infinite).
         idx = SI
             .iter()
             .position(|&(_, s)| (1.0..1000.0).contains(&(s * t)))
-            .unwrap_or(SI.len() - 1);
+            .unwrap_or(SI.len());
     }
-    let (prefix, scale) = SI[idx];
+    // Off the table, gprof 2.40 (Debian's build) reads the byte after SItab: it prints `<`
+    // (tests/malformed.rs, rate-zero.gmon); the smallest unit's scale stands in for its scale.
+    let (prefix, scale) = SI.get(idx).copied().unwrap_or((b'<', SI[SI.len() - 1].1));
     let dim = a.hist.dimension.as_slice();
     let unit = [prefix, a.hist.abbrev, b'/', b'c', b'a', b'l', b'l'];
     out.extend_from_slice(b"\nEach sample counts as ");
