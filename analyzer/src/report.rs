@@ -152,7 +152,12 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs> {
         }
     }
     let exe = exe.ok_or_else(|| {
-        Error::input("no executable among the inputs (give the program as well as its gmon files)")
+        // Name what was read, so that a damaged or wrong "executable" is recognisable.
+        let names: Vec<String> = gmons.iter().map(Input::name).collect();
+        Error::input(format!(
+            "no executable among the inputs ({} not ELF; give the program as well as its gmon files)",
+            names.join(", ")
+        ))
     })?;
     if gmons.is_empty() {
         gmons.push(read(Path::new("gmon.out"))?);
