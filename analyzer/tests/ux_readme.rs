@@ -9,7 +9,7 @@
 //!   and this test is part of it;
 //! * `cargo run [--release|-q] -p profil-report -- ARGS` runs the `profil-report` these tests
 //!   were built with, instead of a second (release) build of the same code;
-//! * `cargo install --path analyzer` is replaced by copying the two binaries these tests were
+//! * `cargo install [--locked] --path analyzer` is replaced by copying the two binaries these tests were
 //!   built with into a directory put first on `PATH` — a copy away from the build directory, as
 //!   an installed binary is. Every other `cargo` command (`cargo new`, `cargo build`,
 //!   `cargo profil`) is the real cargo.
@@ -49,7 +49,7 @@ if [ "$1" = run ]; then
     for a in "$@"; do shift; [ "$a" = -- ] && break; done
     exec profil-report "$@"
 fi
-if [ "$1" = install ] && [ "$2" = --path ] && [ "$3" = analyzer ]; then
+if [ "$1" = install ] && [[ " $* " == *" --path analyzer "* ]]; then
     echo "(README test: profil-report and cargo-profil are already installed on PATH)"
     exit 0
 fi

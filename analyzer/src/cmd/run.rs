@@ -39,6 +39,15 @@ use crate::{Error, Result};
 
 /// Arguments of `profil-report run`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The program's stdin, stdout and stderr pass through; the report follows on stderr (or --report).
+profil-report exits with the program's status (128+N if signal N killed it).
+Arguments after CMD are the program's: profil-report run ./prog --its-own-flag
+
+Examples:
+  profil-report run ./prog input.txt
+  profil-report run --hz 2000 --report - -- ./prog > everything.txt
+  profil-report run --out prog.gmon --json --report prog.json ./prog")]
 pub struct Args {
     /// Samples per CPU-second (sets PROFIL_HZ; default: the runtime's).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
