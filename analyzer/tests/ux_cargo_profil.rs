@@ -57,6 +57,13 @@ fn fresh_cargo_new_project() {
     assert!(out.status.success(), "{}", show(&out));
     let proj = s.path("crunch");
     std::fs::write(proj.join("src/main.rs"), MAIN_RS).unwrap();
+    // A release profile that strips: cargo profil keeps the symbols anyway.
+    let manifest = std::fs::read_to_string(proj.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        proj.join("Cargo.toml"),
+        format!("{manifest}\n[profile.release]\nstrip = true\n"),
+    )
+    .unwrap();
 
     let out = cargo_profil(&proj, &["--release", "--hz", "1000", "--", "300000000"]);
     assert_eq!(out.status.code(), Some(5), "{}", show(&out));

@@ -8,7 +8,11 @@
 //! ```text
 //! cargo rustc -p PACKAGE --bin NAME --target <host triple> [--release]
 //!       --message-format=json-render-diagnostics -- -C link-arg=<cached profil_rt.o>
+//!       -C strip=none
 //! ```
+//!
+//! (`-C strip=none`: a Cargo profile with `strip = true` would leave no symbols to name the
+//! samples by.)
 //!
 //! * `cargo rustc` gives the extra `-C link-arg` to the final binary only: dependencies, build
 //!   scripts and proc macros are built exactly as in any other build (so they are neither
@@ -240,6 +244,9 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
         .arg("--")
         .arg("-C")
         .arg(format!("link-arg={}", object.display()))
+        // A profile with `strip = true` would leave nothing to name the samples by; the
+        // extra arguments come last, so this wins.
+        .args(["-C", "strip=none"])
         .stderr(Stdio::inherit());
     writeln!(
         err,
