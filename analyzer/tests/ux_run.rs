@@ -278,8 +278,26 @@ fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
     let out = run_in(&s.0, &[]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
 
-    // An --out that cannot be written is refused before the program runs.
+    // Another architecture (the header of a real executable, e_machine set to AArch64): the
+    // preloaded runtime could not load into it.
     gcc(STATUS_C, &s.path("st"), &[]);
+    let mut elf = std::fs::read(s.path("st")).unwrap();
+    elf[18..20].copy_from_slice(&183u16.to_le_bytes());
+    std::fs::write(s.path("foreign"), &elf).unwrap();
+    std::fs::set_permissions(
+        s.path("foreign"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let out = run_in(&s.0, &["./foreign"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("is built for another architecture (64-bit, ELF machine 183)"),
+        "{}",
+        show(&out)
+    );
+
+    // An --out that cannot be written is refused before the program runs.
     let out = run_in(&s.0, &["--out", "no/such/dir/x.gmon", "./st"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(

@@ -166,6 +166,23 @@ fn has_interpreter(data: &[u8]) -> Option<bool> {
     Some(false)
 }
 
+/// ELF class and machine of this very process's executable (the runtime is built for the same
+/// target), from its header.
+fn own_class_and_machine() -> Option<(u8, u16)> {
+    use std::io::Read;
+    let mut h = [0u8; 20];
+    fs::File::open("/proc/self/exe")
+        .ok()?
+        .read_exact(&mut h)
+        .ok()?;
+    let machine = if h[5] == 2 {
+        u16::from_be_bytes([h[18], h[19]])
+    } else {
+        u16::from_le_bytes([h[18], h[19]])
+    };
+    Some((h[4], machine))
+}
+
 /// Check that `data` (the file `exe`) can be profiled with `LD_PRELOAD`.
 pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
     let name = exe.display();
@@ -184,6 +201,18 @@ pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
     }
     let image = profil_symbols::ElfImage::parse(data)
         .map_err(|e| Error::input(format!("run: {name}: {e}")))?;
+    if let Some((class, machine)) = own_class_and_machine() {
+        if (class == 2) != image.is_64 || machine != image.machine {
+            return Err(Error::input(format!(
+                "run: {name} is built for another architecture ({}-bit, ELF machine {}) than \
+                 the runtime this profil-report carries ({}-bit, machine {machine}); build \
+                 profil-report for that target, or link its runtime in",
+                if image.is_64 { 64 } else { 32 },
+                image.machine,
+                if class == 2 { 64 } else { 32 },
+            )));
+        }
+    }
     let has_runtime = [&image.symtab, &image.dynsym]
         .into_iter()
         .flatten()
