@@ -52,6 +52,7 @@ fn demo_without_gprof_and_without_a_compiler() {
     let s = Scratch::new("demo-nocc");
     let out = Command::new(BIN)
         .args(["demo", "--no-gprof", "--scale", "2"])
+        .env("CC", "gcc -fno-pie -no-pie")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));

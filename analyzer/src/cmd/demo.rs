@@ -65,10 +65,15 @@ pub struct Args {
 
 /// Compile `source_file` into `exe` with the runtime object linked in.
 pub fn compile(source_file: &Path, exe: &Path, object: &Path) -> Result<()> {
-    let cc = std::env::var_os("CC")
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| OsString::from("cc"));
-    let output = Command::new(&cc)
+    // `CC` may carry words of its own (`ccache gcc`, `gcc -m64`), as make allows.
+    let cc = std::env::var("CC")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "cc".into());
+    let mut words = cc.split_whitespace();
+    let program = words.next().unwrap_or("cc");
+    let output = Command::new(program)
+        .args(words)
         .args(["-O2", "-g", "-o"])
         .arg(exe)
         .arg(source_file)
