@@ -24,6 +24,11 @@
 //!    shell reports it (the signal is not re-raised). Problems with the report itself are
 //!    messages on stderr and do not change the status; problems before the program started
 //!    (not found, static, no symbols) exit with 2.
+//!
+//! Limits: a program that `exec`s another image in the same process (a wrapper) leaves the
+//! last image's profile under its pid, which is then reported against CMD (the report warns
+//! when the samples do not fit CMD's code); run the final program directly instead. Samples in
+//! shared libraries are not in the histogram (gmon has one range: the executable's code).
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
