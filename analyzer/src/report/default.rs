@@ -181,7 +181,7 @@ fn solve_increasing(f: impl Fn(f64) -> f64, target: f64, mut lo: f64, mut hi: f6
     while f(hi) < target {
         hi *= 2.0;
     }
-    for _ in 0..200 {
+    while hi - lo > 1e-7 * hi.max(1e-300) {
         let mid = 0.5 * (lo + hi);
         if f(mid) < target {
             lo = mid;
@@ -197,6 +197,14 @@ fn solve_increasing(f: impl Fn(f64) -> f64, target: f64, mut lo: f64, mut hi: f6
 /// split between functions, use the gamma-function form of the same bounds.
 pub fn poisson_ci95(n: f64) -> (f64, f64) {
     let n = n.max(0.0);
+    if n > 100.0 {
+        // Wilson–Hilferty: within 0.02% of the exact bounds from here on, and much cheaper.
+        const Z: f64 = 1.959_963_984_540_054;
+        let lo = n * (1.0 - 1.0 / (9.0 * n) - Z / (3.0 * n.sqrt())).powi(3);
+        let m = n + 1.0;
+        let hi = m * (1.0 - 1.0 / (9.0 * m) + Z / (3.0 * m.sqrt())).powi(3);
+        return (lo, hi);
+    }
     let lo = if n == 0.0 {
         0.0
     } else {
@@ -743,16 +751,19 @@ pub fn run(
     for w in &report.warnings {
         eprintln!("profil-report: warning: {w}");
     }
+    // Stdout is line-buffered; thousands of rows want a real buffer.
+    let mut out = std::io::BufWriter::new(out);
     if args.compare_gprof {
-        return super::compare::run(&report, inputs, image, out);
-    }
-    if args.json {
-        print_json(&report, out)
+        super::compare::run(&report, inputs, image, &mut out)?;
+    } else if args.json {
+        print_json(&report, &mut out)?;
     } else if args.csv {
-        print_csv(&report, out)
+        print_csv(&report, &mut out)?;
     } else {
-        print_table(&report, out)
+        print_table(&report, &mut out)?;
     }
+    out.flush()?;
+    Ok(())
 }
 
 /// Self samples per raw name (all names of a function map to it), for comparisons.
@@ -781,6 +792,12 @@ mod tests {
         );
         let (lo, hi) = poisson_ci95(10000.0);
         assert!(lo < 10000.0 && hi > 10000.0 && hi - lo < 400.0 && hi - lo > 390.0);
+        // Both methods agree where they meet.
+        let (a, b) = (poisson_ci95(100.0), poisson_ci95(100.0 + 1e-9));
+        assert!(
+            (a.0 - b.0).abs() < 0.02 && (a.1 - b.1).abs() < 0.02,
+            "{a:?} {b:?}"
+        );
     }
 
     #[test]
