@@ -1,0 +1,99 @@
+// The analyzer's whole input path on one fuzz input, shared by the cargo-fuzz target
+// (fuzz_targets/analyze.rs) and the stable replay test (analyzer/tests/fuzz_regressions.rs),
+// which both `include!` this file.
+//
+// Input layout (every split is total: any byte string is a valid input):
+//   byte 0        flags: bit 0 raw ELF (else: the base ELF with patches), bit 1 add the base
+//                 profile as a second gmon file, bit 2 `-a`, bit 3 `-z`, bits 4-5 the default
+//                 report's format (table, JSON, CSV), bits 6-7 which gprof sections
+//   bytes 1..3    n, little-endian: the length of the ELF part
+//   next n bytes  raw ELF, or patches to the base ELF: 5 bytes each, a u32 offset (taken
+//                 modulo the ELF's length) and the byte to store there
+//   the rest      the gmon file
+// The base ELF is a gcc -pg -g build (DWARF included) of fixtures/flat/corpus/cycles.c, and
+// the base profile the gmon.out it wrote (base/README.md).
+//
+// Nothing is checked but the absence of panics, hangs and outsized allocations (cargo fuzz
+// runs with -malloc_limit_mb); errors are the expected outcome for most inputs.
+
+const BASE_ELF: &[u8] = include_bytes!("base/prog");
+const BASE_GMON: &[u8] = include_bytes!("base/prog.gmon");
+
+/// Run every report over the input described by `data`.
+pub fn check(data: &[u8]) {
+    use profil_report::gprof::cg_print::{GraphOptions, Sections};
+    use profil_report::report::{self, Input, Inputs, ReportArgs};
+    use std::path::PathBuf;
+
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    if rest.len() < 2 {
+        return;
+    }
+    let n = usize::from(u16::from_le_bytes([rest[0], rest[1]])).min(rest.len() - 2);
+    let (elf_part, gmon) = rest[2..].split_at(n);
+    let exe = if flags & 1 != 0 {
+        elf_part.to_vec()
+    } else {
+        let mut e = BASE_ELF.to_vec();
+        for p in elf_part.chunks_exact(5) {
+            let off = u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize % e.len();
+            e[off] = p[4];
+        }
+        e
+    };
+    let mut gmons = vec![Input {
+        path: PathBuf::from("gmon.out"),
+        data: gmon.to_vec(),
+    }];
+    if flags & 2 != 0 {
+        gmons.push(Input {
+            path: PathBuf::from("base.gmon"),
+            data: BASE_GMON.to_vec(),
+        });
+    }
+    let inputs = Inputs {
+        exe: Input {
+            path: PathBuf::from("prog"),
+            data: exe,
+        },
+        gmons,
+    };
+    let Ok(image) = report::parse_exe(&inputs.exe) else {
+        return;
+    };
+
+    // --gprof -b with the sections chosen by bits 6-7.
+    let opts = profil_report::gprof::Options {
+        no_static: flags & 4 != 0,
+    };
+    if let Ok(a) = report::gprof_analysis(&inputs, &image, opts) {
+        let sel = flags >> 6;
+        let sections = Sections {
+            flat: sel == 1 || sel == 3,
+            no_flat: sel == 2,
+            graph: sel == 2 || sel == 3,
+            no_graph: sel == 1,
+        };
+        let mut buf = Vec::new();
+        let _ = profil_report::gprof::cg_print::print_report(
+            &a,
+            sections,
+            GraphOptions {
+                zeros: flags & 8 != 0,
+            },
+            "gmon.out",
+            &inputs.exe.data,
+            &mut buf,
+        );
+    }
+
+    // The default report, in the format chosen by bits 4-5.
+    let args = ReportArgs {
+        json: (flags >> 4) & 3 == 1,
+        csv: (flags >> 4) & 3 == 2,
+        ..ReportArgs::default()
+    };
+    let _ = report::default::run(&args, &inputs, &image, &mut std::io::sink());
+}
