@@ -26,13 +26,13 @@ use crate::{Error, Result};
 pub struct ReportArgs {
     /// gmon files and the executable, in any order (default: a.out gmon.out).
     pub files: Vec<PathBuf>,
-    /// Emulate GNU gprof 2.40 exactly (with -b -p: its brief flat profile).
+    /// Emulate GNU gprof 2.40 exactly: with -b, its brief flat profile, call graph and index.
     #[arg(long)]
     pub gprof: bool,
     /// gprof's -b (brief: no explanations). Required with --gprof.
     #[arg(short = 'b', long = "brief")]
     pub brief: bool,
-    /// gprof's -p (flat profile). Required with --gprof.
+    /// gprof's -p: the flat profile (without -p/-q, every section the profile has data for).
     #[arg(short = 'p', long = "flat-profile")]
     pub flat_profile: bool,
     /// gprof's -P: no flat profile.

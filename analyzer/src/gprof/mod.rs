@@ -1,5 +1,5 @@
 //! Emulation of GNU gprof 2.40 (`--gprof` mode): the same symbols, the same arithmetic and
-//! the same output bytes as `gprof -b -p`.
+//! the same output bytes as `gprof -b` (flat profile, call graph, index by function name).
 //!
 //! The pipeline mirrors gprof's own (gprof-internals §3):
 //!
@@ -10,7 +10,9 @@
 //! 3. [`hist::assign_samples`]: bins to symbols in 2-byte units, with gprof's truncations.
 //! 4. [`cg::CallGraph::assemble`]: self calls, cycles, and time propagation, which gives the
 //!    `calls` and `total/call` columns (and everything the call-graph printer needs).
-//! 5. [`flat::print`].
+//! 5. [`cg_print::print_report`] picks the sections as gprof's `main` does and prints them:
+//!    [`flat::print`], then [`cg_print::print`] and [`cg_print::print_index`] (whose file
+//!    names of static functions come from the DWARF line table, [`cg_files`]).
 //!
 //! Sorting goes through [`msort`], a copy of glibc's merge sort, so that ties and even
 //! inconsistent comparisons fall exactly as in gprof.
