@@ -188,6 +188,7 @@ fn arcs_outside_symbols() {
     let funcs = nm_functions(&dir.join("prog"));
     let addr = |name: &str| funcs.iter().find(|f| f.0 == name).unwrap().1;
     let (spin, main, fib, leaf) = (addr("spin"), addr("main"), addr("fib"), addr("leaf"));
+    let etext = addr("etext");
     let mut extra = GmonFile::new();
     extra
         .arc(0x10, spin, 7) // caller below the first symbol
@@ -195,7 +196,9 @@ fn arcs_outside_symbols() {
         .arc(main + 4, 0x7fff_0000_1000, 11) // callee outside the executable
         .arc(main + 8, leaf + 3, 5) // callee address inside leaf's body
         .arc(fib + 4, leaf, 0) // a zero-count arc
-        .arc(leaf + 2, main, 0); // a zero-count arc closing a cycle
+        .arc(leaf + 2, main, 0) // a zero-count arc closing a cycle
+        .arc(main + 16, etext, 3) // callee is a label (not STT_FUNC): moved back
+        .arc(etext + 1, fib, 2); // caller past the last function, inside etext's range
     let mut bytes = std::fs::read(&real).unwrap();
     bytes.extend_from_slice(&extra.0[20..]);
     std::fs::write(dir.join("mixed.out"), &bytes).unwrap();
