@@ -41,7 +41,6 @@
 //! | `self_seconds_per_call`, `total_seconds_per_call` | null without calls |
 //! | `aliases`, `fragments` | other names of the function, folded `.cold`/`.part` pieces |
 
-use std::collections::HashMap;
 use std::io::Write;
 
 use gmon::{Endian, PtrSize, Record, Target};
@@ -383,7 +382,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             .map(|f| Sym {
                 name: f.name,
                 addr: f.addr,
-                end_addr: f.addr + f.size.max(1) - 1,
+                end_addr: f.addr.saturating_add(f.size.max(1) - 1),
                 is_func: true,
                 is_static: f.is_static,
             })
@@ -764,15 +763,6 @@ pub fn run(
     }
     out.flush()?;
     Ok(())
-}
-
-/// Self samples per raw name (all names of a function map to it), for comparisons.
-pub fn samples_by_name(report: &Report) -> HashMap<String, f64> {
-    let mut m = HashMap::new();
-    for r in &report.rows {
-        m.insert(r.raw_name.clone(), r.samples);
-    }
-    m
 }
 
 #[cfg(test)]
