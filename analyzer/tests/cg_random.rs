@@ -59,8 +59,8 @@ fn functions(exe: &std::path::Path) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
-/// One random profile for `funcs`, as one or two files.
-fn profile(r: &mut Rng, funcs: &[(String, u64, u64)]) -> Vec<GmonFile> {
+/// One random profile for `funcs`, as one or two files (`wide`: 64-bit addresses).
+fn profile(r: &mut Rng, funcs: &[(String, u64, u64)], wide: bool) -> Vec<GmonFile> {
     let n = funcs.len() as u64;
     // The functions taking part: a random window, so unrelated ones stay untouched.
     let first = r.below(n / 2) as usize;
@@ -109,7 +109,7 @@ fn profile(r: &mut Rng, funcs: &[(String, u64, u64)]) -> Vec<GmonFile> {
         bins[i] = bins[i].saturating_add(1 + r.below(most) as u16);
     }
     let rate = if r.chance(80) { 100 } else { 1000 };
-    if r.chance(12) {
+    if wide && r.chance(12) {
         // 4.4BSD: one histogram, arcs with 64-bit counts (gprof sees a call graph even
         // when there are no arcs).
         let arcs: Vec<(u64, u64, u64)> = arcs
@@ -120,9 +120,16 @@ fn profile(r: &mut Rng, funcs: &[(String, u64, u64)]) -> Vec<GmonFile> {
     }
     let with_hist = !r.chance(15);
     let split = r.chance(25);
-    let mut files = vec![GmonFile::new()];
+    let make = || {
+        if wide {
+            GmonFile::new()
+        } else {
+            GmonFile::new32()
+        }
+    };
+    let mut files = vec![make()];
     if split {
-        files.push(GmonFile::new());
+        files.push(make());
     }
     if with_hist {
         files[0].hist(low, high, rate, &bins);
@@ -153,7 +160,7 @@ fn random_call_graphs_match_gprof() {
     let mut cycles_seen = 0;
     for seed in 0..cases {
         let mut r = Rng::new(seed);
-        let files = profile(&mut r, &funcs);
+        let files = profile(&mut r, &funcs, true);
         let names: Vec<String> = (0..files.len())
             .map(|i| format!("s{seed}-{i}.out"))
             .collect();
@@ -175,4 +182,49 @@ fn random_call_graphs_match_gprof() {
         cycles_seen >= cases / 2,
         "only {cycles_seen} outputs with cycles"
     );
+}
+
+/// An i386 ELF32 executable with `FUNCS` functions (global and local, of many sizes),
+/// assembled at test time: the same comparison with 4-byte addresses.
+#[test]
+fn random_call_graphs_match_gprof_elf32() {
+    let dir = TempDir::new("random32");
+    let mut r = Rng::new(0x3232);
+    let mut asm =
+        String::from("    .text\n    .globl _start\n_start:\n    call f0\n    jmp _start\n");
+    for i in 0..FUNCS {
+        let len = r.below(20) as usize;
+        let name = format!("f{i}_{}", &"qwertyuiopasdfghjklzxcvbnm"[..len]);
+        let name = if i == 0 { "f0".to_owned() } else { name };
+        if !r.chance(30) {
+            let _ = writeln!(asm, "    .globl {name}");
+        }
+        let _ = writeln!(asm, "    .p2align 4\n    .type {name},@function\n{name}:");
+        let _ = writeln!(asm, "    .fill {}, 1, 0x90\n    ret", 4 + r.below(120));
+        let _ = writeln!(asm, "    .size {name}, .-{name}");
+    }
+    std::fs::write(dir.join("p.s"), asm).unwrap();
+    compile(dir.path(), "as", &["--32", "-o", "p.o", "p.s"]);
+    compile(dir.path(), "ld", &["-m", "elf_i386", "-o", "prog", "p.o"]);
+    let funcs = functions(&dir.join("prog"));
+    assert!(funcs.len() >= FUNCS - 1, "{funcs:?}");
+    let flag_sets: [&[&str]; 3] = [&[], &["-q", "-z"], &["-a"]];
+    let mut cycles_seen = 0;
+    for seed in 0..30u64 {
+        let mut r = Rng::new(seed + 1000);
+        let files = profile(&mut r, &funcs, false);
+        let names: Vec<String> = (0..files.len())
+            .map(|i| format!("s{seed}-{i}.out"))
+            .collect();
+        for (f, name) in files.iter().zip(&names) {
+            f.write(&dir.join(name));
+        }
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let flags = flag_sets[seed as usize % flag_sets.len()];
+        let out = assert_same(dir.path(), "prog", &names, flags);
+        if String::from_utf8_lossy(&out).contains("as a whole>") {
+            cycles_seen += 1;
+        }
+    }
+    assert!(cycles_seen >= 10, "only {cycles_seen} outputs with cycles");
 }

@@ -190,23 +190,37 @@ pub fn nm_functions(exe: &Path) -> Vec<(String, u64, bool)> {
         .collect()
 }
 
-/// A GNU gmon.out (version 1, 64-bit little-endian) written field by field, independent of
-/// the `gmon` crate.
+/// A GNU gmon.out (version 1, little-endian, 64-bit addresses unless made by `new32`)
+/// written field by field, independent of the `gmon` crate.
 #[derive(Default)]
-pub struct GmonFile(pub Vec<u8>);
+pub struct GmonFile(pub Vec<u8>, pub bool);
 
 impl GmonFile {
     pub fn new() -> Self {
         let mut v = b"gmon".to_vec();
         v.extend_from_slice(&1u32.to_le_bytes());
         v.extend_from_slice(&[0; 12]);
-        GmonFile(v)
+        GmonFile(v, false)
+    }
+    /// For a 32-bit executable: addresses are 4 bytes.
+    pub fn new32() -> Self {
+        let mut g = Self::new();
+        g.1 = true;
+        g
+    }
+    fn addr(&mut self, a: u64) {
+        if self.1 {
+            self.0
+                .extend_from_slice(&u32::try_from(a).unwrap().to_le_bytes());
+        } else {
+            self.0.extend_from_slice(&a.to_le_bytes());
+        }
     }
     /// A histogram record over `[low, high)` with `bins`, `rate` samples per second.
     pub fn hist(&mut self, low: u64, high: u64, rate: u32, bins: &[u16]) -> &mut Self {
         self.0.push(0);
-        self.0.extend_from_slice(&low.to_le_bytes());
-        self.0.extend_from_slice(&high.to_le_bytes());
+        self.addr(low);
+        self.addr(high);
         self.0
             .extend_from_slice(&u32::try_from(bins.len()).unwrap().to_le_bytes());
         self.0.extend_from_slice(&rate.to_le_bytes());
@@ -222,8 +236,8 @@ impl GmonFile {
     /// A call-graph arc record.
     pub fn arc(&mut self, from_pc: u64, self_pc: u64, count: u32) -> &mut Self {
         self.0.push(1);
-        self.0.extend_from_slice(&from_pc.to_le_bytes());
-        self.0.extend_from_slice(&self_pc.to_le_bytes());
+        self.addr(from_pc);
+        self.addr(self_pc);
         self.0.extend_from_slice(&count.to_le_bytes());
         self
     }
@@ -250,7 +264,7 @@ impl GmonFile {
             v.extend_from_slice(&to.to_le_bytes());
             v.extend_from_slice(&count.to_le_bytes());
         }
-        GmonFile(v)
+        GmonFile(v, false)
     }
 }
 
