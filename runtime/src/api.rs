@@ -51,6 +51,9 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicUsiz
 use crate::sys;
 
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Set by the first call to any interface and never cleared: until then the handler skips
+/// this module without touching the shared in-flight counter.
+static EVER_USED: AtomicBool = AtomicBool::new(false);
 
 static PROFIL_ON: AtomicBool = AtomicBool::new(false);
 static PROFIL_BUF: AtomicPtr<AtomicU16> = AtomicPtr::new(core::ptr::null_mut());
@@ -99,6 +102,9 @@ static PCS_CALLED: AtomicBool = AtomicBool::new(false);
 /// Feed one sample to the interfaces in use. *Async-signal-safe*: atomics only.
 #[inline]
 pub fn record(pc: usize) {
+    if !EVER_USED.load(Ordering::Relaxed) {
+        return;
+    }
     IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
     if PROFIL_ON.load(Ordering::SeqCst) {
         let nbins = PROFIL_NBINS.load(Ordering::Relaxed) as u64;
@@ -151,6 +157,7 @@ pub fn record(pc: usize) {
 
 /// Turn `flag` off and wait until no handler is inside [`record`].
 fn quiesce(flag: &AtomicBool) {
+    EVER_USED.store(true, Ordering::SeqCst);
     flag.store(false, Ordering::SeqCst);
     while IN_FLIGHT.load(Ordering::SeqCst) != 0 {
         core::hint::spin_loop();

@@ -2,7 +2,7 @@
 //!
 //! | variable | values | default |
 //! |---|---|---|
-//! | `PROFIL_OFF` | `1` disables the runtime entirely; `0` or empty keeps it on | on |
+//! | `PROFIL_OFF` | `1` turns the automatic profile off, silently (the `profil`/`pcsample` interfaces still work, at `PROFIL_HZ`); `0` or empty keeps it on | on |
 //! | `PROFIL_HZ` | samples per CPU-second requested, 1 ..= 50000 | [`DEFAULT_HZ`] |
 //! | `PROFIL_TIMER` | `perf` or `itimer` | perf_event, falling back to `itimer` |
 //! | `PROFIL_SCALE` | profil(2) scale, 2 ..= 65536 (65536 = one counter per 2 bytes of text) | 32768: one counter per 4 bytes |
@@ -112,10 +112,7 @@ impl Config {
         let mut c = Config::default();
         if let Some(v) = get("PROFIL_OFF") {
             match v {
-                b"1" => {
-                    c.off = true;
-                    return c;
-                }
+                b"1" => c.off = true,
                 b"" | b"0" => {}
                 _ => warn(&warning(format_args!(
                     "ignoring PROFIL_OFF={} (expected 1 or 0); profiling stays on",
@@ -123,6 +120,14 @@ impl Config {
                 ))),
             }
         }
+        // With PROFIL_OFF=1 the other settings still apply to the programming interfaces,
+        // but the runtime stays silent about them.
+        let off = c.off;
+        let mut warn = |w: &Warning| {
+            if !off {
+                warn(w)
+            }
+        };
         if let Some(v) = get("PROFIL_HZ") {
             match parse_u32(v) {
                 Some(hz) if (1..=MAX_HZ).contains(&hz) => c.hz = hz,
@@ -247,8 +252,15 @@ mod tests {
 
     #[test]
     fn off_wins_and_secure_processes_ignore_the_prefix() {
-        let (c, _) = parse(&[("PROFIL_OFF", "1"), ("PROFIL_HZ", "bad")], false);
+        let (c, w) = parse(&[("PROFIL_OFF", "1"), ("PROFIL_HZ", "bad")], false);
         assert!(c.off);
+        assert!(w.is_empty(), "PROFIL_OFF=1 is silent: {w:?}");
+        let (c, _) = parse(&[("PROFIL_OFF", "1"), ("PROFIL_HZ", "1000")], false);
+        assert_eq!(
+            (c.off, c.hz),
+            (true, 1000),
+            "the interfaces still use PROFIL_HZ"
+        );
         let (c, _) = parse(&[("GMON_OUT_PREFIX", "pre")], true);
         assert_eq!(c.prefix, None);
         let (c, _) = parse(&[("PROFIL_OFF", "0"), ("PROFIL_OUT", "")], false);

@@ -91,6 +91,7 @@ static BACKEND: AtomicU8 = AtomicU8::new(0); // 0 none, 1 perf, 2 itimer
 static FORK_CHILD: AtomicBool = AtomicBool::new(false);
 static START_CPU_NS: AtomicU64 = AtomicU64::new(0);
 static NOMINAL_HZ: AtomicU32 = AtomicU32::new(config::DEFAULT_HZ);
+static TIMER_CHOICE: AtomicU8 = AtomicU8::new(config::TimerChoice::Auto as u8);
 static LAYOUT_LO: AtomicU64 = AtomicU64::new(0);
 static LAYOUT_HI: AtomicU64 = AtomicU64::new(0);
 static LAYOUT_SCALE: AtomicU32 = AtomicU32::new(0);
@@ -173,6 +174,9 @@ pub fn start() {
         sys::is_secure_execution(),
         |w| warn(w.as_bytes()),
     );
+    // The programming interfaces use these even when the automatic profile is off.
+    NOMINAL_HZ.store(cfg.hz, Ordering::Relaxed);
+    TIMER_CHOICE.store(cfg.timer as u8, Ordering::Relaxed);
     if cfg.off {
         return;
     }
@@ -230,7 +234,6 @@ pub fn start() {
 }
 
 fn remember(cfg: &Config, layout: &hist::Layout) {
-    NOMINAL_HZ.store(cfg.hz, Ordering::Relaxed);
     LAYOUT_LO.store(layout.link_lo, Ordering::Relaxed);
     LAYOUT_HI.store(layout.link_hi, Ordering::Relaxed);
     LAYOUT_SCALE.store(layout.scale, Ordering::Relaxed);
@@ -333,11 +336,12 @@ pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
     if timer::running().is_some() {
         return Ok(());
     }
-    match timer::start(
-        config::TimerChoice::Auto,
-        NOMINAL_HZ.load(Ordering::Relaxed),
-        |_| {},
-    ) {
+    let choice = match TIMER_CHOICE.load(Ordering::Relaxed) {
+        c if c == config::TimerChoice::Itimer as u8 => config::TimerChoice::Itimer,
+        c if c == config::TimerChoice::Perf as u8 => config::TimerChoice::Perf,
+        _ => config::TimerChoice::Auto,
+    };
+    match timer::start(choice, NOMINAL_HZ.load(Ordering::Relaxed), |_| {}) {
         Ok(_) => Ok(()),
         Err(e) => Err(if e.itimer != 0 { e.itimer } else { e.perf }),
     }
