@@ -595,3 +595,106 @@ fn cmp_total(nodes: &[Node], symtab: &SymTab<'_>, n: usize, l: usize, r: usize) 
     }
     lname.cmp(rname)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gprof::symtab::Sym;
+
+    /// Functions `names[i]` at 0x100·(i+1), 0x100 bytes each.
+    fn table(names: &[&'static str]) -> SymTab<'static> {
+        SymTab {
+            syms: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| Sym {
+                    name: n.as_bytes(),
+                    addr: 0x100 * (i as u64 + 1),
+                    end_addr: 0x100 * (i as u64 + 2) - 1,
+                    is_func: true,
+                    is_static: false,
+                })
+                .collect(),
+        }
+    }
+
+    /// Tally `count` calls from inside `from` to inside `to` (indices into `names`).
+    fn call(cg: &mut CallGraph, t: &SymTab<'_>, from: usize, to: usize, count: u64) {
+        cg.tally(t, t.syms[from].addr + 0x10, t.syms[to].addr + 0x8, count);
+    }
+
+    #[test]
+    fn self_recursion_is_not_a_call_and_not_a_cycle() {
+        let t = table(&["main", "fib"]);
+        let mut cg = CallGraph::new(&t);
+        call(&mut cg, &t, 0, 1, 1);
+        call(&mut cg, &t, 1, 1, 5000);
+        cg.assemble(&t, &[0.0, 10.0], &Exclusions::default());
+        assert_eq!(cg.nodes[1].ncalls, 1);
+        assert_eq!(cg.nodes[1].self_calls, 5000);
+        assert_eq!(cg.num_cycles, 0);
+        // main inherits all of fib's time through its single call.
+        assert_eq!(cg.nodes[0].child_time, 10.0);
+        assert!(cg.nodes[0].top_order > cg.nodes[1].top_order);
+    }
+
+    #[test]
+    fn mutual_recursion_makes_one_cycle_node() {
+        let t = table(&["main", "ping", "pong", "leaf"]);
+        let mut cg = CallGraph::new(&t);
+        call(&mut cg, &t, 0, 1, 10);
+        call(&mut cg, &t, 1, 2, 100);
+        call(&mut cg, &t, 2, 1, 90);
+        call(&mut cg, &t, 2, 3, 50);
+        cg.assemble(&t, &[0.0, 10.0, 30.0, 5.0], &Exclusions::default());
+        assert_eq!(cg.num_cycles, 1);
+        let cyc = cg.num_syms;
+        assert_eq!(cg.nodes[cyc].cyc_num, 1);
+        assert_eq!(cg.nodes[1].cyc_head, cyc);
+        assert_eq!(cg.nodes[2].cyc_head, cyc);
+        assert_eq!(cg.nodes[0].cyc_head, 0);
+        // Calls into the cycle from outside, and between its members.
+        assert_eq!(cg.nodes[cyc].ncalls, 10);
+        assert_eq!(cg.nodes[cyc].self_calls, 190);
+        // The flat profile's calls include calls from the other member.
+        assert_eq!(cg.nodes[1].ncalls, 100);
+        assert_eq!(cg.nodes[2].ncalls, 100);
+        // Members share a topological number, below their caller's and above leaf's.
+        assert_eq!(cg.nodes[1].top_order, cg.nodes[2].top_order);
+        assert!(cg.nodes[0].top_order > cg.nodes[1].top_order);
+        assert!(cg.nodes[3].top_order < cg.nodes[1].top_order);
+        // Cycle time = members' time; leaf's time reaches the cycle, and all of it main.
+        assert_eq!(cg.nodes[cyc].time, 40.0);
+        assert_eq!(cg.nodes[cyc].child_time, 5.0);
+        assert_eq!(cg.nodes[0].child_time, 45.0);
+        // The call graph's order: main (45 total) and the cycle first.
+        assert_eq!(cg.time_sorted[0], cyc);
+        assert_eq!(cg.nodes[cyc].index, 1);
+    }
+
+    #[test]
+    fn arcs_into_labels_move_back_to_the_function_and_unknown_ends_are_dropped() {
+        let mut t = table(&["main", "f", "label"]);
+        t.syms[2].is_func = false;
+        let mut cg = CallGraph::new(&t);
+        call(&mut cg, &t, 0, 2, 7);
+        cg.tally(&t, 0x10, t.syms[1].addr, 3);
+        cg.assemble(&t, &[0.0; 3], &Exclusions::default());
+        assert_eq!(cg.nodes[1].ncalls, 7);
+        assert_eq!(cg.nodes[2].ncalls, 0);
+        assert_eq!(cg.arcs.len(), 1);
+    }
+
+    #[test]
+    fn children_lists_are_in_prepend_order() {
+        let t = table(&["main", "a", "b", "c"]);
+        let mut cg = CallGraph::new(&t);
+        for to in 1..=3 {
+            call(&mut cg, &t, 0, to, 1);
+        }
+        call(&mut cg, &t, 0, 1, 1);
+        let order: Vec<usize> = cg.children(0).map(|a| cg.arcs[a].child).collect();
+        assert_eq!(order, [3, 2, 1]);
+        assert_eq!(cg.arcs[cg.children(0).last().unwrap()].count, 2);
+    }
+}

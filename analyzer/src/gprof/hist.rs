@@ -242,3 +242,109 @@ pub fn assign_samples(symtab: &SymTab<'_>, hist: &Histograms, excluded: &[bool])
     }
     Assigned { time, total_time }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gprof::symtab::Sym;
+
+    fn sym(name: &'static str, addr: u64, end: u64) -> Sym<'static> {
+        Sym {
+            name: name.as_bytes(),
+            addr,
+            end_addr: end,
+            is_func: true,
+            is_static: false,
+        }
+    }
+
+    fn hist(low: u64, high: u64, bins: &[u16]) -> Histograms {
+        let bytes: Vec<u8> = bins.iter().flat_map(|b| b.to_le_bytes()).collect();
+        let mut h = Histograms::default();
+        let input = HistInput {
+            low_pc: low,
+            high_pc: high,
+            bins: &bytes,
+            num_bins: bins.len() as u32,
+            prof_rate: 100,
+            dimension: b"seconds",
+            abbrev: b's',
+            big_endian: false,
+        };
+        h.add_gnu(&input).unwrap();
+        h
+    }
+
+    #[test]
+    fn four_byte_bins_credit_exactly_and_the_last_symbol_gets_nothing() {
+        let t = SymTab {
+            syms: vec![
+                sym("a", 0x10, 0x17),
+                sym("b", 0x18, 0x1f),
+                sym("last", 0x20, 0x2f),
+            ],
+        };
+        // Bins of 4 bytes from 0x08: [0x08,0x0c) below every symbol, then a, a, b, b, last.
+        let h = hist(0x08, 0x24, &[5, 0, 1, 2, 3, 4, 9]);
+        assert_eq!(h.scale, 2.0);
+        let r = assign_samples(&t, &h, &[false; 3]);
+        assert_eq!(r.time, [3.0, 7.0, 0.0]);
+        assert_eq!(r.total_time, 24.0);
+        // Excluded symbols are neither credited nor counted.
+        let r = assign_samples(&t, &h, &[false, true, false]);
+        assert_eq!(r.time, [3.0, 0.0, 0.0]);
+        assert_eq!(r.total_time, 17.0);
+    }
+
+    #[test]
+    fn uneven_bins_are_credited_in_two_byte_units() {
+        // 3 bins over 12 bytes of 2-byte units, but hist_scale = 6/4 = 1.5 with 4 bins.
+        let t = SymTab {
+            syms: vec![sym("a", 0x0, 0x5), sym("b", 0x6, 0xb), sym("end", 0xc, 0xc)],
+        };
+        let h = hist(0x0, 0xc, &[2, 2, 2, 2]);
+        assert_eq!(h.scale, 1.5);
+        let r = assign_samples(&t, &h, &[false; 3]);
+        // Bins cover units [0,1) [1,3) [3,4) [4,6); a = units 0..3, b = 3..6.
+        // a: 1·2/1.5 + 2·2/1.5 = 4; b: 1·2/1.5 + 2·2/1.5 = 4. Credits sum to 8 = 4 bins × 2.
+        assert!(
+            (r.time[0] - 4.0).abs() < 1e-12 && (r.time[1] - 4.0).abs() < 1e-12,
+            "{:?}",
+            r.time
+        );
+    }
+
+    #[test]
+    fn repeated_ranges_sum_and_overlaps_are_refused() {
+        let mut h = hist(0x0, 0x10, &[1, 2, 3, 4]);
+        let bytes: Vec<u8> = [1u16, 1, 1, 1]
+            .iter()
+            .flat_map(|b| b.to_le_bytes())
+            .collect();
+        let mut input = HistInput {
+            low_pc: 0,
+            high_pc: 0x10,
+            bins: &bytes,
+            num_bins: 4,
+            prof_rate: 60,
+            dimension: b"seconds",
+            abbrev: b's',
+            big_endian: false,
+        };
+        h.add_gnu(&input).unwrap();
+        assert_eq!(h.ranges[0].samples, [2, 3, 4, 5]);
+        assert_eq!(h.hz, 100, "the first record's rate wins");
+        input.low_pc = 0x8;
+        input.high_pc = 0x18;
+        assert_eq!(
+            h.add_gnu(&input).unwrap_err(),
+            "overlapping histogram records"
+        );
+        input.low_pc = 0x100;
+        input.high_pc = 0x120;
+        assert_eq!(
+            h.add_gnu(&input).unwrap_err(),
+            "different scales in histogram records"
+        );
+    }
+}
