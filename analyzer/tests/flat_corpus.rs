@@ -127,9 +127,9 @@ fn cxx_stl_o1() {
 
 /// Rust on stable: `-C link-arg=-pg` links glibc's gcrt1, which samples the program and writes
 /// gmon.out (histogram only). Legacy and v0 mangling.
-fn rust_case(mangling: Option<&str>) {
+fn rust_case(file: &str, mangling: Option<&str>, expect: &str) {
     let dir = TempDir::new("rust");
-    let src = corpus("rusty.rs");
+    let src = corpus(file);
     let mut args = vec![
         "-O",
         "-C",
@@ -145,7 +145,10 @@ fn rust_case(mangling: Option<&str>) {
     compile(dir.path(), "rustc", &args);
     profile_run(dir.path(), "prog", &[], "gmon.out");
     let out = assert_same(dir.path(), "prog", &["gmon.out"], &["-z"]);
-    assert!(String::from_utf8_lossy(&out).contains("rusty::collatz_len"));
+    assert!(
+        String::from_utf8_lossy(&out).contains(expect),
+        "no {expect}"
+    );
     for flags in FLAG_SETS {
         assert_same(dir.path(), "prog", &["gmon.out"], flags);
     }
@@ -153,12 +156,26 @@ fn rust_case(mangling: Option<&str>) {
 
 #[test]
 fn rust_legacy() {
-    rust_case(None);
+    rust_case("rusty.rs", None, "rusty::collatz_len");
+}
+
+#[test]
+fn rust_generics_legacy_and_v0() {
+    rust_case("generics.rs", None, "generics::apply");
+    rust_case(
+        "generics.rs",
+        Some("symbol-mangling-version=v0"),
+        "generics::apply::<generics::main::{closure#0}>",
+    );
 }
 
 #[test]
 fn rust_v0() {
-    rust_case(Some("symbol-mangling-version=v0"));
+    rust_case(
+        "rusty.rs",
+        Some("symbol-mangling-version=v0"),
+        "rusty::collatz_len",
+    );
 }
 
 /// Several gmon files are summed with gprof's rules (histograms per range, arcs per pair).
