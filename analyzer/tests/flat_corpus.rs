@@ -203,6 +203,21 @@ fn multiple_files() {
         assert_same(dir.path(), "prog", &["gmon.sum"], flags);
     }
     assert_same(dir.path(), "prog", &["g1.out", "gmon.sum", "g2.out"], &[]);
+    // Our `merge` subcommand's output too.
+    let m = ours(
+        dir.path(),
+        &[
+            "merge",
+            "--exe",
+            "prog",
+            "-o",
+            "merged.out",
+            "g1.out",
+            "g2.out",
+        ],
+    );
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    assert_same(dir.path(), "prog", &["merged.out"], &["-z"]);
 }
 
 /// Profiles written by our own runtime (linked in, and injected with LD_PRELOAD into a program
