@@ -81,8 +81,8 @@ pub fn embedded(kind: Kind) -> Result<&'static [u8]> {
             BUILD_ERROR
         };
         return Err(Error::input(format!(
-            "this profil-report was built without the runtime {} ({why}); rebuild it where \
-             `cargo`, `ld` and `objcopy` work (unset PROFIL_RT_SKIP_BUILD)",
+            "this profil-report was built without the runtime {}: {why}; rebuild it where \
+             `cargo`, `ld` and `objcopy` work (and PROFIL_RT_SKIP_BUILD is unset)",
             kind.what()
         )));
     }
