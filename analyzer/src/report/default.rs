@@ -492,6 +492,12 @@ pub fn human_seconds(s: f64) -> String {
     format!("{v:.digits$} {unit}")
 }
 
+/// `x` rounded to 6 significant digits: the interval bounds come from an iterative solve
+/// and libm, so digits beyond these are noise that should not reach the output.
+fn six_digits(x: f64) -> f64 {
+    format!("{x:.5e}").parse().unwrap_or(x)
+}
+
 /// Derived numbers of one row.
 struct Derived {
     percent: f64,
@@ -520,7 +526,7 @@ fn derive(report: &Report) -> Vec<Derived> {
                 },
                 cumulative: cum / hz,
                 self_s: r.samples / hz,
-                ci: (lo / hz, hi / hz),
+                ci: (six_digits(lo / hz), six_digits(hi / hz)),
                 self_per_call: r
                     .calls
                     .filter(|&c| c > 0)
