@@ -228,3 +228,58 @@ fn random_call_graphs_match_gprof_elf32() {
     }
     assert!(cycles_seen >= 10, "only {cycles_seen} outputs with cycles");
 }
+
+/// Lists longer than the printer's literal-insertion limit (a hub with 150 callers and 150
+/// callees, all in one cycle, plus random arcs): the stable-sort path must print gprof's order.
+#[test]
+fn long_parent_and_child_lists_match_gprof() {
+    let dir = TempDir::new("long");
+    let mut c = String::from("static volatile int sink;\n");
+    for i in 0..160 {
+        let _ = writeln!(
+            c,
+            "__attribute__((noinline, used)) void h{i}(void) {{ sink += {i}; }}"
+        );
+    }
+    c += "int main(void) { return 0; }\n";
+    std::fs::write(dir.join("prog.c"), c).unwrap();
+    compile(dir.path(), "gcc", &["-O0", "-g0", "-o", "prog", "prog.c"]);
+    let mut funcs: Vec<(String, u64, bool)> = nm_functions(&dir.join("prog"))
+        .into_iter()
+        .filter(|f| f.0.starts_with('h'))
+        .collect();
+    funcs.sort_by_key(|f| f.1);
+    let mut r = Rng::new(77);
+    let hub = funcs[0].1;
+    let mut g = GmonFile::new();
+    let low = hub & !3;
+    let high = (funcs[funcs.len() - 1].1 + 16) & !3;
+    let mut bins = vec![0u16; ((high - low) / 4) as usize];
+    for b in bins.iter_mut() {
+        if r.chance(20) {
+            *b = 1 + r.below(3) as u16;
+        }
+    }
+    g.hist(low, high, 100, &bins);
+    for (k, f) in funcs.iter().enumerate().skip(1).take(150) {
+        // Equal counts in runs, so that ties decide much of the order.
+        g.arc(f.1 + 4, hub, 1 + (k as u32 % 4));
+        g.arc(hub + 4, f.1, 1 + (k as u32 % 3));
+    }
+    for _ in 0..100 {
+        let p = &funcs[r.below(funcs.len() as u64) as usize];
+        let q = &funcs[r.below(funcs.len() as u64) as usize];
+        g.arc(p.1 + 2, q.1, r.below(5) as u32);
+    }
+    g.write(&dir.join("gmon.out"));
+    let out = assert_same(dir.path(), "prog", &["gmon.out"], &["-q"]);
+    // Every caller and callee of the hub names it: it is in the cycle, with >64 arcs each way.
+    let mentions = String::from_utf8_lossy(&out)
+        .matches(" h0 <cycle 1> [")
+        .count();
+    assert!(
+        mentions > 150,
+        "the hub is not in a large cycle ({mentions} mentions)"
+    );
+    assert_same(dir.path(), "prog", &["gmon.out"], &["-z"]);
+}
