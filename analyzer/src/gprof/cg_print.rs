@@ -7,10 +7,11 @@
 //!
 //! * An entry's parents and children are re-ordered with gprof's own **insertion sorts**
 //!   (`sort_parents`, `sort_children`, `sort_members`) over the lists in `arc_add` order.
-//!   `cmp_arc` is not a consistent order (a self-arc compares "less" than anything, even
-//!   another self-arc), so a different sort algorithm could print lines in another order.
-//!   Each list is sorted once, when its entry is printed, so sorting copies is equivalent to
-//!   gprof sorting the linked lists in place.
+//!   Ties fall by list position in a way particular to each sort, and `cmp_arc` calls a
+//!   self-arc "less" than anything, even another self-arc. Each list is sorted once, when its
+//!   entry is printed, so sorting copies is equivalent to gprof sorting the linked lists in
+//!   place. Lists longer than 64 use the stable sort that gives the same order (proved
+//!   equivalent by a unit test), so that a hostile profile cannot make printing quadratic.
 //! * Every `x / hz` is the C division: with no histogram gprof's `hz` is 0, and gprof prints
 //!   `-nan` (x86's default NaN) and `inf`; [`c_div`] gives the same bits.
 
