@@ -10,8 +10,9 @@
 //!   Ties fall by list position in a way particular to each sort, and `cmp_arc` calls a
 //!   self-arc "less" than anything, even another self-arc. Each list is sorted once, when its
 //!   entry is printed, so sorting copies is equivalent to gprof sorting the linked lists in
-//!   place. Lists longer than 64 use the stable sort that gives the same order (proved
-//!   equivalent by a unit test), so that a hostile profile cannot make printing quadratic.
+//!   place. Lists longer than 64 use the stable sort that gives the same order for a
+//!   consistent comparison (checked against the insertion sort by a unit test and against
+//!   gprof by `cg_random`), so that a hostile profile cannot make printing quadratic.
 //! * Every `x / hz` is the C division: with no histogram gprof's `hz` is 0, and gprof prints
 //!   `-nan` (x86's default NaN) and `inf`; [`c_div`] gives the same bits.
 
