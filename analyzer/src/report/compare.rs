@@ -105,6 +105,8 @@ pub fn run(
         by_name.entry(g.name.as_str()).or_insert(g);
     }
     let mut matched: HashMap<&str, bool> = HashMap::new();
+    // gprof's name -> our functions whose samples it takes.
+    let mut absorbed: HashMap<String, Vec<String>> = HashMap::new();
     let mut b = tabled::builder::Builder::default();
     b.push_record(["function", "ours", "gprof", "difference", "why"]);
     let mut explained = 0usize;
@@ -148,10 +150,13 @@ pub fn run(
                         ));
                     }
                 }
-                Some(i) => why.push(format!(
-                    "gprof rejects this symbol (dotted local name, IFUNC or fragment) and credits its samples to {}",
-                    String::from_utf8_lossy(&a.display_name(i))
-                )),
+                Some(i) => {
+                    let owner = String::from_utf8_lossy(&a.display_name(i)).into_owned();
+                    why.push(format!(
+                        "gprof rejects this symbol (dotted local name, IFUNC or fragment) and credits its samples to {owner}"
+                    ));
+                    absorbed.entry(owner).or_default().push(r.name.clone());
+                }
                 None => why.push("gprof has no symbol here".into()),
             }
         }
@@ -197,7 +202,13 @@ pub fn run(
             "-".into(),
             format!("{:.2} s", g.self_seconds),
             format!("{:+.3} s", -g.self_seconds),
-            "gprof's range for this symbol covers code that belongs to other functions or to no function".into(),
+            match absorbed.get(&g.name) {
+                Some(names) => format!(
+                    "gprof's range for this symbol also holds {}, which gprof does not list",
+                    names.join(", ")
+                ),
+                None => "gprof's range for this symbol covers code that belongs to other functions or to no function".into(),
+            },
         ]);
     }
     writeln!(
