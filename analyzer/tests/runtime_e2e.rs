@@ -847,24 +847,42 @@ fn a_failed_exec_resumes_profiling() {
     assert!(gmon_files(&dir) == ["gmon.out"], "{:?}", gmon_files(&dir));
 }
 
-/// Start `exe args`, let it run for 0.7 s, send it `sig`, and return how it ended.
+/// Start `exe args`, wait until it has used 0.3 s of CPU (so the runtime is long set up and
+/// samples exist), send it `sig`, and return how it ended. The program must run until signalled.
 fn run_and_signal(dir: &Scratch, exe: &Path, args: &[&str], sig: i32) -> Run {
     let exe2 = exe.to_path_buf();
     let dir_path = dir.0.clone();
     let killer = std::thread::spawn(move || {
-        // Find the child by its working directory and executable, then signal it.
-        std::thread::sleep(std::time::Duration::from_millis(700));
-        for e in fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let cwd = fs::read_link(e.path().join("cwd")).ok();
-            let bin = fs::read_link(e.path().join("exe")).ok();
-            if cwd.as_deref() == Some(&dir_path) && bin.as_deref() == Some(&exe2) {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(pid, sig) };
+        // Find the child by its working directory and executable.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            for e in fs::read_dir("/proc").unwrap().flatten() {
+                let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                    continue;
+                };
+                let cwd = fs::read_link(e.path().join("cwd")).ok();
+                let bin = fs::read_link(e.path().join("exe")).ok();
+                if cwd.as_deref() != Some(&dir_path) || bin.as_deref() != Some(&exe2) {
+                    continue;
+                }
+                // utime is the 14th field of /proc/PID/stat, in clock ticks (1/100 s); the
+                // fields after the parenthesised command name start with the 3rd.
+                let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                let after_name = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+                let utime: u64 = after_name
+                    .split_whitespace()
+                    .nth(11)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                if utime >= 30 {
+                    // SAFETY: kill has no memory-safety preconditions.
+                    unsafe { libc::kill(pid, sig) };
+                    return;
+                }
             }
         }
+        panic!("the program never got going");
     });
     let r = run(dir, exe, args, &[("PROFIL_HZ", "1000")]);
     killer.join().unwrap();
@@ -877,7 +895,7 @@ fn default_terminating_signals_write_the_profile_and_keep_the_status() {
     let exe = gcc(&dir, "split.c", "split", &[], true);
     for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
         let _ = fs::remove_file(dir.path("gmon.out"));
-        let r = run_and_signal(&dir, &exe, &["1000000"], sig);
+        let r = run_and_signal(&dir, &exe, &["5000"], sig); // ~45 s if never signalled
         assert_eq!(r.status, 128 + sig, "signal {sig}: {r:?}");
         let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
         assert!(
