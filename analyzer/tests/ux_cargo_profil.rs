@@ -120,6 +120,22 @@ fn fresh_cargo_new_project() {
     let nm = Command::new("nm").arg(&exe).output().unwrap();
     assert!(text(&nm.stdout).contains("profil_rt_start"));
 
+    // An example instead of the binary.
+    std::fs::create_dir_all(proj.join("examples")).unwrap();
+    std::fs::write(
+        proj.join("examples/ex.rs"),
+        "fn main() { println!(\"example ran\"); std::process::exit(9); }",
+    )
+    .unwrap();
+    let out = cargo_profil(&proj, &["--example", "ex"]);
+    assert_eq!(out.status.code(), Some(9), "{}", show(&out));
+    assert_eq!(text(&out.stdout), "example ran\n");
+    assert!(
+        text(&out.stderr).contains("/examples/ex exited with status 9"),
+        "{}",
+        show(&out)
+    );
+
     // Errors a new user hits.
     let out = cargo_profil(&proj, &["--bin", "nope"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));

@@ -1,4 +1,4 @@
-//! `cargo profil [--bin NAME] [-p PACKAGE] [--release] [--hz N] [--out FILE] [--report FILE]
+//! `cargo profil [--bin NAME | --example NAME] [-p PACKAGE] [--release] [--hz N] [--out FILE] [--report FILE]
 //! [-- ARGS...]`: build the current cargo package with the runtime linked in, run it, and print
 //! its report. The `cargo-profil` binary (installed next to `profil-report` by
 //! `cargo install --path analyzer`) is a thin argument parser around [`run()`].
@@ -6,7 +6,7 @@
 //! # How it builds
 //!
 //! ```text
-//! cargo rustc -p PACKAGE --bin NAME --target <host triple> [--release]
+//! cargo rustc -p PACKAGE (--bin NAME | --example NAME) --target <host triple> [--release]
 //!       --message-format=json-render-diagnostics -- -C link-arg=<cached profil_rt.o>
 //!       -C strip=none
 //! ```
@@ -48,6 +48,9 @@ pub struct Args {
     /// The binary to build and run (default: the package's only one, or its default-run).
     #[arg(long, value_name = "NAME")]
     pub bin: Option<String>,
+    /// Build and run this example instead of a binary.
+    #[arg(long, value_name = "NAME", conflicts_with = "bin")]
+    pub example: Option<String>,
     /// The package (default: the one in the current directory).
     #[arg(short = 'p', long, value_name = "SPEC")]
     pub package: Option<String>,
@@ -96,13 +99,40 @@ pub fn host_triple() -> Result<String> {
         .ok_or_else(|| Error::input(format!("cargo profil: {rustc:?} -vV printed no host line")))
 }
 
-/// The package and binary to build, from `cargo metadata --no-deps` output.
+/// What to build and run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `--bin NAME`.
+    Bin(String),
+    /// `--example NAME`.
+    Example(String),
+}
+
+impl Target {
+    /// The cargo option and the name.
+    pub fn cargo_args(&self) -> [&str; 2] {
+        match self {
+            Target::Bin(n) => ["--bin", n],
+            Target::Example(n) => ["--example", n],
+        }
+    }
+
+    /// The target's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Target::Bin(n) | Target::Example(n) => n,
+        }
+    }
+}
+
+/// The package and target to build, from `cargo metadata --no-deps` output.
 pub fn choose_target(
     metadata: &json::Value,
     cwd: &Path,
     package: Option<&str>,
     bin: Option<&str>,
-) -> Result<(String, String)> {
+    example: Option<&str>,
+) -> Result<(String, Target)> {
     let packages = metadata
         .get("packages")
         .and_then(json::Value::as_array)
@@ -111,6 +141,7 @@ pub fn choose_target(
         name: &'a str,
         dir: PathBuf,
         bins: Vec<&'a str>,
+        examples: Vec<&'a str>,
         default_run: Option<&'a str>,
     }
     let pkgs: Vec<Pkg<'_>> = packages
@@ -120,22 +151,26 @@ pub fn choose_target(
             let dir = Path::new(p.get("manifest_path")?.as_str()?)
                 .parent()?
                 .to_owned();
-            let bins = p
-                .get("targets")?
-                .as_array()?
-                .iter()
-                .filter(|t| {
-                    t.get("kind")
-                        .and_then(json::Value::as_array)
-                        .is_some_and(|k| k.iter().any(|k| k.as_str() == Some("bin")))
-                })
-                .filter_map(|t| t.get("name")?.as_str())
-                .collect();
+            let targets = p.get("targets")?.as_array()?;
+            let of_kind = |kind: &str| -> Vec<&str> {
+                targets
+                    .iter()
+                    .filter(|t| {
+                        t.get("kind")
+                            .and_then(json::Value::as_array)
+                            .is_some_and(|k| k.iter().any(|k| k.as_str() == Some(kind)))
+                    })
+                    .filter_map(|t| t.get("name")?.as_str())
+                    .collect()
+            };
+            let bins = of_kind("bin");
+            let examples = of_kind("example");
             let default_run = p.get("default_run").and_then(json::Value::as_str);
             Some(Pkg {
                 name,
                 dir,
                 bins,
+                examples,
                 default_run,
             })
         })
@@ -154,6 +189,12 @@ pub fn choose_target(
         pkgs.iter().find(|p| p.bins.contains(&b)).ok_or_else(|| {
             Error::input(format!("cargo profil: no binary `{b}` in this workspace"))
         })?
+    } else if let Some(e) = example {
+        pkgs.iter()
+            .find(|p| p.examples.contains(&e))
+            .ok_or_else(|| {
+                Error::input(format!("cargo profil: no example `{e}` in this workspace"))
+            })?
     } else {
         let with_bins: Vec<&Pkg<'_>> = pkgs.iter().filter(|p| !p.bins.is_empty()).collect();
         match with_bins.len() {
@@ -168,6 +209,20 @@ pub fn choose_target(
             }
         }
     };
+    if let Some(e) = example {
+        if !pkg.examples.contains(&e) {
+            return Err(Error::input(format!(
+                "cargo profil: package `{}` has no example `{e}` (it has: {})",
+                pkg.name,
+                if pkg.examples.is_empty() {
+                    "none".to_string()
+                } else {
+                    pkg.examples.join(", ")
+                }
+            )));
+        }
+        return Ok((pkg.name.to_string(), Target::Example(e.to_string())));
+    }
     let bin = match bin {
         Some(b) if pkg.bins.contains(&b) => b,
         Some(b) => {
@@ -196,7 +251,7 @@ pub fn choose_target(
             }
         },
     };
-    Ok((pkg.name.to_string(), bin.to_string()))
+    Ok((pkg.name.to_string(), Target::Bin(bin.to_string())))
 }
 
 /// The executable of binary `bin` among cargo's JSON messages.
@@ -231,11 +286,20 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
     }
     let meta = json::parse(&String::from_utf8_lossy(&meta.stdout))
         .map_err(|e| Error::input(format!("cargo profil: cannot read `cargo metadata`: {e}")))?;
-    let (package, bin) = choose_target(&meta, &cwd, args.package.as_deref(), args.bin.as_deref())?;
+    let (package, target) = choose_target(
+        &meta,
+        &cwd,
+        args.package.as_deref(),
+        args.bin.as_deref(),
+        args.example.as_deref(),
+    )?;
+    let bin = target.name();
     let host = host_triple()?;
     let mut build = Command::new(cargo());
     build
-        .args(["rustc", "-p", &package, "--bin", &bin, "--target", &host])
+        .args(["rustc", "-p", &package])
+        .args(target.cargo_args())
+        .args(["--target", &host])
         .arg("--message-format=json-render-diagnostics");
     if args.release {
         build.arg("--release");
@@ -260,7 +324,7 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
             "cargo profil: the build of `{bin}` failed (see cargo's messages above)"
         )));
     }
-    let exe = executable_from_messages(&String::from_utf8_lossy(&built.stdout), &bin).ok_or_else(
+    let exe = executable_from_messages(&String::from_utf8_lossy(&built.stdout), bin).ok_or_else(
         || {
             Error::input(format!(
                 "cargo profil: cargo reported no executable for `{bin}`"
@@ -547,7 +611,7 @@ mod tests {
 
     const META: &str = r#"{"packages":[
       {"name":"app","manifest_path":"/w/app/Cargo.toml","default_run":null,
-       "targets":[{"name":"app","kind":["bin"]},{"name":"tool","kind":["bin"]},{"name":"applib","kind":["lib"]}]},
+       "targets":[{"name":"app","kind":["bin"]},{"name":"tool","kind":["bin"]},{"name":"applib","kind":["lib"]},{"name":"bench_it","kind":["example"]}]},
       {"name":"one","manifest_path":"/w/one/Cargo.toml","default_run":null,
        "targets":[{"name":"one","kind":["bin"]}]},
       {"name":"lib","manifest_path":"/w/lib/Cargo.toml","default_run":null,
@@ -558,7 +622,9 @@ mod tests {
     fn chooses_package_and_binary_like_cargo_run() {
         let m = json::parse(META).unwrap();
         let c = |cwd: &str, p: Option<&str>, b: Option<&str>| {
-            choose_target(&m, Path::new(cwd), p, b).map_err(|e| e.to_string())
+            choose_target(&m, Path::new(cwd), p, b, None)
+                .map(|(p, t)| (p, t.name().to_string()))
+                .map_err(|e| e.to_string())
         };
         assert_eq!(
             c("/w/one/src", None, None).unwrap(),
@@ -578,6 +644,17 @@ mod tests {
         assert!(c("/w/app", None, Some("nope"))
             .unwrap_err()
             .contains("tool"));
+        let e = |cwd: &str, ex: &str| {
+            choose_target(&m, Path::new(cwd), None, None, Some(ex)).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            e("/w/app", "bench_it").unwrap(),
+            ("app".into(), Target::Example("bench_it".into()))
+        );
+        assert_eq!(e("/w", "bench_it").unwrap().0, "app");
+        assert!(e("/w/one", "bench_it")
+            .unwrap_err()
+            .contains("(it has: none)"));
     }
 
     #[test]
