@@ -349,6 +349,47 @@ fn ld_preload_into_an_unmodified_c_program() {
 }
 
 #[test]
+fn ld_preload_into_an_unmodified_rust_program() {
+    let dir = Scratch::new("preload-rust");
+    let exe = rustc(&dir, "split.rs", "split", &[]);
+    let so = runtime_path(true);
+    let r = run(
+        &dir,
+        &exe,
+        &["split", "120"],
+        &[("LD_PRELOAD", so.to_str().unwrap()), ("PROFIL_HZ", "1000")],
+    );
+    assert_eq!(r.status, 0, "{r:?}");
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
+}
+
+#[test]
+fn a_symbolic_link_at_the_output_name_is_replaced_not_followed() {
+    let dir = Scratch::new("symlink");
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+    let victim = dir.path("victim");
+    fs::write(&victim, b"precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path("gmon.out")).unwrap();
+    let r = run(&dir, &exe, &["5"], &[]);
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""));
+    assert_eq!(fs::read(&victim).unwrap(), b"precious");
+    let meta = fs::symlink_metadata(dir.path("gmon.out")).unwrap();
+    assert!(
+        meta.file_type().is_file(),
+        "gmon.out is now the profile itself"
+    );
+    gprof_flat(&exe, &dir.path("gmon.out"));
+}
+
+#[test]
 fn rust_with_link_arg_and_rust_lld() {
     let dir = Scratch::new("rust-lld");
     let arg = format!("link-arg={}", runtime_path(false).display());
