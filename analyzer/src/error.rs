@@ -12,7 +12,10 @@ pub struct Error {
 impl Error {
     /// Bad input or bad usage: exit status 2.
     pub fn input(message: impl Into<String>) -> Self {
-        Error { message: message.into(), code: 2 }
+        Error {
+            message: message.into(),
+            code: 2,
+        }
     }
 
     /// The exit status for this error.
