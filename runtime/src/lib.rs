@@ -8,8 +8,10 @@
 //!   `RUSTFLAGS="-C link-arg=$(profil-report runtime-path)" cargo build --target <host>` or
 //!   `cc prog.c $(profil-report runtime-path)`. It is this crate built `no_std`, `panic=abort`,
 //!   fat LTO, one codegen unit, as a staticlib; `ld -r` keeps only the members it needs and
-//!   `objcopy` localizes every global symbol except the runtime's own entry point, so no `core`
-//!   or `compiler_builtins` symbol can clash with a Rust program's.
+//!   `objcopy` localizes every global symbol except the runtime's own entry points
+//!   (`profil_rt_start`/`_finish`, the exec family and `setitimer` it wraps, `profil`,
+//!   `pcsample`, `moncontrol`), so no `core` or `compiler_builtins` symbol can clash with a
+//!   Rust program's.
 //! * `libprofil_rt.so`, the same code as a shared object for `LD_PRELOAD` (or for linking with
 //!   `-Wl,--no-as-needed`).
 //!
@@ -38,6 +40,17 @@
 //! handler the program replaced with its own, and an exec done with a raw `syscall(SYS_execve)`
 //! (it bypasses the wrappers; the clock is still removed by the kernel, so the new image is
 //! safe).
+//!
+//! # Known limitations
+//!
+//! * The clock's signal is `SIGTRAP` (perf) or `SIGPROF` (CPU-time timer). A program that
+//!   installs its own handler for that signal after start receives our samples as extra
+//!   signals (the `SIGPROF` case is detected, and we stand aside, only when the program arms
+//!   `ITIMER_PROF` through `setitimer`). Under a debugger, which stops on every `SIGTRAP`, use
+//!   `PROFIL_TIMER=itimer` or `PROFIL_OFF=1`.
+//! * Under `LD_PRELOAD`, threads started before our constructor (by another library's
+//!   constructor) are not sampled with the perf clock: the event is inherited only by threads
+//!   created after it was opened.
 //!
 //! # Design constraints, and why
 //!
