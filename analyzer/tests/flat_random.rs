@@ -93,7 +93,18 @@ fn run_case(seed: u64) -> Result<(), String> {
     let dir = TempDir::new(&format!("rand{seed}"));
     let (src, opt) = generate(seed);
     std::fs::write(dir.join("prog.c"), &src).unwrap();
-    compile(dir.path(), "gcc", &["-pg", opt, "-o", "prog", "prog.c"]);
+    // Some programs are linked statically (libc, IFUNCs and mcount inside the histogram) or
+    // without PIE (absolute addresses).
+    let link = match seed % 6 {
+        0 => "-static",
+        1 => "-no-pie",
+        _ => "-pie",
+    };
+    compile(
+        dir.path(),
+        "gcc",
+        &["-pg", opt, link, "-o", "prog", "prog.c"],
+    );
     profile_run(dir.path(), "prog", &[], "gmon.out");
     let flag_sets: &[&[&str]] = if seed % 3 == 0 {
         &[&[], &["-z"], &["-a"]]
@@ -108,7 +119,9 @@ fn run_case(seed: u64) -> Result<(), String> {
                 .cloned()
                 .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            return Err(format!("seed {seed} ({opt}, flags {flags:?}):\n{msg}"));
+            return Err(format!(
+                "seed {seed} ({opt} {link}, flags {flags:?}):\n{msg}"
+            ));
         }
     }
     Ok(())
