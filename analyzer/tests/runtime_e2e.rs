@@ -372,6 +372,36 @@ fn ld_preload_into_an_unmodified_rust_program() {
 }
 
 #[test]
+fn preloading_into_a_program_that_has_the_runtime_linked_in_samples_once() {
+    let dir = Scratch::new("twice");
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+    let so = runtime_path(true);
+    let r = run(
+        &dir,
+        &exe,
+        &["120"],
+        &[("LD_PRELOAD", so.to_str().unwrap()), ("PROFIL_HZ", "1000")],
+    );
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""));
+    let (per_sample, _) = gprof_flat(&exe, &dir.path("gmon.out"));
+    // Two active copies would each deliver 1000 samples per second into one handler.
+    assert!(
+        (1.0 / per_sample - 1000.0).abs() < 100.0,
+        "rate {}",
+        1.0 / per_sample
+    );
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "heavy_three",
+        "light_one",
+        0.75,
+        5.0,
+        r.user_s,
+    );
+}
+
+#[test]
 fn a_symbolic_link_at_the_output_name_is_replaced_not_followed() {
     let dir = Scratch::new("symlink");
     let exe = gcc(&dir, "split.c", "split", &[], true);

@@ -450,6 +450,21 @@ mod artifact {
         crate::start();
     }
 
+    static MARKER: u8 = 0;
+
+    /// The constructor. Two copies of the runtime can meet in one process (the shared object
+    /// preloaded into a program that has the object linked in): only the copy whose
+    /// `profil_rt_start` the process resolves to (the executable's) runs; the other stays out,
+    /// so nothing is sampled twice and one profile is written.
+    extern "C" fn constructor() {
+        let winner = crate::sys::global_symbol(c"profil_rt_start");
+        let ours = &MARKER as *const u8 as usize;
+        if winner != 0 && crate::sys::same_loaded_object(winner, ours) == Some(false) {
+            return;
+        }
+        crate::start();
+    }
+
     /// Stop profiling and write the profile now (idempotent).
     #[no_mangle]
     pub extern "C" fn profil_rt_finish() {
@@ -458,7 +473,7 @@ mod artifact {
 
     #[used]
     #[link_section = ".init_array"]
-    static INIT: extern "C" fn() = profil_rt_start;
+    static INIT: extern "C" fn() = constructor;
 
     #[used]
     #[link_section = ".fini_array"]

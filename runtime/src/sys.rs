@@ -541,6 +541,28 @@ pub fn next_symbol(name: &CStr) -> usize {
     unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize }
 }
 
+/// The address `name` resolves to in the whole process (`dlsym(RTLD_DEFAULT)`), or 0.
+pub fn global_symbol(name: &CStr) -> usize {
+    // SAFETY: `name` is NUL-terminated; dlsym returns null when there is no such symbol.
+    unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) as usize }
+}
+
+/// Do two addresses lie in the same loaded object (executable or shared library)? `None`
+/// when the loader cannot tell (a static executable).
+pub fn same_loaded_object(a: usize, b: usize) -> Option<bool> {
+    // SAFETY: dladdr only inspects the loader's tables and fills the Dl_info it is given.
+    unsafe {
+        let mut ia: libc::Dl_info = core::mem::zeroed();
+        let mut ib: libc::Dl_info = core::mem::zeroed();
+        if libc::dladdr(a as *const c_void, &mut ia) == 0
+            || libc::dladdr(b as *const c_void, &mut ib) == 0
+        {
+            return None;
+        }
+        Some(ia.dli_fbase == ib.dli_fbase)
+    }
+}
+
 /// The process environment (`environ`).
 pub fn environ() -> *const *const c_char {
     // SAFETY: reading the pointer value of glibc's `environ` variable.
