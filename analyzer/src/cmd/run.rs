@@ -636,8 +636,8 @@ pub fn profile_and_report(
     let shown = Path::new(&launch.arg0).display().to_string();
     let Some(profile) = &outcome.profile else {
         let why = if outcome.status.signal().is_some() {
-            "the runtime writes the profile at exit, and on SIGINT, SIGTERM, SIGHUP and \
-             SIGABRT, but cannot on this signal"
+            "the runtime writes the profile at exit and on SIGINT, SIGTERM and SIGHUP, not \
+             when the process is killed, aborts or crashes"
         } else {
             "did it end with _exit(), exec another program, or run setuid? See the profil-rt \
              lines above, if any"
