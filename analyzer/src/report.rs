@@ -44,10 +44,11 @@ pub struct ReportArgs {
     /// gprof's -Q: no call graph.
     #[arg(short = 'Q', long = "no-graph")]
     pub no_graph: bool,
-    /// gprof's -z: also list functions that were never called and have no time.
+    /// With --gprof: gprof's -z, also list functions that were never called and have no time.
     #[arg(short = 'z', long = "display-unused-functions")]
     pub zeros: bool,
-    /// gprof's -a: ignore static (local) functions; their samples go to the preceding symbol.
+    /// With --gprof: gprof's -a, ignore static (local) functions (their samples go to the
+    /// preceding symbol).
     #[arg(short = 'a', long = "no-static")]
     pub no_static: bool,
     /// Default report: print JSON instead of a table.
