@@ -28,6 +28,15 @@ pub struct Layout {
 
 impl Layout {
     /// The layout for executable text `[lo, hi)` (link-time) at profil `scale` (2 ..= 65536).
+    ///
+    /// ```
+    /// use profil_rt::hist::{bin_index, Layout};
+    /// // A PIE whose text runs from 0x1044 to 0x1395, at the default scale:
+    /// let l = Layout::new(0x1044, 0x1395, 0x8000).unwrap();
+    /// assert_eq!((l.link_lo, l.link_hi), (0x1040, 0x13a0)); // widened to 16-byte bounds
+    /// assert_eq!(l.nbins, 0x360 / 4); // exactly 4 bytes per bin
+    /// assert_eq!(bin_index(0x1223 - l.link_lo, l.scale), Some(0x1e3 / 4));
+    /// ```
     pub fn new(lo: u64, hi: u64, scale: u32) -> Option<Layout> {
         let link_lo = lo & !15;
         let link_hi = hi.checked_add(15)? & !15;
