@@ -232,3 +232,58 @@ fn fatal_combinations_fail_like_gprof() {
         }
     }
 }
+
+/// A 32-bit executable (i386, assembled at test time) with a 32-bit profile: pointer size and
+/// byte order come from the ELF, for the histogram, the arcs and the symbols.
+#[test]
+fn elf32_executable_and_profile() {
+    let dir = TempDir::new("elf32");
+    std::fs::write(
+        dir.join("p.s"),
+        "    .text\n    .globl _start\n_start:\n    call alpha\n    call beta\n    call local.1\n    jmp _start\n\
+         \x20   .p2align 4\n    .globl alpha\n    .type alpha,@function\nalpha:\n    call beta\n    .fill 56, 1, 0x90\n    ret\n\
+         \x20   .size alpha, .-alpha\n    .p2align 4\n    .weak beta\n    .type beta,@function\nbeta:\n\
+         \x20   call alpha\n    .fill 120, 1, 0x90\n    ret\n    .size beta, .-beta\n\
+         \x20   .p2align 4\n    .type local.1,@function\nlocal.1:\n    .fill 40, 1, 0x90\n    ret\n\
+         \x20   .size local.1, .-local.1\n",
+    )
+    .unwrap();
+    compile(dir.path(), "as", &["--32", "p.s", "-o", "p.o"]);
+    compile(dir.path(), "ld", &["-m", "elf_i386", "-o", "prog", "p.o"]);
+    let data = std::fs::read(dir.join("prog")).unwrap();
+    let img = ElfImage::parse(&data).unwrap();
+    assert!(!img.is_64);
+    let text = img.section_by_name(".text").unwrap();
+    let table = img.symtab.as_ref().unwrap();
+    let addr = |n: &str| {
+        table
+            .symbols
+            .iter()
+            .find(|s| table.name(s) == n.as_bytes())
+            .unwrap()
+            .value
+    };
+    let (lo, hi) = (text.addr & !3, (text.addr + text.size + 3) & !3);
+    let n = ((hi - lo) / 4) as u32;
+    let t32 = Target::new(PtrSize::Four, Endian::Little);
+    let mut w = Writer::new(Vec::new(), t32);
+    w.gnu_header().unwrap();
+    let h = HistHeader {
+        low_pc: lo,
+        high_pc: hi,
+        hist_size: n,
+        prof_rate: 100,
+        dimension: Dimension::SECONDS,
+    };
+    w.gnu_histogram(&h, (0..n).map(|i| (i % 5) as u16 * 3))
+        .unwrap();
+    w.gnu_arc(addr("_start") + 5, addr("alpha") + 1, 7).unwrap();
+    w.gnu_arc(addr("alpha") + 5, addr("beta") + 1, 70).unwrap();
+    w.gnu_arc(addr("beta") + 5, addr("alpha") + 1, 63).unwrap();
+    w.gnu_arc(addr("_start") + 15, addr("local.1") + 1, 7)
+        .unwrap();
+    std::fs::write(dir.join("p32.gmon"), w.into_inner()).unwrap();
+    for flags in FLAG_SETS {
+        assert_same(dir.path(), "prog", &["p32.gmon"], flags);
+    }
+}
