@@ -78,6 +78,52 @@ pub fn fragment_parent(name: &[u8]) -> Option<&[u8]> {
     (pos > 0).then(|| &s[..pos])
 }
 
+/// Resolve overlaps (a function symbol inside another's `st_size`, or sizes that run into the
+/// next function): every byte goes to the innermost range covering it, the one that starts
+/// last (ties: the one that ends first). Adjacent pieces of one function are merged.
+fn make_disjoint(ranges: &[Range]) -> Vec<Range> {
+    use std::cmp::Reverse;
+    use std::collections::BTreeSet;
+    let mut bounds: Vec<u64> = ranges.iter().flat_map(|r| [r.start, r.end]).collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    // `ranges` is sorted by start; walk the elementary segments with the set of ranges that
+    // cover them.
+    let mut active: BTreeSet<(u64, Reverse<u64>, usize)> = BTreeSet::new();
+    let mut ends: BTreeSet<(u64, usize)> = BTreeSet::new();
+    let mut next = 0;
+    let mut out: Vec<Range> = Vec::new();
+    for w in bounds.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        while next < ranges.len() && ranges[next].start <= lo {
+            let r = ranges[next];
+            active.insert((r.start, Reverse(r.end), next));
+            ends.insert((r.end, next));
+            next += 1;
+        }
+        while let Some(&(end, i)) = ends.first() {
+            if end > lo {
+                break;
+            }
+            ends.pop_first();
+            active.remove(&(ranges[i].start, Reverse(end), i));
+        }
+        let Some(&(_, _, i)) = active.last() else {
+            continue;
+        };
+        let function = ranges[i].function;
+        match out.last_mut() {
+            Some(last) if last.end == lo && last.function == function => last.end = hi,
+            _ => out.push(Range {
+                start: lo,
+                end: hi,
+                function,
+            }),
+        }
+    }
+    out
+}
+
 impl<'data> FunctionMap<'data> {
     /// Build the map from one symbol table of `image`.
     pub fn build(image: &ElfImage<'data>, table: &SymbolTable<'data>) -> Self {
@@ -194,22 +240,7 @@ impl<'data> FunctionMap<'data> {
             });
         }
         ranges.sort_by_key(|r| (r.start, r.end));
-        // Overlaps (nested or bad sizes): the later range starts where the earlier one is cut.
-        let mut disjoint: Vec<Range> = Vec::with_capacity(ranges.len());
-        for r in ranges {
-            if let Some(last) = disjoint.last_mut() {
-                if r.start < last.end {
-                    if r.end <= last.end {
-                        continue;
-                    }
-                    last.end = r.start;
-                    if last.end == last.start {
-                        disjoint.pop();
-                    }
-                }
-            }
-            disjoint.push(r);
-        }
+        let mut disjoint = make_disjoint(&ranges);
         // Record the fragments' names on their owners and keep only owners as functions.
         let mut keep = vec![true; functions.len()];
         let mut frag_names: Vec<(usize, &[u8])> = Vec::new();
@@ -262,6 +293,126 @@ impl<'data> FunctionMap<'data> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::elf::{RawSymbol, Section};
+
+    /// An image with `.text` at 0x1000 (0x1000 bytes) and `.data` after it, and a symbol table
+    /// built from (name, value, size, bind, type, section) tuples.
+    fn image(syms: &[(&str, u64, u64, u8, u8, u32)]) -> (ElfImage<'static>, SymbolTable<'static>) {
+        let sections = vec![
+            Section {
+                name: b"",
+                sh_type: 0,
+                flags: 0,
+                addr: 0,
+                size: 0,
+            },
+            Section {
+                name: b".text",
+                sh_type: 1,
+                flags: 6,
+                addr: 0x1000,
+                size: 0x1000,
+            },
+            Section {
+                name: b".data",
+                sh_type: 1,
+                flags: 3,
+                addr: 0x3000,
+                size: 0x100,
+            },
+        ];
+        let mut strtab = vec![0u8];
+        let mut symbols = Vec::new();
+        for (i, &(name, value, size, bind, typ, shndx)) in syms.iter().enumerate() {
+            let name_offset = strtab.len() as u32;
+            strtab.extend_from_slice(name.as_bytes());
+            strtab.push(0);
+            symbols.push(RawSymbol {
+                index: i + 1,
+                name_offset,
+                value,
+                size,
+                bind,
+                typ,
+                shndx,
+            });
+        }
+        let img = ElfImage {
+            is_64: true,
+            big_endian: false,
+            machine: 62,
+            sections,
+            symtab: None,
+            dynsym: None,
+        };
+        (
+            img,
+            SymbolTable {
+                strtab: Box::leak(strtab.into_boxed_slice()),
+                symbols,
+            },
+        )
+    }
+
+    const G: u8 = 1; // STB_GLOBAL
+    const L: u8 = 0; // STB_LOCAL
+    const W: u8 = 2; // STB_WEAK
+    const F: u8 = 2; // STT_FUNC
+    const O: u8 = 1; // STT_OBJECT
+
+    #[test]
+    fn sizes_aliases_fragments_and_gaps() {
+        let (img, t) = image(&[
+            ("main", 0x1000, 0x40, G, F, 1),
+            ("work", 0x1040, 0x20, G, F, 1),
+            ("work_alias", 0x1040, 0x20, W, F, 1),
+            ("_work", 0x1040, 0x20, G, F, 1),
+            ("helper", 0x1080, 0x10, L, F, 1),
+            ("work.cold", 0x1800, 0x30, L, F, 1),
+            ("nosize", 0x1900, 0, G, F, 1),
+            ("after", 0x1980, 0x10, G, F, 1),
+            ("table", 0x3000, 0x10, G, O, 2),
+        ]);
+        let m = FunctionMap::build(&img, &t);
+        let names: Vec<&[u8]> = m.functions.iter().map(|f| f.name).collect();
+        assert_eq!(
+            names,
+            [&b"main"[..], b"work", b"helper", b"nosize", b"after"]
+        );
+        let work = &m.functions[1];
+        assert_eq!(work.aliases, [&b"_work"[..], b"work_alias"]);
+        assert_eq!(work.fragments, [&b"work.cold"[..]]);
+        // st_size decides: 0x1060..0x1080 and 0x1090..0x1800 belong to nobody.
+        assert_eq!(m.function_at(0x105f), Some(1));
+        assert_eq!(m.function_at(0x1060), None);
+        assert_eq!(m.function_at(0x108f), Some(2));
+        assert_eq!(m.function_at(0x1090), None);
+        // The fragment's bytes are its parent's.
+        assert_eq!(m.function_at(0x1810), Some(1));
+        // A size of zero runs to the next function symbol.
+        assert!(!m.functions[3].size_known);
+        assert_eq!(m.functions[3].size, 0x80);
+        assert_eq!(m.function_at(0x197f), Some(3));
+        // Data objects are not functions.
+        assert_eq!(m.function_at(0x3000), None);
+    }
+
+    #[test]
+    fn overlapping_sizes_are_cut_at_the_next_start() {
+        let (img, t) = image(&[
+            ("outer", 0x1000, 0x100, G, F, 1),
+            ("inner", 0x1040, 0x10, G, F, 1),
+        ]);
+        let m = FunctionMap::build(&img, &t);
+        assert_eq!(m.function_at(0x103f), Some(0));
+        assert_eq!(m.function_at(0x1040), Some(1));
+        // After the inner function, the rest of the outer one is the outer one's again.
+        assert_eq!(m.function_at(0x1050), Some(0));
+        assert_eq!(m.function_at(0x10ff), Some(0));
+        assert_eq!(m.function_at(0x1100), None);
+        let starts: Vec<u64> = m.ranges.iter().map(|r| r.start).collect();
+        assert_eq!(starts, [0x1000, 0x1040, 0x1050]);
+    }
 
     #[test]
     fn fragment_names() {
