@@ -46,6 +46,22 @@ fn cargo_profil(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Run `exe 1000` in a fresh directory `dir`: did it leave a gmon.out (is the runtime in it)?
+fn writes_a_profile(exe: &Path, dir: &Path) -> bool {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let out = Command::new(exe)
+        .arg("1000")
+        .current_dir(dir)
+        .env_remove("LD_PRELOAD")
+        .env_remove("PROFIL_OUT")
+        .env_remove("GMON_OUT_PREFIX")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", show(&out));
+    dir.join("gmon.out").is_file()
+}
+
 #[test]
 fn fresh_cargo_new_project() {
     let s = Scratch::new("cargo");
@@ -90,11 +106,9 @@ fn fresh_cargo_new_project() {
         .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
         .unwrap();
     let exe = proj.join(format!("target/{host}/release/crunch"));
-    let nm = Command::new("nm").arg(&exe).output().unwrap();
     assert!(
-        text(&nm.stdout).contains("profil_rt_start"),
-        "{}",
-        show(&nm)
+        writes_a_profile(&exe, &s.path("probe")),
+        "the binary is profiled"
     );
     assert!(!proj.join("target/release/crunch").exists());
 
@@ -108,8 +122,7 @@ fn fresh_cargo_new_project() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    let nm = Command::new("nm").arg(&exe).output().unwrap();
-    assert!(!text(&nm.stdout).contains("profil_rt_start"));
+    assert!(!writes_a_profile(&exe, &s.path("probe")), "a plain build");
     let out = cargo_profil(&proj, &["--release", "--report", "-", "--", "1000"]);
     assert_eq!(out.status.code(), Some(5), "{}", show(&out));
     assert!(
@@ -117,8 +130,10 @@ fn fresh_cargo_new_project() {
         "{}",
         show(&out)
     );
-    let nm = Command::new("nm").arg(&exe).output().unwrap();
-    assert!(text(&nm.stdout).contains("profil_rt_start"));
+    assert!(
+        writes_a_profile(&exe, &s.path("probe")),
+        "relinked with the runtime"
+    );
 
     // An example instead of the binary.
     std::fs::create_dir_all(proj.join("examples")).unwrap();
