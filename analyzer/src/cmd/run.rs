@@ -221,7 +221,12 @@ pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
     let has_runtime = [&image.symtab, &image.dynsym]
         .into_iter()
         .flatten()
-        .any(|t| t.symbols.iter().any(|s| t.name(s) == b"profil_rt_start"));
+        .any(|t| {
+            // Either entry point (a linker with --gc-sections may keep only one of them).
+            t.symbols
+                .iter()
+                .any(|s| matches!(t.name(s), b"profil_rt_start" | b"profil_rt_finish"))
+        });
     match has_interpreter(data) {
         Some(true) => {}
         Some(false) if has_runtime => {}
