@@ -11,6 +11,7 @@
 pub mod callgraph;
 pub mod compare;
 pub mod default;
+pub mod lines;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,9 @@ pub struct ReportArgs {
     /// Run the installed gprof on the same inputs and explain every difference.
     #[arg(long, conflicts_with = "gprof")]
     pub compare_gprof: bool,
+    /// Self time per source line (DWARF); with --gprof, gprof's -l (one row per address).
+    #[arg(short = 'l', long = "lines", conflicts_with = "compare_gprof")]
+    pub lines: bool,
 }
 
 /// An input file read into memory.
@@ -214,6 +218,9 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
         gprof::cg_print::print_report(&a, sections, opts, &last, &inputs.exe.data, &mut buf)?;
         out.write_all(&buf)?;
         return Ok(());
+    }
+    if args.lines {
+        return lines::run(args, &inputs, &image, out);
     }
     default::run(args, &inputs, &image, out)
 }

@@ -27,7 +27,28 @@ impl std::fmt::Display for Location {
     }
 }
 
-type R<'a> = EndianSlice<'a, RunTimeEndian>;
+pub(crate) type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// Run `f` over the DWARF sections of the ELF file `data` (decompressed as needed).
+/// `None` when the file does not parse or has no `.debug_info`.
+pub(crate) fn with_dwarf<T>(data: &[u8], f: impl FnOnce(&gimli::Dwarf<R<'_>>) -> T) -> Option<T> {
+    let file = object::File::parse(data).ok()?;
+    file.section_by_name(".debug_info")?;
+    let endian = if file.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, gimli::Error> {
+        Ok(file
+            .section_by_name(id.name())
+            .and_then(|s| s.uncompressed_data().ok())
+            .unwrap_or(Cow::Borrowed(&[])))
+    };
+    let sections = gimli::DwarfSections::load(load).ok()?;
+    let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
+    Some(f(&dwarf))
+}
 
 /// Locations of function entries by link-time address. Empty without debug info.
 pub fn function_locations(data: &[u8]) -> HashMap<u64, Location> {
@@ -87,7 +108,11 @@ fn decl<'a>(
     Ok(None)
 }
 
-fn file_name(dwarf: &gimli::Dwarf<R<'_>>, unit: &gimli::Unit<R<'_>>, index: u64) -> Option<String> {
+pub(crate) fn file_name(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    index: u64,
+) -> Option<String> {
     let program = unit.line_program.as_ref()?;
     let header = program.header();
     let entry = header.file(index)?;

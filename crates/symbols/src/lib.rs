@@ -25,6 +25,7 @@ pub mod demangle;
 pub mod dwarf;
 pub mod elf;
 pub mod gprof;
+pub mod lines;
 pub mod ranges;
 
 use std::fmt;

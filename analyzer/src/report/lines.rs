@@ -1,0 +1,506 @@
+//! `--lines`: self time per source line.
+//!
+//! gprof's `-l` prints one row per histogram bin (`name (file:line @ addr)`), so a hot line
+//! compiled to twenty instructions is twenty rows scattered through the listing. This
+//! report sums them: one row per `file:line`, with the function(s) whose code the line's
+//! samples were in (a line inlined into several functions names all of them, the one with
+//! the most samples first), sorted by self time.
+//!
+//! # How samples reach lines
+//!
+//! A histogram bin covers a few bytes; the DWARF line table ([`profil_symbols::lines`])
+//! says which line each byte belongs to. A bin that covers bytes of two lines is split by
+//! byte overlap, exactly as the default report splits bins between functions, so the rows
+//! sum to the total. Bytes without line information (code compiled without `-g`, PLT
+//! stubs) become one row per function, `<no line> (function)`, and bytes outside every
+//! function one `<outside known functions>` row.
+//!
+//! Only the line programs of the compilation units that hold samples are decoded.
+//!
+//! # Machine-readable output
+//!
+//! `--json`: `{"executable", "gmon_files", "hz", "total_samples", "total_seconds",
+//! "lines": [..]}`; `--csv`: the rows with a header line. Fields of a row, in order:
+//! `rank`, `location` (`file:line`, or null), `file`, `line` (null without line),
+//! `function` (demangled; the one with the most samples), `functions` (all, `;`-joined in
+//! CSV), `percent`, `cumulative_seconds`, `self_seconds`, `samples`, `ci95_low_seconds`,
+//! `ci95_high_seconds`.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use gmon::{Endian, PtrSize, Record, Target};
+use profil_symbols::lines::{line_map, LineMap};
+use profil_symbols::ranges::FunctionMap;
+use profil_symbols::ElfImage;
+
+use super::default::{human_seconds, poisson_ci95, OUTSIDE};
+use super::{Inputs, ReportArgs};
+use crate::gprof::hist::{HistInput, Histograms};
+use crate::{Error, Result};
+
+/// One row: a source line (or the code of one function without line information).
+#[derive(Debug, Clone)]
+pub struct LineRow {
+    /// Source file, when the line is known.
+    pub file: Option<String>,
+    /// Line number, when known.
+    pub line: Option<u64>,
+    /// Functions whose code holds this line's samples, most samples first (demangled).
+    pub functions: Vec<String>,
+    /// Self samples (fractional when a bin was split).
+    pub samples: f64,
+}
+
+impl LineRow {
+    /// `file:line`, when known.
+    pub fn location(&self) -> Option<String> {
+        Some(format!("{}:{}", self.file.as_deref()?, self.line?))
+    }
+
+    /// The function with the most samples.
+    pub fn function(&self) -> &str {
+        self.functions.first().map(String::as_str).unwrap_or("")
+    }
+}
+
+/// The line report before formatting.
+#[derive(Debug, Clone)]
+pub struct LineReport {
+    /// Executable path.
+    pub executable: String,
+    /// gmon file paths.
+    pub gmon_files: Vec<String>,
+    /// Samples per second.
+    pub hz: u32,
+    /// All samples.
+    pub total_samples: u64,
+    /// Sorted by self samples, then location.
+    pub rows: Vec<LineRow>,
+    /// Compilation units whose line program was decoded.
+    pub units_decoded: usize,
+}
+
+/// The target (pointer size, byte order) of an executable.
+pub fn target_of(image: &ElfImage<'_>) -> Target {
+    Target::new(
+        if image.is_64 {
+            PtrSize::Eight
+        } else {
+            PtrSize::Four
+        },
+        if image.big_endian {
+            Endian::Big
+        } else {
+            Endian::Little
+        },
+    )
+}
+
+/// The histograms of all gmon files (arcs and basic blocks are not needed here).
+pub fn read_histograms(inputs: &Inputs, target: Target) -> Result<Histograms> {
+    let mut hist = Histograms::default();
+    for g in &inputs.gmons {
+        let fail = |msg: String| Error::input(format!("{}: {msg}", g.name()));
+        let (header, records) =
+            gmon::read::records(&g.data, target).map_err(|e| fail(e.to_string()))?;
+        for rec in records {
+            if let Record::Histogram(h) = rec.map_err(|e| fail(e.to_string()))? {
+                let input = HistInput {
+                    low_pc: h.low_pc,
+                    high_pc: h.high_pc,
+                    bins: h.bins.as_bytes(),
+                    num_bins: h.hist_size,
+                    prof_rate: h.prof_rate.unwrap_or(0),
+                    dimension: h.dimension.name_bytes(),
+                    abbrev: h.dimension.abbrev,
+                    big_endian: target.endian == Endian::Big,
+                };
+                let r = if header.format.is_gnu() {
+                    hist.add_gnu(&input)
+                } else {
+                    hist.add_bsd(&input, h.prof_rate)
+                };
+                r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
+            }
+        }
+    }
+    if hist.hz == 0 {
+        hist.hz = 100;
+    }
+    Ok(hist)
+}
+
+/// A sampled bin: `[lo, hi)` in units of `1/n` byte, and its count.
+struct Bin {
+    lo: u128,
+    hi: u128,
+    n: u128,
+    count: u32,
+}
+
+fn sampled_bins(hist: &Histograms) -> Vec<Bin> {
+    let mut out = Vec::new();
+    for r in &hist.ranges {
+        let n = r.samples.len() as u128;
+        let span = u128::from(r.high_pc.saturating_sub(r.low_pc));
+        if n == 0 || span == 0 {
+            continue;
+        }
+        for (i, &sum) in r.samples.iter().enumerate() {
+            let count = sum as u32;
+            if count == 0 {
+                continue;
+            }
+            let lo = u128::from(r.low_pc) * n + i as u128 * span;
+            out.push(Bin {
+                lo,
+                hi: lo + span,
+                n,
+                count,
+            });
+        }
+    }
+    out
+}
+
+/// Part of a bin, `[start, end)` in units of `1/n` byte, and its `(file, line)` if known.
+type Piece = (u128, u128, Option<(u32, u64)>);
+
+/// Key of a row: a line, or the line-less code of a function (`usize::MAX`: outside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Line(u32, u64),
+    NoLine(usize),
+}
+
+/// Compute the line report.
+pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
+    let exe_name = inputs.exe.name();
+    let hist = read_histograms(inputs, target_of(image))?;
+    let table = image.symtab.as_ref().or(image.dynsym.as_ref());
+    let map = table.map(|t| FunctionMap::build(image, t));
+    let bins = sampled_bins(&hist);
+    let wanted: Vec<(u64, u64)> = bins
+        .iter()
+        .map(|b| ((b.lo / b.n) as u64, b.hi.div_ceil(b.n) as u64))
+        .collect();
+    let lines: LineMap = line_map(&inputs.exe.data, &wanted);
+    let function_at = |addr: u64| map.as_ref().and_then(|m| m.function_at(addr));
+    // samples per key, and per (key, function)
+    let mut per_key: HashMap<Key, f64> = HashMap::new();
+    let mut per_fn: HashMap<(Key, usize), f64> = HashMap::new();
+    let mut total = 0u64;
+    let mut credit = |key: Key, func: Option<usize>, c: f64| {
+        *per_key.entry(key).or_default() += c;
+        *per_fn.entry((key, func.unwrap_or(usize::MAX))).or_default() += c;
+    };
+    for b in &bins {
+        total += u64::from(b.count);
+        let span = b.hi - b.lo;
+        let (lo_a, hi_a) = ((b.lo / b.n) as u64, b.hi.div_ceil(b.n) as u64);
+        // Walk the bin's bytes in pieces: line spans and the gaps between them.
+        let mut pos = b.lo;
+        let mut pieces: Vec<Piece> = Vec::new();
+        for s in lines.overlapping(lo_a, hi_a) {
+            let (ss, se) = (u128::from(s.start) * b.n, u128::from(s.end) * b.n);
+            let (a, z) = (ss.max(b.lo), se.min(b.hi));
+            if a >= z {
+                continue;
+            }
+            if a > pos {
+                pieces.push((pos, a, None));
+            }
+            pieces.push((a, z, Some((s.file, s.line))));
+            pos = z;
+        }
+        if pos < b.hi {
+            pieces.push((pos, b.hi, None));
+        }
+        for (a, z, line) in pieces {
+            let c = if z - a == span {
+                f64::from(b.count)
+            } else {
+                f64::from(b.count) * ((z - a) as f64 / span as f64)
+            };
+            let func = function_at((a / b.n) as u64);
+            let key = match line {
+                Some((f, l)) => Key::Line(f, l),
+                None => Key::NoLine(func.unwrap_or(usize::MAX)),
+            };
+            credit(key, func, c);
+        }
+    }
+    let fname = |i: usize| -> String {
+        match map.as_ref().and_then(|m| m.functions.get(i)) {
+            Some(f) => profil_symbols::demangle::display_name(&String::from_utf8_lossy(f.name))
+                .into_owned(),
+            None => OUTSIDE.to_owned(),
+        }
+    };
+    let mut fns_of: HashMap<Key, Vec<(f64, usize)>> = HashMap::new();
+    for (&(k, f), &c) in &per_fn {
+        fns_of.entry(k).or_default().push((c, f));
+    }
+    let mut rows: Vec<LineRow> = per_key
+        .into_iter()
+        .map(|(k, samples)| {
+            let mut fns = fns_of.remove(&k).unwrap_or_default();
+            fns.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let functions = fns.into_iter().map(|(_, f)| fname(f)).collect();
+            let (file, line) = match k {
+                Key::Line(f, l) => (
+                    Some(lines.files.get(f as usize).cloned().unwrap_or_default()),
+                    Some(l),
+                ),
+                Key::NoLine(_) => (None, None),
+            };
+            LineRow {
+                file,
+                line,
+                functions,
+                samples,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.samples
+            .total_cmp(&a.samples)
+            .then_with(|| a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+            .then_with(|| a.functions.cmp(&b.functions))
+    });
+    Ok(LineReport {
+        executable: exe_name,
+        gmon_files: inputs.gmons.iter().map(|g| g.name()).collect(),
+        hz: hist.hz,
+        total_samples: total,
+        rows,
+        units_decoded: lines.units_decoded,
+    })
+}
+
+fn label(r: &LineRow) -> String {
+    r.location()
+        .unwrap_or_else(|| format!("<no line> ({})", r.function()))
+}
+
+fn functions_text(r: &LineRow) -> String {
+    match r.functions.len() {
+        0 => String::new(),
+        1 => r.functions[0].clone(),
+        n => format!("{} (+{} more)", r.functions[0], n - 1),
+    }
+}
+
+fn print_table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
+    let hz = f64::from(rep.hz);
+    writeln!(
+        out,
+        "Self time per source line of {}: {} samples at {} Hz = {} of CPU time",
+        rep.executable,
+        rep.total_samples,
+        rep.hz,
+        human_seconds(rep.total_samples as f64 / hz)
+    )?;
+    writeln!(out)?;
+    let mut b = tabled::builder::Builder::default();
+    b.push_record([
+        "%",
+        "cumulative",
+        "self",
+        "samples",
+        "95% interval",
+        "line",
+        "function",
+    ]);
+    let total = rep.total_samples.max(1) as f64;
+    let mut cum = 0.0;
+    for r in &rep.rows {
+        cum += r.samples;
+        let (lo, hi) = poisson_ci95(r.samples);
+        b.push_record([
+            format!("{:.2}", 100.0 * r.samples / total),
+            human_seconds(cum / hz),
+            human_seconds(r.samples / hz),
+            if r.samples.fract() == 0.0 {
+                format!("{}", r.samples)
+            } else {
+                format!("{:.1}", r.samples)
+            },
+            format!("{}–{}", human_seconds(lo / hz), human_seconds(hi / hz)),
+            label(r),
+            functions_text(r),
+        ]);
+    }
+    let mut table = b.build();
+    table.with(tabled::settings::Style::psql());
+    table.modify(
+        tabled::settings::object::Columns::new(0..5),
+        tabled::settings::Alignment::right(),
+    );
+    writeln!(out, "{table}")?;
+    if rep.rows.iter().all(|r| r.line.is_none()) && !rep.rows.is_empty() {
+        writeln!(
+            out,
+            "\nNo line information for the sampled code: compile with -g (C) or debug = 1 (Cargo)."
+        )?;
+    }
+    Ok(())
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        "null".into()
+    }
+}
+
+/// The fields of each row, as strings (JSON-encoded when `json`).
+fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
+    let hz = f64::from(rep.hz);
+    let total = rep.total_samples.max(1) as f64;
+    let text = |s: Option<&str>| match (s, json) {
+        (Some(s), true) => json_str(s),
+        (None, true) => "null".into(),
+        (Some(s), false) => csv_field(s),
+        (None, false) => String::new(),
+    };
+    let mut cum = 0.0;
+    rep.rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            cum += r.samples;
+            let (lo, hi) = poisson_ci95(r.samples);
+            let functions = if json {
+                format!(
+                    "[{}]",
+                    r.functions
+                        .iter()
+                        .map(|f| json_str(f))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            } else {
+                csv_field(&r.functions.join(";"))
+            };
+            vec![
+                (i + 1).to_string(),
+                text(r.location().as_deref()),
+                text(r.file.as_deref()),
+                r.line.map(|l| l.to_string()).unwrap_or_else(|| {
+                    if json {
+                        "null".into()
+                    } else {
+                        String::new()
+                    }
+                }),
+                text(Some(r.function())),
+                functions,
+                num(100.0 * r.samples / total),
+                num(cum / hz),
+                num(r.samples / hz),
+                num(r.samples),
+                num(lo / hz),
+                num(hi / hz),
+            ]
+        })
+        .collect()
+}
+
+/// The CSV header (the row fields, in order).
+pub const CSV_FIELDS: [&str; 12] = [
+    "rank",
+    "location",
+    "file",
+    "line",
+    "function",
+    "functions",
+    "percent",
+    "cumulative_seconds",
+    "self_seconds",
+    "samples",
+    "ci95_low_seconds",
+    "ci95_high_seconds",
+];
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+fn print_json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
+    writeln!(out, "{{")?;
+    writeln!(out, "  \"executable\": {},", json_str(&rep.executable))?;
+    let g: Vec<String> = rep.gmon_files.iter().map(|s| json_str(s)).collect();
+    writeln!(out, "  \"gmon_files\": [{}],", g.join(","))?;
+    writeln!(out, "  \"hz\": {},", rep.hz)?;
+    writeln!(out, "  \"total_samples\": {},", rep.total_samples)?;
+    writeln!(
+        out,
+        "  \"total_seconds\": {},",
+        num(rep.total_samples as f64 / f64::from(rep.hz))
+    )?;
+    writeln!(out, "  \"lines\": [")?;
+    let rows = fields(rep, true);
+    let n = rows.len();
+    for (i, f) in rows.iter().enumerate() {
+        let body: Vec<String> = CSV_FIELDS
+            .iter()
+            .zip(f)
+            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .collect();
+        writeln!(
+            out,
+            "    {{{}}}{}",
+            body.join(", "),
+            if i + 1 < n { "," } else { "" }
+        )?;
+    }
+    writeln!(out, "  ]")?;
+    writeln!(out, "}}")?;
+    Ok(())
+}
+
+/// Print the line report (table, `--json` or `--csv`).
+pub fn run(
+    args: &ReportArgs,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let rep = build(inputs, image)?;
+    let mut out = std::io::BufWriter::new(out);
+    if args.json {
+        print_json(&rep, &mut out)?;
+    } else if args.csv {
+        writeln!(out, "{}", CSV_FIELDS.join(","))?;
+        for f in fields(&rep, false) {
+            writeln!(out, "{}", f.join(","))?;
+        }
+    } else {
+        print_table(&rep, &mut out)?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! `--lines` on C programs compiled with `gcc -g` at test time: every sample of a crafted
+//! histogram lands on the line binutils' `addr2line` names for its address, and a real
+//! `-pg` run of two hot loops splits its time between their lines as the work is split.
+
+#[path = "flat_support/mod.rs"]
+mod flat_support;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use flat_support::*;
+use gmon::write::{HistHeader, Writer};
+use gmon::{Dimension, Endian, PtrSize, Target};
+use object::{Object, ObjectSection};
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/lines")
+        .join(name)
+}
+
+/// Line number of the line of `file` that contains `marker`.
+fn line_of(file: &Path, marker: &str) -> u64 {
+    let text = std::fs::read_to_string(file).unwrap();
+    1 + text.lines().position(|l| l.contains(marker)).unwrap() as u64
+}
+
+/// Split one CSV record (RFC 4180 quotes).
+fn csv_split(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut chars) =
+        (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// `--lines --csv` rows: (file basename or None, line or None, function, samples).
+fn line_rows(dir: &Path, args: &[&str]) -> Vec<(Option<String>, Option<u64>, String, f64)> {
+    let mut a = vec!["--lines", "--csv"];
+    a.extend_from_slice(args);
+    let out = ours(dir, &a);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header = csv_split(lines.next().unwrap());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (cf, cl, cfn, cs) = (col("file"), col("line"), col("function"), col("samples"));
+    lines
+        .map(|l| {
+            let f = csv_split(l);
+            let base = |p: &str| p.rsplit('/').next().unwrap().to_owned();
+            (
+                (!f[cf].is_empty()).then(|| base(&f[cf])),
+                (!f[cl].is_empty()).then(|| f[cl].parse().unwrap()),
+                f[cfn].clone(),
+                f[cs].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn text_section(exe: &Path) -> (u64, u64) {
+    let data = std::fs::read(exe).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    let s = file.section_by_name(".text").unwrap();
+    (s.address(), s.size())
+}
+
+/// Answers of `addr2line -e exe` for each address: Some((basename, line)) or None for `??`.
+fn addr2line(exe: &Path, addrs: &[u64]) -> Vec<Option<(String, u64)>> {
+    let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
+    let mut child = Command::new("addr2line")
+        .arg("-e")
+        .arg(exe)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("addr2line (binutils) must be installed");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(input.as_bytes()).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let answers: Vec<Option<(String, u64)>> = text
+        .lines()
+        .map(|l| {
+            // "path:line" or "path:line (discriminator N)" or "??:0" / "??:?"
+            let l = l.split(" (").next().unwrap();
+            let (file, line) = l.rsplit_once(':').unwrap();
+            let line: Option<u64> = line.parse().ok();
+            if file == "??" {
+                return None;
+            }
+            Some((file.rsplit('/').next().unwrap().to_owned(), line?))
+        })
+        .collect();
+    assert_eq!(answers.len(), addrs.len(), "addr2line output:\n{text}");
+    answers
+}
+
+/// One-byte bins over all of `.text` with varied counts: no bin straddles two lines, so
+/// each line's samples must equal exactly the sum over the addresses addr2line puts on it.
+#[test]
+fn every_sample_lands_on_the_line_addr2line_names() {
+    for opt in ["-O0", "-O2"] {
+        let dir = TempDir::new("lines-a2l");
+        std::fs::copy(fixture("two_loops.c"), dir.join("two_loops.c")).unwrap();
+        compile(dir.path(), "gcc", &[opt, "-g", "two_loops.c", "-o", "prog"]);
+        let exe = dir.join("prog");
+        let (lo, size) = text_section(&exe);
+        let count = |i: u64| ((i * 7 + 3) % 5) as u16;
+        let mut w = Writer::new(Vec::new(), Target::new(PtrSize::Eight, Endian::Little));
+        w.gnu_header().unwrap();
+        let h = HistHeader {
+            low_pc: lo,
+            high_pc: lo + size,
+            hist_size: size as u32,
+            prof_rate: 100,
+            dimension: Dimension::SECONDS,
+        };
+        w.gnu_histogram(&h, (0..size).map(count)).unwrap();
+        std::fs::write(dir.join("bytes.gmon"), w.into_inner()).unwrap();
+
+        let addrs: Vec<u64> = (lo..lo + size).collect();
+        let mut want: HashMap<(String, u64), f64> = HashMap::new();
+        let mut want_unknown = 0.0;
+        for (i, a) in addr2line(&exe, &addrs).into_iter().enumerate() {
+            let c = f64::from(count(i as u64));
+            match a {
+                Some(k) => *want.entry(k).or_default() += c,
+                None => want_unknown += c,
+            }
+        }
+        want.retain(|_, v| *v > 0.0);
+        let rows = line_rows(dir.path(), &["prog", "bytes.gmon"]);
+        let mut got: HashMap<(String, u64), f64> = HashMap::new();
+        let mut got_unknown = 0.0;
+        for (file, line, _, s) in &rows {
+            match (file, line) {
+                (Some(f), Some(l)) => {
+                    assert!(
+                        got.insert((f.clone(), *l), *s).is_none(),
+                        "{f}:{l} printed twice"
+                    );
+                }
+                _ => got_unknown += s,
+            }
+        }
+        assert_eq!(got, want, "{opt}: per-line samples differ from addr2line's");
+        assert_eq!(got_unknown, want_unknown, "{opt}: samples without a line");
+        // The hot loops are lines of `work`, whoever else shares them.
+        let l1 = line_of(&fixture("two_loops.c"), "LOOP_ONE");
+        let row = rows
+            .iter()
+            .find(|r| r.1 == Some(l1))
+            .expect("a row for the first loop");
+        assert_eq!(row.2, "work", "{opt}: {row:?}");
+    }
+}
+
+/// A real `-pg` run: the second loop does three times the first one's work.
+#[test]
+fn time_splits_between_the_two_hot_loops() {
+    let dir = TempDir::new("lines-run");
+    std::fs::copy(fixture("two_loops.c"), dir.join("two_loops.c")).unwrap();
+    compile(
+        dir.path(),
+        "gcc",
+        &["-O1", "-g", "-pg", "two_loops.c", "-o", "prog"],
+    );
+    profile_run(dir.path(), "prog", &[], "run.gmon");
+    let rows = line_rows(dir.path(), &["prog", "run.gmon"]);
+    let total: f64 = rows.iter().map(|r| r.3).sum();
+    let at = |marker: &str| {
+        let l = line_of(&fixture("two_loops.c"), marker);
+        rows.iter()
+            .filter(|r| r.1 == Some(l) && r.0.as_deref() == Some("two_loops.c"))
+            .map(|r| r.3)
+            .sum::<f64>()
+    };
+    let (one, three) = (at("LOOP_ONE"), at("LOOP_THREE"));
+    assert!(
+        total >= 20.0,
+        "too few samples ({total}) to judge: {rows:?}"
+    );
+    assert!(
+        one + three >= 0.85 * total,
+        "the loops hold {one} + {three} of {total} samples: {rows:?}"
+    );
+    let ratio = three / one.max(1.0);
+    assert!(
+        (1.5..=6.0).contains(&ratio),
+        "loop three / loop one = {ratio} (expected about 3): {rows:?}"
+    );
+    // The heaviest row is the second loop.
+    assert_eq!(
+        rows[0].1,
+        Some(line_of(&fixture("two_loops.c"), "LOOP_THREE"))
+    );
+}

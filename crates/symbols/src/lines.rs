@@ -1,0 +1,258 @@
+//! Source lines of code addresses, from the DWARF line tables (`.debug_line`).
+//!
+//! A line table is a list of *sequences*; each is a run of rows `(address, file, line)`
+//! sorted by address, and a row covers the bytes from its address up to the next row's
+//! (the last row of a sequence only marks its end). [`line_map`] turns the rows into
+//! [`LineSpan`]s, half-open address ranges with one `file:line` each, sorted and
+//! non-overlapping, so that a lookup is a binary search.
+//!
+//! # Only what was sampled
+//!
+//! A profile touches a tiny part of a large program, and decoding every line program of a
+//! large Rust binary costs seconds. So the caller passes the address ranges that hold
+//! samples, and only the compilation units whose code intersects them are opened: the
+//! units are chosen from `.debug_aranges` when the file has it (no DIE is parsed for the
+//! others), else from each unit's `DW_AT_low_pc`/`DW_AT_ranges`. Of the chosen units'
+//! rows, only the spans that intersect a wanted range are kept.
+//!
+//! When several rows share one address, the last one covers the bytes (the earlier ones
+//! cover nothing), which is what binutils' `addr2line` answers. Rows with line 0 (code the
+//! compiler could not attribute to a line) are kept with line 0.
+//!
+//! All addresses are **link-time addresses**. A unit whose DWARF is damaged is skipped: a
+//! line is a convenience, never a reason to fail the report.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::dwarf::{file_name, with_dwarf, R};
+
+/// A range of code with one source line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSpan {
+    /// First byte (link-time address).
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// Index into [`LineMap::files`].
+    pub file: u32,
+    /// Line number (0: no line).
+    pub line: u64,
+}
+
+/// The line spans of the wanted address ranges.
+#[derive(Debug, Clone, Default)]
+pub struct LineMap {
+    /// File paths, as [`crate::dwarf::Location`] spells them.
+    pub files: Vec<String>,
+    /// Sorted by `start`, non-overlapping.
+    pub spans: Vec<LineSpan>,
+    /// Compilation units whose line program was decoded (for benchmarks and tests).
+    pub units_decoded: usize,
+}
+
+impl LineMap {
+    /// The span holding `addr`.
+    pub fn lookup(&self, addr: u64) -> Option<&LineSpan> {
+        let i = self.spans.partition_point(|s| s.end <= addr);
+        self.spans.get(i).filter(|s| s.start <= addr)
+    }
+
+    /// The spans that intersect `[lo, hi)`, in address order.
+    pub fn overlapping(&self, lo: u64, hi: u64) -> &[LineSpan] {
+        let i = self.spans.partition_point(|s| s.end <= lo);
+        let j = i + self.spans[i..].partition_point(|s| s.start < hi);
+        &self.spans[i..j]
+    }
+
+    /// The file path of a span.
+    pub fn file(&self, span: &LineSpan) -> &str {
+        self.files
+            .get(span.file as usize)
+            .map(String::as_str)
+            .unwrap_or("??")
+    }
+}
+
+/// Sorted, merged copy of half-open ranges (empty ones dropped).
+fn normalize(ranges: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = ranges.iter().copied().filter(|r| r.0 < r.1).collect();
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (lo, hi) in v {
+        match out.last_mut() {
+            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+fn intersects(wanted: &[(u64, u64)], lo: u64, hi: u64) -> bool {
+    let i = wanted.partition_point(|r| r.1 <= lo);
+    wanted.get(i).is_some_and(|r| r.0 < hi)
+}
+
+/// The line spans of the ELF file `data` that intersect `wanted` (half-open link-time
+/// address ranges, in any order). Empty without DWARF.
+pub fn line_map(data: &[u8], wanted: &[(u64, u64)]) -> LineMap {
+    let wanted = normalize(wanted);
+    if wanted.is_empty() {
+        return LineMap::default();
+    }
+    with_dwarf(data, |dwarf| build(dwarf, &wanted)).unwrap_or_default()
+}
+
+fn chosen_units(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> Option<BTreeSet<usize>> {
+    let mut chosen = BTreeSet::new();
+    let mut headers = dwarf.debug_aranges.headers();
+    let mut any = false;
+    while let Ok(Some(header)) = headers.next() {
+        any = true;
+        let mut entries = header.entries();
+        while let Ok(Some(e)) = entries.next() {
+            let r = e.range();
+            if intersects(wanted, r.begin, r.end) {
+                chosen.insert(header.debug_info_offset().0);
+                break;
+            }
+        }
+    }
+    any.then_some(chosen)
+}
+
+fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> LineMap {
+    let by_aranges = chosen_units(dwarf, wanted);
+    let mut map = LineMap::default();
+    let mut file_ids: HashMap<String, u32> = HashMap::new();
+    let mut units = dwarf.units();
+    while let Ok(Some(header)) = units.next() {
+        if let Some(chosen) = &by_aranges {
+            let off = header.offset().to_debug_info_offset(&header).map(|o| o.0);
+            if !off.is_some_and(|o| chosen.contains(&o)) {
+                continue;
+            }
+        }
+        let Ok(unit) = dwarf.unit(header) else {
+            continue;
+        };
+        if by_aranges.is_none() {
+            let mut hit = false;
+            if let Ok(mut ranges) = dwarf.unit_ranges(&unit) {
+                while let Ok(Some(r)) = ranges.next() {
+                    if intersects(wanted, r.begin, r.end) {
+                        hit = true;
+                        break;
+                    }
+                }
+            }
+            if !hit {
+                continue;
+            }
+        }
+        map.units_decoded += 1;
+        let _ = unit_spans(dwarf, &unit, wanted, &mut map, &mut file_ids);
+    }
+    map.spans.sort_unstable_by_key(|s| (s.start, s.end));
+    // Sequences should not overlap; if a damaged or odd file has them, the first wins.
+    let mut kept: Vec<LineSpan> = Vec::with_capacity(map.spans.len());
+    for s in map.spans.drain(..) {
+        match kept.last() {
+            Some(last) if s.start < last.end => {
+                if s.end > last.end {
+                    kept.push(LineSpan {
+                        start: last.end,
+                        ..s
+                    });
+                }
+            }
+            _ => kept.push(s),
+        }
+    }
+    map.spans = kept;
+    map
+}
+
+fn unit_spans(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    wanted: &[(u64, u64)],
+    map: &mut LineMap,
+    file_ids: &mut HashMap<String, u32>,
+) -> gimli::Result<()> {
+    let Some(program) = unit.line_program.clone() else {
+        return Ok(());
+    };
+    let mut local: HashMap<u64, u32> = HashMap::new();
+    let mut rows = program.rows();
+    // (address, file index, line) of the row that covers the bytes from `address` on.
+    let mut prev: Option<(u64, u64, u64)> = None;
+    while let Some((_, row)) = rows.next_row()? {
+        let addr = row.address();
+        if let Some((start, file, line)) = prev {
+            if addr > start && intersects(wanted, start, addr) {
+                let id = match local.get(&file) {
+                    Some(&id) => id,
+                    None => {
+                        let name = file_name(dwarf, unit, file).unwrap_or_else(|| "??".into());
+                        let next = map.files.len() as u32;
+                        let id = *file_ids.entry(name.clone()).or_insert(next);
+                        if id == next {
+                            map.files.push(name);
+                        }
+                        local.insert(file, id);
+                        id
+                    }
+                };
+                map.spans.push(LineSpan {
+                    start,
+                    end: addr,
+                    file: id,
+                    line,
+                });
+            }
+        }
+        prev = if row.end_sequence() {
+            None
+        } else {
+            Some((addr, row.file_index(), row.line().map_or(0, |l| l.get())))
+        };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_merged_and_searched() {
+        let w = normalize(&[(10, 20), (0, 0), (15, 30), (40, 50)]);
+        assert_eq!(w, vec![(10, 30), (40, 50)]);
+        assert!(intersects(&w, 29, 31));
+        assert!(!intersects(&w, 30, 40));
+        assert!(intersects(&w, 0, 11));
+        assert!(!intersects(&w, 50, 60));
+    }
+
+    #[test]
+    fn lookup_and_overlap() {
+        let span = |start, end, line| LineSpan {
+            start,
+            end,
+            file: 0,
+            line,
+        };
+        let m = LineMap {
+            files: vec!["a.c".into()],
+            spans: vec![span(0, 4, 1), span(4, 10, 2), span(12, 14, 3)],
+            units_decoded: 1,
+        };
+        assert_eq!(m.lookup(3).map(|s| s.line), Some(1));
+        assert_eq!(m.lookup(4).map(|s| s.line), Some(2));
+        assert_eq!(m.lookup(10), None);
+        assert_eq!(m.lookup(13).map(|s| s.line), Some(3));
+        let lines: Vec<u64> = m.overlapping(2, 13).iter().map(|s| s.line).collect();
+        assert_eq!(lines, vec![1, 2, 3]);
+        assert!(m.overlapping(10, 12).is_empty());
+    }
+}
