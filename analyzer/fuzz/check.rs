@@ -45,18 +45,18 @@ pub fn check(data: &[u8]) {
     };
     let mut gmons = vec![Input {
         path: PathBuf::from("gmon.out"),
-        data: gmon.to_vec(),
+        data: gmon.to_vec().into(),
     }];
     if flags & 2 != 0 {
         gmons.push(Input {
             path: PathBuf::from("base.gmon"),
-            data: BASE_GMON.to_vec(),
+            data: BASE_GMON.to_vec().into(),
         });
     }
     let inputs = Inputs {
         exe: Input {
             path: PathBuf::from("prog"),
-            data: exe,
+            data: exe.into(),
         },
         gmons,
     };

@@ -66,13 +66,14 @@ pub struct ReportArgs {
     pub lines: bool,
 }
 
-/// An input file read into memory.
+/// An input file, mapped read-only (only the pages read cost memory: a flat profile of a
+/// large executable touches little more than its symbol table).
 #[derive(Debug)]
 pub struct Input {
     /// The path as given.
     pub path: PathBuf,
-    /// Its bytes.
-    pub data: Vec<u8>,
+    /// Its bytes (`Vec<u8>::into()` for bytes already in memory).
+    pub data: profil_symbols::file::FileBytes,
 }
 
 impl Input {
@@ -92,7 +93,7 @@ pub struct Inputs {
 }
 
 fn read(path: &Path) -> Result<Input> {
-    let data = std::fs::read(path).map_err(|e| {
+    let data = profil_symbols::file::FileBytes::open(path).map_err(|e| {
         Error::input(format!(
             "{}: {}{}",
             path.display(),

@@ -286,7 +286,10 @@ fn compare_gprof_explains_differences() {
     assert!(dot1.contains("gprof rejects this symbol"), "{text}");
     assert!(dot1.contains("credits its samples to"), "{text}");
     // ... and the symbol that took them says so.
-    assert!(text.contains("also holds dot.1, which gprof does not list"), "{text}");
+    assert!(
+        text.contains("also holds dot.1, which gprof does not list"),
+        "{text}"
+    );
     // hot.cold is folded into hot here, and gprof credits it to the symbol before it, which
     // is hot too: they agree, so neither is listed.
     assert!(!text.contains(" hot "), "{text}");

@@ -39,11 +39,11 @@ fn base_profile_reaches_every_report() {
     let inputs = Inputs {
         exe: Input {
             path: "prog".into(),
-            data: BASE_ELF.to_vec(),
+            data: BASE_ELF.to_vec().into(),
         },
         gmons: vec![Input {
             path: "gmon.out".into(),
-            data: BASE_GMON.to_vec(),
+            data: BASE_GMON.to_vec().into(),
         }],
     };
     let image = report::parse_exe(&inputs.exe).expect("base ELF parses");

@@ -12,6 +12,7 @@
 //!   `st_size`, aliases grouped, `.cold`/`.part` fragments tied to their parent by name, and
 //!   the gaps between functions left as gaps.
 //! * [`dwarf`]: `file:line` of each function's entry, from `.debug_info` via `gimli`.
+//! * [`file`]: inputs mapped read-only, so a large executable costs only the pages read.
 //! * [`demangle`]: names as gprof prints them (libiberty semantics: Rust legacy and v0
 //!   without hashes, then C++).
 //!
@@ -24,6 +25,7 @@
 pub mod demangle;
 pub mod dwarf;
 pub mod elf;
+pub mod file;
 pub mod gprof;
 pub mod lines;
 pub mod ranges;
