@@ -6,6 +6,8 @@
 //!
 //! * `--gprof -b [-p|-P] [-q|-Q] [-z] [-a]`: byte-identical to the same `gprof` command
 //!   ([`crate::gprof`]): flat profile, call graph, index by function name.
+//! * `--gprof -b -p -l`: byte-identical to `gprof -b -p -l` ([`lines::run_gprof`]).
+//! * `--lines`: self time per source line ([`lines`]).
 //! * default: the better report ([`default`]).
 
 pub mod callgraph;
@@ -194,6 +196,9 @@ pub fn gprof_analysis<'d>(
 pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
     let inputs = load_inputs(&args.files)?;
     let image = parse_exe(&inputs.exe)?;
+    if args.gprof && args.lines && args.brief {
+        return lines::run_gprof(args, &inputs, &image, out);
+    }
     if args.gprof {
         if !args.brief {
             return Err(Error::input(

@@ -27,6 +27,7 @@ pub mod dwarf;
 pub mod elf;
 pub mod file;
 pub mod gprof;
+pub mod inline;
 pub mod lines;
 pub mod ranges;
 

@@ -74,7 +74,7 @@ impl LineMap {
 }
 
 /// Sorted, merged copy of half-open ranges (empty ones dropped).
-fn normalize(ranges: &[(u64, u64)]) -> Vec<(u64, u64)> {
+pub(crate) fn normalize(ranges: &[(u64, u64)]) -> Vec<(u64, u64)> {
     let mut v: Vec<(u64, u64)> = ranges.iter().copied().filter(|r| r.0 < r.1).collect();
     v.sort_unstable();
     let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
@@ -87,7 +87,7 @@ fn normalize(ranges: &[(u64, u64)]) -> Vec<(u64, u64)> {
     out
 }
 
-fn intersects(wanted: &[(u64, u64)], lo: u64, hi: u64) -> bool {
+pub(crate) fn intersects(wanted: &[(u64, u64)], lo: u64, hi: u64) -> bool {
     let i = wanted.partition_point(|r| r.1 <= lo);
     wanted.get(i).is_some_and(|r| r.0 < hi)
 }
@@ -95,11 +95,20 @@ fn intersects(wanted: &[(u64, u64)], lo: u64, hi: u64) -> bool {
 /// The line spans of the ELF file `data` that intersect `wanted` (half-open link-time
 /// address ranges, in any order). Empty without DWARF.
 pub fn line_map(data: &[u8], wanted: &[(u64, u64)]) -> LineMap {
+    line_map_with(data, wanted, false)
+}
+
+/// [`line_map`], optionally with the file numbering of BFD 2.40 (`gprof`, `addr2line`):
+/// in a DWARF 5 line program, BFD starts each sequence with file 0 instead of file 1, so
+/// the rows before the sequence's first change of file are given file 0's name. (gas never
+/// sets the file register to the value it already has, so "file 1 before any other file in
+/// the sequence" is exactly "never set".)
+pub fn line_map_with(data: &[u8], wanted: &[(u64, u64)], bfd_file_quirk: bool) -> LineMap {
     let wanted = normalize(wanted);
     if wanted.is_empty() {
         return LineMap::default();
     }
-    with_dwarf(data, |dwarf| build(dwarf, &wanted)).unwrap_or_default()
+    with_dwarf(data, |dwarf| build(dwarf, &wanted, bfd_file_quirk)).unwrap_or_default()
 }
 
 fn chosen_units(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> Option<BTreeSet<usize>> {
@@ -120,10 +129,14 @@ fn chosen_units(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> Option<BT
     any.then_some(chosen)
 }
 
-fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> LineMap {
+/// Call `f` for each compilation unit whose code intersects `wanted` (sorted, merged),
+/// chosen from `.debug_aranges` when present, else from each unit's own ranges.
+pub(crate) fn for_each_wanted_unit(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    wanted: &[(u64, u64)],
+    mut f: impl FnMut(&gimli::Unit<R<'_>>),
+) {
     let by_aranges = chosen_units(dwarf, wanted);
-    let mut map = LineMap::default();
-    let mut file_ids: HashMap<String, u32> = HashMap::new();
     let mut units = dwarf.units();
     while let Ok(Some(header)) = units.next() {
         if let Some(chosen) = &by_aranges {
@@ -149,9 +162,17 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> LineMap {
                 continue;
             }
         }
-        map.units_decoded += 1;
-        let _ = unit_spans(dwarf, &unit, wanted, &mut map, &mut file_ids);
+        f(&unit);
     }
+}
+
+fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> LineMap {
+    let mut map = LineMap::default();
+    let mut file_ids: HashMap<String, u32> = HashMap::new();
+    for_each_wanted_unit(dwarf, wanted, |unit| {
+        map.units_decoded += 1;
+        let _ = unit_spans(dwarf, unit, wanted, quirk, &mut map, &mut file_ids);
+    });
     map.spans.sort_unstable_by_key(|s| (s.start, s.end));
     // Sequences should not overlap; if a damaged or odd file has them, the first wins.
     let mut kept: Vec<LineSpan> = Vec::with_capacity(map.spans.len());
@@ -176,12 +197,16 @@ fn unit_spans(
     dwarf: &gimli::Dwarf<R<'_>>,
     unit: &gimli::Unit<R<'_>>,
     wanted: &[(u64, u64)],
+    quirk: bool,
     map: &mut LineMap,
     file_ids: &mut HashMap<String, u32>,
 ) -> gimli::Result<()> {
     let Some(program) = unit.line_program.clone() else {
         return Ok(());
     };
+    let quirk = quirk && program.header().version() >= 5;
+    // No row of the current sequence has had a file other than 1 yet.
+    let mut default_file = true;
     let mut local: HashMap<u64, u32> = HashMap::new();
     let mut rows = program.rows();
     // (address, file index, line) of the row that covers the bytes from `address` on.
@@ -212,9 +237,16 @@ fn unit_spans(
             }
         }
         prev = if row.end_sequence() {
+            default_file = true;
             None
         } else {
-            Some((addr, row.file_index(), row.line().map_or(0, |l| l.get())))
+            let mut file = row.file_index();
+            if file != 1 {
+                default_file = false;
+            } else if quirk && default_file {
+                file = 0;
+            }
+            Some((addr, file, row.line().map_or(0, |l| l.get())))
         };
     }
     Ok(())

@@ -1,0 +1,117 @@
+//! `--gprof -b -p -l` against the installed GNU gprof 2.40 (`gprof -b -p -l`): byte for
+//! byte, on C and C++ programs compiled with `gcc -g`/`g++ -g` at test time, with crafted
+//! histograms that put samples on every line symbol (1-, 2- and 4-byte bins) and with real
+//! `-pg` runs (call counts), with and without `-z`.
+
+#[path = "flat_support/mod.rs"]
+mod flat_support;
+mod lines_support;
+
+use flat_support::*;
+use lines_support::*;
+
+/// Both outputs for `exe` and `gmon` (relative to `dir`) with `flags`; they must be equal.
+fn same(dir: &TempDir, exe: &str, gmon: &str, flags: &[&str], what: &str) {
+    let mut gargs = vec!["-b", "-p", "-l"];
+    gargs.extend_from_slice(flags);
+    gargs.extend_from_slice(&[exe, gmon]);
+    let want = gprof(dir.path(), &gargs);
+    assert!(
+        want.status.success(),
+        "{what}: gprof failed: {}",
+        String::from_utf8_lossy(&want.stderr)
+    );
+    let mut oargs = vec!["--gprof", "-b", "-p", "-l"];
+    oargs.extend_from_slice(flags);
+    oargs.extend_from_slice(&[gmon, exe]);
+    let got = ours(dir.path(), &oargs);
+    assert!(
+        got.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert!(
+        want.stdout == got.stdout,
+        "{what}: differs from gprof -b -p -l {flags:?}:\n{}",
+        diff(&want.stdout, &got.stdout)
+    );
+    // Not vacuous: line symbols were printed.
+    assert!(
+        String::from_utf8_lossy(&got.stdout).contains(" @ "),
+        "{what}: no line rows"
+    );
+}
+
+fn crafted_cases(tool: &str, sources: &[&str], opts: &[&str]) {
+    for opt in opts {
+        let dir = TempDir::new("lines-gprof");
+        copy_fixtures(dir.path(), sources);
+        let mut args = vec![*opt, "-g"];
+        args.extend_from_slice(sources);
+        args.extend_from_slice(&["-o", "prog"]);
+        compile(dir.path(), tool, &args);
+        for width in [1u64, 2, 4] {
+            let gmon = crafted_gmon(&dir.join("prog"), width, |i| 1 + ((i * 7 + 3) % 5) as u16);
+            std::fs::write(dir.join("c.gmon"), gmon).unwrap();
+            let what = format!("{sources:?} {opt}, {width}-byte bins");
+            same(&dir, "prog", "c.gmon", &[], &what);
+        }
+        same(
+            &dir,
+            "prog",
+            "c.gmon",
+            &["-z"],
+            &format!("{sources:?} {opt} -z"),
+        );
+    }
+}
+
+#[test]
+fn c_two_loops_crafted() {
+    crafted_cases("gcc", &["two_loops.c"], &["-O0", "-O2"]);
+}
+
+/// Inlined code: the line symbols take the inlined function's name, as BFD reports it.
+#[test]
+fn c_inlined_crafted() {
+    crafted_cases("gcc", &["inlined.c", "helper.c"], &["-O0", "-O2", "-O3"]);
+}
+
+/// DWARF 5 line programs whose sequences never set the file register: BFD 2.40 names
+/// them after file 0 (the unit's own file), not file 1 (here `<new>`).
+#[test]
+fn cxx_header_code_crafted() {
+    crafted_cases("g++", &["headers.cc"], &["-O0"]);
+}
+
+/// A real run: call counts on the function symbols, time on the line symbols.
+#[test]
+fn c_inlined_real_run() {
+    let dir = TempDir::new("lines-gprof-run");
+    copy_fixtures(dir.path(), &["inlined.c", "helper.c"]);
+    compile(
+        dir.path(),
+        "gcc",
+        &["-O2", "-g", "-pg", "inlined.c", "helper.c", "-o", "prog"],
+    );
+    profile_run(dir.path(), "prog", &[], "run.gmon");
+    same(&dir, "prog", "run.gmon", &[], "inlined.c -O2 -pg");
+    same(&dir, "prog", "run.gmon", &["-z"], "inlined.c -O2 -pg -z");
+}
+
+/// Only the flat profile is reproduced in line mode; asking for more is an error.
+#[test]
+fn line_mode_call_graph_is_refused() {
+    let dir = TempDir::new("lines-gprof-q");
+    copy_fixtures(dir.path(), &["two_loops.c"]);
+    compile(dir.path(), "gcc", &["-g", "two_loops.c", "-o", "prog"]);
+    std::fs::write(
+        dir.join("c.gmon"),
+        crafted_gmon(&dir.join("prog"), 4, |_| 1),
+    )
+    .unwrap();
+    let out = ours(dir.path(), &["--gprof", "-b", "-q", "-l", "c.gmon", "prog"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-b -p -l"), "{err}");
+}

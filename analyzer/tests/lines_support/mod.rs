@@ -1,0 +1,54 @@
+//! Shared helpers of the `lines_*` tests: fixture paths and crafted histograms over `.text`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use gmon::write::{HistHeader, Writer};
+use gmon::{Dimension, Endian, PtrSize, Target};
+use object::{Object, ObjectSection};
+
+/// `fixtures/lines/<name>`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/lines")
+        .join(name)
+}
+
+/// Copy fixtures into `dir`.
+pub fn copy_fixtures(dir: &Path, names: &[&str]) {
+    for n in names {
+        std::fs::copy(fixture(n), dir.join(n)).unwrap();
+    }
+}
+
+/// Line number of the first line of fixture `file` that contains `marker`.
+pub fn line_of(file: &str, marker: &str) -> u64 {
+    let text = std::fs::read_to_string(fixture(file)).unwrap();
+    1 + text.lines().position(|l| l.contains(marker)).unwrap() as u64
+}
+
+/// `.text` of an executable: (address, size).
+pub fn text_section(exe: &Path) -> (u64, u64) {
+    let data = std::fs::read(exe).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    let s = file.section_by_name(".text").unwrap();
+    (s.address(), s.size())
+}
+
+/// A GNU gmon file with one histogram over `.text` of `exe`, bins `width` bytes wide, bin
+/// `i` holding `count(i)`.
+pub fn crafted_gmon(exe: &Path, width: u64, count: impl Fn(u64) -> u16) -> Vec<u8> {
+    let (lo, size) = text_section(exe);
+    let n = size / width;
+    let mut w = Writer::new(Vec::new(), Target::new(PtrSize::Eight, Endian::Little));
+    w.gnu_header().unwrap();
+    let h = HistHeader {
+        low_pc: lo,
+        high_pc: lo + n * width,
+        hist_size: n as u32,
+        prof_rate: 100,
+        dimension: Dimension::SECONDS,
+    };
+    w.gnu_histogram(&h, (0..n).map(count)).unwrap();
+    w.into_inner()
+}

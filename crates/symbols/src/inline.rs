@@ -1,0 +1,334 @@
+//! Functions and inlined copies of functions by address, from DWARF (`.debug_info`).
+//!
+//! Every `DW_TAG_subprogram` and `DW_TAG_inlined_subroutine` with code becomes one
+//! [`Frame`] per address range it covers. An inlined subroutine sits inside the function it
+//! was inlined into, so the frames holding an address, ordered by depth, are its *inline
+//! chain*: the outermost is the real (out-of-line) function, the innermost the source
+//! function whose code the instruction is. Each inlined frame also records where it was
+//! inlined (`DW_AT_call_file`/`DW_AT_call_line`).
+//!
+//! # Names
+//!
+//! A frame's name is looked up through `DW_AT_abstract_origin` and `DW_AT_specification`
+//! (inlined copies and out-of-line definitions carry neither name themselves). The linkage
+//! (mangled) name is preferred, as BFD does; a C unit's plain `DW_AT_name` counts as a
+//! linkage name, since C does not mangle. [`Frame::is_linkage`] says which one was found:
+//! BFD (and so `gprof -l` and `addr2line -f`) replaces a non-linkage name by the ELF
+//! symbol's.
+//!
+//! As in [`crate::lines`], only the units whose code intersects the wanted address ranges
+//! are read, addresses are link-time addresses, and damaged units are skipped.
+
+use std::collections::HashMap;
+
+use gimli::AttributeValue;
+
+use crate::dwarf::{file_name, with_dwarf, R};
+use crate::lines::{for_each_wanted_unit, intersects, normalize};
+
+/// One address range of a function or of an inlined copy of one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// First byte (link-time address).
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// Nesting: 0 for a subprogram, 1 for code inlined into it, and so on.
+    pub depth: u32,
+    /// Index into [`InlineMap::names`] (`u32::MAX`: no name found).
+    pub name: u32,
+    /// The name is a linkage name (or a C name).
+    pub is_linkage: bool,
+    /// For an inlined copy: where it was inlined, as an index into [`InlineMap::files`]
+    /// and a line (0 when unknown).
+    pub call_file: Option<u32>,
+    /// Line of the call that was inlined.
+    pub call_line: u64,
+    /// Position of the DIE in the unit walk (later DIEs win ties, as in BFD).
+    pub order: u32,
+}
+
+/// Frames of the wanted address ranges.
+#[derive(Debug, Clone, Default)]
+pub struct InlineMap {
+    /// All frames, sorted by `start` (they nest; they do not partition).
+    pub frames: Vec<Frame>,
+    /// Names (raw, usually mangled).
+    pub names: Vec<String>,
+    /// Files of call sites.
+    pub files: Vec<String>,
+    /// Largest `end - start` of any frame (bounds the backward search of [`Self::chain`]).
+    max_len: u64,
+}
+
+impl InlineMap {
+    /// The frames holding `addr`, outermost first. When two frames of the same depth hold
+    /// it (damaged or overlapping DWARF), both are returned, in DIE order.
+    pub fn chain(&self, addr: u64) -> Vec<&Frame> {
+        let hi = self.frames.partition_point(|f| f.start <= addr);
+        let mut out: Vec<&Frame> = self.frames[..hi]
+            .iter()
+            .rev()
+            .take_while(|f| addr - f.start < self.max_len)
+            .filter(|f| addr < f.end)
+            .collect();
+        out.sort_by_key(|f| (f.depth, f.order));
+        out
+    }
+
+    /// BFD's choice of "the function" at `addr`: the smallest range holding it, and on a
+    /// tie the DIE that comes later (deeper).
+    pub fn innermost(&self, addr: u64) -> Option<&Frame> {
+        self.chain(addr).into_iter().min_by(|a, b| {
+            (a.end - a.start)
+                .cmp(&(b.end - b.start))
+                .then(b.order.cmp(&a.order))
+        })
+    }
+
+    /// The name of a frame.
+    pub fn name(&self, f: &Frame) -> Option<&str> {
+        self.names.get(f.name as usize).map(String::as_str)
+    }
+
+    /// The `file:line` a frame was inlined at.
+    pub fn call_site(&self, f: &Frame) -> Option<String> {
+        let file = self.files.get(f.call_file? as usize)?;
+        Some(format!("{file}:{}", f.call_line))
+    }
+
+    /// Every address where the innermost frame may change inside `[lo, hi)`: frame starts
+    /// and ends, sorted and deduplicated.
+    pub fn boundaries(&self, lo: u64, hi: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .frames
+            .iter()
+            .flat_map(|f| [f.start, f.end])
+            .filter(|&a| lo <= a && a < hi)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// Functions and inlined copies in the ELF file `data` whose code intersects `wanted`
+/// (half-open link-time ranges, any order). Empty without DWARF.
+pub fn inline_map(data: &[u8], wanted: &[(u64, u64)]) -> InlineMap {
+    let wanted = normalize(wanted);
+    if wanted.is_empty() {
+        return InlineMap::default();
+    }
+    let mut map = with_dwarf(data, |dwarf| {
+        let mut map = InlineMap::default();
+        let mut names: HashMap<String, u32> = HashMap::new();
+        let mut files: HashMap<String, u32> = HashMap::new();
+        let mut order = 0u32;
+        for_each_wanted_unit(dwarf, &wanted, |unit| {
+            let _ = scan(
+                dwarf, unit, &wanted, &mut map, &mut names, &mut files, &mut order,
+            );
+        });
+        map
+    })
+    .unwrap_or_default();
+    map.frames.sort_by_key(|f| (f.start, f.depth, f.order));
+    map.max_len = map
+        .frames
+        .iter()
+        .map(|f| f.end - f.start)
+        .max()
+        .unwrap_or(0);
+    map
+}
+
+/// Languages whose `DW_AT_name` BFD treats as a linkage name (they do not mangle).
+fn unmangled(lang: Option<gimli::DwLang>) -> bool {
+    matches!(
+        lang,
+        Some(gimli::DW_LANG_C89)
+            | Some(gimli::DW_LANG_C)
+            | Some(gimli::DW_LANG_C99)
+            | Some(gimli::DW_LANG_C11)
+            | Some(gimli::DW_LANG_C17)
+    )
+}
+
+fn attr_str<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    unit: &gimli::Unit<R<'a>>,
+    v: AttributeValue<R<'a>>,
+) -> Option<String> {
+    let s = dwarf.attr_string(unit, v).ok()?;
+    Some(String::from_utf8_lossy(s.slice()).into_owned())
+}
+
+/// (name, is_linkage) of a function DIE, through abstract origins and specifications.
+fn die_name<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    unit: &gimli::Unit<R<'a>>,
+    entry: &gimli::DebuggingInformationEntry<R<'a>>,
+    c_unit: bool,
+) -> gimli::Result<Option<(String, bool)>> {
+    let mut plain: Option<String> = None;
+    let mut current = entry.clone();
+    for _ in 0..8 {
+        for at in [gimli::DW_AT_linkage_name, gimli::DW_AT_MIPS_linkage_name] {
+            if let Some(v) = current.attr_value(at) {
+                if let Some(s) = attr_str(dwarf, unit, v) {
+                    return Ok(Some((s, true)));
+                }
+            }
+        }
+        if plain.is_none() {
+            if let Some(v) = current.attr_value(gimli::DW_AT_name) {
+                plain = attr_str(dwarf, unit, v);
+            }
+        }
+        let next = current
+            .attr_value(gimli::DW_AT_abstract_origin)
+            .or_else(|| current.attr_value(gimli::DW_AT_specification));
+        match next {
+            Some(AttributeValue::UnitRef(off)) => current = unit.entry(off)?,
+            _ => break,
+        }
+    }
+    Ok(plain.map(|p| (p, c_unit)))
+}
+
+fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, s: String) -> u32 {
+    let next = list.len() as u32;
+    let id = *table.entry(s.clone()).or_insert(next);
+    if id == next {
+        list.push(s);
+    }
+    id
+}
+
+fn scan(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    wanted: &[(u64, u64)],
+    map: &mut InlineMap,
+    names: &mut HashMap<String, u32>,
+    files: &mut HashMap<String, u32>,
+    order: &mut u32,
+) -> gimli::Result<()> {
+    let mut cursor = unit.entries();
+    // Tree depth of each enclosing function DIE, innermost last.
+    let mut stack: Vec<isize> = Vec::new();
+    let mut c_unit = false;
+    while let Some(entry) = cursor.next_dfs()? {
+        let depth = entry.depth();
+        while stack.last().is_some_and(|&d| d >= depth) {
+            stack.pop();
+        }
+        let tag = entry.tag();
+        if tag == gimli::DW_TAG_compile_unit || tag == gimli::DW_TAG_partial_unit {
+            c_unit = match entry.attr_value(gimli::DW_AT_language) {
+                Some(AttributeValue::Language(l)) => unmangled(Some(l)),
+                _ => false,
+            };
+            continue;
+        }
+        if tag != gimli::DW_TAG_subprogram && tag != gimli::DW_TAG_inlined_subroutine {
+            continue;
+        }
+        let fdepth = stack.len() as u32;
+        stack.push(depth);
+        let mut ranges = Vec::new();
+        let mut iter = dwarf.die_ranges(unit, entry)?;
+        while let Some(r) = iter.next()? {
+            if r.begin < r.end && intersects(wanted, r.begin, r.end) {
+                ranges.push(r);
+            }
+        }
+        if ranges.is_empty() {
+            continue;
+        }
+        *order += 1;
+        let (name, is_linkage) = match die_name(dwarf, unit, entry, c_unit)? {
+            Some((n, l)) => (intern(names, &mut map.names, n), l),
+            None => (u32::MAX, false),
+        };
+        let (call_file, call_line) = if tag == gimli::DW_TAG_inlined_subroutine {
+            let file = match entry.attr_value(gimli::DW_AT_call_file) {
+                Some(AttributeValue::FileIndex(i)) => file_name(dwarf, unit, i),
+                Some(v) => v.udata_value().and_then(|i| file_name(dwarf, unit, i)),
+                None => None,
+            };
+            let line = entry
+                .attr_value(gimli::DW_AT_call_line)
+                .and_then(|v| v.udata_value())
+                .unwrap_or(0);
+            (file.map(|f| intern(files, &mut map.files, f)), line)
+        } else {
+            (None, 0)
+        };
+        for r in ranges {
+            map.frames.push(Frame {
+                start: r.begin,
+                end: r.end,
+                depth: fdepth,
+                name,
+                is_linkage,
+                call_file,
+                call_line,
+                order: *order,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(start: u64, end: u64, depth: u32, order: u32) -> Frame {
+        Frame {
+            start,
+            end,
+            depth,
+            name: order,
+            is_linkage: true,
+            call_file: None,
+            call_line: 0,
+            order,
+        }
+    }
+
+    fn map(frames: Vec<Frame>) -> InlineMap {
+        let max_len = frames.iter().map(|f| f.end - f.start).max().unwrap();
+        InlineMap {
+            frames,
+            names: (0..10).map(|i| format!("f{i}")).collect(),
+            files: Vec::new(),
+            max_len,
+        }
+    }
+
+    #[test]
+    fn chains_nest_and_the_innermost_wins() {
+        // f0 [0,100) holds f1 [10,50) which holds f2 [20,30); f3 [60,70) inside f0.
+        let m = map(vec![
+            frame(0, 100, 0, 0),
+            frame(10, 50, 1, 1),
+            frame(20, 30, 2, 2),
+            frame(60, 70, 1, 3),
+        ]);
+        let names = |a| {
+            m.chain(a)
+                .iter()
+                .map(|f| m.name(f).unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(25), ["f0", "f1", "f2"]);
+        assert_eq!(names(30), ["f0", "f1"]);
+        assert_eq!(names(65), ["f0", "f3"]);
+        assert!(names(100).is_empty());
+        assert_eq!(m.innermost(25).map(|f| f.order), Some(2));
+        assert_eq!(m.innermost(5).map(|f| f.order), Some(0));
+        assert_eq!(m.boundaries(15, 65), vec![20, 30, 50, 60]);
+    }
+}
