@@ -12,7 +12,7 @@ use ux_support::*;
 fn installed(dir: &Path) -> PathBuf {
     let bin = dir.join("bin/profil-report");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    std::fs::copy(BIN, &bin).unwrap();
+    install_exec(Path::new(BIN), &bin);
     bin
 }
 
@@ -33,12 +33,12 @@ fn installed_binary_writes_the_cache_under_xdg_cache_home() {
     let bin = installed(&s.0);
     let cache = s.path("cache");
     let run = |args: &[&str]| {
-        let out = clean_env(&mut Command::new(&bin))
-            .args(args)
-            .env("XDG_CACHE_HOME", &cache)
-            .current_dir(&s.0)
-            .output()
-            .unwrap();
+        let out = output_retrying(
+            clean_env(&mut Command::new(&bin))
+                .args(args)
+                .env("XDG_CACHE_HOME", &cache)
+                .current_dir(&s.0),
+        );
         assert!(out.status.success(), "{}", show(&out));
         PathBuf::from(text(&out.stdout).trim_end())
     };
@@ -88,22 +88,22 @@ fn installed_binary_writes_the_cache_under_xdg_cache_home() {
 fn home_cache_and_explicit_cache_dir() {
     let s = Scratch::new("home");
     let bin = installed(&s.0);
-    let out = clean_env(&mut Command::new(&bin))
-        .arg("runtime-path")
-        .env("HOME", s.path("home"))
-        .output()
-        .unwrap();
+    let out = output_retrying(
+        clean_env(&mut Command::new(&bin))
+            .arg("runtime-path")
+            .env("HOME", s.path("home")),
+    );
     assert!(out.status.success(), "{}", show(&out));
     assert!(
         text(&out.stdout).starts_with(&format!("{}/", s.path("home/.cache/profil-rs").display()))
     );
 
-    let out = Command::new(&bin)
-        .arg("runtime-path")
-        .env("PROFIL_CACHE_DIR", s.path("explicit"))
-        .env("XDG_CACHE_HOME", s.path("ignored"))
-        .output()
-        .unwrap();
+    let out = output_retrying(
+        Command::new(&bin)
+            .arg("runtime-path")
+            .env("PROFIL_CACHE_DIR", s.path("explicit"))
+            .env("XDG_CACHE_HOME", s.path("ignored")),
+    );
     assert!(out.status.success(), "{}", show(&out));
     assert!(text(&out.stdout).starts_with(&format!("{}/", s.path("explicit").display())));
     assert!(!s.path("ignored").exists());
@@ -157,10 +157,7 @@ fn link_args_link_a_rust_program() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    let out = Command::new(s.path("p"))
-        .current_dir(&s.0)
-        .output()
-        .unwrap();
+    let out = output_retrying(Command::new(s.path("p")).current_dir(&s.0));
     assert!(out.status.success(), "{}", show(&out));
     assert!(
         s.path("gmon.out").is_file(),

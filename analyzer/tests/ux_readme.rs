@@ -16,7 +16,6 @@
 
 mod ux_support;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use ux_support::*;
@@ -69,10 +68,10 @@ fn every_readme_command_runs() {
     let s = Scratch::new("readme");
     let bin = s.path("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    std::fs::copy(BIN, bin.join("profil-report")).unwrap();
-    std::fs::copy(CARGO_PROFIL, bin.join("cargo-profil")).unwrap();
-    std::fs::write(bin.join("cargo"), CARGO_SHIM).unwrap();
-    std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    install_exec(Path::new(BIN), &bin.join("profil-report"));
+    install_exec(Path::new(CARGO_PROFIL), &bin.join("cargo-profil"));
+    std::fs::write(s.path("cargo-shim"), CARGO_SHIM).unwrap();
+    install_exec(&s.path("cargo-shim"), &bin.join("cargo"));
     let work = s.path("work");
     std::fs::create_dir_all(&work).unwrap();
     let real_cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -248,7 +248,8 @@ fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
     );
     assert!(!s.path("gmon.out").exists(), "nothing ran");
 
-    std::fs::write(s.path("script"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::write(s.path("script.txt"), "#!/bin/sh\necho hi\n").unwrap();
+    install_exec(&s.path("script.txt"), &s.path("script"));
     let out = run_in(&s.0, &["./script"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
@@ -283,12 +284,8 @@ fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
     gcc(STATUS_C, &s.path("st"), &[]);
     let mut elf = std::fs::read(s.path("st")).unwrap();
     elf[18..20].copy_from_slice(&183u16.to_le_bytes());
-    std::fs::write(s.path("foreign"), &elf).unwrap();
-    std::fs::set_permissions(
-        s.path("foreign"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    std::fs::write(s.path("foreign.bytes"), &elf).unwrap();
+    install_exec(&s.path("foreign.bytes"), &s.path("foreign"));
     let out = run_in(&s.0, &["./foreign"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(

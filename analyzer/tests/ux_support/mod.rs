@@ -122,3 +122,31 @@ pub fn assert_demo_split(report: &str) {
         );
     }
 }
+
+/// Run `cmd`, retrying while the kernel says "text file busy": a binary this process just
+/// copied can still be open for writing in a child that another test thread forked meanwhile
+/// (the descriptor lives until that child's exec).
+pub fn output_retrying(cmd: &mut Command) -> Output {
+    for _ in 0..100 {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(26) => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            r => return r.unwrap(),
+        }
+    }
+    panic!("{cmd:?}: text file busy for 2 seconds")
+}
+
+/// Put an executable copy of `src` at `dst` through `install(1)`, so that no descriptor open
+/// for writing on `dst` ever exists in this (multi-threaded, forking) test process.
+pub fn install_exec(src: &Path, dst: &Path) {
+    let out = Command::new("install")
+        .arg("-m")
+        .arg("755")
+        .arg(src)
+        .arg(dst)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+}
