@@ -10,8 +10,9 @@ pub struct HistRange {
     pub low_pc: u64,
     /// End of the range (exclusive).
     pub high_pc: u64,
-    /// Summed bins (`int` in gprof).
-    pub samples: Vec<i64>,
+    /// Summed bins: gprof's `int` accumulator, kept as the `unsigned int` it is read back as
+    /// (sums wrap at 2^32, as the C int does in practice).
+    pub samples: Vec<u32>,
 }
 
 /// Everything gprof learns from histogram records.
@@ -62,9 +63,9 @@ pub struct HistInput<'a> {
     pub big_endian: bool,
 }
 
-fn bin(bins: &[u8], i: usize, big_endian: bool) -> i64 {
+fn bin(bins: &[u8], i: usize, big_endian: bool) -> u32 {
     let b = [bins[2 * i], bins[2 * i + 1]];
-    i64::from(if big_endian {
+    u32::from(if big_endian {
         u16::from_be_bytes(b)
     } else {
         u16::from_le_bytes(b)
@@ -166,7 +167,7 @@ impl Histograms {
         let range = &mut self.ranges[idx];
         let n = range.samples.len().min(rec.bins.len() / 2);
         for (i, s) in range.samples.iter_mut().enumerate().take(n) {
-            *s += bin(rec.bins, i, rec.big_endian);
+            *s = s.wrapping_add(bin(rec.bins, i, rec.big_endian));
         }
     }
 
@@ -207,7 +208,7 @@ pub fn assign_samples(symtab: &SymTab<'_>, hist: &Histograms, excluded: &[bool])
         let mut k: usize = 1;
         for (i, &sum) in r.samples.iter().enumerate() {
             // The C accumulator is an `int`, read back as `unsigned int`.
-            let count = sum as u32;
+            let count = sum;
             if count == 0 {
                 continue;
             }

@@ -320,7 +320,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         }
         let mut range_samples = 0u64;
         for (i, &sum) in r.samples.iter().enumerate() {
-            let count = sum as u32;
+            let count = sum;
             if count == 0 {
                 continue;
             }

@@ -132,14 +132,32 @@ pub fn read_histograms(inputs: &Inputs, target: Target) -> Result<Histograms> {
 }
 
 /// A sampled bin: `[lo, hi)` in units of `1/n` byte, and its count.
-struct Bin {
-    lo: u128,
-    hi: u128,
-    n: u128,
-    count: u32,
+pub(crate) struct Bin {
+    pub(crate) lo: u128,
+    pub(crate) hi: u128,
+    pub(crate) n: u128,
+    pub(crate) count: u32,
 }
 
-fn sampled_bins(hist: &Histograms) -> Vec<Bin> {
+impl Bin {
+    /// The bin's bytes, rounded out to whole addresses.
+    pub(crate) fn addr_range(&self) -> (u64, u64) {
+        ((self.lo / self.n) as u64, self.hi.div_ceil(self.n) as u64)
+    }
+
+    /// Samples of the part `[a, z)` (units of `1/n` byte) of this bin.
+    pub(crate) fn share(&self, a: u128, z: u128) -> f64 {
+        let span = self.hi - self.lo;
+        if z - a == span {
+            f64::from(self.count)
+        } else {
+            f64::from(self.count) * ((z - a) as f64 / span as f64)
+        }
+    }
+}
+
+/// The non-empty bins of all histograms.
+pub(crate) fn sampled_bins(hist: &Histograms) -> Vec<Bin> {
     let mut out = Vec::new();
     for r in &hist.ranges {
         let n = r.samples.len() as u128;
@@ -148,7 +166,7 @@ fn sampled_bins(hist: &Histograms) -> Vec<Bin> {
             continue;
         }
         for (i, &sum) in r.samples.iter().enumerate() {
-            let count = sum as u32;
+            let count = sum;
             if count == 0 {
                 continue;
             }
