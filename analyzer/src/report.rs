@@ -8,11 +8,13 @@
 //!   ([`crate::gprof`]): flat profile, call graph, index by function name.
 //! * `--gprof -b -p -l`: byte-identical to `gprof -b -p -l` ([`lines::run_gprof`]).
 //! * `--lines`: self time per source line ([`lines`]).
+//! * `--inline`: self time by source function through inlining ([`inline`]).
 //! * default: the better report ([`default`]).
 
 pub mod callgraph;
 pub mod compare;
 pub mod default;
+pub mod inline;
 pub mod lines;
 
 use std::io::Write;
@@ -66,6 +68,9 @@ pub struct ReportArgs {
     /// Self time per source line (DWARF); with --gprof, gprof's -l (one row per address).
     #[arg(short = 'l', long = "lines", conflicts_with = "compare_gprof")]
     pub lines: bool,
+    /// Self time by source function through inlining (DWARF), and by inline chain.
+    #[arg(long = "inline", conflicts_with_all = ["compare_gprof", "gprof", "lines"])]
+    pub inline: bool,
 }
 
 /// An input file, mapped read-only (only the pages read cost memory: a flat profile of a
@@ -227,6 +232,9 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
     }
     if args.lines {
         return lines::run(args, &inputs, &image, out);
+    }
+    if args.inline {
+        return inline::run(args, &inputs, &image, out);
     }
     default::run(args, &inputs, &image, out)
 }

@@ -1,0 +1,456 @@
+//! `--inline`: self time by the source function the code came from, through inlining.
+//!
+//! In optimized code, and in Rust above all, most hot code has been inlined: its samples
+//! fall inside a caller's symbol, and a flat profile by symbol credits the caller. DWARF
+//! records every inlined copy (`DW_TAG_inlined_subroutine`, [`profil_symbols::inline`]), so
+//! each sample can go to the *innermost* function whose code it is.
+//!
+//! Two views:
+//!
+//! * **by source function**: one row per function, counting all its inlined copies and its
+//!   out-of-line body together, with how many distinct places it was inlined into;
+//! * **by inline chain**: one row per chain `outer > … > inner` (the out-of-line function
+//!   first, each inlined step with the `file:line` it was inlined at).
+//!
+//! A bin that covers bytes of two chains is split by byte overlap, as everywhere in the
+//! default report, so both views sum to the total. Code without DWARF falls back to its
+//! ELF symbol (a chain of one), and code outside every symbol to
+//! `<outside known functions>`.
+//!
+//! `--json` prints `{"executable", "gmon_files", "hz", "total_samples", "total_seconds",
+//! "functions": [..], "chains": [..]}`; `--csv` prints the functions view. Fields of a
+//! function row: `rank`, `function`, `raw_name`, `percent`, `self_seconds`, `samples`,
+//! `inlined_samples` (samples in inlined copies), `inclusive_samples` (samples of every
+//! chain the function is part of, each chain once), `copies` (distinct chains that end in
+//! this function), `inlined_into` (out-of-line functions holding a copy). Fields of a
+//! chain row: `rank`, `chain` (names, outermost first), `call_sites` (`file:line` of each
+//! inlining step), `percent`, `self_seconds`, `samples`.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
+
+use profil_symbols::demangle::display_name;
+use profil_symbols::inline::inline_map;
+use profil_symbols::ranges::FunctionMap;
+use profil_symbols::ElfImage;
+
+use super::default::{human_seconds, OUTSIDE};
+use super::lines::{read_histograms, sampled_bins, target_of};
+use super::{Inputs, ReportArgs};
+use crate::Result;
+
+/// One step of an inline chain.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Step {
+    /// Raw (usually mangled) name.
+    pub raw_name: String,
+    /// Where this step was inlined (`file:line`); None for the outermost function.
+    pub call_site: Option<String>,
+}
+
+/// Samples of one chain.
+#[derive(Debug, Clone)]
+pub struct ChainRow {
+    /// Outermost first.
+    pub steps: Vec<Step>,
+    /// Self samples.
+    pub samples: f64,
+}
+
+/// Samples of one source function, all copies together.
+#[derive(Debug, Clone)]
+pub struct FunctionRow {
+    /// Raw name.
+    pub raw_name: String,
+    /// Demangled name.
+    pub name: String,
+    /// All samples whose innermost function this is.
+    pub samples: f64,
+    /// Of those, the samples in inlined copies.
+    pub inlined_samples: f64,
+    /// Samples of every chain this function is part of (its own code and what was inlined
+    /// into it, each chain counted once).
+    pub inclusive_samples: f64,
+    /// Distinct chains ending in this function.
+    pub copies: usize,
+    /// Demangled names of the out-of-line functions that hold an inlined copy.
+    pub inlined_into: Vec<String>,
+}
+
+/// The inline report before formatting.
+#[derive(Debug, Clone)]
+pub struct InlineReport {
+    /// Executable path.
+    pub executable: String,
+    /// gmon file paths.
+    pub gmon_files: Vec<String>,
+    /// Samples per second.
+    pub hz: u32,
+    /// All samples.
+    pub total_samples: u64,
+    /// By source function, most samples first.
+    pub functions: Vec<FunctionRow>,
+    /// By chain, most samples first.
+    pub chains: Vec<ChainRow>,
+}
+
+/// Compute the inline report.
+pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
+    let hist = read_histograms(inputs, target_of(image))?;
+    let table = image.symtab.as_ref().or(image.dynsym.as_ref());
+    let map = table.map(|t| FunctionMap::build(image, t));
+    let bins = sampled_bins(&hist);
+    let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
+    let inl = inline_map(&inputs.exe.data, &wanted);
+    let symbol_at = |addr: u64| -> String {
+        map.as_ref()
+            .and_then(|m| m.function_at(addr).map(|i| m.functions[i].name))
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .unwrap_or_else(|| OUTSIDE.to_owned())
+    };
+    let chain_at = |addr: u64| -> Vec<Step> {
+        let frames = inl.chain(addr);
+        if frames.is_empty() {
+            return vec![Step {
+                raw_name: symbol_at(addr),
+                call_site: None,
+            }];
+        }
+        frames
+            .iter()
+            .enumerate()
+            .map(|(k, f)| Step {
+                raw_name: match inl.name(f) {
+                    Some(n) => n.to_owned(),
+                    // An unnamed outermost frame is the symbol's code.
+                    None if k == 0 => symbol_at(addr),
+                    None => "<unnamed inlined code>".to_owned(),
+                },
+                call_site: if k == 0 { None } else { inl.call_site(f) },
+            })
+            .collect()
+    };
+    let mut per_chain: HashMap<Vec<Step>, f64> = HashMap::new();
+    let mut total = 0u64;
+    for b in &bins {
+        total += u64::from(b.count);
+        let (lo_a, hi_a) = b.addr_range();
+        let mut cuts: Vec<u128> = vec![b.lo];
+        cuts.extend(
+            inl.boundaries(lo_a, hi_a)
+                .into_iter()
+                .map(|a| u128::from(a) * b.n)
+                .filter(|&c| b.lo < c && c < b.hi),
+        );
+        cuts.push(b.hi);
+        for w in cuts.windows(2) {
+            let chain = chain_at((w[0] / b.n) as u64);
+            *per_chain.entry(chain).or_default() += b.share(w[0], w[1]);
+        }
+    }
+    let mut chains: Vec<ChainRow> = per_chain
+        .into_iter()
+        .map(|(steps, samples)| ChainRow { steps, samples })
+        .collect();
+    chains.sort_by(|a, b| {
+        b.samples
+            .total_cmp(&a.samples)
+            .then_with(|| a.steps.cmp(&b.steps))
+    });
+    struct Acc {
+        samples: f64,
+        inclusive: f64,
+        inlined: f64,
+        copies: usize,
+        into: BTreeSet<String>,
+    }
+    let mut per_fn: HashMap<String, Acc> = HashMap::new();
+    let new_acc = || Acc {
+        samples: 0.0,
+        inclusive: 0.0,
+        inlined: 0.0,
+        copies: 0,
+        into: BTreeSet::new(),
+    };
+    for c in &chains {
+        let distinct: BTreeSet<&str> = c.steps.iter().map(|s| s.raw_name.as_str()).collect();
+        for name in distinct {
+            per_fn
+                .entry(name.to_owned())
+                .or_insert_with(new_acc)
+                .inclusive += c.samples;
+        }
+        let inner = c
+            .steps
+            .last()
+            .map(|s| s.raw_name.clone())
+            .unwrap_or_default();
+        let acc = per_fn.entry(inner).or_insert_with(new_acc);
+        acc.samples += c.samples;
+        acc.copies += 1;
+        if c.steps.len() > 1 {
+            acc.inlined += c.samples;
+            acc.into
+                .insert(display_name(&c.steps[0].raw_name).into_owned());
+        }
+    }
+    let mut functions: Vec<FunctionRow> = per_fn
+        .into_iter()
+        .map(|(raw, a)| FunctionRow {
+            name: display_name(&raw).into_owned(),
+            raw_name: raw,
+            samples: a.samples,
+            inlined_samples: a.inlined,
+            inclusive_samples: a.inclusive,
+            copies: a.copies,
+            inlined_into: a.into.into_iter().collect(),
+        })
+        .collect();
+    functions.sort_by(|a, b| {
+        b.samples
+            .total_cmp(&a.samples)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    Ok(InlineReport {
+        executable: inputs.exe.name(),
+        gmon_files: inputs.gmons.iter().map(|g| g.name()).collect(),
+        hz: hist.hz,
+        total_samples: total,
+        functions,
+        chains,
+    })
+}
+
+/// A chain as text: `outer > inner (inlined at file:line) > …`.
+pub fn chain_text(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .map(|s| match &s.call_site {
+            Some(site) => format!("{} (at {site})", display_name(&s.raw_name)),
+            None => display_name(&s.raw_name).into_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(" > ")
+}
+
+fn samples_text(s: f64) -> String {
+    if s.fract() == 0.0 {
+        format!("{s}")
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
+    let hz = f64::from(rep.hz);
+    let total = rep.total_samples.max(1) as f64;
+    writeln!(
+        out,
+        "Self time by source function of {}, inlined copies included: {} samples at {} Hz = {} of CPU time",
+        rep.executable,
+        rep.total_samples,
+        rep.hz,
+        human_seconds(rep.total_samples as f64 / hz)
+    )?;
+    writeln!(out)?;
+    let mut b = tabled::builder::Builder::default();
+    b.push_record([
+        "%",
+        "self",
+        "samples",
+        "inlined",
+        "inclusive",
+        "copies",
+        "function",
+        "inlined into",
+    ]);
+    for r in &rep.functions {
+        b.push_record([
+            format!("{:.2}", 100.0 * r.samples / total),
+            human_seconds(r.samples / hz),
+            samples_text(r.samples),
+            samples_text(r.inlined_samples),
+            samples_text(r.inclusive_samples),
+            r.copies.to_string(),
+            r.name.clone(),
+            r.inlined_into.join(", "),
+        ]);
+    }
+    let mut table = b.build();
+    table.with(tabled::settings::Style::psql());
+    table.modify(
+        tabled::settings::object::Columns::new(0..6),
+        tabled::settings::Alignment::right(),
+    );
+    writeln!(out, "{table}")?;
+    writeln!(
+        out,
+        "inlined: samples in inlined copies; inclusive: samples of every chain the function is in."
+    )?;
+    writeln!(out)?;
+    writeln!(out, "By inline chain (outermost function first):")?;
+    writeln!(out)?;
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(["%", "self", "samples", "chain"]);
+    for c in &rep.chains {
+        b.push_record([
+            format!("{:.2}", 100.0 * c.samples / total),
+            human_seconds(c.samples / hz),
+            samples_text(c.samples),
+            chain_text(&c.steps),
+        ]);
+    }
+    let mut table = b.build();
+    table.with(tabled::settings::Style::psql());
+    table.modify(
+        tabled::settings::object::Columns::new(0..3),
+        tabled::settings::Alignment::right(),
+    );
+    writeln!(out, "{table}")?;
+    Ok(())
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn json_list<'a>(v: impl IntoIterator<Item = &'a str>) -> String {
+    let items: Vec<String> = v.into_iter().map(json_str).collect();
+    format!("[{}]", items.join(","))
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// The CSV header (the function-row fields, in order).
+pub const CSV_FIELDS: [&str; 10] = [
+    "rank",
+    "function",
+    "raw_name",
+    "percent",
+    "self_seconds",
+    "samples",
+    "inlined_samples",
+    "inclusive_samples",
+    "copies",
+    "inlined_into",
+];
+
+fn print_json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
+    let hz = f64::from(rep.hz);
+    let total = rep.total_samples.max(1) as f64;
+    writeln!(out, "{{")?;
+    writeln!(out, "  \"executable\": {},", json_str(&rep.executable))?;
+    writeln!(
+        out,
+        "  \"gmon_files\": {},",
+        json_list(rep.gmon_files.iter().map(String::as_str))
+    )?;
+    writeln!(out, "  \"hz\": {},", rep.hz)?;
+    writeln!(out, "  \"total_samples\": {},", rep.total_samples)?;
+    writeln!(
+        out,
+        "  \"total_seconds\": {},",
+        rep.total_samples as f64 / hz
+    )?;
+    writeln!(out, "  \"functions\": [")?;
+    for (i, r) in rep.functions.iter().enumerate() {
+        writeln!(
+            out,
+            "    {{\"rank\": {}, \"function\": {}, \"raw_name\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}, \"inlined_samples\": {}, \"inclusive_samples\": {}, \"copies\": {}, \"inlined_into\": {}}}{}",
+            i + 1,
+            json_str(&r.name),
+            json_str(&r.raw_name),
+            100.0 * r.samples / total,
+            r.samples / hz,
+            r.samples,
+            r.inlined_samples,
+            r.inclusive_samples,
+            r.copies,
+            json_list(r.inlined_into.iter().map(String::as_str)),
+            if i + 1 < rep.functions.len() { "," } else { "" }
+        )?;
+    }
+    writeln!(out, "  ],")?;
+    writeln!(out, "  \"chains\": [")?;
+    for (i, c) in rep.chains.iter().enumerate() {
+        let names: Vec<String> = c
+            .steps
+            .iter()
+            .map(|s| display_name(&s.raw_name).into_owned())
+            .collect();
+        let sites: Vec<String> = c
+            .steps
+            .iter()
+            .skip(1)
+            .map(|s| s.call_site.clone().unwrap_or_default())
+            .collect();
+        writeln!(
+            out,
+            "    {{\"rank\": {}, \"chain\": {}, \"call_sites\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}}}{}",
+            i + 1,
+            json_list(names.iter().map(String::as_str)),
+            json_list(sites.iter().map(String::as_str)),
+            100.0 * c.samples / total,
+            c.samples / hz,
+            c.samples,
+            if i + 1 < rep.chains.len() { "," } else { "" }
+        )?;
+    }
+    writeln!(out, "  ]")?;
+    writeln!(out, "}}")?;
+    Ok(())
+}
+
+/// Print the inline report (tables, `--json` or `--csv`).
+pub fn run(
+    args: &ReportArgs,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let rep = build(inputs, image)?;
+    let mut out = std::io::BufWriter::new(out);
+    if args.json {
+        print_json(&rep, &mut out)?;
+    } else if args.csv {
+        let hz = f64::from(rep.hz);
+        let total = rep.total_samples.max(1) as f64;
+        writeln!(out, "{}", CSV_FIELDS.join(","))?;
+        for (i, r) in rep.functions.iter().enumerate() {
+            let f = [
+                (i + 1).to_string(),
+                csv_field(&r.name),
+                csv_field(&r.raw_name),
+                format!("{}", 100.0 * r.samples / total),
+                format!("{}", r.samples / hz),
+                format!("{}", r.samples),
+                format!("{}", r.inlined_samples),
+                format!("{}", r.inclusive_samples),
+                r.copies.to_string(),
+                csv_field(&r.inlined_into.join(";")),
+            ];
+            writeln!(out, "{}", f.join(","))?;
+        }
+    } else {
+        print_table(&rep, &mut out)?;
+    }
+    out.flush()?;
+    Ok(())
+}
