@@ -990,12 +990,13 @@ fn a_program_with_its_own_sigterm_handler_keeps_it() {
 fn counts_beyond_65535_in_one_bin_become_extra_records_gprof_sums() {
     let dir = Scratch::new("overflow");
     let exe = gcc(&dir, "split.c", "split", &[], true);
-    // Scale 2: every sample in one bin; 20 kHz for ~3.5 s of CPU: about 70 000 samples.
+    // Scale 2: every sample in one bin; 30 kHz for 150 units: about 90 000 samples (signal
+    // delivery at that rate also inflates the user time it runs for).
     let r = run(
         &dir,
         &exe,
-        &["400"],
-        &[("PROFIL_SCALE", "2"), ("PROFIL_HZ", "20000")],
+        &["150"],
+        &[("PROFIL_SCALE", "2"), ("PROFIL_HZ", "30000")],
     );
     assert_eq!(r.status, 0, "{r:?}");
     let gmon = dir.path("gmon.out");
@@ -1013,8 +1014,32 @@ fn counts_beyond_65535_in_one_bin_become_extra_records_gprof_sums() {
         "gprof total {total} vs user {}",
         r.user_s
     );
-    // (4.4BSD saturation and its warning are unit-tested in runtime/src/output.rs: a second
-    // run of this length would double the test's cost.)
+}
+
+#[test]
+fn bsd_format_saturates_at_65535_with_one_warning() {
+    let dir = Scratch::new("bsd-clip");
+    let exe = gcc(&dir, "split.c", "split", &[], true);
+    let env = [
+        ("PROFIL_SCALE", "2"),
+        ("PROFIL_HZ", "30000"),
+        ("PROFIL_FORMAT", "bsd"),
+    ];
+    let r = run(&dir, &exe, &["150"], &env);
+    assert_eq!(r.status, 0, "{r:?}");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{:?}", r.stderr);
+    let clipped: u64 = lines[0]
+        .strip_prefix("profil-rt: the 4.4BSD format holds at most 65535 samples per bin; ")
+        .and_then(|rest| rest.strip_suffix(" samples were clipped"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected warning {:?}", lines[0]));
+    assert!(clipped > 0);
+    // One histogram (40-byte header + one bin) holding exactly 65535.
+    let data = fs::read(dir.path("gmon.out")).unwrap();
+    assert_eq!(data.len(), 42);
+    assert_eq!(u16::from_ne_bytes([data[40], data[41]]), 65535);
+    gprof_flat(&exe, &dir.path("gmon.out"));
 }
 
 #[test]
