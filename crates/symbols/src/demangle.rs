@@ -107,8 +107,13 @@ fn cxx_demangle(sym: &str) -> Option<String> {
     if let Some(result) = cxa::demangle(sym) {
         return result;
     }
-    let parsed = cpp_demangle::Symbol::new(sym.as_bytes()).ok()?;
-    parsed.demangle().ok()
+    // The crate has panicked on hostile names in the past; a name is never worth a crash.
+    std::panic::catch_unwind(|| {
+        let parsed = cpp_demangle::Symbol::new(sym.as_bytes()).ok()?;
+        parsed.demangle().ok()
+    })
+    .ok()
+    .flatten()
 }
 
 /// libiberty's C++ demangler as shipped in libstdc++ (`__cxa_demangle`), loaded with
