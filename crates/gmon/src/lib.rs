@@ -14,6 +14,9 @@
 //! * [`read`]: format detection exactly as gprof 2.40 does it, and borrowed views of every
 //!   record. [`read::records`] is a no-allocation iterator; [`read::parse`] (feature `alloc`)
 //!   collects it into a [`read::GmonFile`].
+//! * [`pcsample`]: the raw-PC sample file of `PROFIL_MODE=pcsample` (no-allocation writer,
+//!   `alloc` reader), and [`manifest`]: the text file that maps each per-object gmon file of
+//!   `PROFIL_RANGES=all` to its object.
 //! * [`merge`] (feature `alloc`): sums several files with gprof's rules into a
 //!   [`merge::Profile`] with wide counters, which can be written in any format.
 //!
@@ -37,8 +40,10 @@ extern crate std;
 
 pub mod error;
 pub mod layout;
+pub mod manifest;
 #[cfg(feature = "alloc")]
 pub mod merge;
+pub mod pcsample;
 pub mod profil;
 pub mod read;
 pub mod target;
