@@ -9,6 +9,10 @@
 //! * `--gprof -b -p -l`: byte-identical to `gprof -b -p -l` ([`lines::run_gprof`]).
 //! * `--lines`: self time per source line ([`lines`]).
 //! * `--inline`: self time by source function through inlining ([`inline`]).
+//! * a pcsample file instead of gmon files: flat profile per object, `--timeline`, `--svg`
+//!   ([`pcsample`]).
+//! * `gmon.out` with a `gmon.out.objects` manifest next to it: one report across the
+//!   executable and its shared libraries ([`objects`]).
 //! * default: the better report ([`default`]).
 
 pub mod callgraph;
@@ -16,6 +20,9 @@ pub mod compare;
 pub mod default;
 pub mod inline;
 pub mod lines;
+pub mod objects;
+pub mod pcsample;
+pub mod timeline;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -71,6 +78,12 @@ pub struct ReportArgs {
     /// Self time by source function through inlining (DWARF), and by inline chain.
     #[arg(long = "inline", conflicts_with_all = ["compare_gprof", "gprof", "lines"])]
     pub inline: bool,
+    /// With a pcsample file: samples over time by the top functions, as text.
+    #[arg(long)]
+    pub timeline: bool,
+    /// With a pcsample file: write the timeline as an SVG chart to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 /// An input file, mapped read-only (only the pages read cost memory: a flat profile of a
@@ -201,6 +214,35 @@ pub fn gprof_analysis<'d>(
 pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
     let inputs = load_inputs(&args.files)?;
     let image = parse_exe(&inputs.exe)?;
+    if let Some(pc) = inputs
+        .gmons
+        .iter()
+        .find(|g| gmon::pcsample::looks_like_pcsample(&g.data))
+    {
+        if inputs.gmons.len() > 1 || args.gprof {
+            return Err(Error::input(format!(
+                "{}: a pcsample file is reported alone: give it and the executable only (no --gprof)",
+                pc.name()
+            )));
+        }
+        return pcsample::run(args, &inputs, pc, out);
+    }
+    if args.timeline || args.svg.is_some() {
+        return Err(Error::input(
+            "--timeline and --svg need a pcsample file (PROFIL_MODE=pcsample), not a gmon file",
+        ));
+    }
+    if let (false, false, false, false, [g]) = (
+        args.gprof,
+        args.lines,
+        args.inline,
+        args.compare_gprof,
+        inputs.gmons.as_slice(),
+    ) {
+        if let Some(m) = objects::find_manifest(g) {
+            return objects::run_manifest(args, &inputs, &image, &m, out);
+        }
+    }
     if args.gprof && args.lines && args.brief {
         return lines::run_gprof(args, &inputs, &image, out);
     }

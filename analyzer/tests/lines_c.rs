@@ -2,16 +2,15 @@
 //! histogram lands on the line binutils' `addr2line` names for its address, and a real
 //! `-pg` run of two hot loops splits its time between their lines as the work is split.
 
-#[path = "flat_support/mod.rs"]
-mod flat_support;
+mod lines_support;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use flat_support::*;
 use gmon::write::{HistHeader, Writer};
 use gmon::{Dimension, Endian, PtrSize, Target};
+use lines_support::*;
 use object::{Object, ObjectSection};
 
 fn fixture(name: &str) -> std::path::PathBuf {

@@ -3,11 +3,8 @@
 //! histograms that put samples on every line symbol (1-, 2- and 4-byte bins) and with real
 //! `-pg` runs (call counts), with and without `-z`.
 
-#[path = "flat_support/mod.rs"]
-mod flat_support;
 mod lines_support;
 
-use flat_support::*;
 use lines_support::*;
 
 /// Both outputs for `exe` and `gmon` (relative to `dir`) with `flags`; they must be equal.

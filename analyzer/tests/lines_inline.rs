@@ -4,15 +4,12 @@
 //! (`rustc -O -g`, linked with `-pg`) the hot `#[inline(always)]` functions must come out
 //! on top although they have no symbol of their own.
 
-#[path = "flat_support/mod.rs"]
-mod flat_support;
 mod lines_support;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use flat_support::*;
 use lines_support::*;
 use object::{Object, ObjectSymbol};
 
