@@ -112,3 +112,31 @@ fn line_mode_call_graph_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("-b -p -l"), "{err}");
 }
+
+/// Rust, optimized: inlined copies whose abstract function lives in another unit (core,
+/// std), found through cross-unit references, with the names BFD gives them. The whole
+/// standard library's code gets line symbols (over 10,000 rows).
+#[test]
+fn rust_inlined_crafted_and_real_run() {
+    let dir = TempDir::new("lines-gprof-rs");
+    copy_fixtures(dir.path(), &["inlined.rs"]);
+    compile(
+        dir.path(),
+        "rustc",
+        &[
+            "-C",
+            "opt-level=2",
+            "-g",
+            "-C",
+            "link-arg=-pg",
+            "inlined.rs",
+            "-o",
+            "prog",
+        ],
+    );
+    let gmon = crafted_gmon(&dir.join("prog"), 4, |i| 1 + ((i * 7 + 3) % 5) as u16);
+    std::fs::write(dir.join("c.gmon"), gmon).unwrap();
+    same(&dir, "prog", "c.gmon", &[], "inlined.rs, 4-byte bins");
+    profile_run(dir.path(), "prog", &[], "run.gmon");
+    same(&dir, "prog", "run.gmon", &[], "inlined.rs, real run");
+}

@@ -20,6 +20,7 @@
 //! are read, addresses are link-time addresses, and damaged units are skipped.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use gimli::AttributeValue;
 
@@ -124,10 +125,16 @@ pub fn inline_map(data: &[u8], wanted: &[(u64, u64)]) -> InlineMap {
         let mut names: HashMap<String, u32> = HashMap::new();
         let mut files: HashMap<String, u32> = HashMap::new();
         let mut order = 0u32;
+        let mut units = Units::default();
         for_each_wanted_unit(dwarf, &wanted, |unit| {
-            let _ = scan(
-                dwarf, unit, &wanted, &mut map, &mut names, &mut files, &mut order,
-            );
+            let mut tables = Tables {
+                map: &mut map,
+                names: &mut names,
+                files: &mut files,
+                order: &mut order,
+                units: &mut units,
+            };
+            let _ = scan(dwarf, unit, &wanted, &mut tables);
         });
         map
     })
@@ -163,33 +170,89 @@ fn attr_str<'a>(
     Some(String::from_utf8_lossy(s.slice()).into_owned())
 }
 
-/// (name, is_linkage) of a function DIE, through abstract origins and specifications.
+/// Units by `.debug_info` offset, parsed on demand, for references into other units
+/// (`DW_FORM_ref_addr`: Rust's inlined copies point at the abstract function in the crate
+/// that defined it).
+#[derive(Default)]
+struct Units<'a> {
+    /// `(start, end, header)` of every unit, once any cross-unit reference was seen.
+    headers: Option<Vec<(usize, usize, gimli::UnitHeader<R<'a>>)>>,
+    parsed: HashMap<usize, Rc<gimli::Unit<R<'a>>>>,
+}
+
+impl<'a> Units<'a> {
+    /// The unit holding `.debug_info` offset `off`, and the entry's offset in it.
+    fn resolve(
+        &mut self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        off: usize,
+    ) -> Option<(Rc<gimli::Unit<R<'a>>>, gimli::UnitOffset)> {
+        let headers = self.headers.get_or_insert_with(|| {
+            let mut v = Vec::new();
+            let mut it = dwarf.units();
+            while let Ok(Some(h)) = it.next() {
+                if let Some(start) = h.offset().to_debug_info_offset(&h) {
+                    v.push((start.0, start.0 + h.length_including_self(), h));
+                }
+            }
+            v
+        });
+        let i = headers.partition_point(|h| h.1 <= off);
+        let (start, end, header) = headers.get(i)?;
+        if off < *start || off >= *end {
+            return None;
+        }
+        let unit = match self.parsed.get(start) {
+            Some(u) => u.clone(),
+            None => {
+                let u = Rc::new(dwarf.unit(*header).ok()?);
+                self.parsed.insert(*start, u.clone());
+                u
+            }
+        };
+        let uoff = gimli::DebugInfoOffset(off).to_unit_offset(&unit.header)?;
+        Some((unit, uoff))
+    }
+}
+
+/// (name, is_linkage) of a function DIE, through abstract origins and specifications, in
+/// this unit or another one.
 fn die_name<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     unit: &gimli::Unit<R<'a>>,
     entry: &gimli::DebuggingInformationEntry<R<'a>>,
     c_unit: bool,
+    units: &mut Units<'a>,
 ) -> gimli::Result<Option<(String, bool)>> {
     let mut plain: Option<String> = None;
     let mut current = entry.clone();
+    let mut other: Option<Rc<gimli::Unit<R<'a>>>> = None;
     for _ in 0..8 {
+        let u: &gimli::Unit<R<'a>> = other.as_deref().unwrap_or(unit);
         for at in [gimli::DW_AT_linkage_name, gimli::DW_AT_MIPS_linkage_name] {
             if let Some(v) = current.attr_value(at) {
-                if let Some(s) = attr_str(dwarf, unit, v) {
+                if let Some(s) = attr_str(dwarf, u, v) {
                     return Ok(Some((s, true)));
                 }
             }
         }
         if plain.is_none() {
             if let Some(v) = current.attr_value(gimli::DW_AT_name) {
-                plain = attr_str(dwarf, unit, v);
+                plain = attr_str(dwarf, u, v);
             }
         }
         let next = current
             .attr_value(gimli::DW_AT_abstract_origin)
             .or_else(|| current.attr_value(gimli::DW_AT_specification));
         match next {
-            Some(AttributeValue::UnitRef(off)) => current = unit.entry(off)?,
+            Some(AttributeValue::UnitRef(off)) => current = u.entry(off)?,
+            Some(AttributeValue::DebugInfoRef(off)) => match units.resolve(dwarf, off.0) {
+                Some((nu, uoff)) => {
+                    current = nu.entry(uoff)?;
+                    other = Some(nu);
+                }
+                None => break,
+            },
             _ => break,
         }
     }
@@ -205,15 +268,26 @@ fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, s: String) -
     id
 }
 
-fn scan(
-    dwarf: &gimli::Dwarf<R<'_>>,
-    unit: &gimli::Unit<R<'_>>,
+/// What [`scan`] fills in.
+struct Tables<'t, 'a> {
+    map: &'t mut InlineMap,
+    names: &'t mut HashMap<String, u32>,
+    files: &'t mut HashMap<String, u32>,
+    order: &'t mut u32,
+    units: &'t mut Units<'a>,
+}
+
+fn scan<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    unit: &gimli::Unit<R<'a>>,
     wanted: &[(u64, u64)],
-    map: &mut InlineMap,
-    names: &mut HashMap<String, u32>,
-    files: &mut HashMap<String, u32>,
-    order: &mut u32,
+    t: &mut Tables<'_, 'a>,
 ) -> gimli::Result<()> {
+    let map = &mut *t.map;
+    let names = &mut *t.names;
+    let files = &mut *t.files;
+    let order = &mut *t.order;
+    let units = &mut *t.units;
     let mut cursor = unit.entries();
     // Tree depth of each enclosing function DIE, innermost last.
     let mut stack: Vec<isize> = Vec::new();
@@ -247,7 +321,7 @@ fn scan(
             continue;
         }
         *order += 1;
-        let (name, is_linkage) = match die_name(dwarf, unit, entry, c_unit)? {
+        let (name, is_linkage) = match die_name(dwarf, unit, entry, c_unit, units)? {
             Some((n, l)) => (intern(names, &mut map.names, n), l),
             None => (u32::MAX, false),
         };

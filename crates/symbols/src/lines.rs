@@ -131,10 +131,10 @@ fn chosen_units(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> Option<BT
 
 /// Call `f` for each compilation unit whose code intersects `wanted` (sorted, merged),
 /// chosen from `.debug_aranges` when present, else from each unit's own ranges.
-pub(crate) fn for_each_wanted_unit(
-    dwarf: &gimli::Dwarf<R<'_>>,
+pub(crate) fn for_each_wanted_unit<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
     wanted: &[(u64, u64)],
-    mut f: impl FnMut(&gimli::Unit<R<'_>>),
+    mut f: impl FnMut(&gimli::Unit<R<'a>>),
 ) {
     let by_aranges = chosen_units(dwarf, wanted);
     let mut units = dwarf.units();
