@@ -554,6 +554,12 @@ struct LineSym {
 ///   after its own path joining; here the spellings of [`profil_symbols::dwarf::Location`]
 ///   are compared.
 /// * Symbol names containing a newline would confuse the suffixing of printed rows.
+/// * gprof 2.40 itself fails ("somebody miscounted", exit 1) on some optimized C++ programs:
+///   BFD renames a DWARF function after its ELF symbol on the first lookup, so gprof's two
+///   passes over `.text` disagree. This mode prints the profile there instead.
+/// * Tested byte for byte against gprof on C (`-O0`..`-O3`, inlining, two units), C++
+///   (`-O0`, header code), and optimized Rust (cross-crate inlining): see
+///   `analyzer/tests/lines_gprof.rs`.
 pub fn run_gprof(
     args: &ReportArgs,
     inputs: &Inputs,

@@ -12,6 +12,12 @@
 //!   `st_size`, aliases grouped, `.cold`/`.part` fragments tied to their parent by name, and
 //!   the gaps between functions left as gaps.
 //! * [`dwarf`]: `file:line` of each function's entry, from `.debug_info` via `gimli`.
+//! * [`lines`]: the DWARF line table as sorted address spans with one `file:line` each,
+//!   decoded only for the compilation units whose code holds samples, because a profile
+//!   touches a sliver of a large program and a full decode costs seconds.
+//! * [`inline`]: functions and inlined copies by address (the inline chain of each
+//!   address), names through abstract origins in this or another unit; the same selection
+//!   of units.
 //! * [`file`]: inputs mapped read-only, so a large executable costs only the pages read.
 //! * [`demangle`]: names as gprof prints them (libiberty semantics: Rust legacy and v0
 //!   without hashes, then C++).
