@@ -129,12 +129,7 @@ fn graph_static() {
 #[test]
 fn several_files() {
     let dir = TempDir::new("multi");
-    let src = corpus("graph.c");
-    compile(
-        dir.path(),
-        "gcc",
-        &["-pg", "-g0", "-O1", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "gcc", "graph.c", &["-pg", "-g0", "-O1"]);
     profile_run(dir.path(), "prog", &["1"], "g1.out");
     profile_run(dir.path(), "prog", &["2"], "g2.out");
     for flags in [
@@ -157,12 +152,7 @@ fn several_files() {
 #[test]
 fn cxx_names() {
     let dir = TempDir::new("cxx");
-    let src = corpus("shapes.cpp");
-    compile(
-        dir.path(),
-        "g++",
-        &["-pg", "-g0", "-O2", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "g++", "shapes.cpp", &["-pg", "-g0", "-O2"]);
     profile_run(dir.path(), "prog", &[], "gmon.out");
     let out = assert_same(dir.path(), "prog", &["gmon.out"], &["-q"]);
     assert!(String::from_utf8_lossy(&out).contains("geo::measure(geo::Shape const&, int)"));
@@ -178,15 +168,10 @@ fn cxx_names() {
 #[test]
 fn arcs_outside_symbols() {
     let dir = TempDir::new("outside");
-    let src = corpus("graph.c");
-    compile(
-        dir.path(),
-        "gcc",
-        &["-pg", "-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "gcc", "graph.c", &["-pg", "-g0", "-O0"]);
     let real = profile_run(dir.path(), "prog", &[], "real.out");
     let funcs = nm_functions(&dir.join("prog"));
-    let addr = |name: &str| funcs.iter().find(|f| f.0 == name).unwrap().1;
+    let addr = |name: &str| address_of(&funcs, name);
     let (spin, main, fib, leaf) = (addr("spin"), addr("main"), addr("fib"), addr("leaf"));
     let etext = addr("etext");
     let mut extra = GmonFile::new();
@@ -220,14 +205,9 @@ fn arcs_outside_symbols() {
 #[test]
 fn missing_sections() {
     let dir = TempDir::new("missing");
-    let src = corpus("graph.c");
-    compile(
-        dir.path(),
-        "gcc",
-        &["-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "gcc", "graph.c", &["-g0", "-O0"]);
     let funcs = nm_functions(&dir.join("prog"));
-    let main = funcs.iter().find(|f| f.0 == "main").unwrap().1;
+    let main = address_of(&funcs, "main");
     GmonFile::new()
         .hist(main, main + 64, 100, &[1; 16])
         .write(&dir.join("hist.out"));

@@ -13,31 +13,16 @@ struct Profile {
     dir: TempDir,
 }
 
-fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
-    let o = ours(dir, args);
-    assert!(
-        o.status.success(),
-        "profil-report {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("UTF-8 output")
-}
-
 fn graph_profile() -> Profile {
     let dir = TempDir::new("default");
-    let src = corpus("graph.c");
-    compile(
-        dir.path(),
-        "gcc",
-        &["-pg", "-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "gcc", "graph.c", &["-pg", "-g0", "-O0"]);
     profile_run(dir.path(), "prog", &[], "gmon.out");
     Profile { dir }
 }
 
 /// Function ids by name, and the JSON graph.
 fn graph_json(dir: &std::path::Path, args: &[&str]) -> (Json, HashMap<String, usize>) {
-    let text = run_ok(dir, args);
+    let text = ours_ok(dir, args);
     let doc = Json::parse(&text);
     let g = doc.get("call_graph").clone();
     let ids = g
@@ -172,7 +157,7 @@ fn json_graph_of_the_corpus() {
 #[test]
 fn text_graph_states_the_estimate_and_names_cycles() {
     let p = graph_profile();
-    let text = run_ok(p.dir.path(), &["prog", "gmon.out"]);
+    let text = ours_ok(p.dir.path(), &["prog", "gmon.out"]);
     let graph = &text[text.find("\nCall graph\n").expect("a call graph section")..];
     assert!(graph.contains("Children time is an estimate"), "{graph}");
     assert!(graph.contains("as if every call cost the same"), "{graph}");
@@ -196,14 +181,9 @@ fn text_graph_states_the_estimate_and_names_cycles() {
 #[test]
 fn cxx_names_are_demangled() {
     let dir = TempDir::new("default-cxx");
-    let src = corpus("shapes.cpp");
-    compile(
-        dir.path(),
-        "g++",
-        &["-pg", "-g0", "-O2", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "g++", "shapes.cpp", &["-pg", "-g0", "-O2"]);
     profile_run(dir.path(), "prog", &[], "gmon.out");
-    let text = run_ok(dir.path(), &["prog", "gmon.out"]);
+    let text = ours_ok(dir.path(), &["prog", "gmon.out"]);
     let graph = &text[text.find("\nCall graph\n").unwrap()..];
     assert!(
         graph.contains("geo::measure(geo::Shape const&, int) ["),
@@ -217,14 +197,9 @@ fn cxx_names_are_demangled() {
 #[test]
 fn arcs_the_graph_cannot_show_are_explained() {
     let dir = TempDir::new("default-bad");
-    let src = corpus("graph.c");
-    compile(
-        dir.path(),
-        "gcc",
-        &["-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "gcc", "graph.c", &["-g0", "-O0"]);
     let funcs = nm_functions(&dir.join("prog"));
-    let addr = |name: &str| funcs.iter().find(|f| f.0 == name).unwrap().1;
+    let addr = |name: &str| address_of(&funcs, name);
     let (main, fib, leaf, spin) = (addr("main"), addr("fib"), addr("leaf"), addr("spin"));
     GmonFile::new()
         .arc(main + 4, fib, 10)
@@ -233,7 +208,7 @@ fn arcs_the_graph_cannot_show_are_explained() {
         .arc(main + 12, leaf, 0) // zero count
         .arc(fib + 4, spin, 3)
         .write(&dir.join("arcs.out"));
-    let text = run_ok(dir.path(), &["prog", "arcs.out"]);
+    let text = ours_ok(dir.path(), &["prog", "arcs.out"]);
     let graph = &text[text.find("\nCall graph\n").expect("call graph")..];
     assert!(graph.contains("no histogram"), "{graph}");
     assert!(
@@ -263,18 +238,13 @@ fn arcs_the_graph_cannot_show_are_explained() {
 #[test]
 fn no_arcs_no_graph() {
     let dir = TempDir::new("default-noarcs");
-    let src = corpus("graph.c");
-    compile(
-        dir.path(),
-        "gcc",
-        &["-g0", "-O0", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "gcc", "graph.c", &["-g0", "-O0"]);
     let funcs = nm_functions(&dir.join("prog"));
-    let main = funcs.iter().find(|f| f.0 == "main").unwrap().1;
+    let main = address_of(&funcs, "main");
     GmonFile::new()
         .hist(main, main + 64, 100, &[2; 16])
         .write(&dir.join("hist.out"));
-    let text = run_ok(dir.path(), &["prog", "hist.out"]);
+    let text = ours_ok(dir.path(), &["prog", "hist.out"]);
     assert!(!text.contains("Call graph"), "{text}");
     let (g, _) = graph_json(dir.path(), &["--json", "prog", "hist.out"]);
     assert!(g.get("functions").arr().is_empty());

@@ -87,12 +87,7 @@ fn write_profile(dir: &TempDir) {
 #[test]
 fn default_call_graph_golden() {
     let dir = TempDir::new("golden");
-    let src = corpus("graph.c");
-    compile(
-        dir.path(),
-        "gcc",
-        &["-O0", "-g0", "-o", "prog", src.to_str().unwrap()],
-    );
+    compile_corpus(dir.path(), "gcc", "graph.c", &["-O0", "-g0"]);
     write_profile(&dir);
     let out = ours(dir.path(), &["prog", "gmon.out"]);
     assert!(

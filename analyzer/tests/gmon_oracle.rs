@@ -9,18 +9,15 @@ use gmon::merge::{OutputFormat, Profile};
 use gmon::write::{HistHeader, Writer};
 use gmon::{parse, Target};
 
+mod support;
+
+use support::TempDir;
+
 const BIN: &str = env!("CARGO_BIN_EXE_profil-report");
 const PROGRAMS: [&str; 4] = ["loop2", "recursion", "cycle", "threads"];
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/gcc-pg")
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("profil-gmon-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// `gprof -b -p exe files...`: stdout, which must be non-trivial (a success with a table).
@@ -52,47 +49,41 @@ fn run(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
     )
 }
 
+/// `profil-report convert --to TO INPUT OUT [--exe EXE]`, which must succeed.
+fn convert_ok(to: &str, input: &Path, out: &Path, exe: Option<&Path>) {
+    let mut args = vec![os("convert"), os("--to"), os(to), os(input), os(out)];
+    if let Some(exe) = exe {
+        args.extend([os("--exe"), os(exe)]);
+    }
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 0, "convert --to {to} {}: {err}", input.display());
+}
+
 fn os<S: AsRef<std::ffi::OsStr> + ?Sized>(s: &S) -> &std::ffi::OsStr {
     s.as_ref()
 }
 
 #[test]
 fn convert_is_invisible_to_gprof() {
-    let dir = tempdir("convert");
+    let tmp = TempDir::new("convert");
+    let dir = tmp.path();
     for prog in PROGRAMS {
         let exe = fixtures().join(prog);
         let input = fixtures().join(format!("{prog}.gmon"));
         let expected = gprof(&exe, &[&input]);
         for to in ["gnu", "bsd", "oldbsd"] {
             let out = dir.join(format!("{prog}.{to}"));
-            let (code, _, err) = run(&[
-                os("convert"),
-                os("--to"),
-                os(to),
-                input.as_os_str(),
-                out.as_os_str(),
-                os("--exe"),
-                exe.as_os_str(),
-            ]);
-            assert_eq!(code, 0, "{err}");
+            convert_ok(to, &input, &out, Some(&exe));
             assert_eq!(gprof(&exe, &[&out]), expected, "{prog} --to {to}");
             // And back to GNU, guessing the target this time.
             let back = dir.join(format!("{prog}.{to}.gnu"));
-            let (code, _, err) = run(&[
-                os("convert"),
-                os("--to"),
-                os("gnu"),
-                out.as_os_str(),
-                back.as_os_str(),
-            ]);
-            assert_eq!(code, 0, "{err}");
+            convert_ok("gnu", &out, &back, None);
             assert_eq!(gprof(&exe, &[&back]), expected, "{prog} --to {to} then gnu");
         }
         // GNU -> GNU is byte-identical for glibc's files (one histogram, distinct arcs).
         let same = std::fs::read(dir.join(format!("{prog}.gnu"))).unwrap();
         assert_eq!(same, std::fs::read(&input).unwrap(), "{prog}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A fresh profile of the same executable, written by glibc now.
@@ -111,21 +102,15 @@ fn fresh_run(prog: &str, dir: &Path) -> PathBuf {
 
 #[test]
 fn merge_equals_gprof_on_all_inputs() {
-    let dir = tempdir("merge");
+    let tmp = TempDir::new("merge");
+    let dir = tmp.path();
     for prog in ["loop2", "cycle"] {
         let exe = fixtures().join(prog);
         let a = fixtures().join(format!("{prog}.gmon"));
-        let b = fresh_run(prog, &dir);
+        let b = fresh_run(prog, dir);
         // A BSD copy of the fresh run, so the inputs mix formats.
         let b_bsd = dir.join(format!("{prog}.fresh.bsd"));
-        let (code, _, err) = run(&[
-            os("convert"),
-            os("--to"),
-            os("bsd"),
-            b.as_os_str(),
-            b_bsd.as_os_str(),
-        ]);
-        assert_eq!(code, 0, "{err}");
+        convert_ok("bsd", &b, &b_bsd, None);
         for inputs in [
             vec![&a, &b],
             vec![&a, &b, &a],
@@ -147,7 +132,6 @@ fn merge_equals_gprof_on_all_inputs() {
             assert_eq!(gprof(&exe, &[&out]), gprof(&exe, &ins), "{prog} {inputs:?}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A copy of `src` (a GNU file with one histogram) with every bin replaced by `f(bin)`.
@@ -176,7 +160,8 @@ fn rewrite(src: &Path, dst: &Path, f: impl Fn(u16) -> u16) {
 #[test]
 fn bins_above_65535_survive_a_gnu_merge() {
     // Two files whose hot bins are near the u16 limit: the sum needs layered records.
-    let dir = tempdir("wide");
+    let tmp = TempDir::new("wide");
+    let dir = tmp.path();
     let exe = fixtures().join("cycle");
     let hot = dir.join("hot.gmon");
     rewrite(&fixtures().join("cycle.gmon"), &hot, |b| {
@@ -219,12 +204,12 @@ fn bins_above_65535_survive_a_gnu_merge() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("samples clipped"), "{out}");
     assert_ne!(gprof(&exe, &[&bsd]), gprof(&exe, &[&hot, &hot]));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn disjoint_histograms_are_kept_and_bsd_refuses_them() {
-    let dir = tempdir("disjoint");
+    let tmp = TempDir::new("disjoint");
+    let dir = tmp.path();
     let exe = fixtures().join("loop2");
     let src = fixtures().join("loop2.gmon");
     let data = std::fs::read(&src).unwrap();
@@ -270,14 +255,7 @@ fn disjoint_histograms_are_kept_and_bsd_refuses_them() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(gprof(&exe, &[&out]), gprof(&exe, &[&two, &two]));
     let conv = dir.join("two.gnu");
-    let (code, _, err) = run(&[
-        os("convert"),
-        os("--to"),
-        os("gnu"),
-        two.as_os_str(),
-        conv.as_os_str(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    convert_ok("gnu", &two, &conv, None);
     assert_eq!(gprof(&exe, &[&conv]), expected);
     // BSD formats hold a single histogram.
     let bsd = dir.join("two.bsd");
@@ -294,7 +272,7 @@ fn disjoint_histograms_are_kept_and_bsd_refuses_them() {
         "{err}"
     );
     assert!(!bsd.exists(), "nothing is written on failure");
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.contains(".tmp."))
@@ -303,12 +281,12 @@ fn disjoint_histograms_are_kept_and_bsd_refuses_them() {
         leftovers.is_empty(),
         "temporary files left behind: {leftovers:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn merge_errors_name_the_file_and_both_ranges() {
-    let dir = tempdir("overlap");
+    let tmp = TempDir::new("overlap");
+    let dir = tmp.path();
     let src = fixtures().join("loop2.gmon");
     let data = std::fs::read(&src).unwrap();
     let t = Target::guess(&data);
@@ -351,7 +329,6 @@ fn merge_errors_name_the_file_and_both_ranges() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&st.stderr).contains("overlapping histogram records"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -408,7 +385,8 @@ fn dump_reports_everything_and_errors_are_one_line() {
     );
 
     // A truncated copy: exit 2, one line, file name and byte offset.
-    let dir = tempdir("dump-err");
+    let tmp = TempDir::new("dump-err");
+    let dir = tmp.path();
     let cut = dir.join("cut.gmon");
     std::fs::write(&cut, &data[..100]).unwrap();
     let (code, out, err) = run(&[os("dump"), cut.as_os_str()]);
@@ -435,7 +413,6 @@ fn dump_reports_everything_and_errors_are_one_line() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("not a readable executable"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A tiny ELF32 (i386) executable assembled at test time, with `alpha` at +0x10 and `beta`
@@ -472,8 +449,9 @@ fn elf32(dir: &Path) -> PathBuf {
 
 #[test]
 fn thirty_two_bit_profiles_with_a_real_elf32() {
-    let dir = tempdir("elf32");
-    let exe = elf32(&dir);
+    let tmp = TempDir::new("elf32");
+    let dir = tmp.path();
+    let exe = elf32(dir);
     let t = Target::new(gmon::PtrSize::Four, gmon::Endian::Little);
     let mut data = Vec::new();
     let mut w = Writer::new(&mut data, t);
@@ -501,16 +479,7 @@ fn thirty_two_bit_profiles_with_a_real_elf32() {
     );
     for to in ["gnu", "bsd", "oldbsd"] {
         let out = dir.join(format!("p32.{to}"));
-        let (code, _, err) = run(&[
-            os("convert"),
-            os("--to"),
-            os(to),
-            gnu.as_os_str(),
-            out.as_os_str(),
-            os("--exe"),
-            exe.as_os_str(),
-        ]);
-        assert_eq!(code, 0, "{err}");
+        convert_ok(to, &gnu, &out, Some(&exe));
         assert_eq!(gprof(&exe, &[&out]), expected, "--to {to}");
     }
     // A 4.4BSD file holds pointer-sized (here 4-byte) counts: 12 bytes per arc.
@@ -537,7 +506,6 @@ fn thirty_two_bit_profiles_with_a_real_elf32() {
         text.contains("pointer size:    4 bytes (from executable"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `gprof -i`'s record counts (histogram, call-graph, basic-block) for one file.
@@ -580,7 +548,8 @@ fn gprof_info(exe: &Path, file: &Path) -> (u32, usize, usize, usize) {
 
 #[test]
 fn record_counts_agree_with_gprof_info() {
-    let dir = tempdir("info");
+    let tmp = TempDir::new("info");
+    let dir = tmp.path();
     for prog in PROGRAMS {
         let exe = fixtures().join(prog);
         let gnu = fixtures().join(format!("{prog}.gmon"));
@@ -594,14 +563,7 @@ fn record_counts_agree_with_gprof_info() {
         let mut files = vec![gnu.clone(), with_bb];
         for to in ["bsd", "oldbsd"] {
             let out = dir.join(format!("{prog}.{to}"));
-            let (code, _, err) = run(&[
-                os("convert"),
-                os("--to"),
-                os(to),
-                gnu.as_os_str(),
-                out.as_os_str(),
-            ]);
-            assert_eq!(code, 0, "{err}");
+            convert_ok(to, &gnu, &out, None);
             files.push(out);
         }
         for f in files {
@@ -624,5 +586,4 @@ fn record_counts_agree_with_gprof_info() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,156 +1,32 @@
-//! Shared helpers of the `cg_*` tests: temporary directories, compiling and running corpus
-//! programs, writing GNU gmon files by hand, and comparing `profil-report --gprof -b ...`
-//! with the installed GNU gprof byte for byte.
+//! Helpers of the `cg_*` tests: the shared oracle helpers of `tests/support`, the corpus of
+//! `fixtures/callgraph/corpus`, the call-graph comparison with the installed GNU gprof, gmon
+//! files written by hand, a small random generator and a small JSON parser.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A directory under the system temp dir, removed on drop (kept if `PROFIL_KEEP_TMP` is set).
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("profil-cg-{}-{tag}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-    pub fn join(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if std::env::var_os("PROFIL_KEEP_TMP").is_none() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
+#[path = "../support/mod.rs"]
+mod support;
+pub use support::*;
 
 /// A file of `fixtures/callgraph/corpus`.
 pub fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/callgraph/corpus")
-        .join(name)
-}
-
-fn check(what: &str, out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Run a compiler (`gcc`, `g++`) with `args` in `dir`.
-pub fn compile(dir: &Path, tool: &str, args: &[&str]) {
-    let out = Command::new(tool)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
-    check(&format!("{tool} {args:?}"), out);
-}
-
-/// Run `exe` in `dir` with `args` and move the gmon.out it writes to `dir/<save_as>`.
-pub fn profile_run(dir: &Path, exe: &str, args: &[&str], save_as: &str) -> PathBuf {
-    let gmon = dir.join("gmon.out");
-    let _ = std::fs::remove_file(&gmon);
-    let out = Command::new(dir.join(exe))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GMON_OUT_PREFIX")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {exe}: {e}"));
-    check(exe, out);
-    let dest = dir.join(save_as);
-    std::fs::rename(&gmon, &dest).unwrap_or_else(|e| panic!("{exe} wrote no gmon.out: {e}"));
-    dest
-}
-
-/// Run the installed GNU gprof in `dir`.
-pub fn gprof(dir: &Path, args: &[&str]) -> Output {
-    Command::new("gprof")
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .output()
-        .expect("GNU gprof must be installed (binutils) to run these tests")
-}
-
-/// Run our binary in `dir`.
-pub fn ours(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_profil-report"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run profil-report")
-}
-
-/// A readable account of the first differences between two outputs.
-pub fn diff(want: &[u8], got: &[u8]) -> String {
-    let (w, g) = (String::from_utf8_lossy(want), String::from_utf8_lossy(got));
-    let (wl, gl): (Vec<&str>, Vec<&str>) = (w.lines().collect(), g.lines().collect());
-    let mut s = String::new();
-    let mut shown = 0;
-    for i in 0..wl.len().max(gl.len()) {
-        let (a, b) = (wl.get(i).copied(), gl.get(i).copied());
-        if a != b {
-            s += &format!("line {}:\n  gprof: {:?}\n  ours : {:?}\n", i + 1, a, b);
-            shown += 1;
-            if shown == 8 {
-                break;
-            }
-        }
-    }
-    if s.is_empty() {
-        s = "(outputs differ only in line endings)".into();
-    }
-    s
+    fixtures_dir("callgraph/corpus").join(name)
 }
 
 /// `gprof -b FLAGS exe gmon...` and `profil-report --gprof -b FLAGS gmon... exe` must print
 /// the same bytes and both succeed (our inputs in the other order: detection by content).
 /// Returns gprof's output.
 pub fn assert_same(dir: &Path, exe: &str, gmons: &[&str], flags: &[&str]) -> Vec<u8> {
-    let mut gargs = vec!["-b"];
-    gargs.extend_from_slice(flags);
-    gargs.push(exe);
-    gargs.extend_from_slice(gmons);
-    let want = gprof(dir, &gargs);
-    assert!(
-        want.status.success(),
-        "gprof {gargs:?} failed: {}",
-        String::from_utf8_lossy(&want.stderr)
-    );
-    let mut oargs = vec!["--gprof", "-b"];
-    oargs.extend_from_slice(flags);
-    oargs.extend_from_slice(gmons);
-    oargs.push(exe);
-    let got = ours(dir, &oargs);
-    assert!(
-        got.status.success(),
-        "profil-report {oargs:?} failed: {}",
-        String::from_utf8_lossy(&got.stderr)
-    );
-    assert!(
-        want.stdout == got.stdout,
-        "{} {exe} {gmons:?} {flags:?}: output differs from gprof\n{}",
-        dir.display(),
-        diff(&want.stdout, &got.stdout)
-    );
-    want.stdout
+    assert_same_as_gprof(dir, exe, gmons, &["-b"], flags)
+}
+
+/// Compile `fixtures/callgraph/corpus/<src>` with `tool` and `flags` into `dir/prog`.
+pub fn compile_corpus(dir: &Path, tool: &str, src: &str, flags: &[&str]) {
+    let src = corpus(src);
+    let mut args = flags.to_vec();
+    args.extend_from_slice(&["-o", "prog", src.to_str().unwrap()]);
+    compile(dir, tool, &args);
 }
 
 /// The flag sets every real profile is checked under (the call graph alone, the whole
@@ -163,32 +39,6 @@ pub const FLAG_SETS: [&[&str]; 6] = [
     &["-q", "-a"],
     &["-a", "-z"],
 ];
-
-/// Function symbols (`T`/`t`) of an executable, by `nm`: (name, link-time address, global).
-pub fn nm_functions(exe: &Path) -> Vec<(String, u64, bool)> {
-    let out = check(
-        "nm",
-        Command::new("nm")
-            .arg(exe)
-            .output()
-            .expect("nm (binutils) must be installed"),
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.split_whitespace();
-            let (addr, class, name) = (it.next()?, it.next()?, it.next()?);
-            if class != "T" && class != "t" {
-                return None;
-            }
-            Some((
-                name.to_owned(),
-                u64::from_str_radix(addr, 16).ok()?,
-                class == "T",
-            ))
-        })
-        .collect()
-}
 
 /// A GNU gmon.out (version 1, little-endian, 64-bit addresses unless made by `new32`)
 /// written field by field, independent of the `gmon` crate.

@@ -1,155 +1,23 @@
-//! Shared helpers of the `flat_*` tests: temporary directories, compiling and running
-//! corpus programs, and comparing `profil-report --gprof` with the installed GNU gprof.
+//! Helpers of the `flat_*` tests: the shared oracle helpers of `tests/support`, the corpus
+//! of `fixtures/flat/corpus`, and the flat-profile comparison with the installed GNU gprof.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A directory under the system temp dir, removed on drop (kept if `PROFIL_KEEP_TMP` is set).
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("profil-flat-{}-{tag}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-    pub fn join(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if std::env::var_os("PROFIL_KEEP_TMP").is_none() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
+#[path = "../support/mod.rs"]
+mod support;
+pub use support::*;
 
 /// The corpus directory (`fixtures/flat/corpus`).
 pub fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/flat/corpus")
-        .join(name)
-}
-
-fn check(what: &str, out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Run a compiler (`gcc`, `g++`, `rustc`) with `args` in `dir`.
-pub fn compile(dir: &Path, tool: &str, args: &[&str]) {
-    let out = Command::new(tool)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
-    check(&format!("{tool} {args:?}"), out);
-}
-
-/// Run `exe` (in `dir`, with `args`) and move the gmon.out it writes to `dir/<save_as>`.
-pub fn profile_run(dir: &Path, exe: &str, args: &[&str], save_as: &str) -> PathBuf {
-    let gmon = dir.join("gmon.out");
-    let _ = std::fs::remove_file(&gmon);
-    let out = Command::new(dir.join(exe))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GMON_OUT_PREFIX")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {exe}: {e}"));
-    check(exe, out);
-    let dest = dir.join(save_as);
-    std::fs::rename(&gmon, &dest).unwrap_or_else(|e| panic!("{exe} wrote no gmon.out: {e}"));
-    dest
-}
-
-/// Run the installed GNU gprof.
-pub fn gprof(dir: &Path, args: &[&str]) -> Output {
-    Command::new("gprof")
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .output()
-        .expect("GNU gprof must be installed (binutils) to run these tests")
-}
-
-/// Run our binary.
-pub fn ours(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_profil-report"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run profil-report")
-}
-
-/// A readable account of the first differences between two outputs.
-pub fn diff(want: &[u8], got: &[u8]) -> String {
-    let (w, g) = (String::from_utf8_lossy(want), String::from_utf8_lossy(got));
-    let (wl, gl): (Vec<&str>, Vec<&str>) = (w.lines().collect(), g.lines().collect());
-    let mut s = String::new();
-    let mut shown = 0;
-    for i in 0..wl.len().max(gl.len()) {
-        let (a, b) = (wl.get(i).copied(), gl.get(i).copied());
-        if a != b {
-            s += &format!("line {}:\n  gprof: {:?}\n  ours : {:?}\n", i + 1, a, b);
-            shown += 1;
-            if shown == 8 {
-                break;
-            }
-        }
-    }
-    if s.is_empty() {
-        s = "(outputs differ only in line endings)".into();
-    }
-    s
+    fixtures_dir("flat/corpus").join(name)
 }
 
 /// `gprof -b -p FLAGS exe gmon...` and `profil-report --gprof -b -p FLAGS gmon... exe` must
 /// print the same bytes (our inputs in the other order, to test detection by content).
 /// Returns gprof's output.
 pub fn assert_same(dir: &Path, exe: &str, gmons: &[&str], flags: &[&str]) -> Vec<u8> {
-    let mut gargs = vec!["-b", "-p"];
-    gargs.extend_from_slice(flags);
-    gargs.push(exe);
-    gargs.extend_from_slice(gmons);
-    let want = gprof(dir, &gargs);
-    assert!(
-        want.status.success(),
-        "gprof {gargs:?} failed: {}",
-        String::from_utf8_lossy(&want.stderr)
-    );
-    let mut oargs = vec!["--gprof", "-b", "-p"];
-    oargs.extend_from_slice(flags);
-    oargs.extend_from_slice(gmons);
-    oargs.push(exe);
-    let got = ours(dir, &oargs);
-    assert!(
-        got.status.success(),
-        "profil-report {oargs:?} failed: {}",
-        String::from_utf8_lossy(&got.stderr)
-    );
-    assert!(
-        want.stdout == got.stdout,
-        "{exe} {gmons:?} {flags:?}: output differs from gprof\n{}",
-        diff(&want.stdout, &got.stdout)
-    );
-    want.stdout
+    assert_same_as_gprof(dir, exe, gmons, &["-b", "-p"], flags)
 }
 
 /// The flag sets every profile is checked under.
