@@ -16,7 +16,7 @@ use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// Units of work for a run of about 2 CPU-seconds of the split programs on the reference machine
 /// (one unit is 4 million loop iterations, about 9 ms).
@@ -129,9 +129,21 @@ struct Run {
     stderr: String,
 }
 
+/// Held while a profiled child runs: the tests of this binary run in parallel threads, and on a
+/// 2-core CI machine two CPU-bound children (plus compilers) at once skew what the tick-driven
+/// CPU-time timer sees and starve the children of whole ticks. One child at a time gets a core
+/// of its own; its CPU time is measured with wait4 (its own, never wall time). Compiling, gprof
+/// and the checks still run in parallel.
+static ONE_CHILD_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 /// Run `exe args` in `dir` with `env` (every PROFIL_* / GMON_OUT_PREFIX from our own
-/// environment removed) and a umask of 022, measuring its CPU time with wait4.
+/// environment removed) and a umask of 022, measuring its CPU time with wait4. Children run one
+/// at a time ([`ONE_CHILD_AT_A_TIME`]).
 fn run(dir: &Scratch, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    // A test that failed while holding the lock poisons it; the lock itself is still good.
+    let _one = ONE_CHILD_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let out_path = dir.path("stdout.txt");
     let err_path = dir.path("stderr.txt");
     let mut cmd = Command::new(exe);
@@ -235,21 +247,39 @@ fn check_profile(
     points: f64,
     cpu_s: f64,
 ) {
+    if let Err(e) = profile_matches(exe, gmon, a, b, expected, points, cpu_s) {
+        panic!("{e}");
+    }
+}
+
+/// [`check_profile`]'s checks, as a result (for the one test that may retry).
+fn profile_matches(
+    exe: &Path,
+    gmon: &Path,
+    a: &str,
+    b: &str,
+    expected: f64,
+    points: f64,
+    cpu_s: f64,
+) -> Result<(), String> {
     let (_, rows) = gprof_flat(exe, gmon);
     let sa = seconds_of(&rows, a);
     let sb = seconds_of(&rows, b);
     let total: f64 = rows.iter().map(|(_, s)| s).sum();
     let frac = sa / (sa + sb);
-    assert!(
-        (frac - expected).abs() * 100.0 <= points,
-        "{a}:{b} = {sa}:{sb} s, {:.1}% vs expected {:.1}% ±{points} points; rows {rows:?}",
-        frac * 100.0,
-        expected * 100.0
-    );
-    assert!(
-        (total - cpu_s).abs() <= 0.05 * cpu_s,
-        "gprof total {total:.3} s vs CPU time {cpu_s:.3} s (more than 5% apart); rows {rows:?}"
-    );
+    if (frac - expected).abs() * 100.0 > points {
+        return Err(format!(
+            "{a}:{b} = {sa}:{sb} s, {:.1}% vs expected {:.1}% ±{points} points; rows {rows:?}",
+            frac * 100.0,
+            expected * 100.0
+        ));
+    }
+    if (total - cpu_s).abs() > 0.05 * cpu_s {
+        return Err(format!(
+            "gprof total {total:.3} s vs CPU time {cpu_s:.3} s (more than 5% apart); rows {rows:?}"
+        ));
+    }
+    Ok(())
 }
 
 /// `hz`: None for the default rate.
@@ -295,34 +325,33 @@ fn c_static_pie_linked_object() {
 fn itimer_backend_total_matches_user_plus_system_time() {
     let dir = Scratch::new("itimer");
     let exe = gcc(&dir, "split.c", "split", &[], true);
-    let r = run(&dir, &exe, &[UNITS_2S], &[("PROFIL_TIMER", "itimer")]);
-    assert_eq!(r.status, 0, "{r:?}");
-    let (per_sample, _) = gprof_flat(&exe, &dir.path("gmon.out"));
-    // The tick caps the itimer (CONFIG_HZ); the header must carry the achieved rate, not 1000.
-    assert!(
-        1.0 / per_sample < 1000.0 * 0.95 || r.user_s < 0.5,
-        "rate {}",
-        1.0 / per_sample
-    );
-    check_profile(
-        &exe,
-        &dir.path("gmon.out"),
-        "heavy_three",
-        "light_one",
-        0.75,
-        5.0,
-        r.user_s + r.sys_s,
-    );
-    // The yardstick is user time; this program makes no system calls to speak of.
-    check_profile(
-        &exe,
-        &dir.path("gmon.out"),
-        "heavy_three",
-        "light_one",
-        0.75,
-        5.0,
-        r.user_s,
-    );
+    // One retry, for this test only: the CPU-time timer fires on kernel ticks (250/s here), so a
+    // 2-second run has only ~500 samples, and their phase against the program's 9 ms units is
+    // not random when the machine is busy (a run's ticks can lock onto one function for a
+    // while). Two independent runs both outside the bounds is a real failure; the bounds are
+    // the issue's, unchanged.
+    let mut failures = Vec::new();
+    for _attempt in 0..2 {
+        let r = run(&dir, &exe, &[UNITS_2S], &[("PROFIL_TIMER", "itimer")]);
+        assert_eq!(r.status, 0, "{r:?}");
+        let (per_sample, _) = gprof_flat(&exe, &dir.path("gmon.out"));
+        // The tick caps the itimer (CONFIG_HZ); the header must carry the achieved rate, not
+        // 1000 (a deterministic property: never retried).
+        assert!(
+            1.0 / per_sample < 1000.0 * 0.95 || r.user_s < 0.5,
+            "rate {}",
+            1.0 / per_sample
+        );
+        let gmon = dir.path("gmon.out");
+        let cmp = |cpu| profile_matches(&exe, &gmon, "heavy_three", "light_one", 0.75, 5.0, cpu);
+        // user + system: what the itimer samples; user alone: the yardstick (this
+        // program makes no system calls to speak of).
+        match cmp(r.user_s + r.sys_s).and_then(|()| cmp(r.user_s)) {
+            Ok(()) => return,
+            Err(e) => failures.push(e),
+        }
+    }
+    panic!("both runs outside the bounds:\n{}", failures.join("\n"));
 }
 
 #[test]
@@ -925,7 +954,8 @@ fn run_and_signal(dir: &Scratch, exe: &Path, args: &[&str], sig: i32) -> Run {
     let dir_path = dir.0.clone();
     let killer = std::thread::spawn(move || {
         // Find the child by its working directory and executable.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        // Generous: the child may wait for other tests' children (ONE_CHILD_AT_A_TIME).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
         while std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(50));
             for e in fs::read_dir("/proc").unwrap().flatten() {
@@ -1214,4 +1244,115 @@ fn safe_rust_interfaces_reach_the_injected_runtime() {
     );
     let r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
     check_api_lines(&r, 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PROFIL_RANGES=all: one histogram per shared object, and the manifest naming them.
+
+/// The separate debug file of a build-id, when installed (`/usr/lib/debug/.build-id/xx/y.debug`).
+fn debug_file(build_id: &[u8]) -> Option<PathBuf> {
+    let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+    if hex.len() < 3 {
+        return None;
+    }
+    let p = PathBuf::from(format!(
+        "/usr/lib/debug/.build-id/{}/{}.debug",
+        &hex[..2],
+        &hex[2..]
+    ));
+    p.is_file().then_some(p)
+}
+
+#[test]
+fn ranges_all_profiles_shared_objects_into_their_own_files() {
+    let dir = Scratch::new("ranges-all");
+    let exe = dir.path("libm");
+    must(
+        Command::new("gcc")
+            .args(["-O2", "-o"])
+            .arg(&exe)
+            .arg(fixtures().join("libm.c"))
+            .arg(runtime_path(false))
+            .arg("-lm"),
+    );
+    // The executable alone, as before: no manifest, no other file.
+    let r = run(&dir, &exe, &["20"], &[("PROFIL_HZ", "1000")]);
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""), "{r:?}");
+    assert_eq!(gmon_files(&dir), ["gmon.out"]);
+    fs::remove_file(dir.path("gmon.out")).unwrap();
+
+    let r = run(
+        &dir,
+        &exe,
+        &["200"],
+        &[("PROFIL_HZ", "1000"), ("PROFIL_RANGES", "all")],
+    );
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""), "{r:?}");
+    let text = fs::read(dir.path("gmon.out.objects")).expect("the manifest gmon.out.objects");
+    let entries = gmon::manifest::parse(&text).unwrap_or_else(|e| panic!("manifest: {e}"));
+    assert_eq!(entries[0].kind, gmon::manifest::Kind::Exe);
+    assert_eq!(entries[0].gmon_file, b"gmon.out");
+    assert_eq!(
+        Path::new(&String::from_utf8_lossy(&entries[0].path.unescaped()).into_owned()),
+        exe
+    );
+    let libm = entries
+        .iter()
+        .find(|e| e.path.unescaped().ends_with(b"/libm.so.6"))
+        .unwrap_or_else(|| panic!("no libm in {}", String::from_utf8_lossy(&text)));
+    assert_eq!(libm.kind, gmon::manifest::Kind::Lib);
+    // The build-id recorded is the one in the file.
+    let libm_path = PathBuf::from(String::from_utf8(libm.path.unescaped()).unwrap());
+    let notes = Command::new("readelf")
+        .arg("-n")
+        .arg(&libm_path)
+        .output()
+        .unwrap();
+    let hex: String = libm
+        .build_id
+        .as_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        !hex.is_empty() && String::from_utf8_lossy(&notes.stdout).contains(&hex),
+        "build-id {hex} not in readelf -n {}",
+        libm_path.display()
+    );
+    // Every file listed exists, parses, and together they hold the process's CPU time.
+    let mut per_file = Vec::new();
+    for e in &entries {
+        let f = dir.path(&String::from_utf8_lossy(e.gmon_file));
+        per_file.push((
+            String::from_utf8_lossy(e.gmon_file).into_owned(),
+            gmon_seconds(&f),
+        ));
+    }
+    let total: f64 = per_file.iter().map(|(_, s)| s).sum();
+    assert!(
+        (total - r.user_s).abs() <= 0.05 * r.user_s,
+        "all objects {total:.3} s vs user CPU {:.3} s: {per_file:?}",
+        r.user_s
+    );
+    let libm_s = gmon_seconds(&dir.path(&String::from_utf8_lossy(libm.gmon_file)));
+    let exe_s = gmon_seconds(&dir.path("gmon.out"));
+    assert!(
+        libm_s > 2.0 * exe_s,
+        "libm {libm_s} s vs the program {exe_s} s"
+    );
+    // The executable's file is what gprof reads as before.
+    let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+    assert!(seconds_of(&rows, "own_work") > 0.0, "{rows:?}");
+    // gprof reads libm's file against libm's symbols: the stripped library has none (gprof
+    // refuses it), its separate debug file (same link-time addresses) has them when installed.
+    if let Some(dbg) = debug_file(libm.build_id.as_bytes()) {
+        let (_, rows) = gprof_flat(&dbg, &dir.path(&String::from_utf8_lossy(libm.gmon_file)));
+        let top: Vec<&str> = rows.iter().take(2).map(|(n, _)| n.as_str()).collect();
+        assert!(
+            top.iter().all(|n| n.contains("sin") || n.contains("exp")),
+            "libm's top functions: {rows:?}"
+        );
+    } else {
+        eprintln!("no debug file for libm installed: gprof's view of libm not checked");
+    }
 }

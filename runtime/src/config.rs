@@ -9,6 +9,9 @@
 //! | `PROFIL_FORMAT` | `gnu` or `bsd` (4.4BSD) | `gnu` |
 //! | `PROFIL_OUT` | output path | see below |
 //! | `GMON_OUT_PREFIX` | as glibc: output `PREFIX.PID`, ignored in setuid/setgid processes | unset |
+//! | `PROFIL_MODE` | `pcsample`: keep every sample (time, thread, PC) and write a pcsample file instead of the histogram, at the same name ([`crate::pcmode`]); `gmon` | `gmon` |
+//! | `PROFIL_PCSAMPLES` | pcsample buffer size in samples, 1 ..= 2^28 | [`DEFAULT_PCSAMPLES`] |
+//! | `PROFIL_RANGES` | `all`: also profile every shared object, each into its own file, listed in `<output>.objects` ([`crate::objects`]); `exe` | `exe` |
 //!
 //! Without `PROFIL_OUT` and `GMON_OUT_PREFIX` the profile goes to `gmon.out` in the working
 //! directory at exit. An unknown or invalid value produces one warning line on stderr and the
@@ -27,6 +30,11 @@ pub const DEFAULT_HZ: u32 = 100;
 /// The highest rate accepted (the kernel throttles perf events near 100 kHz, and each sample
 /// costs microseconds of signal delivery).
 pub const MAX_HZ: u32 = 50_000;
+/// Samples the pcsample buffer holds by default: 10 minutes of one busy thread at the default
+/// rate (24 bytes each, 1.4 MiB, mapped lazily).
+pub const DEFAULT_PCSAMPLES: u32 = 60_000;
+/// The largest pcsample buffer (6 GiB of address space).
+pub const MAX_PCSAMPLES: u32 = 1 << 28;
 /// profil scale for exactly 4-byte bins.
 pub const DEFAULT_SCALE: u32 = 0x8000;
 
@@ -67,6 +75,12 @@ pub struct Config {
     pub out: Option<&'static [u8]>,
     /// `GMON_OUT_PREFIX`, if set, non-empty and honoured (not a secure-execution process).
     pub prefix: Option<&'static [u8]>,
+    /// `PROFIL_RANGES=all`: profile the shared objects too.
+    pub ranges_all: bool,
+    /// `PROFIL_MODE=pcsample`.
+    pub pcsample: bool,
+    /// `PROFIL_PCSAMPLES`.
+    pub pcsamples: u32,
 }
 
 impl Default for Config {
@@ -79,6 +93,9 @@ impl Default for Config {
             format: Format::Gnu,
             out: None,
             prefix: None,
+            ranges_all: false,
+            pcsample: false,
+            pcsamples: DEFAULT_PCSAMPLES,
         }
     }
 }
@@ -166,6 +183,35 @@ impl Config {
                 ))),
             }
         }
+        if let Some(v) = get("PROFIL_RANGES") {
+            match v {
+                b"all" => c.ranges_all = true,
+                b"" | b"exe" => {}
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_RANGES={} (expected all or exe); profiling the executable only",
+                    Lossy(v)
+                ))),
+            }
+        }
+        if let Some(v) = get("PROFIL_MODE") {
+            match v {
+                b"pcsample" => c.pcsample = true,
+                b"" | b"gmon" => {}
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_MODE={} (expected gmon or pcsample); writing a gmon file",
+                    Lossy(v)
+                ))),
+            }
+        }
+        if let Some(v) = get("PROFIL_PCSAMPLES") {
+            match parse_u32(v) {
+                Some(n) if (1..=MAX_PCSAMPLES).contains(&n) => c.pcsamples = n,
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_PCSAMPLES={} (expected 1 to {MAX_PCSAMPLES}); using {DEFAULT_PCSAMPLES}",
+                    Lossy(v)
+                ))),
+            }
+        }
         c.out = get("PROFIL_OUT").filter(|v| !v.is_empty());
         if !secure {
             c.prefix = get("GMON_OUT_PREFIX").filter(|v| !v.is_empty());
@@ -212,10 +258,15 @@ mod tests {
                 ("PROFIL_FORMAT", "bsd"),
                 ("PROFIL_OUT", "/tmp/x.out"),
                 ("GMON_OUT_PREFIX", "pre"),
+                ("PROFIL_RANGES", "all"),
+                ("PROFIL_MODE", "pcsample"),
+                ("PROFIL_PCSAMPLES", "500"),
             ],
             false,
         );
         assert!(w.is_empty(), "{w:?}");
+        assert!(c.ranges_all && c.pcsample);
+        assert_eq!(c.pcsamples, 500);
         assert_eq!(c.hz, 4000);
         assert_eq!(c.timer, TimerChoice::Itimer);
         assert_eq!(c.scale, 65536);
@@ -233,11 +284,14 @@ mod tests {
                 ("PROFIL_TIMER", "hpet"),
                 ("PROFIL_SCALE", "1"),
                 ("PROFIL_FORMAT", "json"),
+                ("PROFIL_RANGES", "libs"),
+                ("PROFIL_MODE", "trace"),
+                ("PROFIL_PCSAMPLES", "0"),
             ],
             false,
         );
         assert_eq!(c, Config::default());
-        assert_eq!(w.len(), 5, "{w:?}");
+        assert_eq!(w.len(), 8, "{w:?}");
         assert!(w
             .iter()
             .all(|l| l.starts_with("profil-rt: ignoring ") && !l.contains('\n')));

@@ -13,7 +13,7 @@
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
-use crate::{hist, sys};
+use crate::{hist, objects, pcmode, sys};
 
 /// Marks our signals: the perf event's `sig_data` (echoed in `si_perf_data`) and the CPU
 /// timer's `si_value`.
@@ -61,6 +61,9 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
     }
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.
     let pc = unsafe { sys::interrupted_pc(uctx) };
-    hist::record(pc);
+    if hist::record(pc) {
+        objects::record(pc);
+    }
+    pcmode::record(pc);
     crate::api::record(pc);
 }

@@ -126,21 +126,23 @@ pub fn set_paused(paused: bool) -> bool {
 }
 
 /// Count one sample at runtime address `pc`. *Async-signal-safe*: loads and one `fetch_add`.
+/// Returns true when the sample is to be counted but lies outside the executable's text (for
+/// the shared objects' histograms, [`crate::objects`]).
 #[inline]
-pub fn record(pc: usize) {
+pub fn record(pc: usize) -> bool {
     if !RECORDING.load(Ordering::Acquire) {
-        return;
+        return false;
     }
     SAMPLES.fetch_add(1, Ordering::Relaxed);
     if PAUSED.load(Ordering::Relaxed) {
-        return;
+        return false;
     }
     let offset = pc.wrapping_sub(RUNTIME_LO.load(Ordering::Relaxed));
     if offset >= SPAN.load(Ordering::Relaxed) {
-        return; // outside the executable's text (shared libraries, vdso): not in the histogram
+        return true; // outside the executable's text (shared libraries, vdso)
     }
     let Some(idx) = bin_index(offset as u64, SCALE.load(Ordering::Relaxed)) else {
-        return;
+        return false;
     };
     if idx < NBINS.load(Ordering::Relaxed) as u64 {
         let bins = BINS.load(Ordering::Relaxed);
@@ -148,6 +150,7 @@ pub fn record(pc: usize) {
         // idx < NBINS. RECORDING is only set after `allocate` succeeded.
         unsafe { (*bins.add(idx as usize)).fetch_add(1, Ordering::Relaxed) };
     }
+    false
 }
 
 /// All samples taken so far (inside the range or not).

@@ -73,6 +73,8 @@
 //!
 //! Samples outside the main executable's text (shared libraries, the vdso) count toward the
 //! achieved rate but not into the histogram: gmon's single-range histogram has no place for them.
+//! With `PROFIL_RANGES=all` ([`objects`]) each shared object gets a histogram and a file of its
+//! own, named in a manifest beside the executable's file.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
@@ -84,7 +86,9 @@ pub mod handler;
 pub mod hist;
 #[cfg(not(feature = "artifact"))]
 pub mod interfaces;
+pub mod objects;
 pub mod output;
+pub mod pcmode;
 pub mod sys;
 pub mod timer;
 
@@ -109,6 +113,8 @@ static LAYOUT_LO: AtomicU64 = AtomicU64::new(0);
 static LAYOUT_HI: AtomicU64 = AtomicU64::new(0);
 static LAYOUT_SCALE: AtomicU32 = AtomicU32::new(0);
 static FORMAT_BSD: AtomicBool = AtomicBool::new(false);
+/// The executable's load bias (runtime − link-time address), for the objects manifest.
+static EXE_BIAS: AtomicU64 = AtomicU64::new(0);
 // PROFIL_OUT / GMON_OUT_PREFIX point into the initial environment block, which is never freed.
 static OUT_PTR: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
 static OUT_LEN: AtomicU64 = AtomicU64::new(0);
@@ -206,6 +212,14 @@ pub fn start() {
         return;
     }
     remember(&cfg, &layout);
+    EXE_BIAS.store(text.bias, Ordering::Relaxed);
+    if cfg.ranges_all || cfg.pcsample {
+        objects::enable(cfg.scale);
+    }
+    if cfg.pcsample && !pcmode::enable(cfg.pcsamples as usize) {
+        warn(b"profil-rt: cannot map memory for the pcsample buffer; not profiling");
+        return;
+    }
     if !sys::at_exit(on_exit) {
         warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
     }
@@ -267,6 +281,8 @@ extern "C" fn after_fork_in_child() {
     if automatic {
         hist::set_recording(false);
         hist::clear();
+        objects::clear();
+        pcmode::clear();
         FORK_CHILD.store(true, Ordering::Relaxed);
     }
     // The clock may also be running only for the programming interfaces ("profiling remains
@@ -321,6 +337,7 @@ pub fn after_failed_exec() {
         BACKEND.store(if b2 == Backend::Perf { 1 } else { 2 }, Ordering::Relaxed);
         FINISHED.store(false, Ordering::Release);
         hist::set_recording(true);
+        pcmode::resume();
     }
 }
 
@@ -386,6 +403,7 @@ pub fn finish() {
     }
     timer::stop();
     hist::set_recording(false);
+    pcmode::stop();
     let end = match END_CPU_NS.load(Ordering::Relaxed) {
         0 => sys::cpu_time_ns(backend.counts_system_time()),
         t => t,
@@ -410,13 +428,27 @@ pub fn finish() {
         format,
         fork_child: FORK_CHILD.load(Ordering::Relaxed),
     };
+    if pcmode::enabled_once() {
+        finish_pcsample(&dest, rate);
+        return;
+    }
     let counters = hist::counters();
     let profile = output::Profile {
         layout,
         counters,
         rate,
     };
-    if output::write(&dest, &profile) && format == Format::Bsd {
+    let written = output::write(&dest, &profile);
+    if let (Some(name), true) = (&written, objects::enabled()) {
+        let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
+        output::write_objects(
+            name.as_bytes(),
+            format,
+            rate,
+            &exe_info(layout, &mut p, &mut id),
+        );
+    }
+    if written.is_some() && format == Format::Bsd {
         let clipped = output::bsd_clipped(counters);
         if clipped > 0 {
             let mut m = buf::FixedBuf::<200>::new();
@@ -426,6 +458,46 @@ pub fn finish() {
             );
             warn(m.as_bytes());
         }
+    }
+}
+
+/// The executable's entry for a manifest or pcsample object list (path, build-id, range,
+/// bias) into the given buffers.
+fn exe_info<'a>(
+    layout: hist::Layout,
+    path: &'a mut [u8; 4096],
+    id: &'a mut [u8; objects::MAX_BUILD_ID],
+) -> output::ExeInfo<'a> {
+    let exe_len = sys::exe_path(path);
+    let id_len = objects::exe_build_id(id);
+    output::ExeInfo {
+        layout,
+        bias: EXE_BIAS.load(Ordering::Relaxed),
+        path: &path[..exe_len],
+        build_id: &id[..id_len],
+    }
+}
+
+/// `PROFIL_MODE=pcsample` at exit: the objects loaded now are registered (those loaded late
+/// included), the samples written, and a full buffer reported.
+fn finish_pcsample(dest: &Destination, rate: u32) {
+    objects::scan();
+    let layout = hist::Layout::new(
+        LAYOUT_LO.load(Ordering::Relaxed),
+        LAYOUT_HI.load(Ordering::Relaxed),
+        LAYOUT_SCALE.load(Ordering::Relaxed),
+    );
+    let Some(layout) = layout else { return };
+    let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
+    let exe = exe_info(layout, &mut p, &mut id);
+    if output::write_pcsample(dest, rate, &exe) && pcmode::full() {
+        let mut m = buf::FixedBuf::<200>::new();
+        let _ = write!(
+            m,
+            "profil-rt: the pcsample buffer was full (PROFIL_PCSAMPLES); {} samples were not recorded",
+            pcmode::dropped()
+        );
+        warn(m.as_bytes());
     }
 }
 

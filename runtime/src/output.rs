@@ -185,8 +185,9 @@ pub fn encode<S: Sink>(
     Ok(())
 }
 
-/// Write `profile` to its file, atomically. On failure, one line on stderr and `false`.
-pub fn write(dest: &Destination, profile: &Profile<'_>) -> bool {
+/// Write `profile` to its file, atomically. On failure, one line on stderr and `None`; on
+/// success, the name written.
+pub fn write(dest: &Destination, profile: &Profile<'_>) -> Option<PathBuf> {
     let pid = sys::getpid();
     let mut name = PathBuf::new();
     final_path(dest, pid, false, &mut name);
@@ -201,10 +202,10 @@ pub fn write(dest: &Destination, profile: &Profile<'_>) -> bool {
         result = write_to(&name, pid, dest.format, profile);
     }
     match result {
-        Ok(()) => true,
+        Ok(()) => Some(name),
         Err(f) => {
             f.report(name.as_bytes());
-            false
+            None
         }
     }
 }
@@ -214,6 +215,28 @@ fn write_to(
     pid: u32,
     format: Format,
     profile: &Profile<'_>,
+) -> Result<(), Failure> {
+    write_atomically(final_name, pid, |sink| {
+        match encode(profile, format, sink) {
+            Ok(()) => Ok(()),
+            Err(WriteError::Sink(e)) => Err(Failure {
+                errno: e,
+                what: "write",
+            }),
+            Err(_) => Err(Failure {
+                errno: 0,
+                what: "the histogram does not fit the file format",
+            }),
+        }
+    })
+}
+
+/// Create `final_name` atomically: `body` writes the contents into a temporary beside it,
+/// which is renamed over `final_name` only when every byte is written (else removed).
+fn write_atomically(
+    final_name: &PathBuf,
+    pid: u32,
+    body: impl FnOnce(&mut FdSink) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let fail = |errno, what| Failure { errno, what };
     let mut tmp = PathBuf::new();
@@ -236,11 +259,7 @@ fn write_to(
         buf: [0; 8192],
         len: 0,
     };
-    let result = match encode(profile, format, &mut sink) {
-        Ok(()) => sink.flush().map_err(|e| fail(e, "write")),
-        Err(WriteError::Sink(e)) => Err(fail(e, "write")),
-        Err(_) => Err(fail(0, "the histogram does not fit the file format")),
-    };
+    let result = body(&mut sink).and_then(|()| sink.flush().map_err(|e| fail(e, "write")));
     let closed = sys::close(fd).map_err(|e| fail(e, "close"));
     let renamed = result
         .and(closed)
@@ -249,6 +268,183 @@ fn write_to(
         sys::unlink(tmp_c);
     }
     renamed
+}
+
+/// The part of `path` after its last `/`.
+fn base_name(path: &[u8]) -> &[u8] {
+    path.rsplit(|&b| b == b'/').next().unwrap_or(path)
+}
+
+/// The executable, as the manifest describes it.
+pub struct ExeInfo<'a> {
+    /// Its histogram's range (link-time).
+    pub layout: Layout,
+    /// Runtime − link-time address.
+    pub bias: u64,
+    /// Its path (`/proc/self/exe`).
+    pub path: &'a [u8],
+    /// Its GNU build-id (empty: none).
+    pub build_id: &'a [u8],
+}
+
+/// `PROFIL_RANGES=all`: beside the executable's file `gmon_name` (already written), write
+/// each shared object that has samples to `<gmon_name>.<object file name>.<n>` and the
+/// manifest `<gmon_name>.objects` naming them (gmon crate's `manifest` format), each atomically.
+/// Failures are one line each on stderr.
+pub fn write_objects(gmon_name: &[u8], format: Format, rate: u32, exe: &ExeInfo<'_>) {
+    use gmon::manifest::{self, BuildId, Entry, Kind};
+    let pid = sys::getpid();
+    let mut written = [false; crate::objects::MAX_OBJECTS];
+    for (i, w) in written.iter_mut().enumerate().take(crate::objects::count()) {
+        let Some(o) = crate::objects::object(i) else {
+            continue;
+        };
+        if o.counters.iter().all(|c| c.load(Ordering::Relaxed) == 0) {
+            continue;
+        }
+        let mut name = PathBuf::new();
+        object_file_name(gmon_name, o.path, i, &mut name);
+        let profile = Profile {
+            layout: o.layout,
+            counters: o.counters,
+            rate,
+        };
+        match write_to(&name, pid, format, &profile) {
+            Ok(()) => *w = true,
+            Err(f) => f.report(name.as_bytes()),
+        }
+    }
+    let mut mname = PathBuf::new();
+    mname.push(gmon_name);
+    mname.push(b".objects");
+    let result = write_atomically(&mname, pid, |sink| {
+        let werr = |e| Failure {
+            errno: e,
+            what: "write",
+        };
+        manifest::write_header(sink).map_err(werr)?;
+        manifest::write_entry(
+            sink,
+            &Entry {
+                kind: Kind::Exe,
+                gmon_file: base_name(gmon_name),
+                build_id: BuildId::new(exe.build_id).unwrap_or(BuildId::NONE),
+                bias: exe.bias,
+                text_start: exe.layout.link_lo,
+                text_end: exe.layout.file_high_pc(),
+                path: manifest::Path::raw(exe.path),
+            },
+        )
+        .map_err(werr)?;
+        for (i, _) in written.iter().enumerate().filter(|(_, w)| **w) {
+            let Some(o) = crate::objects::object(i) else {
+                continue;
+            };
+            let mut name = PathBuf::new();
+            object_file_name(gmon_name, o.path, i, &mut name);
+            manifest::write_entry(
+                sink,
+                &Entry {
+                    kind: Kind::Lib,
+                    gmon_file: base_name(name.as_bytes()),
+                    build_id: BuildId::new(o.build_id).unwrap_or(BuildId::NONE),
+                    bias: o.bias,
+                    text_start: o.layout.link_lo,
+                    text_end: o.layout.file_high_pc(),
+                    path: manifest::Path::raw(o.path),
+                },
+            )
+            .map_err(werr)?;
+        }
+        Ok(())
+    });
+    if let Err(f) = result {
+        f.report(mname.as_bytes());
+    }
+}
+
+/// `PROFIL_MODE=pcsample`: write the kept samples and the objects (the executable first,
+/// then every registered shared object) in the gmon crate's pcsample format, atomically, at
+/// the name the gmon file would have had. On failure, one line on stderr and `false`.
+pub fn write_pcsample(dest: &Destination, rate: u32, exe: &ExeInfo<'_>) -> bool {
+    use gmon::pcsample::{Header, Object, PcWriteError, PcWriter, Sample, FLAG_BUFFER_FULL};
+    let pid = sys::getpid();
+    let mut name = PathBuf::new();
+    final_path(dest, pid, false, &mut name);
+    let nobj = crate::objects::count();
+    let result = write_atomically(&name, pid, |sink| {
+        let fail = |e: PcWriteError<c_int>| match e {
+            PcWriteError::Sink(e) => Failure {
+                errno: e,
+                what: "write",
+            },
+            _ => Failure {
+                errno: 0,
+                what: "the samples do not fit the pcsample format",
+            },
+        };
+        let mut w = PcWriter::new(sink, Target::HOST);
+        w.header(&Header {
+            rate_hz: rate,
+            flags: if crate::pcmode::full() {
+                FLAG_BUFFER_FULL
+            } else {
+                0
+            },
+            objects: 1 + nobj as u64,
+            samples: crate::pcmode::samples().count() as u64,
+            dropped: crate::pcmode::dropped(),
+            start_unix_ns: crate::pcmode::start_unix_ns(),
+        })
+        .map_err(fail)?;
+        w.object(&Object {
+            path: exe.path,
+            build_id: exe.build_id,
+            bias: exe.bias,
+            text_start: exe.layout.link_lo,
+            text_end: exe.layout.link_hi,
+        })
+        .map_err(fail)?;
+        for i in 0..nobj {
+            let o = crate::objects::object(i);
+            let o = o.as_ref();
+            w.object(&Object {
+                path: o.map_or(&b""[..], |o| o.path),
+                build_id: o.map_or(&b""[..], |o| o.build_id),
+                bias: o.map_or(0, |o| o.bias),
+                text_start: o.map_or(0, |o| o.layout.link_lo),
+                text_end: o.map_or(0, |o| o.layout.link_hi),
+            })
+            .map_err(fail)?;
+        }
+        for (time_ns, tid, pc) in crate::pcmode::samples() {
+            w.sample(&Sample { time_ns, tid, pc }).map_err(fail)?;
+        }
+        w.finish().map_err(fail)?;
+        Ok(())
+    });
+    match result {
+        Ok(()) => true,
+        Err(f) => {
+            f.report(name.as_bytes());
+            false
+        }
+    }
+}
+
+/// `<gmon_name>.<object's file name>.<slot>`, with bytes the manifest cannot hold in a file
+/// name (TAB, LF, CR) replaced by `_`.
+pub fn object_file_name(gmon_name: &[u8], path: &[u8], slot: usize, buf: &mut PathBuf) {
+    buf.push(gmon_name);
+    buf.push(b".");
+    for &b in base_name(path) {
+        buf.push(if matches!(b, b'\t' | b'\n' | b'\r') {
+            b"_"
+        } else {
+            core::slice::from_ref(&b)
+        });
+    }
+    let _ = write!(buf, ".{slot}");
 }
 
 #[cfg(test)]

@@ -710,6 +710,52 @@ pub fn unlink(path: &CStr) {
     unsafe { libc::unlink(path.as_ptr()) };
 }
 
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec; it is async-signal-safe.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
+}
+
+/// `CLOCK_MONOTONIC` in ns. Async-signal-safe.
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// `CLOCK_REALTIME` in ns since the Unix epoch.
+pub fn realtime_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+/// The calling thread's id. Async-signal-safe (a raw system call).
+pub fn gettid() -> u32 {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+/// The executable's path (`readlink("/proc/self/exe")`) into `buf`; returns its length (0 when
+/// it cannot be read).
+pub fn exe_path(buf: &mut [u8]) -> usize {
+    // SAFETY: readlink writes at most buf.len() bytes into buf and returns how many, or -1.
+    let n = unsafe {
+        libc::readlink(
+            c"/proc/self/exe".as_ptr(),
+            buf.as_mut_ptr() as *mut c_char,
+            buf.len(),
+        )
+    };
+    if n <= 0 {
+        0
+    } else {
+        n as usize
+    }
+}
+
 /// Write a message to standard error, best effort (errors are ignored: there is nowhere left
 /// to report them).
 pub fn write_stderr(msg: &[u8]) {
