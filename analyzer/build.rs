@@ -25,7 +25,8 @@ use std::process::Command;
 /// The runtime's exported entry points (everything else in the object becomes local): its own
 /// start/finish, the exec family it wraps (to write the profile before the image is replaced),
 /// `setitimer` (to stand aside when the program arms ITIMER_PROF), BSD `moncontrol` and the
-/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h).
+/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h), and `dlopen`/`dlmopen` (to
+/// register objects loaded later, for `PROFIL_RANGES=all`).
 const ENTRY_POINTS: &[&str] = &[
     "profil_rt_start",
     "profil_rt_finish",
@@ -41,6 +42,8 @@ const ENTRY_POINTS: &[&str] = &[
     "execlp",
     "execle",
     "fexecve",
+    "dlopen",
+    "dlmopen",
 ];
 
 fn main() {

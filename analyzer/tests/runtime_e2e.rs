@@ -745,6 +745,8 @@ fn runtime_object_exports_only_its_own_symbols() {
     assert_eq!(
         globals,
         [
+            "dlmopen",
+            "dlopen",
             "execl",
             "execle",
             "execlp",
@@ -1465,4 +1467,45 @@ fn pcsample_mode_with_a_full_buffer_stops_and_says_so() {
     // Both worker threads (and maybe main) are in the samples.
     let tids: std::collections::BTreeSet<u32> = f.samples().map(|s| s.tid).collect();
     assert!(tids.len() >= 2, "{tids:?}");
+}
+
+#[test]
+fn ranges_all_profiles_an_object_loaded_later_with_dlopen() {
+    let dir = Scratch::new("ranges-dlopen");
+    let exe = dir.path("late");
+    must(
+        Command::new("gcc")
+            .args(["-O2", "-o"])
+            .arg(&exe)
+            .arg(fixtures().join("late.c"))
+            .arg(runtime_path(false)),
+    );
+    let r = run(
+        &dir,
+        &exe,
+        &["150"],
+        &[("PROFIL_HZ", "1000"), ("PROFIL_RANGES", "all")],
+    );
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""), "{r:?}");
+    let text = fs::read(dir.path("gmon.out.objects")).expect("the manifest gmon.out.objects");
+    let entries = gmon::manifest::parse(&text).unwrap_or_else(|e| panic!("manifest: {e}"));
+    let libm = entries
+        .iter()
+        .find(|e| e.path.unescaped().ends_with(b"/libm.so.6"))
+        .unwrap_or_else(|| panic!("no libm in {}", String::from_utf8_lossy(&text)));
+    let libm_s = gmon_seconds(&dir.path(&String::from_utf8_lossy(libm.gmon_file)));
+    let total: f64 = entries
+        .iter()
+        .map(|e| gmon_seconds(&dir.path(&String::from_utf8_lossy(e.gmon_file))))
+        .sum();
+    assert!(
+        libm_s > 0.5 * total,
+        "libm {libm_s:.3} s of {total:.3} s: {}",
+        String::from_utf8_lossy(&text)
+    );
+    assert!(
+        (total - r.user_s).abs() <= 0.05 * r.user_s,
+        "all objects {total:.3} s vs user CPU {:.3} s",
+        r.user_s
+    );
 }

@@ -18,9 +18,12 @@
 //!
 //! # What is not covered
 //!
-//! Objects loaded after the constructor are registered when [`scan`] runs again (at exit,
-//! and whenever the runtime is asked to rescan); their samples before that are counted toward
-//! the achieved rate only. An object unloaded with `dlclose` keeps its slot; another object
+//! Objects loaded later are registered by the runtime's `dlopen`/`dlmopen` wrappers right
+//! after the real call returns (`crate::exec::dlopen`), so they are profiled from then on
+//! (their constructors, which run inside `dlopen`, count toward the achieved rate only). Two
+//! threads calling `dlopen` at once: the second skips the scan the first is doing, so an
+//! object it loaded just after that scan started waits for the next `dlopen` (or, in pcsample
+//! mode, the exit). An object unloaded with `dlclose` keeps its slot; another object
 //! mapped later at the same addresses is then counted into the first one's histogram (the
 //! lookup takes the first match). Objects without a path (the vdso) are not profiled.
 
