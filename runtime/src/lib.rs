@@ -401,6 +401,15 @@ pub fn finish() {
     if !owner() || FINISHED.swap(true, Ordering::AcqRel) {
         return;
     }
+    // A terminating signal arriving while the files are written waits until they are complete
+    // (then ends the process as it would have): a profile is written whole or not at all, and
+    // no temporary is left behind.
+    let mask = sys::block_signals(&TERMINATING);
+    write_profile(backend);
+    sys::restore_signal_mask(&mask);
+}
+
+fn write_profile(backend: Backend) {
     timer::stop();
     hist::set_recording(false);
     pcmode::stop();

@@ -367,6 +367,32 @@ pub fn install_oneshot_handler(sig: c_int, handler: SigInfoHandler) -> Result<()
     Ok(())
 }
 
+/// Block `sigs` in this thread; returns the previous mask for [`restore_signal_mask`].
+/// Async-signal-safe.
+pub fn block_signals(sigs: &[c_int]) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data that sigemptyset/sigaddset initialise;
+    // pthread_sigmask writes the old mask into `old`.
+    unsafe {
+        let mut set: libc::sigset_t = core::mem::zeroed();
+        let mut old: libc::sigset_t = core::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for &s in sigs {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        old
+    }
+}
+
+/// Put back a mask saved by [`block_signals`] (a signal that arrived meanwhile is delivered
+/// now). Async-signal-safe.
+pub fn restore_signal_mask(old: &libc::sigset_t) {
+    // SAFETY: `old` is a mask pthread_sigmask filled in.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut());
+    }
+}
+
 /// Re-raise `sig` at this thread with its default action, so that the process ends exactly as
 /// it would have without a handler. Called from a handler; *async-signal-safe*.
 pub fn reraise_default(sig: c_int) {
