@@ -21,10 +21,16 @@
 //!   function (the interrupted PC from a `ucontext_t`).
 //! * [`config`]: the environment variables, read once in the constructor.
 //! * [`hist`]: the histogram (bin layout, link-time vs runtime addresses, atomic counters).
+//! * [`objects`]: `PROFIL_RANGES=all` — a histogram per shared object in a fixed, lock-free
+//!   table the handler scans (objects loaded later are added by the `dlopen` wrappers), each
+//!   written to its own gmon file at the object's link-time addresses, plus the manifest.
+//! * [`pcmode`]: `PROFIL_MODE=pcsample` — every sample (time, thread, PC) in a bounded buffer,
+//!   written in the pcsample format with the loaded objects.
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
-//! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
+//! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced
+//!   (and `dlopen`/`dlmopen`, wrapped so that objects loaded later are registered).
 //! * [`api`]: the `profil` (traditional and extended) and `pcsample` interfaces the artifacts
 //!   export; `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
