@@ -215,3 +215,51 @@ fn time_splits_between_the_two_hot_loops() {
         Some(line_of(&fixture("two_loops.c"), "LOOP_THREE"))
     );
 }
+
+/// `--json` carries the same rows as `--csv`, and the rows sum to the total.
+#[test]
+fn json_and_csv_agree() {
+    let dir = TempDir::new("lines-json");
+    std::fs::copy(fixture("two_loops.c"), dir.join("two_loops.c")).unwrap();
+    compile(
+        dir.path(),
+        "gcc",
+        &["-O2", "-g", "two_loops.c", "-o", "prog"],
+    );
+    let gmon = crafted_gmon(&dir.join("prog"), 2, |i| (i % 3) as u16);
+    std::fs::write(dir.join("c.gmon"), gmon).unwrap();
+    let csv = line_rows(dir.path(), &["prog", "c.gmon"]);
+    let out = ours(dir.path(), &["--lines", "--json", "prog", "c.gmon"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let total: f64 = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("\"total_samples\": "))
+        .unwrap()
+        .trim_end_matches(',')
+        .parse()
+        .unwrap();
+    let json: Vec<(Option<u64>, f64)> = text
+        .lines()
+        .filter(|l| l.contains("\"rank\": "))
+        .map(|l| {
+            let field = |k: &str| {
+                let rest = l.split(&format!("\"{k}\": ")).nth(1).unwrap();
+                rest.split([',', '}']).next().unwrap().to_owned()
+            };
+            (
+                field("line").parse().ok(),
+                field("samples").parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(json.len(), csv.len());
+    for (j, c) in json.iter().zip(&csv) {
+        assert_eq!((j.0, j.1), (c.1, c.3));
+    }
+    let sum: f64 = json.iter().map(|r| r.1).sum();
+    assert!(
+        (sum - total).abs() < 1e-6 && total > 0.0,
+        "{sum} vs {total}"
+    );
+}

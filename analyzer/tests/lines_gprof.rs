@@ -60,6 +60,13 @@ fn crafted_cases(tool: &str, sources: &[&str], opts: &[&str]) {
             &["-z"],
             &format!("{sources:?} {opt} -z"),
         );
+        same(
+            &dir,
+            "prog",
+            "c.gmon",
+            &["-a"],
+            &format!("{sources:?} {opt} -a"),
+        );
     }
 }
 
@@ -94,6 +101,7 @@ fn c_inlined_real_run() {
     profile_run(dir.path(), "prog", &[], "run.gmon");
     same(&dir, "prog", "run.gmon", &[], "inlined.c -O2 -pg");
     same(&dir, "prog", "run.gmon", &["-z"], "inlined.c -O2 -pg -z");
+    same(&dir, "prog", "run.gmon", &["-a"], "inlined.c -O2 -pg -a");
 }
 
 /// Only the flat profile is reproduced in line mode; asking for more is an error.

@@ -547,9 +547,10 @@ struct LineSym {
 ///
 /// Known limits (the output can then differ from gprof's):
 ///
-/// * A DWARF function without a linkage name outside C (e.g. `extern "C"` functions in
-///   C++) takes the name of gprof's function symbol covering the address, where BFD looks
-///   up the ELF symbol table itself (with `st_size`).
+/// * A DWARF function without a linkage name outside C (C++ `static` and `extern "C"`
+///   functions) takes the name of the nearest `.symtab` function at or below the address,
+///   an approximation of BFD's `_bfd_elf_find_function` (which also weighs `STT_FILE`
+///   symbols and section boundaries).
 /// * Two different files with the same path spelled differently are one file for BFD only
 ///   after its own path joining; here the spellings of [`profil_symbols::dwarf::Location`]
 ///   are compared.
@@ -591,7 +592,29 @@ pub fn run_gprof(
             no_static: args.no_static,
         },
     )?;
-    // Names of line symbols: DWARF names, or gprof function symbols' names.
+    // BFD's fallback name (`_bfd_elf_find_function`): the `.symtab` function (FUNC or
+    // IFUNC, non-zero size, any binding, so also with -a) with the highest address at or
+    // below the address; ties go to the larger one.
+    let mut elf_funcs: Vec<(u64, u64, &[u8])> = image
+        .symtab
+        .iter()
+        .flat_map(|t| {
+            t.symbols
+                .iter()
+                .filter(|s| {
+                    (s.typ == object::elf::STT_FUNC.0 || s.typ == object::elf::STT_GNU_IFUNC.0)
+                        && s.size != 0
+                        && s.shndx != 0
+                })
+                .map(move |s| (s.value, s.size, t.name(s)))
+        })
+        .collect();
+    elf_funcs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    let elf_function = |addr: u64| -> Option<&[u8]> {
+        let i = elf_funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
+        Some(elf_funcs[i].2)
+    };
+    // Names of line symbols: DWARF names, or BFD's fallback names.
     let mut names: Vec<Vec<u8>> = Vec::new();
     let mut name_ids: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut intern = |n: &[u8]| -> u32 {
@@ -611,7 +634,7 @@ pub fn run_gprof(
             .and_then(|f| inl.name(f));
         let name = match dwarf_name {
             Some(n) => intern(n.as_bytes()),
-            None => intern(base.symtab.syms[base.symtab.lookup(addr)?].name),
+            None => intern(elf_function(addr)?),
         };
         Some((span.file, name, span.line))
     };

@@ -445,3 +445,38 @@ pub fn run_manifest(
     out.flush()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_files_are_found_by_build_id() {
+        let root = Path::new("/usr/lib/debug");
+        assert_eq!(
+            debug_file_path(root, &[0xab, 0xcd, 0x01, 0x02]),
+            Some(PathBuf::from("/usr/lib/debug/.build-id/ab/cd0102.debug"))
+        );
+        assert_eq!(debug_file_path(root, &[0xab]), None);
+        assert_eq!(debug_file_path(root, &[]), None);
+    }
+
+    #[test]
+    fn unreadable_objects_keep_their_samples() {
+        let objects = vec![ObjectSamples {
+            name: "libgone.so".into(),
+            path: PathBuf::from("/nonexistent/libgone.so"),
+            build_id: Vec::new(),
+            pieces: vec![(0x1000, 0x1004, 3.0), (0x2000, 0x2001, 2.0)],
+        }];
+        let mut warnings = Vec::new();
+        let rows = attribute(&objects, None, Path::new("/nonexistent"), &mut warnings);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].samples, 5.0);
+        assert!(
+            rows[0].function.starts_with("<unreadable: cannot read"),
+            "{rows:?}"
+        );
+        assert_eq!(warnings.len(), 1);
+    }
+}
