@@ -1252,7 +1252,7 @@ fn stress_sigterm_at_random_moments() {
     // while sampling, while writing, after exit: the program runs ~60-100 ms), so that a
     // failure can be replayed.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let (mut killed, mut finished) = (0, 0);
+    let (mut killed, mut finished, mut with_file) = (0, 0, 0);
     for i in 0..runs {
         seed = seed
             .wrapping_mul(6364136223846793005)
@@ -1299,13 +1299,17 @@ fn stress_sigterm_at_random_moments() {
             "run {i} (delay {delay:?}): {left:?}"
         );
         if !left.is_empty() {
+            with_file += 1;
             let data = fs::read(dir.path("gmon.out")).unwrap();
             gmon::parse(&data, gmon::Target::HOST)
                 .unwrap_or_else(|e| panic!("run {i} (delay {delay:?}): torn profile: {e}"));
             gprof_flat(&exe, &dir.path("gmon.out"));
         }
     }
-    eprintln!("{runs} runs: {killed} killed by SIGTERM, {finished} finished first");
+    eprintln!(
+        "{runs} runs: {killed} killed by SIGTERM, {finished} finished first; \
+         {with_file} left a whole profile, the others none"
+    );
     assert!(killed > 0, "no run was signalled while running");
 }
 
