@@ -14,6 +14,7 @@
 pub mod cmd;
 pub mod error;
 pub mod gprof;
+pub mod json;
 pub mod report;
 
 pub use error::{Error, Result};

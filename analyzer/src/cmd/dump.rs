@@ -15,6 +15,7 @@ use gmon::read::BbLayout;
 use gmon::{Format, GmonFile, Target};
 use object::Object;
 
+use crate::json::{json_opt, json_str};
 use crate::{Error, Result};
 
 /// Arguments of `profil-report dump`.
@@ -57,17 +58,10 @@ pub fn target_of_executable(path: &Path) -> Result<Target> {
             path.display()
         ))
     })?;
-    let ptr_size = if file.is_64() {
-        gmon::PtrSize::Eight
-    } else {
-        gmon::PtrSize::Four
-    };
-    let endian = if file.is_little_endian() {
-        gmon::Endian::Little
-    } else {
-        gmon::Endian::Big
-    };
-    Ok(Target::new(ptr_size, endian))
+    Ok(Target::of_executable(
+        file.is_64(),
+        !file.is_little_endian(),
+    ))
 }
 
 /// The target for decoding `data`: from `exe` if given, else guessed.
@@ -260,30 +254,6 @@ pub fn text(path: &Path, f: &GmonFile<'_>, source: &TargetSource, all_bins: bool
         }
     }
     s
-}
-
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
-fn json_opt(v: Option<u32>) -> String {
-    v.map_or_else(|| "null".to_string(), |v| v.to_string())
 }
 
 /// The JSON dump: one object, every bin included.

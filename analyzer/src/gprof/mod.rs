@@ -26,7 +26,7 @@ pub mod msort;
 pub mod printf;
 pub mod symtab;
 
-use gmon::{Endian, PtrSize, Record, Target};
+use gmon::{Endian, Record, Target};
 use profil_symbols::gprof::{gprof_symbols, ClassOptions};
 use profil_symbols::ElfImage;
 
@@ -98,18 +98,7 @@ impl<'data> Analysis<'data> {
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
         let cg = CallGraph::new(&symtab);
-        let target = Target::new(
-            if exe.is_64 {
-                PtrSize::Eight
-            } else {
-                PtrSize::Four
-            },
-            if exe.big_endian {
-                Endian::Big
-            } else {
-                Endian::Little
-            },
-        );
+        let target = Target::of_executable(exe.is_64, exe.big_endian);
         Ok(Analysis {
             symtab,
             excluded,
@@ -124,43 +113,24 @@ impl<'data> Analysis<'data> {
 
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
     pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
-        let fail = |msg: String| Error::input(format!("{name}: {msg}"));
-        let (header, records) =
-            gmon::read::records(data, self.target).map_err(|e| fail(e.to_string()))?;
-        let big = self.target.endian == Endian::Big;
-        if !header.format.is_gnu() {
+        let (symtab, cg) = (&self.symtab, &mut self.cg);
+        let mut arcs = false;
+        let format = read_records(
+            name,
+            data,
+            self.target,
+            &mut self.hist,
+            |from, to, count| {
+                arcs = true;
+                cg.tally(symtab, from, to, count);
+            },
+        )?;
+        if arcs || !format.is_gnu() {
             self.has_call_graph = true;
-        }
-        for rec in records {
-            match rec.map_err(|e| fail(e.to_string()))? {
-                Record::Histogram(h) => {
-                    let input = HistInput {
-                        low_pc: h.low_pc,
-                        high_pc: h.high_pc,
-                        bins: h.bins.as_bytes(),
-                        num_bins: h.hist_size,
-                        prof_rate: h.prof_rate.unwrap_or(0),
-                        dimension: h.dimension.name_bytes(),
-                        abbrev: h.dimension.abbrev,
-                        big_endian: big,
-                    };
-                    let r = if header.format.is_gnu() {
-                        self.hist.add_gnu(&input)
-                    } else {
-                        self.hist.add_bsd(&input, h.prof_rate)
-                    };
-                    r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-                }
-                Record::Arc(a) => {
-                    self.has_call_graph = true;
-                    self.cg.tally(&self.symtab, a.from_pc, a.self_pc, a.count);
-                }
-                Record::BasicBlocks(_) => {}
-            }
         }
         // Only gprof's BSD branch falls back to the clock rate; a GNU file without a
         // histogram leaves `hz` at 0 (the call graph then prints `-nan`, as gprof does).
-        if !header.format.is_gnu() {
+        if !format.is_gnu() {
             self.hist.end_of_file();
         }
         Ok(())
@@ -189,4 +159,44 @@ impl<'data> Analysis<'data> {
             Err(_) => raw.to_vec(),
         }
     }
+}
+
+/// Decode the records of one gmon file (`name` is used in messages) in file order: add its
+/// histograms to `hist` with gprof's rules for GNU and BSD records, and hand every arc
+/// (caller address, callee address, count; link-time addresses) to `on_arc`. Returns the
+/// file's format. Both reports read their inputs through here.
+pub fn read_records(
+    name: &str,
+    data: &[u8],
+    target: Target,
+    hist: &mut Histograms,
+    mut on_arc: impl FnMut(u64, u64, u64),
+) -> Result<gmon::Format> {
+    let fail = |msg: String| Error::input(format!("{name}: {msg}"));
+    let (header, records) = gmon::read::records(data, target).map_err(|e| fail(e.to_string()))?;
+    for rec in records {
+        match rec.map_err(|e| fail(e.to_string()))? {
+            Record::Histogram(h) => {
+                let input = HistInput {
+                    low_pc: h.low_pc,
+                    high_pc: h.high_pc,
+                    bins: h.bins.as_bytes(),
+                    num_bins: h.hist_size,
+                    prof_rate: h.prof_rate.unwrap_or(0),
+                    dimension: h.dimension.name_bytes(),
+                    abbrev: h.dimension.abbrev,
+                    big_endian: target.endian == Endian::Big,
+                };
+                let r = if header.format.is_gnu() {
+                    hist.add_gnu(&input)
+                } else {
+                    hist.add_bsd(&input, h.prof_rate)
+                };
+                r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
+            }
+            Record::Arc(a) => on_arc(a.from_pc, a.self_pc, a.count),
+            Record::BasicBlocks(_) => {}
+        }
+    }
+    Ok(header.format)
 }

@@ -56,6 +56,7 @@ use std::io::Write;
 
 use crate::gprof::cg::CallGraph;
 use crate::gprof::symtab::SymTab;
+use crate::json::{json_num, json_opt, json_str};
 
 /// The warning printed above the graph (and carried in the JSON).
 pub const ESTIMATE_NOTE: &str =
@@ -512,36 +513,6 @@ fn arc_line(
             g.label(other)
         )
     }
-}
-
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
-fn json_num(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "null".into()
-    }
-}
-
-fn json_opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_else(|| "null".into())
 }
 
 /// The graph as one JSON object (documented in the module docs), indented by `indent`

@@ -43,15 +43,17 @@
 
 use std::io::Write;
 
-use gmon::{Endian, PtrSize, Record, Target};
+use gmon::Target;
 use profil_symbols::dwarf::function_locations;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::{Inputs, ReportArgs};
 use crate::gprof::cg::{CallGraph, Exclusions};
-use crate::gprof::hist::{HistInput, Histograms};
+use crate::gprof::hist::Histograms;
+use crate::gprof::read_records;
 use crate::gprof::symtab::{Sym, SymTab};
+use crate::json::{json_list, json_num, json_str};
 use crate::{Error, Result};
 
 /// Name of the row that collects samples outside every function.
@@ -223,37 +225,9 @@ fn read_profiles(inputs: &Inputs, target: Target) -> Result<(Histograms, Vec<Raw
     let mut hist = Histograms::default();
     let mut arcs = Vec::new();
     for g in &inputs.gmons {
-        let fail = |msg: String| Error::input(format!("{}: {msg}", g.name()));
-        let (header, records) =
-            gmon::read::records(&g.data, target).map_err(|e| fail(e.to_string()))?;
-        for rec in records {
-            match rec.map_err(|e| fail(e.to_string()))? {
-                Record::Histogram(h) => {
-                    let input = HistInput {
-                        low_pc: h.low_pc,
-                        high_pc: h.high_pc,
-                        bins: h.bins.as_bytes(),
-                        num_bins: h.hist_size,
-                        prof_rate: h.prof_rate.unwrap_or(0),
-                        dimension: h.dimension.name_bytes(),
-                        abbrev: h.dimension.abbrev,
-                        big_endian: target.endian == Endian::Big,
-                    };
-                    let r = if header.format.is_gnu() {
-                        hist.add_gnu(&input)
-                    } else {
-                        hist.add_bsd(&input, h.prof_rate)
-                    };
-                    r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-                }
-                Record::Arc(a) => arcs.push(RawArc {
-                    from: a.from_pc,
-                    to: a.self_pc,
-                    count: a.count,
-                }),
-                Record::BasicBlocks(_) => {}
-            }
-        }
+        read_records(&g.name(), &g.data, target, &mut hist, |from, to, count| {
+            arcs.push(RawArc { from, to, count })
+        })?;
     }
     if hist.hz == 0 {
         hist.hz = 100;
@@ -283,18 +257,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     if map.functions.is_empty() {
         return Err(Error::input(format!("{exe_name}: has no function symbols")));
     }
-    let target = Target::new(
-        if image.is_64 {
-            PtrSize::Eight
-        } else {
-            PtrSize::Four
-        },
-        if image.big_endian {
-            Endian::Big
-        } else {
-            Endian::Little
-        },
-    );
+    let target = Target::of_executable(image.is_64, image.big_endian);
     let (hist, raw_arcs) = read_profiles(inputs, target)?;
     let nf = map.functions.len();
     let mut samples = vec![0.0f64; nf];
@@ -610,39 +573,6 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
     }
     super::callgraph::print_text(&report.call_graph, out)?;
     Ok(())
-}
-
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
-fn json_num(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "null".into()
-    }
-}
-
-fn json_list(v: &[String]) -> String {
-    format!(
-        "[{}]",
-        v.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",")
-    )
 }
 
 fn print_json(report: &Report, out: &mut impl Write) -> Result<()> {

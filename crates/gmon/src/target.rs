@@ -161,6 +161,19 @@ impl Target {
         Target { ptr_size, endian }
     }
 
+    /// The target of an executable whose header says 64-bit or not and big-endian or not
+    /// (ELF's `EI_CLASS` and `EI_DATA`): the pointer size and byte order its profiles use.
+    pub const fn of_executable(is_64: bool, big_endian: bool) -> Target {
+        Target {
+            ptr_size: if is_64 { PtrSize::Eight } else { PtrSize::Four },
+            endian: if big_endian {
+                Endian::Big
+            } else {
+                Endian::Little
+            },
+        }
+    }
+
     /// The machine this code runs on, as a `const fn`.
     pub const fn host() -> Target {
         Target::HOST
@@ -216,6 +229,14 @@ impl fmt::Display for Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn of_executable_maps_class_and_data() {
+        let t = Target::of_executable(true, false);
+        assert_eq!((t.ptr_size, t.endian), (PtrSize::Eight, Endian::Little));
+        let t = Target::of_executable(false, true);
+        assert_eq!((t.ptr_size, t.endian), (PtrSize::Four, Endian::Big));
+    }
 
     #[test]
     fn host_is_x86_64_on_this_machine_kind() {
