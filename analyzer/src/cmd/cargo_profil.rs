@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::artifacts::{self, Kind};
-use super::run::{self, Launch, ReportStyle};
+use super::run::{self, Launch};
 use crate::{Error, Result};
 
 /// Options of `cargo profil`.
@@ -57,21 +57,9 @@ pub struct Args {
     /// Build with the release profile.
     #[arg(long)]
     pub release: bool,
-    /// Samples per CPU-second (sets PROFIL_HZ; default: the runtime's).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
-    pub hz: Option<u32>,
-    /// Where to keep the profile.
-    #[arg(long, value_name = "FILE", default_value = "gmon.out")]
-    pub out: PathBuf,
-    /// Where to print the report: a file, or `-` for stdout (default: stderr).
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-    /// Print the report as JSON.
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print the report as CSV.
-    #[arg(long)]
-    pub csv: bool,
+    /// The rate, and where the profile and report go.
+    #[command(flatten)]
+    pub profile: run::ProfileOptions,
     /// Arguments for the program (after `--`).
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<OsString>,
@@ -336,21 +324,9 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
         program: exe,
         args: args.args.clone(),
         preload: false,
-        hz: args.hz,
+        hz: args.profile.hz,
     };
-    let style = ReportStyle {
-        json: args.json,
-        csv: args.csv,
-    };
-    match args.report.as_deref() {
-        None => run::profile_and_report(&launch, &args.out, style, err),
-        Some(p) if p == Path::new("-") => run::profile_and_report(&launch, &args.out, style, out),
-        Some(p) => {
-            let mut f = std::fs::File::create(p)
-                .map_err(|e| Error::input(format!("{}: {e}", p.display())))?;
-            run::profile_and_report(&launch, &args.out, style, &mut f)
-        }
-    }
+    args.profile.profile_and_report(&launch, out, err)
 }
 
 /// Just enough JSON to read cargo's output: a strict parser with a depth limit.

@@ -54,21 +54,9 @@ Examples:
   profil-report run --hz 2000 --report - -- ./prog > everything.txt
   profil-report run --out prog.gmon --json --report prog.json ./prog")]
 pub struct Args {
-    /// Samples per CPU-second (sets PROFIL_HZ; default: the runtime's).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
-    pub hz: Option<u32>,
-    /// Where to keep the profile.
-    #[arg(long, value_name = "FILE", default_value = "gmon.out")]
-    pub out: PathBuf,
-    /// Where to print the report: a file, or `-` for stdout (default: stderr).
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-    /// Print the report as JSON.
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print the report as CSV.
-    #[arg(long)]
-    pub csv: bool,
+    /// The rate, and where the profile and report go.
+    #[command(flatten)]
+    pub profile: ProfileOptions,
     /// The program and its arguments.
     #[arg(
         required = true,
@@ -258,6 +246,52 @@ pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
         has_runtime,
         stripped: image.symtab.is_none(),
     })
+}
+
+/// The options `run` and `cargo profil` share: the sampling rate, where the profile is kept,
+/// and where and how the report is printed.
+#[derive(clap::Args, Debug, Default)]
+pub struct ProfileOptions {
+    /// Samples per CPU-second (sets PROFIL_HZ; default: the runtime's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    pub hz: Option<u32>,
+    /// Where to keep the profile.
+    #[arg(long, value_name = "FILE", default_value = "gmon.out")]
+    pub out: PathBuf,
+    /// Where to print the report: a file, or `-` for stdout (default: stderr).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the report as CSV.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+impl ProfileOptions {
+    /// Run `launch` ([`profile_and_report`]) and print the report where `--report` says:
+    /// stderr (`err`) by default, stdout (`out`) for `-`, else a file created for it.
+    pub fn profile_and_report(
+        &self,
+        launch: &Launch,
+        out: &mut impl Write,
+        err: &mut impl Write,
+    ) -> Result<u8> {
+        let style = ReportStyle {
+            json: self.json,
+            csv: self.csv,
+        };
+        match self.report.as_deref() {
+            None => profile_and_report(launch, &self.out, style, err),
+            Some(p) if p == Path::new("-") => profile_and_report(launch, &self.out, style, out),
+            Some(p) => {
+                let mut f = fs::File::create(p)
+                    .map_err(|e| Error::input(format!("{}: {e}", p.display())))?;
+                profile_and_report(launch, &self.out, style, &mut f)
+            }
+        }
+    }
 }
 
 /// How to launch the program being profiled.
@@ -699,21 +733,9 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
         args: rest.to_vec(),
         arg0: cmd.clone(),
         preload: !found.has_runtime,
-        hz: args.hz,
+        hz: args.profile.hz,
     };
-    let style = ReportStyle {
-        json: args.json,
-        csv: args.csv,
-    };
-    match args.report.as_deref() {
-        None => profile_and_report(&launch, &args.out, style, err),
-        Some(p) if p == Path::new("-") => profile_and_report(&launch, &args.out, style, out),
-        Some(p) => {
-            let mut f =
-                fs::File::create(p).map_err(|e| Error::input(format!("{}: {e}", p.display())))?;
-            profile_and_report(&launch, &args.out, style, &mut f)
-        }
-    }
+    args.profile.profile_and_report(&launch, out, err)
 }
 
 #[cfg(test)]
