@@ -8,13 +8,9 @@
 //! file the function is declared in. So this module reads `.debug_line` rows, not
 //! `DW_AT_decl_file`. The index prints the file's base name (gprof without `-L`).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
-use gimli::{EndianSlice, RunTimeEndian};
-use object::{Object, ObjectSection};
-
-type R<'a> = EndianSlice<'a, RunTimeEndian>;
+use profil_symbols::dwarf::{with_dwarf_having, R};
 
 /// For each address of `addrs` (link-time) covered by a line-table row with a non-zero line,
 /// the base name of that row's file. Empty without DWARF; a unit that fails to parse is
@@ -24,36 +20,17 @@ pub fn line_table_files(data: &[u8], addrs: &[u64]) -> HashMap<u64, Vec<u8>> {
     if addrs.is_empty() {
         return out;
     }
-    let Ok(file) = object::File::parse(data) else {
-        return out;
-    };
-    if file.section_by_name(".debug_line").is_none() {
-        return out;
-    }
-    let endian = if file.is_little_endian() {
-        RunTimeEndian::Little
-    } else {
-        RunTimeEndian::Big
-    };
-    let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, gimli::Error> {
-        Ok(file
-            .section_by_name(id.name())
-            .and_then(|s| s.uncompressed_data().ok())
-            .unwrap_or(Cow::Borrowed(&[])))
-    };
-    let Ok(sections) = gimli::DwarfSections::load(load) else {
-        return out;
-    };
-    let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
     let mut sorted = addrs.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    let mut units = dwarf.units();
-    while let Ok(Some(header)) = units.next() {
-        if let Ok(unit) = dwarf.unit(header) {
-            let _ = scan_unit(&dwarf, &unit, &sorted, &mut out);
+    with_dwarf_having(data, ".debug_line", |dwarf| {
+        let mut units = dwarf.units();
+        while let Ok(Some(header)) = units.next() {
+            if let Ok(unit) = dwarf.unit(header) {
+                let _ = scan_unit(dwarf, &unit, &sorted, &mut out);
+            }
         }
-    }
+    });
     out
 }
 

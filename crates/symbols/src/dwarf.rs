@@ -27,13 +27,25 @@ impl std::fmt::Display for Location {
     }
 }
 
-pub(crate) type R<'a> = EndianSlice<'a, RunTimeEndian>;
+/// The DWARF reader type of this crate: borrowed section bytes, byte order from the ELF.
+pub type R<'a> = EndianSlice<'a, RunTimeEndian>;
 
 /// Run `f` over the DWARF sections of the ELF file `data` (decompressed as needed).
 /// `None` when the file does not parse or has no `.debug_info`.
 pub(crate) fn with_dwarf<T>(data: &[u8], f: impl FnOnce(&gimli::Dwarf<R<'_>>) -> T) -> Option<T> {
+    with_dwarf_having(data, ".debug_info", f)
+}
+
+/// Run `f` over the DWARF sections of the ELF file `data` (decompressed as needed; a section
+/// that is absent or cannot be decompressed reads as empty). `None` when the file does not
+/// parse or has no section named `required`: the one section the caller cannot do without.
+pub fn with_dwarf_having<T>(
+    data: &[u8],
+    required: &str,
+    f: impl FnOnce(&gimli::Dwarf<R<'_>>) -> T,
+) -> Option<T> {
     let file = object::File::parse(data).ok()?;
-    file.section_by_name(".debug_info")?;
+    file.section_by_name(required)?;
     let endian = if file.is_little_endian() {
         RunTimeEndian::Little
     } else {
@@ -53,33 +65,14 @@ pub(crate) fn with_dwarf<T>(data: &[u8], f: impl FnOnce(&gimli::Dwarf<R<'_>>) ->
 /// Locations of function entries by link-time address. Empty without debug info.
 pub fn function_locations(data: &[u8]) -> HashMap<u64, Location> {
     let mut out = HashMap::new();
-    let Ok(file) = object::File::parse(data) else {
-        return out;
-    };
-    if file.section_by_name(".debug_info").is_none() {
-        return out;
-    }
-    let endian = if file.is_little_endian() {
-        RunTimeEndian::Little
-    } else {
-        RunTimeEndian::Big
-    };
-    let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, gimli::Error> {
-        Ok(file
-            .section_by_name(id.name())
-            .and_then(|s| s.uncompressed_data().ok())
-            .unwrap_or(Cow::Borrowed(&[])))
-    };
-    let Ok(sections) = gimli::DwarfSections::load(load) else {
-        return out;
-    };
-    let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
-    let mut units = dwarf.units();
-    while let Ok(Some(header)) = units.next() {
-        if let Ok(unit) = dwarf.unit(header) {
-            let _ = scan_unit(&dwarf, &unit, &mut out);
+    with_dwarf(data, |dwarf| {
+        let mut units = dwarf.units();
+        while let Ok(Some(header)) = units.next() {
+            if let Ok(unit) = dwarf.unit(header) {
+                let _ = scan_unit(dwarf, &unit, &mut out);
+            }
         }
-    }
+    });
     out
 }
 
