@@ -236,6 +236,86 @@ fn mismatched_profile_warns() {
     assert!(stderr.contains("may not belong"), "{stderr}");
 }
 
+/// A profile of another program whose histogram overlaps the executable's text (two PIEs
+/// both start at 0; two -no-pie programs at 0x400000) is flagged; the executable's own
+/// profiles, written by glibc (PIE, -no-pie, static) and by profil-rt (linked in, PIE and
+/// -no-pie, 4-byte bins and wider ones, GNU and 4.4BSD files), are not.
+#[test]
+fn profile_of_another_program_is_flagged() {
+    let dir = TempDir::new("fit");
+    let runtime = ours(dir.path(), &["runtime-path"]);
+    assert!(runtime.status.success());
+    let runtime = String::from_utf8(runtime.stdout).unwrap();
+    let (cycles, threads) = (corpus("cycles.c"), corpus("threads.c"));
+    let (cycles, threads) = (cycles.to_str().unwrap(), threads.to_str().unwrap());
+    let builds: [(&str, &[&str]); 7] = [
+        ("pie", &["-pg", "-O0", cycles]),
+        ("pie_other", &["-pg", "-O0", threads, "-lpthread"]),
+        ("nopie", &["-pg", "-O2", "-no-pie", cycles]),
+        (
+            "nopie_other",
+            &["-pg", "-O2", "-no-pie", threads, "-lpthread"],
+        ),
+        ("static", &["-pg", "-O1", "-static", cycles]),
+        ("rt", &["-O1", cycles, runtime.trim_end()]),
+        ("rt_nopie", &["-O1", "-no-pie", cycles, runtime.trim_end()]),
+    ];
+    for (exe, flags) in builds {
+        let mut args = vec!["-o", exe];
+        args.extend_from_slice(flags);
+        compile(dir.path(), "gcc", &args);
+        profile_run(dir.path(), exe, &[], &format!("{exe}.gmon"));
+    }
+    // Wider bins and the 4.4BSD format from the runtime.
+    for (scale, format) in [("4096", "bsd"), ("100", "gnu")] {
+        let out = std::process::Command::new(dir.join("rt"))
+            .current_dir(dir.path())
+            .env("PROFIL_SCALE", scale)
+            .env("PROFIL_FORMAT", format)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let name = format!("rt-{scale}-{format}.gmon");
+        std::fs::rename(dir.join("gmon.out"), dir.join(&name)).unwrap();
+    }
+    let own = [
+        ("pie", "pie.gmon"),
+        ("pie_other", "pie_other.gmon"),
+        ("nopie", "nopie.gmon"),
+        ("nopie_other", "nopie_other.gmon"),
+        ("static", "static.gmon"),
+        ("rt", "rt.gmon"),
+        ("rt_nopie", "rt_nopie.gmon"),
+        ("rt", "rt-4096-bsd.gmon"),
+        ("rt", "rt-100-gnu.gmon"),
+    ];
+    for (exe, gmon) in own {
+        let (_, _, stderr) = json(&dir, &[exe, gmon]);
+        assert!(!stderr.contains("warning"), "{exe} {gmon}: {stderr}");
+    }
+    for (exe, gmon) in [
+        ("pie", "pie_other.gmon"),
+        ("pie_other", "pie.gmon"),
+        ("nopie", "nopie_other.gmon"),
+        ("nopie_other", "nopie.gmon"),
+    ] {
+        let (_, _, stderr) = json(&dir, &[exe, gmon]);
+        assert!(
+            stderr.contains("is not the text of") && stderr.contains("another program"),
+            "{exe} {gmon}: {stderr}"
+        );
+        // The same in JSON, and nothing new in --gprof mode.
+        let out = ours(dir.path(), &["--json", exe, gmon]);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("another program"));
+        let out = ours(dir.path(), &["--gprof", "-b", exe, gmon]);
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// --compare-gprof runs gprof and explains the differences. The profile is made by hand so
 /// that the functions gprof mistreats certainly have samples.
 #[test]

@@ -14,6 +14,11 @@
 //!   count, so differences smaller than the interval are noise.
 //! * `file:line` of the function from DWARF, when the executable has debug info.
 //! * Without `.symtab` the dynamic symbols are used, with a warning.
+//! * **A profile that does not fit the executable is flagged** (gprof prints whatever the
+//!   addresses happen to hit): a histogram outside the code, most samples outside every
+//!   function, or a histogram range that is neither glibc's (`__executable_start`..`etext`,
+//!   4-byte bounds) nor profil-rt's (the executable segments, 16-byte bounds) for this
+//!   executable, which is what another program's profile or an older build's looks like.
 //!
 //! Bins are taken as `(high_pc - low_pc) / hist_size` bytes wide each (glibc's bins are
 //! nominally 4 bytes; profil-rs's runtime writes exactly 4-byte bins).
@@ -235,6 +240,82 @@ fn read_profiles(inputs: &Inputs, target: Target) -> Result<(Histograms, Vec<Raw
     Ok((hist, arcs))
 }
 
+/// The histogram range each known writer records for an executable (link-time addresses).
+/// A profile whose range overlaps the executable's code but is neither of these was not
+/// written by a run of this executable: typically another program's profile (the ranges of
+/// two PIEs both start near 0, so they overlap) or a profile of an earlier build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ExpectedText {
+    /// glibc's `__monstartup(&__executable_start, &etext)`: the start rounded down and the
+    /// end rounded up to 4 bytes. `None` without those symbols.
+    glibc: Option<(u64, u64)>,
+    /// profil-rt: the executable `PT_LOAD` segments widened to 16-byte bounds; the end is
+    /// written as a whole number of bins, so it may exceed the bound by less than one bin.
+    runtime: Option<(u64, u64)>,
+}
+
+impl ExpectedText {
+    fn of(data: &[u8], image: &ElfImage<'_>) -> ExpectedText {
+        let symbol = |name: &[u8]| {
+            let t = image.symtab.as_ref()?;
+            t.symbols
+                .iter()
+                .find(|s| t.name(s) == name)
+                .map(|s| s.value)
+        };
+        let glibc = match (symbol(b"__executable_start"), symbol(b"etext")) {
+            (Some(lo), Some(hi)) if lo < hi => Some((lo & !3, hi.saturating_add(3) & !3)),
+            _ => None,
+        };
+        ExpectedText {
+            glibc,
+            runtime: exec_segments(data).map(|(lo, hi)| (lo & !15, hi.saturating_add(15) & !15)),
+        }
+    }
+
+    /// Whether a histogram over `[low, high)` in `nbins` bins is one of the expected ranges
+    /// (true when nothing is known: no evidence, no warning).
+    fn fits(&self, low: u64, high: u64, nbins: usize) -> bool {
+        if self.glibc.is_none() && self.runtime.is_none() {
+            return true;
+        }
+        if self.glibc == Some((low, high)) {
+            return true;
+        }
+        self.runtime.is_some_and(|(lo, hi)| {
+            let bin = high.saturating_sub(low).div_ceil(nbins.max(1) as u64);
+            low == lo && high >= hi && high - hi < bin.max(16)
+        })
+    }
+
+    /// The expected ranges, for the warning.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some((lo, hi)) = self.glibc {
+            parts.push(format!("glibc records it ({lo:#x}-{hi:#x})"));
+        }
+        if let Some((lo, hi)) = self.runtime {
+            parts.push(format!("profil-rt records it ({lo:#x}-{hi:#x})"));
+        }
+        parts.join(" or ")
+    }
+}
+
+/// The link-time span `[lowest, end of highest)` of the executable `PT_LOAD` segments.
+fn exec_segments(data: &[u8]) -> Option<(u64, u64)> {
+    use object::{Object, ObjectSegment, SegmentFlags};
+    let file = object::File::parse(data).ok()?;
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for seg in file.segments() {
+        let exec = matches!(seg.flags(), SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X));
+        if exec && seg.size() > 0 {
+            lo = lo.min(seg.address());
+            hi = hi.max(seg.address().saturating_add(seg.size()));
+        }
+    }
+    (lo < hi).then_some((lo, hi))
+}
+
 /// Compute the report.
 pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let exe_name = inputs.exe.name();
@@ -265,6 +346,8 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let mut saturated = vec![false; nf];
     let mut outside = 0.0f64;
     let mut total: u64 = 0;
+    let expected = ExpectedText::of(&inputs.exe.data, image);
+    let mut misfits = Vec::new();
     for r in &hist.ranges {
         let nbins = r.samples.len();
         if nbins == 0 {
@@ -326,6 +409,13 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
                 "histogram range {:#x}-{:#x} is outside the code of {exe_name}: is this the executable that wrote the profile?",
                 r.low_pc, r.high_pc
             ));
+        } else if exec_overlap && !expected.fits(r.low_pc, r.high_pc, nbins) {
+            misfits.push(format!(
+                "histogram range {:#x}-{:#x} is not the text of {exe_name} as {}: the profile may come from another program or another build of this one",
+                r.low_pc,
+                r.high_pc,
+                expected.describe()
+            ));
         }
     }
     if !hist.present() {
@@ -336,6 +426,9 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             "{:.0}% of the samples fall outside the functions of {exe_name}: the profile may not belong to this executable",
             100.0 * outside / total as f64
         ));
+    } else {
+        // One warning says it: the range is only mentioned when the samples did not already.
+        warnings.append(&mut misfits);
     }
     // Calls and time propagation: gprof's algorithm over honest functions.
     let symtab = SymTab {
