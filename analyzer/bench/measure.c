@@ -1,5 +1,6 @@
-/* measure: run a command with stdout to /dev/null, print "<wall seconds> <peak RSS KiB>" of it
-   (wall time from CLOCK_MONOTONIC, peak RSS from wait4's ru_maxrss). Exits 1 if the command
+/* measure: run a command with stdout to /dev/null, print "<wall seconds> <peak RSS KiB> <CPU
+   seconds>" of it (wall time from CLOCK_MONOTONIC; peak RSS and user + system CPU time from
+   wait4's rusage; on a loaded machine the CPU time is the steadier figure). Exits 1 if the command
    does not exit 0. Used by the analyzer benchmark scripts (run.sh, accuracy.sh). */
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@ int main(int argc, char **argv) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    printf("%.4f %ld\n", wall, ru.ru_maxrss);
+    double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    printf("%.4f %ld %.4f\n", wall, ru.ru_maxrss, cpu);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }

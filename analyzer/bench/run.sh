@@ -9,7 +9,7 @@
 #    (default /tmp/profil-analyzer-bench); building takes a few minutes on 2 cores.
 # 2. Builds profil-report in release mode ($CARGO_TARGET_DIR is respected).
 # 3. Runs each command pair side by side, interleaved, N times (default 5) with stdout to
-#    /dev/null, measuring wall time and peak RSS (measure.c: CLOCK_MONOTONIC and wait4's
+#    /dev/null, measuring CPU time, wall time and peak RSS (measure.c: CLOCK_MONOTONIC, wait4
 #    ru_maxrss), and prints a Markdown table of medians and the gprof/ours ratios.
 #    The pairs: `gprof -b -p` vs `profil-report --gprof -b -p` and the default report;
 #    `gprof -b` vs `profil-report --gprof -b`; `gprof -b -l -p` vs `profil-report --lines`
@@ -104,13 +104,14 @@ fi
 for ((r = 1; r <= runs; r++)); do
   for i in "${!cmds[@]}"; do
     # shellcheck disable=SC2086
-    read -r secs kib < <(./measure ${cmds[$i]})
-    echo "$i $secs $kib" >>samples.txt
+    read -r secs kib cpu < <(./measure ${cmds[$i]})
+    echo "$i $secs $kib $cpu" >>samples.txt
   done
 done
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-declare -a mt mm
+declare -a mt mm mc
 for i in "${!cmds[@]}"; do
+  mc[$i]=$(awk -v i="$i" '$1 == i { print $4 }' samples.txt | median)
   mt[$i]=$(awk -v i="$i" '$1 == i { print $2 }' samples.txt | median)
   mm[$i]=$(awk -v i="$i" '$1 == i { print $3 }' samples.txt | median)
 done
@@ -118,21 +119,22 @@ echo "executable: $nfun generated functions, $nfunc function symbols, $nsym symb
   "$(stat -c %s big) bytes (with DWARF); gmon.out $(stat -c %s gmon.out) bytes"
 echo "medians of $runs interleaved runs, stdout to /dev/null; $(date -u +%Y-%m-%d)"
 echo
-echo "| command | wall time (median) | peak RSS (median) |"
-echo "|---|---|---|"
+echo "| command | CPU time (median) | wall time (median) | peak RSS (median) |"
+echo "|---|---|---|---|"
 for i in "${!cmds[@]}"; do
-  printf '| `%s` | %.3f s | %.1f MiB |\n' "${labels[$i]}" "${mt[$i]}" "$(echo "${mm[$i]}" | awk '{ print $1 / 1024 }')"
+  printf '| `%s` | %.3f s | %.3f s | %.1f MiB |\n' "${labels[$i]}" "${mc[$i]}" "${mt[$i]}" "$(echo "${mm[$i]}" | awk '{ print $1 / 1024 }')"
 done
 echo
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
-echo "- flat: gprof -b -p / profil-report --gprof -b -p: $(ratio "${mt[0]}" "${mt[1]}")x faster," \
+echo "Ratios of medians (CPU time; wall time in parentheses):"
+echo "- flat: gprof -b -p / profil-report --gprof -b -p: $(ratio "${mc[0]}" "${mc[1]}")x faster ($(ratio "${mt[0]}" "${mt[1]}")x)," \
   "memory $(ratio "${mm[1]}" "${mm[0]}")x of gprof's"
-echo "- flat: gprof -b -p / profil-report default report: $(ratio "${mt[0]}" "${mt[2]}")x faster," \
+echo "- flat: gprof -b -p / profil-report default report: $(ratio "${mc[0]}" "${mc[2]}")x faster ($(ratio "${mt[0]}" "${mt[2]}")x)," \
   "memory $(ratio "${mm[2]}" "${mm[0]}")x of gprof's"
-echo "- call graph: gprof -b / profil-report --gprof -b: $(ratio "${mt[3]}" "${mt[4]}")x faster," \
+echo "- call graph: gprof -b / profil-report --gprof -b: $(ratio "${mc[3]}" "${mc[4]}")x faster ($(ratio "${mt[3]}" "${mt[4]}")x)," \
   "memory $(ratio "${mm[4]}" "${mm[3]}")x of gprof's"
 if [[ $has_lines == yes ]]; then
-  echo "- lines: gprof -b -p -l / profil-report --lines: $(ratio "${mt[5]}" "${mt[6]}")x faster," \
+  echo "- lines: gprof -b -p -l / profil-report --lines: $(ratio "${mc[5]}" "${mc[6]}")x faster ($(ratio "${mt[5]}" "${mt[6]}")x)," \
     "memory $(ratio "${mm[6]}" "${mm[5]}")x of gprof's"
 else
   echo "- lines: profil-report has no --lines yet; not measured"

@@ -422,3 +422,28 @@ fn gprof_mode_agrees_with_gprof_on_malformed_inputs() {
     assert!(compared >= 80, "only {compared} comparisons ran");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Arcs outside the text are not an error (gprof ignores them silently), but the default
+/// report must say that calls were left out of its call graph.
+#[test]
+fn arcs_outside_the_text_are_reported_not_refused() {
+    let dir = fixtures();
+    let tmp = std::env::temp_dir().join(format!("profil-malformed-a-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let args: Vec<String> = ["arcs-outside-text.gmon", "prog"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let o = run(&dir, &tmp, &args);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("800 calls) lead to addresses outside every function"),
+        "the default report does not mention the arc outside the text:\n{text}"
+    );
+    assert!(
+        text.contains("20 calls came from code outside the known functions"),
+        "the default report does not mention the caller outside the text:\n{text}"
+    );
+}
