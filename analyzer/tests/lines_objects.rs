@@ -337,3 +337,65 @@ fn manifest_report_across_objects() {
         "{err}"
     );
 }
+
+/// The whole chain with the real runtime (preloaded): `PROFIL_RANGES=all` writes the
+/// manifest and libm's own gmon file, `PROFIL_MODE=pcsample` the raw samples; both reports
+/// put libm on top.
+#[test]
+fn real_runtime_outputs_put_libm_on_top() {
+    let dir = TempDir::new("lines-e2e");
+    prog(&dir);
+    let so = ours(dir.path(), &["runtime-path", "--shared"]);
+    assert!(
+        so.status.success(),
+        "{}",
+        String::from_utf8_lossy(&so.stderr)
+    );
+    let so = String::from_utf8(so.stdout).unwrap().trim().to_owned();
+    for (env, input) in [
+        (("PROFIL_RANGES", "all"), "gmon.out"),
+        (("PROFIL_MODE", "pcsample"), "gmon.out"),
+    ] {
+        for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            if f.file_name().to_string_lossy().starts_with("gmon.out") {
+                std::fs::remove_file(f.path()).unwrap();
+            }
+        }
+        let run = std::process::Command::new(dir.join("prog"))
+            .current_dir(dir.path())
+            .env("LD_PRELOAD", &so)
+            .env(env.0, env.1)
+            .env("PROFIL_HZ", "1000")
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let out = ours(dir.path(), &["--csv", input, "prog"]);
+        assert!(
+            out.status.success(),
+            "{env:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows = csv_rows(&text);
+        let total: f64 = rows.iter().map(|r| r.2).sum();
+        let libm: f64 = rows
+            .iter()
+            .filter(|r| r.0 == "libm.so.6")
+            .map(|r| r.2)
+            .sum();
+        assert!(total >= 50.0, "{env:?}: too few samples:\n{text}");
+        assert!(
+            libm >= 0.4 * total,
+            "{env:?}: libm has {libm} of {total}:\n{text}"
+        );
+        assert_eq!(rows[0].0, "libm.so.6", "{env:?}:\n{text}");
+        assert!(
+            rows.iter().any(|r| r.0 == "prog" && r.1 == "own_work"),
+            "{text}"
+        );
+    }
+}
