@@ -245,6 +245,8 @@ impl CallGraph {
         let mut dfn = Dfn {
             stack: vec![usize::MAX],
             counter: DFN_NAN,
+            position: vec![0; n],
+            tail: (0..n).collect(),
         };
         for p in 0..n {
             if self.nodes[p].top_order == DFN_NAN {
@@ -313,6 +315,7 @@ impl CallGraph {
     }
 
     fn pre_visit(&mut self, st: &mut Dfn, p: usize) {
+        st.position[p] = st.stack.len();
         st.stack.push(p);
         self.nodes[p].top_order = DFN_BUSY;
     }
@@ -327,23 +330,20 @@ impl CallGraph {
             }
         }
         st.stack.pop();
+        st.position[p] = 0;
     }
 
     fn find_cycle(&mut self, st: &mut Dfn, child: usize) {
         let depth = st.stack.len() - 1;
-        let mut cycle_top = depth;
-        let mut head = usize::MAX;
-        while cycle_top > 0 {
-            head = st.stack[cycle_top];
-            if child == head {
-                break;
-            }
-            let ch = self.nodes[child].cyc_head;
-            if ch != child && ch == head {
-                break;
-            }
-            cycle_top -= 1;
-        }
+        // gprof scans the stack down from the top for `child` or, if `child` is in a cycle,
+        // the cycle's head: the higher of their stack positions (a node is on the stack at
+        // most once; 0 is "not on the stack").
+        let ch = self.nodes[child].cyc_head;
+        let cycle_top = if ch != child {
+            st.position[child].max(st.position[ch])
+        } else {
+            st.position[child]
+        };
         if cycle_top == 0 {
             // gprof aborts ("couldn't find head of cycle"); cannot happen for a busy node.
             return;
@@ -351,13 +351,10 @@ impl CallGraph {
         if cycle_top == depth {
             return; // direct self-recursion
         }
-        let mut tail = head;
-        while let Some(next) = self.nodes[tail].cyc_next {
-            tail = next;
-        }
-        if self.nodes[head].cyc_head != head {
-            head = self.nodes[head].cyc_head;
-        }
+        // Every node's `cyc_head` is the head of the whole list it is on, whose last node is
+        // kept in `st.tail` (gprof walks the list to find it).
+        let head = self.nodes[st.stack[cycle_top]].cyc_head;
+        let mut tail = st.tail[head];
         for index in cycle_top + 1..=depth {
             let c = st.stack[index];
             if self.nodes[c].cyc_head == c {
@@ -371,6 +368,7 @@ impl CallGraph {
             }
             // else: already glommed (gprof's firewall would abort if not onto `head`).
         }
+        st.tail[head] = tail;
     }
 
     fn cycle_link(&mut self) {
@@ -556,6 +554,10 @@ struct Dfn {
     /// `dfn_stack`, 1-based (slot 0 unused).
     stack: Vec<usize>,
     counter: i64,
+    /// Each node's index in `stack` while it is there, else 0.
+    position: Vec<usize>,
+    /// For the head of each cycle list (`cyc_head == self`), the list's last node.
+    tail: Vec<usize>,
 }
 
 /// `cmp_total`: the call graph's order (propagated time, cycles first, names).
