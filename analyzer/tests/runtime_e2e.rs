@@ -1479,10 +1479,32 @@ fn debug_file(build_id: &[u8]) -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
+/// `profil-report FILE EXE` (the default report): its first data row, and the whole text.
+fn report_top_row(exe: &Path, file: &Path) -> (String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+        .arg(file)
+        .arg(exe)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "profil-report failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let top = text
+        .lines()
+        .skip_while(|l| !l.starts_with("---"))
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    (top, text)
+}
+
 #[test]
 fn ranges_all_profiles_shared_objects_into_their_own_files() {
     let dir = Scratch::new("ranges-all");
-    let exe = dir.path("libm");
+    let exe = dir.path("sinexp");
     must(
         Command::new("gcc")
             .args(["-O2", "-o"])
@@ -1571,6 +1593,9 @@ fn ranges_all_profiles_shared_objects_into_their_own_files() {
     } else {
         eprintln!("no debug file for libm installed: gprof's view of libm not checked");
     }
+    // The analyzer reads the manifest and puts libm's hottest function on top.
+    let (top, text) = report_top_row(&exe, &dir.path("gmon.out"));
+    assert!(top.contains("libm.so.6"), "{text}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1579,7 +1604,7 @@ fn ranges_all_profiles_shared_objects_into_their_own_files() {
 #[test]
 fn pcsample_mode_keeps_every_sample_with_its_object_thread_and_time() {
     let dir = Scratch::new("pcsample-mode");
-    let exe = dir.path("libm");
+    let exe = dir.path("sinexp");
     must(
         Command::new("gcc")
             .args(["-O2", "-o"])
@@ -1638,6 +1663,9 @@ fn pcsample_mode_keeps_every_sample_with_its_object_thread_and_time() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64;
+    // The analyzer reads the file in place of a gmon file: libm's code on top.
+    let (top, text) = report_top_row(&exe, &dir.path("gmon.out"));
+    assert!(top.contains("libm.so.6"), "{text}");
     assert!(
         f.header.start_unix_ns <= unix_now
             && f.header.start_unix_ns + wall_ns + 1_000_000_000 >= unix_now
