@@ -1519,12 +1519,11 @@ fn ranges_all_profiles_shared_objects_into_their_own_files() {
     assert_eq!(gmon_files(&dir), ["gmon.out"]);
     fs::remove_file(dir.path("gmon.out")).unwrap();
 
-    let r = run(
-        &dir,
-        &exe,
-        &["200"],
-        &[("PROFIL_HZ", "1000"), ("PROFIL_RANGES", "all")],
-    );
+    // At the default rate, as the issue asks: the total is a count of the perf clock's
+    // periods (deterministic), compared with the user time from wait4 (measured 1.6-3% apart
+    // on the reference VM, where the kernel's user/system split of rusage counts some of the
+    // signal delivery as user time; at 1000 Hz it reaches 4-4.5%).
+    let r = run(&dir, &exe, &["300"], &[("PROFIL_RANGES", "all")]);
     assert_eq!((r.status, r.stderr.as_str()), (0, ""), "{r:?}");
     let text = fs::read(dir.path("gmon.out.objects")).expect("the manifest gmon.out.objects");
     let entries = gmon::manifest::parse(&text).unwrap_or_else(|e| panic!("manifest: {e}"));
@@ -1614,12 +1613,8 @@ fn pcsample_mode_keeps_every_sample_with_its_object_thread_and_time() {
             .arg("-lm"),
     );
     let started = std::time::Instant::now();
-    let r = run(
-        &dir,
-        &exe,
-        &["150"],
-        &[("PROFIL_HZ", "1000"), ("PROFIL_MODE", "pcsample")],
-    );
+    // The default rate (see the PROFIL_RANGES=all test for why).
+    let r = run(&dir, &exe, &["300"], &[("PROFIL_MODE", "pcsample")]);
     let wall_ns = started.elapsed().as_nanos() as u64;
     assert_eq!((r.status, r.stderr.as_str()), (0, ""), "{r:?}");
     assert_eq!(gmon_files(&dir), ["gmon.out"], "one file, at the gmon name");
@@ -1637,7 +1632,7 @@ fn pcsample_mode_keeps_every_sample_with_its_object_thread_and_time() {
     // Every sample is there: the count over the CPU time is the recorded rate (within 5%).
     let expected = r.user_s * f64::from(f.header.rate_hz);
     assert!(
-        (samples.len() as f64 - expected).abs() <= 0.05 * expected && samples.len() > 500,
+        (samples.len() as f64 - expected).abs() <= 0.05 * expected && samples.len() > 100,
         "{} samples vs {expected:.0} (rate {} × user {:.3} s)",
         samples.len(),
         f.header.rate_hz,
@@ -1722,12 +1717,8 @@ fn ranges_all_profiles_an_object_loaded_later_with_dlopen() {
             .arg(fixtures().join("late.c"))
             .arg(runtime_path(false)),
     );
-    let r = run(
-        &dir,
-        &exe,
-        &["150"],
-        &[("PROFIL_HZ", "1000"), ("PROFIL_RANGES", "all")],
-    );
+    // The default rate (see the test above for why).
+    let r = run(&dir, &exe, &["300"], &[("PROFIL_RANGES", "all")]);
     assert_eq!((r.status, r.stderr.as_str()), (0, ""), "{r:?}");
     let text = fs::read(dir.path("gmon.out.objects")).expect("the manifest gmon.out.objects");
     let entries = gmon::manifest::parse(&text).unwrap_or_else(|e| panic!("manifest: {e}"));
