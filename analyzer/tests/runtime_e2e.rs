@@ -1330,8 +1330,13 @@ fn apis(dir: &Scratch) -> PathBuf {
 fn check_api_lines(r: &Run, expected: usize) {
     assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
-    assert_eq!(lines.len(), expected, "{}", r.stdout);
-    assert!(lines.iter().all(|l| l.starts_with("ok ")), "{}", r.stdout);
+    assert_eq!(lines.len(), expected, "{}{}", r.stdout, r.stderr);
+    assert!(
+        lines.iter().all(|l| l.starts_with("ok ")),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
 }
 
 #[test]
