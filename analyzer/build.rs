@@ -25,8 +25,9 @@ use std::process::Command;
 /// The runtime's exported entry points (everything else in the object becomes local): its own
 /// start/finish, the exec family it wraps (to write the profile before the image is replaced),
 /// `setitimer` (to stand aside when the program arms ITIMER_PROF), BSD `moncontrol` and the
-/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h), and `dlopen`/`dlmopen` (to
-/// register objects loaded later, for `PROFIL_RANGES=all`).
+/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h). Not `dlopen`/`dlmopen`: only
+/// the shared object wraps those (an object exporting them would take static libc's `dlopen`
+/// out of a static executable, whose wrapper then has nothing to call).
 const ENTRY_POINTS: &[&str] = &[
     "profil_rt_start",
     "profil_rt_finish",
@@ -42,8 +43,6 @@ const ENTRY_POINTS: &[&str] = &[
     "execlp",
     "execle",
     "fexecve",
-    "dlopen",
-    "dlmopen",
 ];
 
 fn main() {

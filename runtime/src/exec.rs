@@ -51,8 +51,11 @@ type DlmopenFn =
 
 /// `dlopen` as the program calls it: the real one, then (with `PROFIL_RANGES=all` or
 /// `PROFIL_MODE=pcsample`) the new objects are registered, so they are profiled from the
-/// moment they are loaded. Without a real `dlopen` to call (a static executable, where
-/// `dlsym(RTLD_NEXT)` finds nothing) it fails, returning null.
+/// moment they are loaded. Only the shared object (`LD_PRELOAD`) exports it: the link-time
+/// object does not, because in a static executable its `dlopen` would replace static libc's
+/// (a weak definition) and `dlsym(RTLD_NEXT)` would find nothing to call. With the linked-in
+/// object, objects loaded later are therefore registered only at exit (pcsample mode's
+/// snapshot), and their samples under `PROFIL_RANGES=all` are not in any file.
 ///
 /// # Safety
 /// As for dlopen(3).

@@ -19,7 +19,8 @@
 //! # What is not covered
 //!
 //! Objects loaded later are registered by the runtime's `dlopen`/`dlmopen` wrappers right
-//! after the real call returns (`crate::exec::dlopen`), so they are profiled from then on
+//! after the real call returns (`crate::exec::dlopen`; the shared object, `LD_PRELOAD`, only:
+//! with the linked-in object they are seen at exit only), so they are profiled from then on
 //! (their constructors, which run inside `dlopen`, count toward the achieved rate only). Two
 //! threads calling `dlopen` at once: the second skips the scan the first is doing, so an
 //! object it loaded just after that scan started waits for the next `dlopen` (or, in pcsample
