@@ -144,6 +144,17 @@ fn profile(r: &mut Rng, funcs: &[(String, u64, u64)], wide: bool) -> Vec<GmonFil
     files
 }
 
+/// Write the files of one seed into `dir` as `s<seed>-<i>.out`; returns their names.
+fn write_profiles(dir: &TempDir, seed: u64, files: &[GmonFile]) -> Vec<String> {
+    let names: Vec<String> = (0..files.len())
+        .map(|i| format!("s{seed}-{i}.out"))
+        .collect();
+    for (f, name) in files.iter().zip(&names) {
+        f.write(&dir.join(name));
+    }
+    names
+}
+
 #[test]
 fn random_call_graphs_match_gprof() {
     let cases: u64 = std::env::var("PROFIL_CG_RANDOM_CASES")
@@ -161,12 +172,7 @@ fn random_call_graphs_match_gprof() {
     for seed in 0..cases {
         let mut r = Rng::new(seed);
         let files = profile(&mut r, &funcs, true);
-        let names: Vec<String> = (0..files.len())
-            .map(|i| format!("s{seed}-{i}.out"))
-            .collect();
-        for (f, name) in files.iter().zip(&names) {
-            f.write(&dir.join(name));
-        }
+        let names = write_profiles(&dir, seed, &files);
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         // Two flag sets per seed, rotating, to keep the test quick.
         for k in 0..2 {
@@ -213,12 +219,7 @@ fn random_call_graphs_match_gprof_elf32() {
     for seed in 0..30u64 {
         let mut r = Rng::new(seed + 1000);
         let files = profile(&mut r, &funcs, false);
-        let names: Vec<String> = (0..files.len())
-            .map(|i| format!("s{seed}-{i}.out"))
-            .collect();
-        for (f, name) in files.iter().zip(&names) {
-            f.write(&dir.join(name));
-        }
+        let names = write_profiles(&dir, seed, &files);
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let flags = flag_sets[seed as usize % flag_sets.len()];
         let out = assert_same(dir.path(), "prog", &names, flags);
