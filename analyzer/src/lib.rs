@@ -10,6 +10,10 @@
 //! (`runtime-path`, `link-args`, [`cmd::run`], [`cmd::demo`], [`cmd::cargo_profil`]) write it to
 //! a per-version cache directory first, and the last three then run the program and print the
 //! default report through the same code as the plain report.
+//!
+//! Shared pieces have one home each: gmon files are decoded into gprof's histogram and arc
+//! tallies by [`gprof::read_records`] (both the `--gprof` emulation and the default report
+//! read through it), and every `--json` output writes its values with [`json`].
 
 pub mod cmd;
 pub mod error;
