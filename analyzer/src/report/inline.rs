@@ -37,6 +37,7 @@ use profil_symbols::ElfImage;
 use super::default::{human_seconds, OUTSIDE};
 use super::lines::{read_histograms, sampled_bins, target_of};
 use super::{Inputs, ReportArgs};
+use crate::json::{json_list, json_str};
 use crate::Result;
 
 /// One step of an inline chain.
@@ -310,26 +311,6 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
-fn json_list<'a>(v: impl IntoIterator<Item = &'a str>) -> String {
-    let items: Vec<String> = v.into_iter().map(json_str).collect();
-    format!("[{}]", items.join(","))
-}
-
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -357,11 +338,7 @@ fn print_json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
     let total = rep.total_samples.max(1) as f64;
     writeln!(out, "{{")?;
     writeln!(out, "  \"executable\": {},", json_str(&rep.executable))?;
-    writeln!(
-        out,
-        "  \"gmon_files\": {},",
-        json_list(rep.gmon_files.iter().map(String::as_str))
-    )?;
+    writeln!(out, "  \"gmon_files\": {},", json_list(&rep.gmon_files))?;
     writeln!(out, "  \"hz\": {},", rep.hz)?;
     writeln!(out, "  \"total_samples\": {},", rep.total_samples)?;
     writeln!(
@@ -383,7 +360,7 @@ fn print_json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
             r.inlined_samples,
             r.inclusive_samples,
             r.copies,
-            json_list(r.inlined_into.iter().map(String::as_str)),
+            json_list(&r.inlined_into),
             if i + 1 < rep.functions.len() { "," } else { "" }
         )?;
     }
@@ -405,8 +382,8 @@ fn print_json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
             out,
             "    {{\"rank\": {}, \"chain\": {}, \"call_sites\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}}}{}",
             i + 1,
-            json_list(names.iter().map(String::as_str)),
-            json_list(sites.iter().map(String::as_str)),
+            json_list(&names),
+            json_list(&sites),
             100.0 * c.samples / total,
             c.samples / hz,
             c.samples,

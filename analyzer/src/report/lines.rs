@@ -37,6 +37,7 @@ use profil_symbols::ElfImage;
 use super::default::{human_seconds, poisson_ci95, OUTSIDE};
 use super::{Inputs, ReportArgs};
 use crate::gprof::hist::{HistInput, Histograms};
+use crate::json::{json_num, json_str};
 use crate::{Error, Result};
 
 /// One row: a source line (or the code of one function without line information).
@@ -367,29 +368,6 @@ fn print_table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
-fn num(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "null".into()
-    }
-}
-
 /// The fields of each row, as strings (JSON-encoded when `json`).
 fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
     let hz = f64::from(rep.hz);
@@ -432,12 +410,12 @@ fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
                 }),
                 text(Some(r.function())),
                 functions,
-                num(100.0 * r.samples / total),
-                num(cum / hz),
-                num(r.samples / hz),
-                num(r.samples),
-                num(lo / hz),
-                num(hi / hz),
+                json_num(100.0 * r.samples / total),
+                json_num(cum / hz),
+                json_num(r.samples / hz),
+                json_num(r.samples),
+                json_num(lo / hz),
+                json_num(hi / hz),
             ]
         })
         .collect()
@@ -477,7 +455,7 @@ fn print_json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
         "  \"total_seconds\": {},",
-        num(rep.total_samples as f64 / f64::from(rep.hz))
+        json_num(rep.total_samples as f64 / f64::from(rep.hz))
     )?;
     writeln!(out, "  \"lines\": [")?;
     let rows = fields(rep, true);
