@@ -1,6 +1,6 @@
 //! Helpers every oracle test shares: temporary directories, compiling and running programs
 //! at test time, running the installed GNU gprof and our binary, and comparing the two byte
-//! for byte. Included by `cg_support`, `flat_support` and `gmon_oracle` with
+//! for byte. Included by `cg_support`, `flat_support`, `lines_support` and `gmon_oracle` with
 //! `#[path = ...] mod support;` (Cargo does not build files in a subdirectory of tests/ as
 //! test targets of their own).
 #![allow(dead_code)]
