@@ -29,13 +29,14 @@
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 
+use gmon::Target;
 use profil_symbols::demangle::display_name;
 use profil_symbols::inline::inline_map;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::default::{human_seconds, OUTSIDE};
-use super::lines::{read_histograms, sampled_bins, target_of};
+use super::lines::{read_histograms, sampled_bins};
 use super::{Inputs, ReportArgs};
 use crate::json::{json_list, json_str};
 use crate::Result;
@@ -97,7 +98,7 @@ pub struct InlineReport {
 
 /// Compute the inline report.
 pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
-    let hist = read_histograms(inputs, target_of(image))?;
+    let hist = read_histograms(inputs, Target::of_executable(image.is_64, image.big_endian))?;
     let table = image.symtab.as_ref().or(image.dynsym.as_ref());
     let map = table.map(|t| FunctionMap::build(image, t));
     let bins = sampled_bins(&hist);

@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use gmon::{Endian, PtrSize, Record, Target};
+use gmon::{Endian, Record, Target};
 use profil_symbols::lines::{line_map, line_map_with, LineMap};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
@@ -80,22 +80,6 @@ pub struct LineReport {
     pub rows: Vec<LineRow>,
     /// Compilation units whose line program was decoded.
     pub units_decoded: usize,
-}
-
-/// The target (pointer size, byte order) of an executable.
-pub fn target_of(image: &ElfImage<'_>) -> Target {
-    Target::new(
-        if image.is_64 {
-            PtrSize::Eight
-        } else {
-            PtrSize::Four
-        },
-        if image.big_endian {
-            Endian::Big
-        } else {
-            Endian::Little
-        },
-    )
 }
 
 /// The histograms of all gmon files (arcs and basic blocks are not needed here).
@@ -196,7 +180,7 @@ enum Key {
 /// Compute the line report.
 pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
     let exe_name = inputs.exe.name();
-    let hist = read_histograms(inputs, target_of(image))?;
+    let hist = read_histograms(inputs, Target::of_executable(image.is_64, image.big_endian))?;
     let table = image.symtab.as_ref().or(image.dynsym.as_ref());
     let map = table.map(|t| FunctionMap::build(image, t));
     let bins = sampled_bins(&hist);

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use gmon::{Endian, PtrSize, Record, Target};
+use gmon::{Endian, Record, Target};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
@@ -318,21 +318,6 @@ pub fn find_manifest(gmon: &Input) -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-fn target_of(image: &ElfImage<'_>) -> Target {
-    Target::new(
-        if image.is_64 {
-            PtrSize::Eight
-        } else {
-            PtrSize::Four
-        },
-        if image.big_endian {
-            Endian::Big
-        } else {
-            Endian::Little
-        },
-    )
-}
-
 /// Histogram samples of one gmon file as pieces.
 fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u32)> {
     let fail = |msg: String| Error::input(format!("{name}: {msg}"));
@@ -380,7 +365,7 @@ pub fn run_manifest(
     let entries =
         gmon::manifest::parse(&text).map_err(|e| Error::input(format!("{mname}: {e}")))?;
     let dir = manifest.parent().unwrap_or(Path::new("."));
-    let target = target_of(image);
+    let target = Target::of_executable(image.is_64, image.big_endian);
     let mut objects = vec![ObjectSamples {
         name: inputs
             .exe
