@@ -12,8 +12,9 @@
 //! default report through the same code as the plain report.
 //!
 //! Shared pieces have one home each: gmon files are decoded into gprof's histogram and arc
-//! tallies by [`gprof::read_records`] (both the `--gprof` emulation and the default report
-//! read through it), and every `--json` output writes its values with [`json`].
+//! tallies by [`gprof::read_records`] (the `--gprof` emulation, the default report and the
+//! lines, inline and objects reports all read through it), and every `--json` output writes
+//! its values with [`json`].
 
 pub mod cmd;
 pub mod error;

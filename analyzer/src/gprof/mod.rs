@@ -164,7 +164,8 @@ impl<'data> Analysis<'data> {
 /// Decode the records of one gmon file (`name` is used in messages) in file order: add its
 /// histograms to `hist` with gprof's rules for GNU and BSD records, and hand every arc
 /// (caller address, callee address, count; link-time addresses) to `on_arc`. Returns the
-/// file's format. Both reports read their inputs through here.
+/// file's format. Every report (gprof mode, default, lines, inline, objects) reads its
+/// inputs through here.
 pub fn read_records(
     name: &str,
     data: &[u8],

@@ -29,14 +29,14 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use gmon::{Endian, Record, Target};
+use gmon::Target;
 use profil_symbols::lines::{line_map, line_map_with, LineMap};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::default::{human_seconds, poisson_ci95, OUTSIDE};
 use super::{Inputs, ReportArgs};
-use crate::gprof::hist::{HistInput, Histograms};
+use crate::gprof::hist::Histograms;
 use crate::json::{json_num, json_str};
 use crate::{Error, Result};
 
@@ -86,29 +86,7 @@ pub struct LineReport {
 pub fn read_histograms(inputs: &Inputs, target: Target) -> Result<Histograms> {
     let mut hist = Histograms::default();
     for g in &inputs.gmons {
-        let fail = |msg: String| Error::input(format!("{}: {msg}", g.name()));
-        let (header, records) =
-            gmon::read::records(&g.data, target).map_err(|e| fail(e.to_string()))?;
-        for rec in records {
-            if let Record::Histogram(h) = rec.map_err(|e| fail(e.to_string()))? {
-                let input = HistInput {
-                    low_pc: h.low_pc,
-                    high_pc: h.high_pc,
-                    bins: h.bins.as_bytes(),
-                    num_bins: h.hist_size,
-                    prof_rate: h.prof_rate.unwrap_or(0),
-                    dimension: h.dimension.name_bytes(),
-                    abbrev: h.dimension.abbrev,
-                    big_endian: target.endian == Endian::Big,
-                };
-                let r = if header.format.is_gnu() {
-                    hist.add_gnu(&input)
-                } else {
-                    hist.add_bsd(&input, h.prof_rate)
-                };
-                r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-            }
-        }
+        crate::gprof::read_records(&g.name(), &g.data, target, &mut hist, |_, _, _| {})?;
     }
     if hist.hz == 0 {
         hist.hz = 100;

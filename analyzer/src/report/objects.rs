@@ -20,13 +20,13 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use gmon::{Endian, Record, Target};
+use gmon::Target;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::default::{human_seconds, poisson_ci95, OUTSIDE};
 use super::{Input, Inputs, ReportArgs};
-use crate::gprof::hist::{HistInput, Histograms};
+use crate::gprof::hist::Histograms;
 use crate::{Error, Result};
 
 /// `(lo, hi, samples)`: samples in the half-open link-time range `[lo, hi)`.
@@ -320,29 +320,8 @@ pub fn find_manifest(gmon: &Input) -> Option<PathBuf> {
 
 /// Histogram samples of one gmon file as pieces.
 fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u32)> {
-    let fail = |msg: String| Error::input(format!("{name}: {msg}"));
-    let (header, records) = gmon::read::records(data, target).map_err(|e| fail(e.to_string()))?;
     let mut hist = Histograms::default();
-    for rec in records {
-        if let Record::Histogram(h) = rec.map_err(|e| fail(e.to_string()))? {
-            let input = HistInput {
-                low_pc: h.low_pc,
-                high_pc: h.high_pc,
-                bins: h.bins.as_bytes(),
-                num_bins: h.hist_size,
-                prof_rate: h.prof_rate.unwrap_or(0),
-                dimension: h.dimension.name_bytes(),
-                abbrev: h.dimension.abbrev,
-                big_endian: target.endian == Endian::Big,
-            };
-            let r = if header.format.is_gnu() {
-                hist.add_gnu(&input)
-            } else {
-                hist.add_bsd(&input, h.prof_rate)
-            };
-            r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-        }
-    }
+    crate::gprof::read_records(name, data, target, &mut hist, |_, _, _| {})?;
     let mut pieces = Vec::new();
     for b in super::lines::sampled_bins(&hist) {
         let (lo, hi) = b.addr_range();
