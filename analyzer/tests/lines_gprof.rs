@@ -127,21 +127,7 @@ fn line_mode_call_graph_is_refused() {
 #[test]
 fn rust_inlined_crafted_and_real_run() {
     let dir = TempDir::new("lines-gprof-rs");
-    copy_fixtures(dir.path(), &["inlined.rs"]);
-    compile(
-        dir.path(),
-        "rustc",
-        &[
-            "-C",
-            "opt-level=2",
-            "-g",
-            "-C",
-            "link-arg=-pg",
-            "inlined.rs",
-            "-o",
-            "prog",
-        ],
-    );
+    compile_inlined_rs(dir.path());
     let gmon = crafted_gmon(&dir.join("prog"), 4, |i| 1 + ((i * 7 + 3) % 5) as u16);
     std::fs::write(dir.join("c.gmon"), gmon).unwrap();
     same(&dir, "prog", "c.gmon", &[], "inlined.rs, 4-byte bins");

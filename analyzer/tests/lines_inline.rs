@@ -153,21 +153,7 @@ fn chains_match_addr2line_on_inlined_c() {
 #[test]
 fn rust_inlined_functions_come_out_on_top() {
     let dir = TempDir::new("lines-inline-rs");
-    copy_fixtures(dir.path(), &["inlined.rs"]);
-    compile(
-        dir.path(),
-        "rustc",
-        &[
-            "-C",
-            "opt-level=2",
-            "-g",
-            "-C",
-            "link-arg=-pg",
-            "inlined.rs",
-            "-o",
-            "prog",
-        ],
-    );
+    compile_inlined_rs(dir.path());
     profile_run(dir.path(), "prog", &[], "run.gmon");
     let out = ours(dir.path(), &["--inline", "--csv", "prog", "run.gmon"]);
     assert!(

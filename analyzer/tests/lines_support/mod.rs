@@ -27,6 +27,26 @@ pub fn copy_fixtures(dir: &Path, names: &[&str]) {
     }
 }
 
+/// Copy `inlined.rs` into `dir` and build it there as `prog`: optimized, with debug info,
+/// linked with `-pg` (gcc's gmon runtime).
+pub fn compile_inlined_rs(dir: &Path) {
+    copy_fixtures(dir, &["inlined.rs"]);
+    compile(
+        dir,
+        "rustc",
+        &[
+            "-C",
+            "opt-level=2",
+            "-g",
+            "-C",
+            "link-arg=-pg",
+            "inlined.rs",
+            "-o",
+            "prog",
+        ],
+    );
+}
+
 /// Line number of the first line of fixture `file` that contains `marker`.
 pub fn line_of(file: &str, marker: &str) -> u64 {
     let text = std::fs::read_to_string(fixture(file)).unwrap();
