@@ -112,6 +112,16 @@ pub struct Inputs {
     pub gmons: Vec<Input>,
 }
 
+/// One CSV field of the reports' `--csv` outputs: quoted (inner quotes doubled) when it holds
+/// a comma, a quote or a line break, as is otherwise.
+pub(crate) fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
 fn read(path: &Path) -> Result<Input> {
     let data = profil_symbols::file::FileBytes::open(path).map_err(|e| {
         Error::input(format!(
@@ -279,4 +289,19 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
         return inline::run(args, &inputs, &image, out);
     }
     default::run(args, &inputs, &image, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_field;
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_needed() {
+        assert_eq!(csv_field("main"), "main");
+        assert_eq!(csv_field(""), "");
+        assert_eq!(csv_field("f(int, int)"), "\"f(int, int)\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("a\nb"), "\"a\nb\"");
+        assert_eq!(csv_field("a\rb"), "\"a\rb\"");
+    }
 }

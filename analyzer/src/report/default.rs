@@ -715,14 +715,6 @@ fn print_json(report: &Report, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
 /// The CSV header (the row fields, in order).
 pub const CSV_FIELDS: [&str; 15] = [
     "rank",
@@ -748,9 +740,9 @@ fn print_csv(report: &Report, out: &mut impl Write) -> Result<()> {
     for (i, (r, d)) in report.rows.iter().zip(derive(report)).enumerate() {
         let fields = [
             (i + 1).to_string(),
-            csv_field(&r.name),
-            csv_field(&r.raw_name),
-            csv_field(r.location.as_deref().unwrap_or("")),
+            super::csv_field(&r.name),
+            super::csv_field(&r.raw_name),
+            super::csv_field(r.location.as_deref().unwrap_or("")),
             format!("{}", d.percent),
             format!("{}", d.cumulative),
             format!("{}", d.self_s),
@@ -760,8 +752,8 @@ fn print_csv(report: &Report, out: &mut impl Write) -> Result<()> {
             r.calls.map(|c| c.to_string()).unwrap_or_default(),
             opt(d.self_per_call),
             opt(d.total_per_call),
-            csv_field(&r.aliases.join(";")),
-            csv_field(&r.fragments.join(";")),
+            super::csv_field(&r.aliases.join(";")),
+            super::csv_field(&r.fragments.join(";")),
         ];
         writeln!(out, "{}", fields.join(","))?;
     }

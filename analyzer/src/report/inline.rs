@@ -312,14 +312,6 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
 /// The CSV header (the function-row fields, in order).
 pub const CSV_FIELDS: [&str; 10] = [
     "rank",
@@ -414,15 +406,15 @@ pub fn run(
         for (i, r) in rep.functions.iter().enumerate() {
             let f = [
                 (i + 1).to_string(),
-                csv_field(&r.name),
-                csv_field(&r.raw_name),
+                super::csv_field(&r.name),
+                super::csv_field(&r.raw_name),
                 format!("{}", 100.0 * r.samples / total),
                 format!("{}", r.samples / hz),
                 format!("{}", r.samples),
                 format!("{}", r.inlined_samples),
                 format!("{}", r.inclusive_samples),
                 r.copies.to_string(),
-                csv_field(&r.inlined_into.join(";")),
+                super::csv_field(&r.inlined_into.join(";")),
             ];
             writeln!(out, "{}", f.join(","))?;
         }

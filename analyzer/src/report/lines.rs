@@ -337,7 +337,7 @@ fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
     let text = |s: Option<&str>| match (s, json) {
         (Some(s), true) => json_str(s),
         (None, true) => "null".into(),
-        (Some(s), false) => csv_field(s),
+        (Some(s), false) => super::csv_field(s),
         (None, false) => String::new(),
     };
     let mut cum = 0.0;
@@ -357,7 +357,7 @@ fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
                         .join(",")
                 )
             } else {
-                csv_field(&r.functions.join(";"))
+                super::csv_field(&r.functions.join(";"))
             };
             vec![
                 (i + 1).to_string(),
@@ -398,14 +398,6 @@ pub const CSV_FIELDS: [&str; 12] = [
     "ci95_low_seconds",
     "ci95_high_seconds",
 ];
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
 
 fn print_json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
     writeln!(out, "{{")?;
