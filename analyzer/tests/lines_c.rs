@@ -6,24 +6,10 @@ mod lines_support;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 
 use gmon::write::{HistHeader, Writer};
 use gmon::{Dimension, Endian, PtrSize, Target};
 use lines_support::*;
-use object::{Object, ObjectSection};
-
-fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/lines")
-        .join(name)
-}
-
-/// Line number of the line of `file` that contains `marker`.
-fn line_of(file: &Path, marker: &str) -> u64 {
-    let text = std::fs::read_to_string(file).unwrap();
-    1 + text.lines().position(|l| l.contains(marker)).unwrap() as u64
-}
 
 /// Split one CSV record (RFC 4180 quotes).
 fn csv_split(line: &str) -> Vec<String> {
@@ -73,31 +59,9 @@ fn line_rows(dir: &Path, args: &[&str]) -> Vec<(Option<String>, Option<u64>, Str
         .collect()
 }
 
-fn text_section(exe: &Path) -> (u64, u64) {
-    let data = std::fs::read(exe).unwrap();
-    let file = object::File::parse(&*data).unwrap();
-    let s = file.section_by_name(".text").unwrap();
-    (s.address(), s.size())
-}
-
 /// Answers of `addr2line -e exe` for each address: Some((basename, line)) or None for `??`.
 fn addr2line(exe: &Path, addrs: &[u64]) -> Vec<Option<(String, u64)>> {
-    let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
-    let mut child = Command::new("addr2line")
-        .arg("-e")
-        .arg(exe)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("addr2line (binutils) must be installed");
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes()).unwrap();
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = run_addr2line(exe, &["-e"], addrs);
     let answers: Vec<Option<(String, u64)>> = text
         .lines()
         .map(|l| {
@@ -166,7 +130,7 @@ fn every_sample_lands_on_the_line_addr2line_names() {
         assert_eq!(got, want, "{opt}: per-line samples differ from addr2line's");
         assert_eq!(got_unknown, want_unknown, "{opt}: samples without a line");
         // The hot loops are lines of `work`, whoever else shares them.
-        let l1 = line_of(&fixture("two_loops.c"), "LOOP_ONE");
+        let l1 = line_of("two_loops.c", "LOOP_ONE");
         let row = rows
             .iter()
             .find(|r| r.1 == Some(l1))
@@ -189,7 +153,7 @@ fn time_splits_between_the_two_hot_loops() {
     let rows = line_rows(dir.path(), &["prog", "run.gmon"]);
     let total: f64 = rows.iter().map(|r| r.3).sum();
     let at = |marker: &str| {
-        let l = line_of(&fixture("two_loops.c"), marker);
+        let l = line_of("two_loops.c", marker);
         rows.iter()
             .filter(|r| r.1 == Some(l) && r.0.as_deref() == Some("two_loops.c"))
             .map(|r| r.3)
@@ -210,10 +174,7 @@ fn time_splits_between_the_two_hot_loops() {
         "loop three / loop one = {ratio} (expected about 3): {rows:?}"
     );
     // The heaviest row is the second loop.
-    assert_eq!(
-        rows[0].1,
-        Some(line_of(&fixture("two_loops.c"), "LOOP_THREE"))
-    );
+    assert_eq!(rows[0].1, Some(line_of("two_loops.c", "LOOP_THREE")));
 }
 
 /// `--json` carries the same rows as `--csv`, and the rows sum to the total.

@@ -8,7 +8,6 @@ mod lines_support;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use lines_support::*;
 use object::{Object, ObjectSymbol};
@@ -21,22 +20,7 @@ fn base(p: &str) -> String {
 /// `addr2line -a -f -i`: per address, (names outermost first, call sites of the inlined
 /// steps as `file:line`), or None when it knows no function.
 fn addr2line_chains(exe: &Path, addrs: &[u64]) -> Vec<Option<(Vec<String>, Vec<String>)>> {
-    let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
-    let mut child = Command::new("addr2line")
-        .args(["-a", "-f", "-i", "-e"])
-        .arg(exe)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("addr2line (binutils) must be installed");
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes()).unwrap();
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = run_addr2line(exe, &["-a", "-f", "-i", "-e"], addrs);
     let mut blocks: Vec<Vec<&str>> = Vec::new();
     for l in text.lines() {
         if l.starts_with("0x") {

@@ -53,6 +53,28 @@ pub fn line_of(file: &str, marker: &str) -> u64 {
     1 + text.lines().position(|l| l.contains(marker)).unwrap() as u64
 }
 
+/// The output of binutils' `addr2line FLAGS exe`, fed `addrs` (one hex address per line) on
+/// its standard input.
+pub fn run_addr2line(exe: &Path, flags: &[&str], addrs: &[u64]) -> String {
+    use std::process::{Command, Stdio};
+    let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
+    let mut child = Command::new("addr2line")
+        .args(flags)
+        .arg(exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("addr2line (binutils) must be installed");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(input.as_bytes()).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// `.text` of an executable: (address, size).
 pub fn text_section(exe: &Path) -> (u64, u64) {
     let data = std::fs::read(exe).unwrap();
