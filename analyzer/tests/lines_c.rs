@@ -7,8 +7,6 @@ mod lines_support;
 use std::collections::HashMap;
 use std::path::Path;
 
-use gmon::write::{HistHeader, Writer};
-use gmon::{Dimension, Endian, PtrSize, Target};
 use lines_support::*;
 
 /// Split one CSV record (RFC 4180 quotes).
@@ -90,17 +88,8 @@ fn every_sample_lands_on_the_line_addr2line_names() {
         let exe = dir.join("prog");
         let (lo, size) = text_section(&exe);
         let count = |i: u64| ((i * 7 + 3) % 5) as u16;
-        let mut w = Writer::new(Vec::new(), Target::new(PtrSize::Eight, Endian::Little));
-        w.gnu_header().unwrap();
-        let h = HistHeader {
-            low_pc: lo,
-            high_pc: lo + size,
-            hist_size: size as u32,
-            prof_rate: 100,
-            dimension: Dimension::SECONDS,
-        };
-        w.gnu_histogram(&h, (0..size).map(count)).unwrap();
-        std::fs::write(dir.join("bytes.gmon"), w.into_inner()).unwrap();
+        // One-byte bins over `.text`: bin i is address lo + i.
+        std::fs::write(dir.join("bytes.gmon"), crafted_gmon(&exe, 1, count)).unwrap();
 
         let addrs: Vec<u64> = (lo..lo + size).collect();
         let mut want: HashMap<(String, u64), f64> = HashMap::new();
