@@ -32,13 +32,7 @@ fn csv_split(line: &str) -> Vec<String> {
 fn line_rows(dir: &Path, args: &[&str]) -> Vec<(Option<String>, Option<u64>, String, f64)> {
     let mut a = vec!["--lines", "--csv"];
     a.extend_from_slice(args);
-    let out = ours(dir, &a);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ours_ok(dir, &a);
     let mut lines = text.lines();
     let header = csv_split(lines.next().unwrap());
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();

@@ -50,13 +50,7 @@ fn addr2line_chains(exe: &Path, addrs: &[u64]) -> Vec<Option<(Vec<String>, Vec<S
 fn our_chains(dir: &Path, args: &[&str]) -> HashMap<(Vec<String>, Vec<String>), f64> {
     let mut a = vec!["--inline", "--json"];
     a.extend_from_slice(args);
-    let out = ours(dir, &a);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ours_ok(dir, &a);
     let list = |line: &str, key: &str| -> Vec<String> {
         let start = line.find(&format!("\"{key}\": [")).unwrap() + key.len() + 5;
         let end = start + line[start..].find(']').unwrap();
@@ -139,13 +133,7 @@ fn rust_inlined_functions_come_out_on_top() {
     let dir = TempDir::new("lines-inline-rs");
     compile_inlined_rs(dir.path());
     profile_run(dir.path(), "prog", &[], "run.gmon");
-    let out = ours(dir.path(), &["--inline", "--csv", "prog", "run.gmon"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ours_ok(dir.path(), &["--inline", "--csv", "prog", "run.gmon"]);
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n).unwrap();

@@ -135,13 +135,7 @@ fn pcsample_flat_profile_per_object_and_function() {
     let dir = TempDir::new("lines-pcs");
     prog(&dir);
     std::fs::write(dir.join("run.pcs"), pcsample_file(&dir, 0, 0)).unwrap();
-    let out = ours(dir.path(), &["--csv", "run.pcs", "prog"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ours_ok(dir.path(), &["--csv", "run.pcs", "prog"]);
     let rows = csv_rows(&text);
     let find = |o: &str, f: &str| {
         rows.iter()
@@ -302,13 +296,7 @@ fn manifest_report_across_objects() {
         .unwrap();
     }
     std::fs::write(dir.join("gmon.out.objects"), &m).unwrap();
-    let out = ours(dir.path(), &["--csv", "gmon.out", "prog"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ours_ok(dir.path(), &["--csv", "gmon.out", "prog"]);
     let rows = csv_rows(&text);
     let want = [
         ("libm.so.6", "cbrt", 50.0),
