@@ -159,10 +159,22 @@ fn run(dir: &Scratch, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         }
     }
     cmd.envs(env.iter().copied());
-    // SAFETY: umask is async-signal-safe and allowed between fork and exec.
+    // The child starts as from an interactive shell: umask 022 and the terminating signals at
+    // their default action, whatever the harness inherited (a non-interactive shell's `&` job
+    // starts with SIGINT ignored, and the runtime rightly leaves an ignored signal alone), so the
+    // signal tests do not depend on how the test run was started.
+    // SAFETY: umask and sigaction are async-signal-safe and allowed between fork and exec; the
+    // sigaction struct is fully initialised (zeroed, then the default handler).
     unsafe {
         cmd.pre_exec(|| {
             libc::umask(0o022);
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = libc::SIG_DFL;
+                if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             Ok(())
         });
     }
