@@ -7,6 +7,7 @@ use std::fmt;
 pub struct Error {
     message: String,
     code: u8,
+    broken_pipe: bool,
 }
 
 impl Error {
@@ -15,7 +16,14 @@ impl Error {
         Error {
             message: message.into(),
             code: 2,
+            broken_pipe: false,
         }
+    }
+
+    /// Whether this is a write to a closed pipe (`profil-report … | head`): the reader has
+    /// all it wanted, so `main` ends quietly with status 0 instead of reporting an error.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.broken_pipe
     }
 
     /// The exit status for this error.
@@ -36,7 +44,9 @@ impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         // A closed pipe on stdout (`profil-report … | head`) is not worth a message,
         // but it must still end the program; everything else is an error.
-        Error::input(format!("write error: {e}"))
+        let mut err = Error::input(format!("write error: {e}"));
+        err.broken_pipe = e.kind() == std::io::ErrorKind::BrokenPipe;
+        err
     }
 }
 

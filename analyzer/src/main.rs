@@ -67,6 +67,7 @@ fn main() -> ExitCode {
     let flushed = out.flush();
     match result.and(flushed.map_err(Error::from)) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             drop(out);
             eprintln!("profil-report: {e}");
