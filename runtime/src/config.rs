@@ -21,18 +21,21 @@ use core::fmt::{self, Write};
 
 use crate::buf::{FixedBuf, Lossy};
 
-/// The default sampling rate in samples per CPU-second: the highest rate whose overhead stays
-/// within 1% on the reference machine (see BENCHMARKS.md, "runtime"). That machine is a virtual
-/// machine where every perf_event sample costs about 35 µs of CPU (timer interrupts are
-/// expensive there): 100 Hz costs about 1%, 250 Hz about 2%, 1 kHz about 4–5%. Raise it with
-/// `PROFIL_HZ` when the resolution matters more (on bare metal a sample costs a few µs).
-pub const DEFAULT_HZ: u32 = 100;
+/// The default sampling rate in samples per CPU-second. 1 kHz is what a two-second run needs
+/// for shares within about one percentage point (2,000 samples; at 100 Hz the sampling noise
+/// alone is about 2 points, see BENCHMARKS.md, "accuracy"). What a sample costs depends on the
+/// machine: on the reference virtual machine every perf_event sample costs about 24 µs of CPU
+/// (each one is a timer interrupt, and timer interrupts are expensive there), so 1 kHz costs
+/// about 2.4% and 100 Hz about 0.5–1% (BENCHMARKS.md, "runtime"). Where that matters more than
+/// resolution, lower it with `PROFIL_HZ`, or use `PROFIL_TIMER=itimer`, which samples on the
+/// scheduler tick the kernel takes anyway (at most `CONFIG_HZ` samples per CPU-second).
+pub const DEFAULT_HZ: u32 = 1000;
 /// The highest rate accepted (the kernel throttles perf events near 100 kHz, and each sample
 /// costs microseconds of signal delivery).
 pub const MAX_HZ: u32 = 50_000;
 /// Samples the pcsample buffer holds by default: 10 minutes of one busy thread at the default
-/// rate (24 bytes each, 1.4 MiB, mapped lazily).
-pub const DEFAULT_PCSAMPLES: u32 = 60_000;
+/// rate (24 bytes each, 14 MiB of address space, mapped lazily: only what is used costs memory).
+pub const DEFAULT_PCSAMPLES: u32 = 600_000;
 /// The largest pcsample buffer (6 GiB of address space).
 pub const MAX_PCSAMPLES: u32 = 1 << 28;
 /// profil scale for exactly 4-byte bins.
