@@ -46,7 +46,9 @@
 //! handler is still writing into a buffer the caller has been told is no longer used.
 
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU16, AtomicU32, AtomicUsize, Ordering,
+};
 
 use crate::sys;
 
@@ -164,6 +166,44 @@ fn quiesce(flag: &AtomicBool) {
     }
 }
 
+/// What switching an interface on does about the clock: 0 start the real one, -1 nothing,
+/// > 0 fail with that errno. Only [`set_test_clock`] changes it.
+static TEST_CLOCK: AtomicI32 = AtomicI32::new(0);
+
+/// The clock an interface starts when it is switched on, for tests and fuzzing of this module
+/// (the fuzz target in `runtime/fuzz` and `runtime/tests/fuzz_regressions.rs`). Programs never
+/// change it: the artifacts do not export [`set_test_clock`], so it stays [`TestClock::Real`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestClock {
+    /// Start the real sampling clock ([`crate::ensure_clock`]) if none runs: the default.
+    Real,
+    /// Start nothing and succeed: samples arrive only through explicit [`record`] calls, so a
+    /// test can predict every counter (and no signal handler is installed).
+    Absent,
+    /// Start nothing and fail with this errno (taken as at least 1), as a refused clock would.
+    Failing(Errno),
+}
+
+/// Choose what switching an interface on does about the clock (see [`TestClock`]); the
+/// setting holds for every later call in the process.
+pub fn set_test_clock(clock: TestClock) {
+    let v = match clock {
+        TestClock::Real => 0,
+        TestClock::Absent => -1,
+        TestClock::Failing(e) => e.max(1),
+    };
+    TEST_CLOCK.store(v, Ordering::SeqCst);
+}
+
+/// Start the clock an interface needs: the real one unless a test chose otherwise.
+fn start_clock() -> Result<(), Errno> {
+    match TEST_CLOCK.load(Ordering::SeqCst) {
+        0 => crate::ensure_clock(),
+        -1 => Ok(()),
+        e => Err(e),
+    }
+}
+
 /// Is `[addr, addr + len)` memory this process may write? Each page is read and written back
 /// through the kernel, which reports a bad address as EFAULT instead of faulting.
 fn writable(addr: usize, len: usize) -> bool {
@@ -230,7 +270,7 @@ pub unsafe fn profil(buf: *mut u16, bufsiz: usize, offset: usize, scale: u32) ->
     PROFIL_NBINS.store(nbins, Ordering::Relaxed);
     PROFIL_OFFSET.store(offset, Ordering::Relaxed);
     PROFIL_SCALE.store(scale, Ordering::Relaxed);
-    crate::ensure_clock()?;
+    start_clock()?;
     PROFIL_ON.store(true, Ordering::SeqCst);
     Ok(())
 }
@@ -283,7 +323,7 @@ pub unsafe fn profil_extended(args: *const ProfilArgs, count: usize) -> Result<(
         EXT_SCALE[i].store(r.scale as usize, Ordering::Relaxed);
     }
     EXT_COUNT.store(count, Ordering::Relaxed);
-    crate::ensure_clock()?;
+    start_clock()?;
     EXT_ON.store(true, Ordering::SeqCst);
     Ok(())
 }
@@ -326,7 +366,7 @@ pub unsafe fn pcsample(
     }
     PCS_BUF.store(samples as *mut AtomicUsize, Ordering::Relaxed);
     PCS_CAP.store(cap, Ordering::Relaxed);
-    crate::ensure_clock()?;
+    start_clock()?;
     PCS_ON.store(true, Ordering::SeqCst);
     Ok(previous)
 }

@@ -1,0 +1,267 @@
+//! Replays the runtime's `api` fuzz target on stable: every file under
+//! `runtime/fuzz/regressions/` (an input that once made the check fail, kept after the fix)
+//! and a few hand-written inputs go through the same check as the fuzz target
+//! (`runtime/fuzz/check.rs`: profil, its extended form and pcsample with pointers from every
+//! class, then samples through `api::record`, all compared with an independent model of the
+//! documented rules, byte for byte over the whole arena).
+
+/// Describe every operation in a failure message.
+const VERBOSE: bool = true;
+
+include!("../fuzz/check.rs");
+
+#[test]
+fn fuzz_regressions_replay() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.extension().is_none_or(|x| x != "md"))
+        .collect();
+    entries.sort();
+    for p in &entries {
+        eprintln!("replaying {}", p.display());
+        check(&std::fs::read(p).unwrap());
+    }
+    eprintln!("{} regression inputs replayed", entries.len());
+}
+
+/// Builds inputs in check.rs's layout, one operation at a time.
+#[derive(Default)]
+struct Ops(Vec<u8>);
+
+/// Pointer classes (check.rs `Input::pointer`).
+#[derive(Clone, Copy)]
+enum Ptr {
+    Null,
+    Arena(u16),
+    Straddle(u8),
+    ReadOnly(u16),
+    Guard(u16),
+    PageZero(u16),
+    Arbitrary(u64),
+}
+
+impl Ops {
+    fn new(fill: u8) -> Self {
+        Ops(vec![fill])
+    }
+    fn ptr(&mut self, p: Ptr) -> &mut Self {
+        match p {
+            Ptr::Null => self.bytes(&[0]),
+            Ptr::Arena(o) => self.bytes(&[1]).bytes(&o.to_le_bytes()),
+            Ptr::Straddle(k) => self.bytes(&[3, k]),
+            Ptr::ReadOnly(o) => self.bytes(&[4]).bytes(&o.to_le_bytes()),
+            Ptr::Guard(o) => self.bytes(&[5]).bytes(&o.to_le_bytes()),
+            Ptr::PageZero(o) => self.bytes(&[6]).bytes(&o.to_le_bytes()),
+            Ptr::Arbitrary(v) => self.bytes(&[7]).bytes(&v.to_le_bytes()),
+        }
+    }
+    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.0.extend_from_slice(b);
+        self
+    }
+    /// A size below 2048 (size class 3).
+    fn size(&mut self, n: u16) -> &mut Self {
+        assert!(n < 2048);
+        self.bytes(&[3]).bytes(&n.to_le_bytes())
+    }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.bytes(&v.to_le_bytes())
+    }
+    fn profil(&mut self, buf: Ptr, bufsiz: u16, offset: u64, scale: u32) -> &mut Self {
+        self.bytes(&[0]).ptr(buf).size(bufsiz);
+        self.bytes(&[3]).u64(offset); // arbitrary offset
+        self.bytes(&[3]).bytes(&scale.to_le_bytes()) // arbitrary scale
+    }
+    fn pcsample(&mut self, samples: Ptr, n: u8) -> &mut Self {
+        assert!(n < 64);
+        self.bytes(&[2]).ptr(samples).bytes(&[2, n])
+    }
+    /// An extended call through profil(args, count, -1, 0) (`direct`: profil_extended) with
+    /// ranges built downwards from `top`: (buffer, bufsiz, gap below the previous range,
+    /// length, scale), each range's offset its lowpc.
+    fn extended(&mut self, args: Ptr, top: u64, ranges: &[(Ptr, u16, u8, u16, u32)]) -> &mut Self {
+        self.bytes(&[1]).ptr(args).bytes(&[1, ranges.len() as u8]);
+        self.bytes(&[1]).u64(top); // structured
+        for (buf, size, gap, len, scale) in ranges {
+            self.ptr(*buf).size(*size);
+            self.bytes(&[3]).bytes(&scale.to_le_bytes());
+            self.bytes(&[*gap]).bytes(&len.to_le_bytes()).bytes(&[0]);
+        }
+        self.bytes(&[1]) // through profil()
+    }
+    fn record(&mut self, pc: u64, times: u8) -> &mut Self {
+        assert!((1..=4).contains(&times));
+        self.bytes(&[4, 0]).u64(pc).bytes(&[times - 1])
+    }
+    fn poke32(&mut self, at: u16, v: u32) -> &mut Self {
+        self.bytes(&[5, 1])
+            .bytes(&at.to_le_bytes())
+            .u64(u64::from(v))
+    }
+    fn clock_fails(&mut self, errno: u8) -> &mut Self {
+        self.bytes(&[7, errno])
+    }
+}
+
+/// The arena's bytes after the last check (the final stop leaves them as the samples made
+/// them).
+fn arena_after(ops: &Ops) -> Vec<u8> {
+    check(&ops.0);
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    memory().arena_bytes().to_vec()
+}
+
+fn u16_at(a: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([a[at], a[at + 1]])
+}
+
+fn u32_at(a: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(a[at..at + 4].try_into().unwrap())
+}
+
+/// Traditional profil: a PC 20 bytes above the offset at scale 0x10000 is counter 10; a PC
+/// below the offset and one past the buffer count nowhere; scale 0x8000 halves the index.
+#[test]
+fn seed_traditional_counts_the_predicted_counter() {
+    let mut ops = Ops::new(0);
+    ops.profil(Ptr::Arena(64), 64, 0x1000, 0x10000)
+        .record(0x1000 + 20, 3)
+        .record(0xfff, 1)
+        .record(0x1000 + 64, 1);
+    let a = arena_after(&ops);
+    assert_eq!(u16_at(&a, 64 + 20), 3);
+    assert_eq!(
+        a.iter().map(|&b| u32::from(b)).sum::<u32>(),
+        3,
+        "nothing else counted"
+    );
+
+    let mut ops = Ops::new(0);
+    ops.profil(Ptr::Arena(2), 1000, 0, 0x8000).record(400, 1);
+    let a = arena_after(&ops);
+    assert_eq!(
+        u16_at(&a, 2 + 2 * 100),
+        1,
+        "(400 / 2) * 0x8000 / 65536 = 100"
+    );
+}
+
+/// Counters stop at their maximum instead of wrapping (16-bit and, extended, 32-bit).
+#[test]
+fn seed_counters_saturate() {
+    let mut ops = Ops::new(0xff);
+    ops.profil(Ptr::Arena(0), 16, 0, 0x10000).record(2, 4);
+    let a = arena_after(&ops);
+    assert_eq!(u16_at(&a, 2), u16::MAX);
+
+    let mut ops = Ops::new(0);
+    ops.poke32(256, u32::MAX - 1)
+        .extended(
+            Ptr::Arena(0),
+            0x10_0000,
+            &[(Ptr::Arena(256), 64, 0, 0x100, 0x10000)],
+        )
+        .record(0x10_0000 - 0x100, 4);
+    let a = arena_after(&ops);
+    assert_eq!(u32_at(&a, 256), u32::MAX);
+}
+
+/// Two extended ranges, each sample in its own range's buffer; a PC between them (in the gap)
+/// and one at a range's end count nowhere.
+#[test]
+fn seed_extended_ranges() {
+    let mut ops = Ops::new(0);
+    // top 0x2000: range 0 = [0x1f00, 0x2000), range 1 = [0x1e00 - 0x100, 0x1e00) after a gap
+    // of 0x100 is not expressible (gaps < 8), so: range 1 = [0x1e00, 0x1efc) after 4 bytes.
+    ops.extended(
+        Ptr::Arena(0),
+        0x2000,
+        &[
+            (Ptr::Arena(512), 512, 0, 0x100, 0x10000),
+            (Ptr::Arena(1024), 512, 4, 0xfc, 0x10000),
+        ],
+    )
+    .record(0x1f00 + 8, 2)
+    .record(0x1e00 + 16, 1)
+    .record(0x1efe, 1)
+    .record(0x2000, 1);
+    let a = arena_after(&ops);
+    assert_eq!(u32_at(&a, 512 + 4 * 4), 2, "range 0, counter (8 / 2)");
+    assert_eq!(u32_at(&a, 1024 + 4 * 8), 1, "range 1, counter (16 / 2)");
+    let total: u32 = a[512..1536].iter().map(|&b| u32::from(b)).sum();
+    assert_eq!(total, 3);
+}
+
+/// pcsample stores PCs until its array is full; the next call reports how many.
+#[test]
+fn seed_pcsample_stores_and_reports() {
+    let mut ops = Ops::new(0);
+    ops.pcsample(Ptr::Arena(64), 2)
+        .record(0x1234, 1)
+        .record(0x5678, 2)
+        .pcsample(Ptr::Arena(128), 3)
+        .record(0x9abc, 1);
+    let a = arena_after(&ops);
+    assert_eq!(&a[64..72], &0x1234u64.to_le_bytes());
+    assert_eq!(&a[72..80], &0x5678u64.to_le_bytes());
+    assert_eq!(&a[80..88], &[0; 8], "the array held two");
+    assert_eq!(&a[128..136], &0x9abcu64.to_le_bytes());
+}
+
+/// Every inaccessible class is refused (EFAULT, checked by the model), and nothing is written;
+/// except that a read-only page is fine for the extended form's ranges, which are only read.
+#[test]
+fn seed_bad_pointers_are_refused() {
+    let bad = [
+        Ptr::Null,
+        Ptr::Straddle(8),
+        Ptr::ReadOnly(0),
+        Ptr::Guard(0),
+        Ptr::PageZero(16),
+        Ptr::Arbitrary(0xdead_beef_0000),
+        Ptr::Arbitrary(0xffff_ffff_ff60_0000), // the vsyscall page (execute-only)
+        Ptr::Arena(1),                         // misaligned
+    ];
+    for p in bad {
+        let mut ops = Ops::new(0);
+        ops.profil(p, 64, 0, 0x10000)
+            .record(0, 1)
+            .pcsample(p, 8)
+            .record(0, 1)
+            .extended(Ptr::Arena(0), 0x1000, &[(p, 64, 0, 0x100, 0x10000)])
+            .record(0xf00, 1)
+            .extended(p, 0x1000, &[(Ptr::Arena(512), 64, 0, 0x100, 0x10000)])
+            .record(0xf00, 1);
+        let a = arena_after(&ops);
+        // (The args arrays occupy the first 49 bytes, or the last 8 when they straddle.)
+        let hit = (49..4096).find(|&i| a[i] != 0);
+        if matches!(p, Ptr::ReadOnly(_)) {
+            assert_eq!(hit, Some(512), "ranges read from the read-only page");
+            assert_eq!(u32_at(&a, 512), 1);
+        } else {
+            assert_eq!(hit, None, "nothing counted");
+        }
+    }
+}
+
+/// A refused clock fails the call with its errno and leaves the interface off.
+#[test]
+fn seed_refused_clock() {
+    let mut ops = Ops::new(0);
+    ops.clock_fails(37)
+        .profil(Ptr::Arena(0), 64, 0, 0x10000)
+        .pcsample(Ptr::Arena(128), 4)
+        .record(2, 1)
+        .clock_fails(0)
+        .profil(Ptr::Arena(0), 64, 0, 0x10000)
+        .record(2, 1);
+    let a = arena_after(&ops);
+    assert_eq!(
+        u16_at(&a, 2),
+        1,
+        "only the sample after the clock came back"
+    );
+    assert_eq!(&a[128..136], &[0; 8]);
+}
