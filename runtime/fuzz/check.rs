@@ -36,10 +36,12 @@
 //
 // Rules the model makes explicit (from api.rs's module docs, and found by writing the model):
 // * every profil call, failed or not, first stops both the traditional and the extended form;
-//   pcsample stops only pcsample, except that a negative count fails with EINVAL before
-//   anything changes (the previous sampling keeps running and keeps its count), while a count
-//   too large for the address space fails with EINVAL after stopping.
-// * a failed pcsample loses the previous invocation's count (the next call returns 0).
+//   pcsample stops only pcsample, except that an impossible count (negative, or an array larger
+//   than the address space) fails with EINVAL before anything changes: the previous sampling
+//   keeps running and keeps its count. (The model found that a too-large count used to stop
+//   sampling and lose the count while a negative one did not; api.rs now treats both alike:
+//   regression seed_pcsample_impossible_count_changes_nothing.)
+// * any other failed pcsample loses the previous invocation's count (the next call returns 0).
 // * profil with a null buffer and size 0 succeeds without starting the clock; a non-null
 //   buffer with size 0 or 1 is "on but ineffective" and does start it (so a refused clock
 //   fails it); likewise an extended range of fewer than 4 bytes takes any pointer.
@@ -396,7 +398,8 @@ impl Model {
     }
 
     fn pcsample(&mut self, samples: usize, n: i64) -> Result<i64, i32> {
-        if n < 0 {
+        // An impossible count changes nothing.
+        if n < 0 || n as u128 * 8 > usize::MAX as u128 {
             return Err(libc::EINVAL);
         }
         let previous = self.stored as i64;
@@ -405,11 +408,7 @@ impl Model {
         if n == 0 {
             return Ok(previous);
         }
-        let cap = n as u64;
-        if u128::from(cap) * 8 > usize::MAX as u128 {
-            return Err(libc::EINVAL);
-        }
-        let cap = cap as usize;
+        let cap = n as usize;
         if samples == 0 || !samples.is_multiple_of(8) || !self.writable(samples, cap * 8) {
             return Err(libc::EFAULT);
         }

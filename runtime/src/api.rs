@@ -28,8 +28,11 @@
 //!
 //! On every sample the PC is stored in the next free slot of `samples` until `nsamples` are
 //! stored. The first call returns 0; each later call returns how many PCs the previous
-//! invocation stored, then starts over with the new array; `nsamples == 0` stops sampling and a
-//! negative count fails with `EINVAL`.
+//! invocation stored, then starts over with the new array; `nsamples == 0` stops sampling. A
+//! negative count, or one whose array would not fit in the address space, fails with `EINVAL`
+//! and changes nothing (sampling into the previous array goes on); any other failure stops
+//! sampling first, and the previous invocation's count is lost. (A `profil` call, failed or
+//! not, always stops both forms first.)
 //!
 //! # User memory
 //!
@@ -336,9 +339,15 @@ pub unsafe fn pcsample(
     samples: *mut usize,
     nsamples: core::ffi::c_long,
 ) -> Result<core::ffi::c_long, Errno> {
-    if nsamples < 0 {
+    // An impossible count (negative, or an array larger than the address space) fails before
+    // anything changes: sampling into the previous array goes on, and its count is kept.
+    let Some(bytes) = usize::try_from(nsamples)
+        .ok()
+        .and_then(|n| n.checked_mul(core::mem::size_of::<usize>()))
+    else {
         return Err(libc::EINVAL);
-    }
+    };
+    let cap = bytes / core::mem::size_of::<usize>();
     quiesce(&PCS_ON);
     let previous = if PCS_CALLED.swap(true, Ordering::Relaxed) {
         PCS_LEN
@@ -352,12 +361,6 @@ pub unsafe fn pcsample(
     if nsamples == 0 {
         return Ok(previous);
     }
-    let Ok(cap) = usize::try_from(nsamples) else {
-        return Err(libc::EINVAL);
-    };
-    let Some(bytes) = cap.checked_mul(core::mem::size_of::<usize>()) else {
-        return Err(libc::EINVAL);
-    };
     if samples.is_null()
         || !(samples as usize).is_multiple_of(core::mem::align_of::<usize>())
         || !writable(samples as usize, bytes)

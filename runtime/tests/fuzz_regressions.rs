@@ -91,6 +91,18 @@ impl Ops {
         }
         self.bytes(&[1]) // through profil()
     }
+    /// An extended call through profil_extended with explicit bounds: (buffer, bufsiz, lowpc,
+    /// highpc), scale 0x10000, each range's offset its lowpc.
+    fn extended_raw(&mut self, args: Ptr, ranges: &[(Ptr, u16, u64, u64)]) -> &mut Self {
+        self.bytes(&[1]).ptr(args).bytes(&[1, ranges.len() as u8]);
+        self.bytes(&[0]).u64(0); // not structured (the top is read and ignored)
+        for (buf, size, low, high) in ranges {
+            self.ptr(*buf).size(*size);
+            self.bytes(&[3]).bytes(&0x10000u32.to_le_bytes());
+            self.u64(*low).u64(*high).bytes(&[0]);
+        }
+        self.bytes(&[0]) // direct
+    }
     fn record(&mut self, pc: u64, times: u8) -> &mut Self {
         assert!((1..=4).contains(&times));
         self.bytes(&[4, 0]).u64(pc).bytes(&[times - 1])
@@ -264,4 +276,77 @@ fn seed_refused_clock() {
         "only the sample after the clock came back"
     );
     assert_eq!(&a[128..136], &[0; 8]);
+}
+
+/// Regression (found by writing the model): pcsample with a count whose array cannot fit in
+/// the address space (2^61 eight-byte slots) used to stop sampling and drop the previous
+/// count before failing with EINVAL, while a negative count changed nothing. Both now fail
+/// before anything changes: sampling goes on into the first array, and the final stop reports
+/// both PCs.
+#[test]
+fn seed_pcsample_impossible_count_changes_nothing() {
+    let mut ops = Ops::new(0);
+    ops.pcsample(Ptr::Arena(64), 4).record(0x1111, 1);
+    ops.bytes(&[2]).ptr(Ptr::Arena(256)).bytes(&[0, 3]); // pcsample(.., 1 << 61): EDGES[3]
+    ops.record(0x2222, 1);
+    ops.bytes(&[2]).ptr(Ptr::Arena(256)).bytes(&[0, 0]); // pcsample(.., -1): EDGES[0]
+    ops.record(0x3333, 1);
+    let a = arena_after(&ops);
+    assert_eq!(&a[72..80], &0x2222u64.to_le_bytes());
+    assert_eq!(&a[80..88], &0x3333u64.to_le_bytes());
+    assert!(a[256..264].iter().all(|&b| b == 0));
+}
+
+/// The extended form's ranges must be non-empty, disjoint and in decreasing order (EINVAL,
+/// checked by the model); a failed call leaves nothing on, so the samples count nowhere.
+#[test]
+fn seed_extended_rejects_unordered_ranges() {
+    let a1 = (Ptr::Arena(512), 64, 0x1000, 0x1100);
+    let a2 = (Ptr::Arena(1024), 64, 0x2000, 0x2100);
+    let overlapping = (Ptr::Arena(1024), 64, 0x0f80, 0x1001);
+    let empty = (Ptr::Arena(1024), 64, 0x0f00, 0x0f00);
+    for bad in [[a1, a2], [a1, overlapping], [a1, empty]] {
+        let mut ops = Ops::new(0);
+        ops.extended_raw(Ptr::Arena(0), &bad)
+            .record(0x1008, 1)
+            .record(0x2008, 1)
+            .record(0x0f80, 1);
+        let a = arena_after(&ops);
+        assert!(a[512..2048].iter().all(|&b| b == 0));
+    }
+    let mut ops = Ops::new(0);
+    ops.extended_raw(Ptr::Arena(0), &[a2, a1]).record(0x1008, 1);
+    let a = arena_after(&ops);
+    assert_eq!(u32_at(&a, 512 + 4 * 4), 1, "in order, accepted");
+}
+
+/// A traditional call stops the extended form and vice versa, even when it fails.
+#[test]
+fn seed_forms_stop_each_other() {
+    let mut ops = Ops::new(0);
+    ops.extended(
+        Ptr::Arena(0),
+        0x2000,
+        &[(Ptr::Arena(512), 64, 0, 0x100, 0x10000)],
+    )
+    .profil(Ptr::Arena(1024), 64, 0x1f00, 0x10000)
+    .record(0x1f00 + 4, 1);
+    let a = arena_after(&ops);
+    assert_eq!(u32_at(&a, 512 + 8), 0, "extended stopped");
+    assert_eq!(u16_at(&a, 1024 + 4), 1, "traditional counts");
+
+    let mut ops = Ops::new(0);
+    ops.profil(Ptr::Arena(1024), 64, 0x1f00, 0x10000)
+        .extended(
+            Ptr::Guard(0),
+            0x2000,
+            &[(Ptr::Arena(512), 64, 0, 0x100, 0x10000)],
+        )
+        .record(0x1f00 + 4, 1);
+    let a = arena_after(&ops);
+    assert_eq!(
+        u16_at(&a, 1024 + 4),
+        0,
+        "a failed extended call stopped traditional"
+    );
 }
