@@ -119,10 +119,22 @@ impl Ops {
 
 /// The arena's bytes after the last check (the final stop leaves them as the samples made
 /// them).
+/// With `PROFIL_FUZZ_SEEDS=<dir>`, each input is also written there (the fuzz corpus's seeds,
+/// see runtime/fuzz/README.md).
 fn arena_after(ops: &Ops) -> Vec<u8> {
+    if let Some(dir) = std::env::var_os("PROFIL_FUZZ_SEEDS") {
+        let name = format!("seed-{:016x}", fnv1a(&ops.0));
+        std::fs::write(std::path::Path::new(&dir).join(name), &ops.0).unwrap();
+    }
     check(&ops.0);
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     memory().arena_bytes().to_vec()
+}
+
+fn fnv1a(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn u16_at(a: &[u8], at: usize) -> u16 {
