@@ -362,3 +362,117 @@ fn seed_forms_stop_each_other() {
         "a failed extended call stopped traditional"
     );
 }
+
+/// The real clock (perf_event SIGTRAP, or the CPU-time timer's SIGPROF) writes only into the
+/// buffers handed over, and does not disturb the process. It runs in a child process (this
+/// test binary re-run on `real_clock_child`): once started, the clock keeps running until
+/// exit, and its samples would land in the other tests' predicted counters.
+#[test]
+fn real_clock_writes_only_into_the_buffers() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "real_clock_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PROFIL_FUZZ_REAL_CLOCK_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "child failed: {}\n{stderr}",
+        out.status
+    );
+    assert!(stderr.contains("real clock:"), "the child ran: {stderr}");
+    eprint!("{stderr}");
+}
+
+/// A loop whose PCs lie in one small function.
+#[inline(never)]
+fn spin(iterations: u64) -> u64 {
+    let mut x = 1u64;
+    for i in 0..iterations {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+    }
+    x
+}
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    ru.ru_utime.tv_sec as f64 + ru.ru_utime.tv_usec as f64 / 1e6
+}
+
+#[test]
+fn real_clock_child() {
+    if std::env::var_os("PROFIL_FUZZ_REAL_CLOCK_CHILD").is_none() {
+        return; // only as the child of real_clock_writes_only_into_the_buffers
+    }
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let m = memory();
+    m.arena_store(0, &[0x5a; ARENA_LEN]);
+    api::set_test_clock(TestClock::Real);
+    // Counters for the 8 KiB of text from the page below spin, one per 2 bytes (4096 counters
+    // at arena 0..8192); pcsample's array of 64 slots at arena 8192..8704.
+    let offset = (spin as *const () as usize & !0xfff) - 0x1000;
+    let counters = m.arena();
+    let samples = m.arena() + 8192;
+    m.arena_store(0, &[0; 8704]);
+    // SAFETY: both buffers are in the arena, which outlives the process's sampling.
+    let started = unsafe {
+        api::profil(counters as *mut u16, 8192, offset, 0x10000)
+            .and_then(|()| api::pcsample(samples as *mut usize, 64).map(|_| ()))
+    };
+    if let Err(e) = started {
+        eprintln!("real clock: refused here (errno {e}); nothing to check");
+        return;
+    }
+    let t0 = cpu_seconds();
+    let mut n = 1_000_000;
+    while cpu_seconds() - t0 < 0.3 {
+        std::hint::black_box(spin(n));
+        n += 1;
+    }
+    // SAFETY: stopping calls.
+    let stored = unsafe {
+        api::profil(std::ptr::null_mut(), 0, 0, 0).unwrap();
+        api::pcsample(std::ptr::null_mut(), 0).unwrap()
+    };
+    let a = m.arena_bytes();
+    let hits: u32 = (0..4096).map(|i| u32::from(u16_at(a, 2 * i))).sum();
+    let slots: Vec<usize> = (0..64)
+        .map(|i| usize::from_le_bytes(a[8192 + 8 * i..8200 + 8 * i].try_into().unwrap()))
+        .collect();
+    eprintln!("real clock: {hits} samples counted in spin's pages, {stored} PCs stored");
+    assert!(hits > 0, "samples reached the counters");
+    assert!(stored > 0 && stored <= 64, "pcsample stored {stored}");
+    let stored = stored as usize;
+    assert!(
+        slots[..stored].iter().all(|&pc| pc != 0),
+        "stored slots hold PCs"
+    );
+    assert!(
+        slots[stored..].iter().all(|&pc| pc == 0),
+        "nothing past the count"
+    );
+    assert!(
+        a[8704..].iter().all(|&b| b == 0x5a),
+        "nothing outside the buffers changed"
+    );
+    // Stopped: more CPU time changes nothing.
+    let before = a.to_vec();
+    let t0 = cpu_seconds();
+    while cpu_seconds() - t0 < 0.05 {
+        std::hint::black_box(spin(100_000));
+    }
+    assert!(
+        m.arena_bytes() == &before[..],
+        "nothing written after the stop"
+    );
+}
