@@ -28,30 +28,59 @@ const SI: [(u8, f64); 11] = [
     (b'a', 1e+18),
 ];
 
-/// `cmp_time`: time descending, then calls descending, then raw name.
-fn cmp_time(a: &Analysis<'_>, l: usize, r: usize) -> Ordering {
-    let diff = a.time[r] - a.time[l];
+/// `cmp_time` over symbols `l` and `r`: time descending, then calls descending, then raw
+/// name (`strcmp`: names have no NUL).
+fn cmp_time(time: &[f64], calls: &[u64], names: &[&[u8]], l: usize, r: usize) -> Ordering {
+    let diff = time[r] - time[l];
     if diff > 0.0 {
         return Ordering::Greater;
     }
     if diff < 0.0 {
         return Ordering::Less;
     }
-    let (lc, rc) = (a.cg.nodes[l].ncalls, a.cg.nodes[r].ncalls);
-    if rc > lc {
+    if calls[r] > calls[l] {
         return Ordering::Greater;
     }
-    if rc < lc {
+    if calls[r] < calls[l] {
         return Ordering::Less;
     }
-    a.symtab.syms[l].name.cmp(a.symtab.syms[r].name)
+    names[l].cmp(names[r])
 }
 
 /// The symbols in flat-profile order (all of them, before the zero and exclusion filters).
 pub fn time_sorted(a: &Analysis<'_>) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..a.symtab.len()).collect();
-    msort(&mut order, |&l, &r| cmp_time(a, l, r));
-    order
+    let n = a.symtab.len().min(a.time.len()).min(a.cg.nodes.len());
+    let calls: Vec<u64> = a.cg.nodes[..n].iter().map(|x| x.ncalls).collect();
+    let names: Vec<&[u8]> = a.symtab.syms[..n].iter().map(|s| s.name).collect();
+    time_order(&a.time[..n], &calls, &names)
+}
+
+/// gprof's `qsort(..., cmp_time)` over `0..time.len()`.
+///
+/// glibc's qsort is a merge sort. When every time is finite, `cmp_time` is a consistent
+/// order whose only ties are symbols equal in time, calls and name; a merge sort is stable,
+/// so any sort by (time, calls, name, position) gives the same permutation, and an unstable
+/// sort of precomputed keys is much cheaper than [`msort`] through indices. Infinite or NaN
+/// times (a histogram scale of 0) make the comparison inconsistent; then glibc's exact
+/// merge order is reproduced with [`msort`].
+fn time_order(time: &[f64], calls: &[u64], names: &[&[u8]]) -> Vec<usize> {
+    let n = time.len();
+    if time.iter().any(|t| !t.is_finite()) {
+        let mut order: Vec<usize> = (0..n).collect();
+        msort(&mut order, |&l, &r| cmp_time(time, calls, names, l, r));
+        return order;
+    }
+    let mut keys: Vec<(f64, u64, &[u8], usize)> =
+        (0..n).map(|i| (time[i], calls[i], names[i], i)).collect();
+    keys.sort_unstable_by(|l, r| {
+        // Finite times: `r - l > 0` exactly when `r > l` (an overflow keeps the sign).
+        r.0.partial_cmp(&l.0)
+            .unwrap_or(Ordering::Equal)
+            .then(r.1.cmp(&l.1))
+            .then(l.2.cmp(r.2))
+            .then(l.3.cmp(&r.3))
+    });
+    keys.into_iter().map(|k| k.3).collect()
 }
 
 /// Print the flat profile exactly as `gprof -b -p` does.
@@ -137,25 +166,65 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
         } else {
             0.0
         };
-        out.extend_from_slice(printf::f(6, 2, pct).as_bytes());
+        printf::push_f(out, 6, 2, pct);
         out.push(b' ');
-        out.extend_from_slice(printf::f(9, 2, accum / hz).as_bytes());
+        printf::push_f(out, 9, 2, accum / hz);
         out.push(b' ');
-        out.extend_from_slice(printf::f(8, 2, time / hz).as_bytes());
+        printf::push_f(out, 8, 2, time / hz);
         if n.ncalls != 0 {
             let calls = n.ncalls as f64;
-            out.extend_from_slice(format!(" {:>8}", n.ncalls).as_bytes());
             out.push(b' ');
-            out.extend_from_slice(printf::f(8, 2, scale * time / hz / calls).as_bytes());
+            printf::push_u(out, 8, n.ncalls);
             out.push(b' ');
-            out.extend_from_slice(
-                printf::f(8, 2, scale * (time + n.child_time) / hz / calls).as_bytes(),
-            );
+            printf::push_f(out, 8, 2, scale * time / hz / calls);
+            out.push(b' ');
+            printf::push_f(out, 8, 2, scale * (time + n.child_time) / hz / calls);
             out.extend_from_slice(b"  ");
         } else {
             out.extend_from_slice(&[b' '; 29]);
         }
-        out.extend_from_slice(&a.display_name(i));
+        a.push_display_name(i, out);
         out.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path must give glibc's merge order (msort with gprof's comparator) exactly,
+    /// including ties between equal names (static functions of the same name), negative
+    /// zeros, and the fallback for infinite and NaN times.
+    #[test]
+    fn time_order_is_the_merge_sort_order() {
+        let mut seed = 0x0123_4567_89ab_cdefu64;
+        let mut next = move |k: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % k
+        };
+        let names_pool: [&[u8]; 5] = [b"a", b"b", b"ab", b"f1", b"_x"];
+        for round in 0..3000 {
+            let n = next(200) as usize;
+            let special = round % 10 == 0;
+            let time: Vec<f64> = (0..n)
+                .map(|_| match next(if special { 8 } else { 6 }) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => 1.0,
+                    3 => 0.5,
+                    4 => 1e308,
+                    5 => -1e308,
+                    6 => f64::INFINITY,
+                    _ => f64::NAN,
+                })
+                .collect();
+            let calls: Vec<u64> = (0..n).map(|_| next(3) * (u64::MAX / 2)).collect();
+            let names: Vec<&[u8]> = (0..n).map(|_| names_pool[next(5) as usize]).collect();
+            let mut want: Vec<usize> = (0..n).collect();
+            msort(&mut want, |&l, &r| cmp_time(&time, &calls, &names, l, r));
+            assert_eq!(time_order(&time, &calls, &names), want, "round {round}");
+        }
     }
 }

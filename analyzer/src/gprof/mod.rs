@@ -150,15 +150,40 @@ impl<'data> Analysis<'data> {
 
     /// The name gprof prints for symbol `i` (demangled with libiberty's rules).
     pub fn display_name(&self, i: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.push_display_name(i, &mut out);
+        out
+    }
+
+    /// Append [`Analysis::display_name`] of symbol `i` to `out` without an allocation for
+    /// names that cannot be mangled (most C names).
+    pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) {
         let raw = self.symtab.syms[i].name;
+        if !may_be_mangled(raw) {
+            out.extend_from_slice(raw);
+            return;
+        }
         match std::str::from_utf8(raw) {
             Ok(s) => match profil_symbols::demangle::gprof_demangle(s) {
-                Some(d) => d.into_bytes(),
-                None => raw.to_vec(),
+                Some(d) => out.extend_from_slice(d.as_bytes()),
+                None => out.extend_from_slice(raw),
             },
-            Err(_) => raw.to_vec(),
+            Err(_) => out.extend_from_slice(raw),
         }
     }
+}
+
+/// Whether `gprof_demangle` can change `name`: it only demangles names that, after leading
+/// `.`/`$`, start with `_R`, `_Z` or `_GLOBAL_` (Rust v0, Itanium C++ and legacy Rust, global
+/// constructors); this test (first non-`.`/`$` byte is `_`) is a superset. Everything else is
+/// printed raw, without UTF-8 validation or a demangler call (a unit test holds this to
+/// `gprof_demangle`).
+fn may_be_mangled(name: &[u8]) -> bool {
+    let start = name
+        .iter()
+        .position(|&b| b != b'.' && b != b'$')
+        .unwrap_or(name.len());
+    name[start..].starts_with(b"_")
 }
 
 /// Decode the records of one gmon file (`name` is used in messages) in file order: add its
@@ -200,4 +225,61 @@ pub fn read_records(
         }
     }
     Ok(header.format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_be_mangled;
+    use profil_symbols::demangle::gprof_demangle;
+
+    /// The fast path of `push_display_name` must never skip a name the demangler changes:
+    /// names built from the bytes that matter to the demangler's prefixes, plus real ones.
+    #[test]
+    fn names_skipped_by_the_fast_path_never_demangle() {
+        let fixed = [
+            "main",
+            "f123",
+            "_Z3foov",
+            "._Z3foov",
+            "$_Z3foov",
+            ".$._ZN3foo3barE",
+            "Z3foov",
+            "_ZN4core3fmt5write17h0123456789abcdefE",
+            "_RNvCs1234_4main4main",
+            "_GLOBAL__sub_I_main",
+            "foo@GLIBC_2.2.5",
+            "._GLOBAL__D_x",
+            "x_Z3foov",
+            ".",
+            "",
+            "$",
+            "__libc_start_main",
+            ".L_Z3foov",
+        ];
+        let alphabet = b"._$ZRNGLOBAIDE3fv7h0@x";
+        let mut seed = 0x243f_6a88_85a3_08d3u64;
+        let mut names: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
+        for _ in 0..50_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 12) as usize;
+            let name: String = (0..len)
+                .map(|k| alphabet[((seed >> (5 * k % 60)) as usize) % alphabet.len()] as char)
+                .collect();
+            names.push(name);
+        }
+        let mut skipped = 0;
+        for name in &names {
+            if !may_be_mangled(name.as_bytes()) {
+                skipped += 1;
+                assert_eq!(gprof_demangle(name), None, "{name:?} demangles");
+            }
+        }
+        assert!(
+            skipped > 1000,
+            "the fast path was hardly exercised ({skipped})"
+        );
+        assert!(may_be_mangled(b"._Z3foov") && gprof_demangle("._Z3foov").is_some());
+    }
 }
