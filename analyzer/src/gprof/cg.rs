@@ -17,6 +17,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::msort::msort;
 use super::symtab::SymTab;
@@ -120,7 +121,38 @@ pub struct CallGraph {
     pub time_sorted: Vec<usize>,
     /// Sum of `prop_self` over all symbols (`print_time`).
     pub print_time: f64,
-    pair: HashMap<(usize, usize), usize>,
+    pair: HashMap<u64, usize, BuildHasherDefault<PairHasher>>,
+    /// Link-time start address of every symbol, for `tally`'s lookups (a dense copy of
+    /// `symtab.syms[..].addr`: the binary search then touches 8 bytes per step, not 40).
+    starts: Vec<u64>,
+    /// The symbol of the previous arc's caller (arcs come sorted by call site).
+    last_parent: usize,
+}
+
+/// The hasher of the arc map: keys are (parent, child) pairs packed into one `u64`, so a
+/// multiplicative hash (as in Firefox's and rustc's FxHash) is enough; SipHash's
+/// protection against chosen keys is not needed, since a key is a pair of symbol indices.
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        self.0 = (self.0.rotate_left(5) ^ k).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn finish(&self) -> u64 {
+        // hashbrown takes its control bits from the top and its bucket from the bottom.
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+/// The map key of the arc (parent, child).
+fn pair_key(parent: usize, child: usize) -> u64 {
+    ((parent as u64) << 32) ^ (child as u64)
 }
 
 /// Which symbols are excluded from time propagation and from the printed graph
@@ -145,18 +177,41 @@ impl CallGraph {
             top_sorted: Vec::new(),
             time_sorted: Vec::new(),
             print_time: 0.0,
-            pair: HashMap::new(),
+            pair: HashMap::default(),
+            starts: symtab.syms.iter().map(|s| s.addr).collect(),
+            last_parent: usize::MAX,
         }
+    }
+
+    /// `sym_lookup` ([`SymTab::lookup`]) through the dense start addresses when they belong
+    /// to `symtab`.
+    fn lookup(&self, symtab: &SymTab<'_>, addr: u64) -> Option<usize> {
+        if self.starts.len() != symtab.len() {
+            return symtab.lookup(addr);
+        }
+        let i = self.starts.partition_point(|&a| a <= addr).checked_sub(1)?;
+        (addr <= symtab.syms[i].end_addr).then_some(i)
     }
 
     /// `cg_tally`: record `count` calls from `from_pc` to `self_pc` (link-time addresses).
     /// Arcs whose ends are outside every symbol are dropped; the callee is moved back to the
     /// nearest preceding function symbol.
     pub fn tally(&mut self, symtab: &SymTab<'_>, from_pc: u64, self_pc: u64, count: u64) {
-        let (Some(parent), Some(mut child)) = (symtab.lookup(from_pc), symtab.lookup(self_pc))
-        else {
+        // Call sites come in address order, many per caller: when `from_pc` lies between the
+        // previous caller's start and the next symbol's, the search would end there too.
+        let last = self.last_parent;
+        let near = self.starts.len() == symtab.len()
+            && self.starts.get(last).is_some_and(|&a| a <= from_pc)
+            && self.starts.get(last + 1).is_none_or(|&a| from_pc < a);
+        let parent = if near {
+            (from_pc <= symtab.syms[last].end_addr).then_some(last)
+        } else {
+            self.lookup(symtab, from_pc)
+        };
+        let (Some(parent), Some(mut child)) = (parent, self.lookup(symtab, self_pc)) else {
             return;
         };
+        self.last_parent = parent;
         while !symtab.syms[child].is_func {
             if child == 0 {
                 return;
@@ -172,7 +227,7 @@ impl CallGraph {
         let c = &symtab.syms[child];
         if c.end_addr >= c.addr {
             // Ranges of distinct symbols are disjoint, so only the same child can cover it.
-            return self.pair.get(&(parent, child)).copied();
+            return self.pair.get(&pair_key(parent, child)).copied();
         }
         let mut a = self.nodes[parent].children;
         while let Some(i) = a {
@@ -203,7 +258,7 @@ impl CallGraph {
         });
         self.nodes[parent].children = Some(i);
         self.nodes[child].parents = Some(i);
-        self.pair.entry((parent, child)).or_insert(i);
+        self.pair.entry(pair_key(parent, child)).or_insert(i);
     }
 
     /// Iterate over a node's children arcs (list order).
@@ -254,20 +309,18 @@ impl CallGraph {
             }
         }
         self.cycle_link();
+        // gprof's `qsort` by `top_order` (a consistent comparison: any stable sort agrees with
+        // glibc's merge sort).
         let mut top: Vec<usize> = (0..n).collect();
         let nodes = &self.nodes;
-        msort(&mut top, |&l, &r| {
-            nodes[l].top_order.cmp(&nodes[r].top_order)
-        });
+        top.sort_by_key(|&i| nodes[i].top_order);
         self.top_sorted = top;
         self.propagate_flags(excl);
         self.cycle_time();
         for i in 0..n {
             self.propagate_time(self.top_sorted[i]);
         }
-        let mut ts: Vec<usize> = (0..n + self.num_cycles).collect();
-        let nodes = &self.nodes;
-        msort(&mut ts, |&l, &r| cmp_total(nodes, symtab, n, l, r));
+        let ts = total_order(&self.nodes[..n + self.num_cycles], symtab, n);
         for (i, &node) in ts.iter().enumerate() {
             self.nodes[node].index = i + 1;
         }
@@ -560,6 +613,58 @@ struct Dfn {
     tail: Vec<usize>,
 }
 
+/// Sort key of one node for [`total_order`]: total, is a symbol, name starts with `_`,
+/// calls, name, position.
+type TotalKey<'a> = (f64, bool, bool, u64, &'a [u8], usize);
+
+/// gprof's `qsort(..., cmp_total)` of the symbol and cycle nodes (`nodes`; the first `n` are
+/// the symbols of `symtab`).
+///
+/// glibc's qsort is a merge sort, and when every total is finite the comparisons it makes
+/// all agree with one strict order: total descending, cycle nodes first, names without a
+/// leading `_` first, calls descending, name, then original position. (`cmp_total` calls a
+/// cycle "less" even than another cycle of the same total; the merge always compares an
+/// element of its left run, which came from lower positions, with one of its right run, so
+/// that answer is the position order.) An unstable sort of those keys gives the same
+/// permutation as [`msort`] through indices, faster. With an infinite or NaN total the
+/// comparison is inconsistent and the exact merge order is reproduced with [`msort`].
+fn total_order(nodes: &[Node], symtab: &SymTab<'_>, n: usize) -> Vec<usize> {
+    let total = |x: &Node| x.prop_self + x.prop_child;
+    let consistent = nodes.iter().all(|x| total(x).is_finite())
+        && nodes.iter().skip(n).all(|x| x.cyc_num != 0)
+        && n <= symtab.len();
+    if !consistent {
+        let mut ts: Vec<usize> = (0..nodes.len()).collect();
+        msort(&mut ts, |&l, &r| cmp_total(nodes, symtab, n, l, r));
+        return ts;
+    }
+    let mut keys: Vec<TotalKey<'_>> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, x)| match symtab.syms.get(i).filter(|_| i < n) {
+            Some(s) => (
+                total(x),
+                true,
+                s.name.first() == Some(&b'_'),
+                x.ncalls,
+                s.name,
+                i,
+            ),
+            None => (total(x), false, false, 0, &b""[..], i),
+        })
+        .collect();
+    keys.sort_unstable_by(|l, r| {
+        r.0.partial_cmp(&l.0)
+            .unwrap_or(Ordering::Equal)
+            .then(l.1.cmp(&r.1))
+            .then(l.2.cmp(&r.2))
+            .then(r.3.cmp(&l.3))
+            .then(l.4.cmp(r.4))
+            .then(l.5.cmp(&r.5))
+    });
+    keys.into_iter().map(|k| k.5).collect()
+}
+
 /// `cmp_total`: the call graph's order (propagated time, cycles first, names).
 fn cmp_total(nodes: &[Node], symtab: &SymTab<'_>, n: usize, l: usize, r: usize) -> Ordering {
     let (ln, rn) = (&nodes[l], &nodes[r]);
@@ -685,6 +790,52 @@ mod tests {
         assert_eq!(cg.nodes[1].ncalls, 7);
         assert_eq!(cg.nodes[2].ncalls, 0);
         assert_eq!(cg.arcs.len(), 1);
+    }
+
+    /// `total_order`'s fast path gives glibc's merge order (msort with `cmp_total`), with
+    /// ties in total, cycles, leading underscores, calls and duplicate names, and falls back
+    /// for infinite and NaN totals.
+    #[test]
+    fn total_order_is_the_merge_sort_order() {
+        let pool = ["a", "b", "_a", "_b", "__x", "", "a"];
+        let mut seed = 0xdead_beef_cafe_f00du64;
+        let mut next = move |k: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % k
+        };
+        for round in 0..3000 {
+            let n = next(120) as usize;
+            let cycles = next(6) as usize;
+            let names: Vec<&'static str> = (0..n).map(|_| pool[next(7) as usize]).collect();
+            let t = table(&names);
+            let special = round % 10 == 0;
+            let value = |k: u64| match k {
+                0 => 0.0,
+                1 => -0.0,
+                2 => 1.5,
+                3 => 3.0,
+                4 => 1e308,
+                5 => f64::INFINITY,
+                _ => f64::NAN,
+            };
+            let nodes: Vec<Node> = (0..n + cycles)
+                .map(|i| {
+                    let mut x = Node::new(i);
+                    x.prop_self = value(next(if special { 7 } else { 5 }));
+                    x.prop_child = value(next(4));
+                    x.ncalls = next(3);
+                    if i >= n {
+                        x.cyc_num = i - n + 1;
+                    }
+                    x
+                })
+                .collect();
+            let mut want: Vec<usize> = (0..n + cycles).collect();
+            msort(&mut want, |&l, &r| cmp_total(&nodes, &t, n, l, r));
+            assert_eq!(total_order(&nodes, &t, n), want, "round {round}");
+        }
     }
 
     #[test]
