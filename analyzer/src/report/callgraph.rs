@@ -250,7 +250,9 @@ impl Graph {
                 children_seconds: c.prop_child / hz,
             });
         }
-        let unplaced_calls = unplaced.iter().fold(0u64, |s, a| s.wrapping_add(a.count));
+        // Counts are summed saturating: a crafted or merged profile can hold arcs whose counts
+        // add up past 2^64, and a total that wrapped would read as a small number.
+        let unplaced_calls = unplaced.iter().fold(0u64, |s, a| s.saturating_add(a.count));
         let mut notes = Vec::new();
         if !has_histogram {
             notes.push(
@@ -259,7 +261,9 @@ impl Graph {
                     .to_owned(),
             );
         }
-        let unknown: u64 = functions.iter().map(|f| f.calls_from_unknown).sum();
+        let unknown = functions
+            .iter()
+            .fold(0u64, |s, f| s.saturating_add(f.calls_from_unknown));
         if unknown != 0 {
             notes.push(format!(
                 "{unknown} calls came from code outside the known functions (shared \
