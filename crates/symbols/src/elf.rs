@@ -102,7 +102,10 @@ impl<'data> ElfImage<'data> {
             Ok(FileKind::Elf32) => parse_generic::<elf::FileHeader32<Endianness>>(data, false),
             Ok(FileKind::Elf64) => parse_generic::<elf::FileHeader64<Endianness>>(data, true),
             Ok(_) => Err(Error::new("unsupported ELF variant")),
-            Err(e) => Err(Error::new(format!("corrupt ELF header: {e}"))),
+            Err(e) => Err(Error::new(format!(
+                "corrupt ELF header at byte 0 ({} bytes in the file): {e}",
+                data.len()
+            ))),
         }
     }
 
@@ -125,13 +128,49 @@ fn parse_generic<'data, Elf: FileHeader<Endian = Endianness>>(
     data: &'data [u8],
     is_64: bool,
 ) -> Result<ElfImage<'data>, Error> {
+    // `object` says what is wrong but not where: every message here adds the byte offset and
+    // extent of the part that failed, read from the headers that did parse.
     let corrupt =
         |what: &str, e: object::read::Error| Error::new(format!("corrupt ELF {what}: {e}"));
-    let header = Elf::parse(data).map_err(|e| corrupt("header", e))?;
-    let endian = header.endian().map_err(|e| corrupt("header", e))?;
-    let table = header
-        .sections(endian, data)
-        .map_err(|e| corrupt("section headers", e))?;
+    let header_size = size_of::<Elf>();
+    let header = Elf::parse(data).map_err(|e| {
+        corrupt(
+            &format!(
+                "header at byte 0 ({header_size} bytes, {} in the file)",
+                data.len()
+            ),
+            e,
+        )
+    })?;
+    let endian = header
+        .endian()
+        .map_err(|e| corrupt("header at byte 5 (EI_DATA)", e))?;
+    let table = header.sections(endian, data).map_err(|e| {
+        let shoff: u64 = header.e_shoff(endian).into();
+        corrupt(
+            &format!(
+                "section header table at byte {shoff} ({} entries of {} bytes, {} bytes in the file)",
+                header.e_shnum(endian),
+                header.e_shentsize(endian),
+                data.len()
+            ),
+            e,
+        )
+    })?;
+    // Where a section's contents claim to be, for messages.
+    let extent = |index: usize| -> String {
+        match table.section(object::SectionIndex(index)) {
+            Ok(sh) => {
+                let (off, size): (u64, u64) =
+                    (sh.sh_offset(endian).into(), sh.sh_size(endian).into());
+                format!(
+                    "section {index} at byte {off}, {size} bytes, {} bytes in the file",
+                    data.len()
+                )
+            }
+            Err(_) => format!("section {index}, whose header is missing"),
+        }
+    };
     let mut sections = Vec::with_capacity(table.len());
     for sh in table.iter() {
         let name = table.section_name(endian, sh).unwrap_or(&[]);
@@ -144,16 +183,25 @@ fn parse_generic<'data, Elf: FileHeader<Endian = Endianness>>(
         });
     }
     let read_table = |sh_type| -> Result<Option<SymbolTable<'data>>, Error> {
-        let st = table
-            .symbols(endian, data, sh_type)
-            .map_err(|e| corrupt("symbol table", e))?;
+        let st = table.symbols(endian, data, sh_type).map_err(|e| {
+            let index = table
+                .iter()
+                .position(|sh| sh.sh_type(endian) == sh_type)
+                .unwrap_or(0);
+            corrupt(&format!("symbol table ({})", extent(index)), e)
+        })?;
         if st.is_empty() {
             return Ok(None);
         }
         let strtab = table
             .section(st.string_section())
             .and_then(|s| s.data(endian, data))
-            .map_err(|e| corrupt("string table", e))?;
+            .map_err(|e| {
+                corrupt(
+                    &format!("string table ({})", extent(st.string_section().0)),
+                    e,
+                )
+            })?;
         let mut symbols = Vec::with_capacity(st.len().saturating_sub(1));
         for (index, sym) in st.iter().enumerate().skip(1) {
             let shndx = sym.st_shndx(endian);
@@ -184,4 +232,62 @@ fn parse_generic<'data, Elf: FileHeader<Endian = Endianness>>(
         symtab,
         dynsym,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ElfImage;
+
+    /// A real executable (gcc, x86-64), corrupted in the tests below.
+    const PROG: &[u8] = include_bytes!("../../../fixtures/malformed/prog");
+
+    fn err(data: &[u8]) -> String {
+        match ElfImage::parse(data) {
+            Ok(_) => panic!("parsed"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn u64_at(d: &[u8], off: usize) -> u64 {
+        u64::from_le_bytes(d[off..off + 8].try_into().unwrap())
+    }
+
+    #[test]
+    fn the_intact_file_parses() {
+        let image = ElfImage::parse(PROG).expect("fixture parses");
+        assert!(image.symtab.is_some());
+    }
+
+    #[test]
+    fn a_short_header_names_its_extent() {
+        let e = err(&PROG[..40]);
+        assert!(
+            e.starts_with("corrupt ELF header at byte 0 (64 bytes, 40 in the file)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_truncated_section_header_table_names_its_offset() {
+        let shoff = u64_at(PROG, 0x28);
+        let e = err(&PROG[..4096]);
+        let want = format!("corrupt ELF section header table at byte {shoff} (");
+        assert!(e.starts_with(&want), "{e}");
+        assert!(e.contains("4096 bytes in the file"), "{e}");
+    }
+
+    #[test]
+    fn a_symbol_table_past_the_end_names_its_section_and_offset() {
+        let mut d = PROG.to_vec();
+        let shoff = u64_at(&d, 0x28) as usize;
+        let shnum = u16::from_le_bytes([d[0x3c], d[0x3d]]) as usize;
+        let index = (0..shnum)
+            .find(|i| d[shoff + 64 * i + 4] == 2) // SHT_SYMTAB
+            .expect("fixture has .symtab");
+        let bad = d.len() as u64 + 100;
+        d[shoff + 64 * index + 24..][..8].copy_from_slice(&bad.to_le_bytes());
+        let e = err(&d);
+        let want = format!("corrupt ELF symbol table (section {index} at byte {bad}, ");
+        assert!(e.starts_with(&want), "{e}");
+    }
 }
