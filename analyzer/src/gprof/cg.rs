@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::msort::msort;
+use super::msort::{msort, NameKey};
 use super::symtab::SymTab;
 
 /// `top_order` of a node not yet visited.
@@ -615,7 +615,7 @@ struct Dfn {
 
 /// Sort key of one node for [`total_order`]: total, is a symbol, name starts with `_`,
 /// calls, name, position.
-type TotalKey<'a> = (f64, bool, bool, u64, &'a [u8], usize);
+type TotalKey<'a> = (f64, bool, bool, u64, NameKey<'a>, usize);
 
 /// gprof's `qsort(..., cmp_total)` of the symbol and cycle nodes (`nodes`; the first `n` are
 /// the symbols of `symtab`).
@@ -647,10 +647,10 @@ fn total_order(nodes: &[Node], symtab: &SymTab<'_>, n: usize) -> Vec<usize> {
                 true,
                 s.name.first() == Some(&b'_'),
                 x.ncalls,
-                s.name,
+                NameKey::new(s.name),
                 i,
             ),
-            None => (total(x), false, false, 0, &b""[..], i),
+            None => (total(x), false, false, 0, NameKey::new(b""), i),
         })
         .collect();
     keys.sort_unstable_by(|l, r| {
@@ -659,7 +659,7 @@ fn total_order(nodes: &[Node], symtab: &SymTab<'_>, n: usize) -> Vec<usize> {
             .then(l.1.cmp(&r.1))
             .then(l.2.cmp(&r.2))
             .then(r.3.cmp(&l.3))
-            .then(l.4.cmp(r.4))
+            .then(l.4.cmp(&r.4))
             .then(l.5.cmp(&r.5))
     });
     keys.into_iter().map(|k| k.5).collect()

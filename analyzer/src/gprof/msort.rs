@@ -42,9 +42,74 @@ fn sort_rec<T: Copy>(v: &mut [T], tmp: &mut Vec<T>, cmp: &mut impl FnMut(&T, &T)
     v[..done].copy_from_slice(tmp);
 }
 
+/// A byte string that orders like `&[u8]` (and so like `strcmp` on names without NUL), but
+/// settles most comparisons on its first 8 bytes, kept as a big-endian integer: sorting
+/// 60,000 names like `f12345` then costs no `memcmp` calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameKey<'a> {
+    head: u64,
+    name: &'a [u8],
+}
+
+impl<'a> NameKey<'a> {
+    /// The key of `name`.
+    pub fn new(name: &'a [u8]) -> Self {
+        let mut b = [0u8; 8];
+        let k = name.len().min(8);
+        b[..k].copy_from_slice(&name[..k]);
+        NameKey {
+            head: u64::from_be_bytes(b),
+            name,
+        }
+    }
+}
+
+impl Ord for NameKey<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Heads differ at the first differing byte of the zero-padded prefixes, which is
+        // where the slices differ too (a zero pad only sorts a prefix first, as `[u8]` does).
+        self.head
+            .cmp(&other.head)
+            .then_with(|| self.name.cmp(other.name))
+    }
+}
+
+impl PartialOrd for NameKey<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_keys_order_like_byte_strings() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let alphabet = [0u8, 1, b'a', b'b', b'f', b'1', 0xff];
+        let words: Vec<Vec<u8>> = (0..2000)
+            .map(|_| {
+                let len = (next() % 12) as usize;
+                (0..len).map(|_| alphabet[(next() % 7) as usize]).collect()
+            })
+            .collect();
+        for l in &words {
+            for r in words.iter().step_by(7) {
+                assert_eq!(
+                    NameKey::new(l).cmp(&NameKey::new(r)),
+                    l.cmp(r),
+                    "{l:?} {r:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn stable_and_sorted() {

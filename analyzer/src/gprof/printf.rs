@@ -102,8 +102,14 @@ fn fixed_digits(v: f64, prec: usize, buf: &mut [u8; 64]) -> Option<usize> {
         }
     };
     // q < 2^91: integer part below 2^91 / 10^P, at most 28 digits; P <= 9 fraction digits.
-    let mut int_part = q / scale;
-    let mut frac_part = q % scale;
+    // 128-bit division is a library call: split in 64 bits when q fits (the usual case).
+    let (mut int_part, mut frac_part) = match u64::try_from(q) {
+        Ok(q) => {
+            let scale = scale as u64;
+            (u128::from(q / scale), q % scale)
+        }
+        Err(_) => (q / scale, (q % scale) as u64),
+    };
     let mut i = buf.len();
     for _ in 0..prec {
         i -= 1;
@@ -114,6 +120,12 @@ fn fixed_digits(v: f64, prec: usize, buf: &mut [u8; 64]) -> Option<usize> {
         i -= 1;
         buf[i] = b'.';
     }
+    while u64::try_from(int_part).is_err() {
+        i -= 1;
+        buf[i] = b'0' + (int_part % 10) as u8;
+        int_part /= 10;
+    }
+    let mut int_part = int_part as u64;
     loop {
         i -= 1;
         buf[i] = b'0' + (int_part % 10) as u8;
