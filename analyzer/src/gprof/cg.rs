@@ -183,6 +183,11 @@ impl CallGraph {
         }
     }
 
+    /// Make room for `n` more arcs if memory allows (a hint: the list grows anyway).
+    pub fn reserve_arcs(&mut self, n: usize) {
+        let _ = self.arcs.try_reserve(n);
+    }
+
     /// `sym_lookup` ([`SymTab::lookup`]) through the dense start addresses when they belong
     /// to `symtab`.
     fn lookup(&self, symtab: &SymTab<'_>, addr: u64) -> Option<usize> {

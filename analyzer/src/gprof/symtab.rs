@@ -41,29 +41,42 @@ fn favors(src: &Sym<'_>, dst: &Sym<'_>) -> bool {
                             && c1(dst) == b'_')))))
 }
 
+/// `symtab_finalize`'s `qsort`: positions of `input` by address, functions first, globals
+/// first. glibc's qsort is a merge sort, so ties keep `.symtab` order; the comparison is
+/// consistent, so an unstable sort of (address, flags, position) keys gives the same order
+/// while moving 16-byte keys instead of symbols.
+fn address_order(input: &[GprofSymbol<'_>]) -> Vec<usize> {
+    // Positions fit in 62 bits (a symbol takes at least 16 bytes of `.symtab`).
+    const POS: u64 = (1 << 62) - 1;
+    let mut keys: Vec<(u64, u64)> = input
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let flags = (u64::from(!g.is_func) << 1) | u64::from(g.is_static);
+            (g.addr, (flags << 62) | (i as u64 & POS))
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|(_, k)| (k & POS) as usize).collect()
+}
+
 impl<'data> SymTab<'data> {
     /// `symtab_finalize`: a stable sort by (address, functions first, globals first), then
     /// one symbol per address, then end addresses. `text_end` is `.text`'s vma + size.
     pub fn finalize(input: &[GprofSymbol<'data>], text_end: u64) -> Self {
-        let mut sorted: Vec<Sym<'data>> = input
-            .iter()
-            .map(|g| Sym {
+        let sorted = address_order(input).into_iter().map(|i| {
+            let g = &input[i];
+            Sym {
                 name: g.name,
                 addr: g.addr,
                 end_addr: 0,
                 is_func: g.is_func,
                 is_static: g.is_static,
-            })
-            .collect();
-        // glibc's qsort is a merge sort: ties keep `.symtab` order.
-        sorted.sort_by(|l, r| {
-            l.addr
-                .cmp(&r.addr)
-                .then(r.is_func.cmp(&l.is_func))
-                .then(l.is_static.cmp(&r.is_static))
+            }
         });
-        let mut syms: Vec<Sym<'data>> = Vec::with_capacity(sorted.len());
-        let Some(first) = sorted.first() else {
+        let mut syms: Vec<Sym<'data>> = Vec::with_capacity(input.len());
+        let mut sorted = sorted.peekable();
+        let Some(first) = sorted.peek() else {
             return SymTab { syms };
         };
         let mut prev_addr = first.addr.wrapping_sub(1);
@@ -131,6 +144,31 @@ mod tests {
             is_func,
             is_static,
             index,
+        }
+    }
+
+    #[test]
+    fn address_order_is_the_stable_sort_order() {
+        let mut seed = 0x5851_f42d_4c95_7f2du64;
+        let mut next = move |k: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % k
+        };
+        for _ in 0..500 {
+            let input: Vec<GprofSymbol<'static>> = (0..next(300) as usize)
+                .map(|i| g("s", next(40), next(2) == 0, next(2) == 0, i))
+                .collect();
+            let mut want: Vec<usize> = (0..input.len()).collect();
+            want.sort_by(|&l, &r| {
+                let (l, r) = (&input[l], &input[r]);
+                l.addr
+                    .cmp(&r.addr)
+                    .then(r.is_func.cmp(&l.is_func))
+                    .then(l.is_static.cmp(&r.is_static))
+            });
+            assert_eq!(address_order(&input), want);
         }
     }
 
