@@ -19,7 +19,7 @@
 use std::cmp::Ordering;
 
 use super::flat::{self, FlatOptions};
-use super::msort::msort;
+use super::msort::NameKey;
 use super::printf;
 use super::Analysis;
 use crate::{Error, Result};
@@ -127,24 +127,37 @@ pub fn c_div(x: f64, y: f64) -> f64 {
 fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
     let n = &a.cg.nodes[node];
     if node < a.cg.num_syms {
-        out.extend_from_slice(&a.display_name(node));
+        a.push_display_name(node, out);
     }
     if n.cyc_num != 0 {
-        out.extend_from_slice(format!(" <cycle {}>", n.cyc_num).as_bytes());
+        out.extend_from_slice(b" <cycle ");
+        printf::push_u(out, 0, n.cyc_num as u64);
+        out.push(b'>');
     }
     if n.index != 0 {
-        let s = if n.print_flag {
-            format!(" [{}]", n.index)
-        } else {
-            format!(" ({})", n.index)
-        };
-        out.extend_from_slice(s.as_bytes());
+        out.push(b' ');
+        push_index(n.index, n.print_flag, out);
     }
+}
+
+/// `[index]` for a printed entry, `(index)` for one that is not.
+fn push_index(index: usize, printed: bool, out: &mut Vec<u8>) {
+    let (open, close) = if printed { (b'[', b']') } else { (b'(', b')') };
+    out.push(open);
+    printf::push_u(out, 0, index as u64);
+    out.push(close);
 }
 
 /// `"%-6.6s"` of `[index]`.
 fn index_column(index: usize, out: &mut Vec<u8>) {
-    printf::s(out, 6, 6, true, format!("[{index}]").as_bytes());
+    let start = out.len();
+    push_index(index, true, out);
+    let len = out.len() - start;
+    if len > 6 {
+        out.truncate(start + 6);
+    } else {
+        out.extend(std::iter::repeat_n(b' ', 6 - len));
+    }
 }
 
 fn blanks(out: &mut Vec<u8>, n: usize) {
@@ -299,14 +312,19 @@ fn arc_line(a: &Analysis<'_>, arc: usize, inside: bool, total_calls: u64, out: &
     if inside {
         // "%7.7s %7.7s %7lu %7.7s     "
         blanks(out, 7 + 1 + 7 + 1);
-        out.extend_from_slice(format!("{:>7} ", r.count).as_bytes());
+        printf::push_u(out, 7, r.count);
+        out.push(b' ');
         blanks(out, 7 + 5);
     } else {
         // "%7.2f %7.2f %7lu/%-7lu     "
-        out.extend_from_slice(printf::f(7, 2, c_div(r.time, hz)).as_bytes());
+        printf::push_f(out, 7, 2, c_div(r.time, hz));
         out.push(b' ');
-        out.extend_from_slice(printf::f(7, 2, c_div(r.child_time, hz)).as_bytes());
-        out.extend_from_slice(format!(" {:>7}/{:<7}     ", r.count, total_calls).as_bytes());
+        printf::push_f(out, 7, 2, c_div(r.child_time, hz));
+        out.push(b' ');
+        printf::push_u(out, 7, r.count);
+        out.push(b'/');
+        printf::push_u_left(out, 7, total_calls);
+        out.extend_from_slice(b"     ");
     }
 }
 
@@ -347,20 +365,23 @@ fn totals(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
     index_column(n.index, out);
     out.push(b' ');
     let pct = c_div(100.0 * (n.prop_self + n.prop_child), print_time);
-    out.extend_from_slice(printf::f(5, 1, pct).as_bytes());
+    printf::push_f(out, 5, 1, pct);
     out.push(b' ');
-    out.extend_from_slice(printf::f(7, 2, c_div(n.prop_self, hz)).as_bytes());
+    printf::push_f(out, 7, 2, c_div(n.prop_self, hz));
     out.push(b' ');
-    out.extend_from_slice(printf::f(7, 2, c_div(n.prop_child, hz)).as_bytes());
+    printf::push_f(out, 7, 2, c_div(n.prop_child, hz));
 }
 
 fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
     totals(a, node, print_time, out);
     let n = &a.cg.nodes[node];
     if n.ncalls.wrapping_add(n.self_calls) != 0 {
-        out.extend_from_slice(format!(" {:>7}", n.ncalls).as_bytes());
+        out.push(b' ');
+        printf::push_u(out, 7, n.ncalls);
         if n.self_calls != 0 {
-            out.extend_from_slice(format!("+{:<7} ", n.self_calls).as_bytes());
+            out.push(b'+');
+            printf::push_u_left(out, 7, n.self_calls);
+            out.push(b' ');
         } else {
             blanks(out, 1 + 7 + 1);
         }
@@ -374,13 +395,19 @@ fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>)
 fn print_cycle(a: &Analysis<'_>, cycle: usize, print_time: f64, out: &mut Vec<u8>) {
     totals(a, cycle, print_time, out);
     let n = &a.cg.nodes[cycle];
-    out.extend_from_slice(format!(" {:>7}", n.ncalls).as_bytes());
+    out.push(b' ');
+    printf::push_u(out, 7, n.ncalls);
     if n.self_calls != 0 {
-        out.extend_from_slice(format!("+{:<7}", n.self_calls).as_bytes());
+        out.push(b'+');
+        printf::push_u_left(out, 7, n.self_calls);
     } else {
         blanks(out, 1 + 7);
     }
-    out.extend_from_slice(format!(" <cycle {} as a whole> [{}]\n", n.cyc_num, n.index).as_bytes());
+    out.extend_from_slice(b" <cycle ");
+    printf::push_u(out, 0, n.cyc_num as u64);
+    out.extend_from_slice(b" as a whole> ");
+    push_index(n.index, true, out);
+    out.push(b'\n');
 }
 
 fn print_members(a: &Analysis<'_>, cycle: usize, out: &mut Vec<u8>) {
@@ -388,12 +415,14 @@ fn print_members(a: &Analysis<'_>, cycle: usize, out: &mut Vec<u8>) {
     for m in sorted_members(a, cycle) {
         let n = &a.cg.nodes[m];
         blanks(out, 6 + 1 + 5 + 1);
-        out.extend_from_slice(printf::f(7, 2, c_div(n.prop_self, hz)).as_bytes());
+        printf::push_f(out, 7, 2, c_div(n.prop_self, hz));
         out.push(b' ');
-        out.extend_from_slice(printf::f(7, 2, c_div(n.prop_child, hz)).as_bytes());
-        out.extend_from_slice(format!(" {:>7}", n.ncalls).as_bytes());
+        printf::push_f(out, 7, 2, c_div(n.prop_child, hz));
+        out.push(b' ');
+        printf::push_u(out, 7, n.ncalls);
         if n.self_calls != 0 {
-            out.extend_from_slice(format!("+{:<7}", n.self_calls).as_bytes());
+            out.push(b'+');
+            printf::push_u_left(out, 7, n.self_calls);
         } else {
             blanks(out, 1 + 7);
         }
@@ -456,12 +485,24 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
 
 /// The symbols listed in the index, in name order (without the cycles).
 pub fn index_symbols(a: &Analysis<'_>, opts: GraphOptions) -> Vec<usize> {
-    let mut names: Vec<usize> = (0..a.cg.num_syms)
+    let names: Vec<usize> = (0..a.cg.num_syms)
         .filter(|&i| opts.zeros || a.cg.nodes[i].ncalls != 0 || a.time[i] != 0.0)
         .collect();
     let syms = &a.symtab.syms;
-    msort(&mut names, |&l, &r| syms[l].name.cmp(syms[r].name));
-    names
+    name_order(&names, |i| syms[i].name)
+}
+
+/// gprof's `qsort` of `items` by name: a consistent comparison whose ties (equal names)
+/// keep their order in a merge sort, so an unstable sort of (name, position) keys gives the
+/// same order.
+fn name_order<'n>(items: &[usize], name: impl Fn(usize) -> &'n [u8]) -> Vec<usize> {
+    let mut keys: Vec<(NameKey<'n>, usize, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(pos, &i)| (NameKey::new(name(i)), pos, i))
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|(_, _, i)| i).collect()
 }
 
 /// gprof's `output_width` (its `-w` default).
@@ -485,28 +526,26 @@ pub fn print_index(
     let column_width = (OUTPUT_WIDTH - 1) / 3;
     out.extend_from_slice(b"\x0c\nIndex by function name\n\n");
     let rows = entries.len().div_ceil(3);
+    let mut buf = Vec::new();
     for i in 0..rows {
         let mut col = 0usize;
         let mut starting_col = 0usize;
         for (j, &node) in entries.iter().enumerate().skip(i).step_by(rows) {
             let n = &a.cg.nodes[node];
-            let buf = if n.print_flag {
-                format!("[{}]", n.index)
-            } else {
-                format!("({})", n.index)
-            };
+            buf.clear();
+            push_index(n.index, n.print_flag, &mut buf);
             col += buf.len();
             while col < starting_col + 5 {
                 out.push(b' ');
                 col += 1;
             }
             out.push(b' ');
-            out.extend_from_slice(buf.as_bytes());
+            out.extend_from_slice(&buf);
             out.push(b' ');
             if j < nnames {
-                let name = a.display_name(node);
-                col += name.len();
-                out.extend_from_slice(&name);
+                let start = out.len();
+                a.push_display_name(node, out);
+                col += out.len() - start;
                 if let Some(Some(file)) = files.get(node) {
                     out.extend_from_slice(b" (");
                     out.extend_from_slice(file);
@@ -527,6 +566,27 @@ pub fn print_index(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gprof::msort::msort;
+
+    #[test]
+    fn name_order_is_the_merge_sort_order() {
+        let pool: [&[u8]; 6] = [b"main", b"f", b"f1", b"_f", b"", b"static_helper"];
+        let mut seed = 0x0bad_cafe_1234_5678u64;
+        let mut next = move |k: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % k
+        };
+        for _ in 0..500 {
+            let names: Vec<&[u8]> = (0..next(150)).map(|_| pool[next(6) as usize]).collect();
+            // Items in any order (the index filters and keeps symbol order; be stricter).
+            let items: Vec<usize> = (0..names.len()).rev().collect();
+            let mut want = items.clone();
+            msort(&mut want, |&l, &r| names[l].cmp(names[r]));
+            assert_eq!(name_order(&items, |i| names[i]), want);
+        }
+    }
 
     /// The stable sorts used for long lists give exactly gprof's insertion order, ties and
     /// the self-arc rule (less than everything) included.

@@ -44,6 +44,14 @@ pub fn push_u(out: &mut Vec<u8>, width: usize, n: u64) {
     pad_left(out, width, &buf[start..]);
 }
 
+/// `%-Wlu`: `n` left-aligned in `width` columns.
+pub fn push_u_left(out: &mut Vec<u8>, width: usize, n: u64) {
+    let mut buf = [0u8; 20];
+    let start = u64_digits(n, &mut buf);
+    out.extend_from_slice(&buf[start..]);
+    out.extend(std::iter::repeat_n(b' ', width.saturating_sub(20 - start)));
+}
+
 fn pad_left(out: &mut Vec<u8>, width: usize, text: &[u8]) {
     out.extend(std::iter::repeat_n(b' ', width.saturating_sub(text.len())));
     out.extend_from_slice(text);
@@ -340,21 +348,28 @@ mod tests {
         for _ in 0..20_000 {
             let n = rng.next() >> rng.below(64);
             let width = rng.below(25) as usize;
-            let mut got = Vec::new();
-            push_u(&mut got, width, n);
-            let mut buf = [0u8; 64];
-            // SAFETY: "%*lu" takes an int width and an unsigned long; the buffer holds any
-            // 64-bit number padded to 24 columns and snprintf respects the length.
-            let len = unsafe {
-                libc::snprintf(
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    c"%*lu".as_ptr(),
-                    width as libc::c_int,
-                    n as libc::c_ulong,
-                )
-            };
-            assert_eq!(got, &buf[..len as usize], "%{width}lu of {n}");
+            for (fmt, left) in [(c"%*lu", false), (c"%-*lu", true)] {
+                let mut got = Vec::new();
+                if left {
+                    push_u_left(&mut got, width, n);
+                } else {
+                    push_u(&mut got, width, n);
+                }
+                let mut buf = [0u8; 64];
+                // SAFETY: both formats take an int width and an unsigned long; the buffer
+                // holds any 64-bit number padded to 24 columns and snprintf respects the
+                // length.
+                let len = unsafe {
+                    libc::snprintf(
+                        buf.as_mut_ptr().cast(),
+                        buf.len(),
+                        fmt.as_ptr(),
+                        width as libc::c_int,
+                        n as libc::c_ulong,
+                    )
+                };
+                assert_eq!(got, &buf[..len as usize], "{fmt:?} width {width} of {n}");
+            }
         }
     }
 
