@@ -314,12 +314,7 @@ impl CallGraph {
             }
         }
         self.cycle_link();
-        // gprof's `qsort` by `top_order` (a consistent comparison: any stable sort agrees with
-        // glibc's merge sort).
-        let mut top: Vec<usize> = (0..n).collect();
-        let nodes = &self.nodes;
-        top.sort_by_key(|&i| nodes[i].top_order);
-        self.top_sorted = top;
+        self.top_sorted = top_order(&self.nodes[..n]);
         self.propagate_flags(excl);
         self.cycle_time();
         for i in 0..n {
@@ -618,6 +613,35 @@ struct Dfn {
     tail: Vec<usize>,
 }
 
+/// gprof's `qsort` of the symbol nodes by `top_order`. The comparison is consistent, so any
+/// stable sort agrees with glibc's merge sort; after numbering every `top_order` is in
+/// `1..=nodes.len()`, so a counting sort does it in linear time (other values, which the
+/// numbering never leaves, take the general stable sort).
+fn top_order(nodes: &[Node]) -> Vec<usize> {
+    let n = nodes.len();
+    let mut starts = vec![0usize; n + 2];
+    for x in nodes {
+        match usize::try_from(x.top_order) {
+            Ok(t) if (1..=n).contains(&t) => starts[t + 1] += 1,
+            _ => {
+                let mut top: Vec<usize> = (0..n).collect();
+                top.sort_by_key(|&i| nodes[i].top_order);
+                return top;
+            }
+        }
+    }
+    for t in 1..starts.len() {
+        starts[t] += starts[t - 1];
+    }
+    let mut top = vec![0usize; n];
+    for (i, x) in nodes.iter().enumerate() {
+        let slot = &mut starts[x.top_order as usize];
+        top[*slot] = i;
+        *slot += 1;
+    }
+    top
+}
+
 /// Sort key of one node for [`total_order`]: total, is a symbol, name starts with `_`,
 /// calls, name, position.
 type TotalKey<'a> = (f64, bool, bool, u64, NameKey<'a>, usize);
@@ -840,6 +864,35 @@ mod tests {
             let mut want: Vec<usize> = (0..n + cycles).collect();
             msort(&mut want, |&l, &r| cmp_total(&nodes, &t, n, l, r));
             assert_eq!(total_order(&nodes, &t, n), want, "round {round}");
+        }
+    }
+
+    #[test]
+    fn top_order_is_the_stable_sort_order() {
+        let mut seed = 0x6a09_e667_f3bc_c908u64;
+        let mut next = move |k: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % k
+        };
+        for round in 0..500 {
+            let n = next(100) as usize;
+            let nodes: Vec<Node> = (0..n)
+                .map(|i| {
+                    let mut x = Node::new(i);
+                    x.top_order = 1 + next(n as u64 / 3 + 1) as i64;
+                    if round % 10 == 0 && next(20) == 0 {
+                        x.top_order = [DFN_NAN, DFN_BUSY, n as i64 + 1][next(3) as usize];
+                    }
+                    x
+                })
+                .collect();
+            let mut want: Vec<usize> = (0..n).collect();
+            msort(&mut want, |&l, &r| {
+                nodes[l].top_order.cmp(&nodes[r].top_order)
+            });
+            assert_eq!(top_order(&nodes), want, "round {round}");
         }
     }
 
