@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::msort::{msort, NameKey};
-use super::symtab::SymTab;
+use super::symtab::{AddrIndex, SymTab};
 
 /// `top_order` of a node not yet visited.
 pub const DFN_NAN: i64 = 0;
@@ -122,9 +122,9 @@ pub struct CallGraph {
     /// Sum of `prop_self` over all symbols (`print_time`).
     pub print_time: f64,
     pair: HashMap<u64, usize, BuildHasherDefault<PairHasher>>,
-    /// Link-time start address of every symbol, for `tally`'s lookups (a dense copy of
-    /// `symtab.syms[..].addr`: the binary search then touches 8 bytes per step, not 40).
-    starts: Vec<u64>,
+    /// Link-time start address of every symbol, for `tally`'s lookups (a bucketed copy of
+    /// `symtab.syms[..].addr`: a search touches a few addresses of one bucket).
+    starts: AddrIndex,
     /// The symbol of the previous arc's caller (arcs come sorted by call site).
     last_parent: usize,
 }
@@ -178,7 +178,7 @@ impl CallGraph {
             time_sorted: Vec::new(),
             print_time: 0.0,
             pair: HashMap::default(),
-            starts: symtab.syms.iter().map(|s| s.addr).collect(),
+            starts: AddrIndex::new(symtab.syms.iter().map(|s| s.addr).collect()),
             last_parent: usize::MAX,
         }
     }
@@ -194,7 +194,7 @@ impl CallGraph {
         if self.starts.len() != symtab.len() {
             return symtab.lookup(addr);
         }
-        let i = self.starts.partition_point(|&a| a <= addr).checked_sub(1)?;
+        let i = self.starts.count_at_or_below(addr).checked_sub(1)?;
         (addr <= symtab.syms[i].end_addr).then_some(i)
     }
 
@@ -206,8 +206,8 @@ impl CallGraph {
         // previous caller's start and the next symbol's, the search would end there too.
         let last = self.last_parent;
         let near = self.starts.len() == symtab.len()
-            && self.starts.get(last).is_some_and(|&a| a <= from_pc)
-            && self.starts.get(last + 1).is_none_or(|&a| from_pc < a);
+            && self.starts.get(last).is_some_and(|a| a <= from_pc)
+            && self.starts.get(last + 1).is_none_or(|a| from_pc < a);
         let parent = if near {
             (from_pc <= symtab.syms[last].end_addr).then_some(last)
         } else {
