@@ -12,6 +12,10 @@
    Build the same file with the runtime object linked in and run it with "none" to get the
    runtime's full cost (handler, histogram update) under the same loop.
 
+   (A POSIX timer with SIGEV_NONE cannot stand in for "count": the kernel never arms the
+   hrtimer of such a timer and only computes its expiry when asked; at 1 kHz on CPU 0 it added
+   no local timer interrupts at all.)
+
    Usage: samplecost MODE HZ UNITS. Prints on stderr
      "samples N loc D self-cpu USER SYS"
    where N is the number of overflows (counted by the handler for sigtrap, the task clock's
