@@ -45,7 +45,9 @@
 // * profil with a null buffer and size 0 succeeds without starting the clock; a non-null
 //   buffer with size 0 or 1 is "on but ineffective" and does start it (so a refused clock
 //   fails it); likewise an extended range of fewer than 4 bytes takes any pointer.
-// * all EINVAL checks of the extended ranges come before any EFAULT check of their buffers.
+// * all EINVAL checks of the extended ranges come before any EFAULT check of their buffers;
+//   the ranges array need only be readable (a read-only page is fine), the buffers writable;
+//   through profil(args, count, -1, scale) the scale argument is ignored.
 // * moncontrol (set_counting) pauses only the automatic histogram, never these interfaces.
 
 use profil_rt::api::{self, ProfilArgs, TestClock};
