@@ -87,6 +87,16 @@ pub struct ProfilArgs {
 /// The most ranges the extended form takes.
 pub const MAX_RANGES: usize = 64;
 
+/// Filler for the unused slots of the copy [`profil_extended`] makes.
+const UNUSED_RANGE: ProfilArgs = ProfilArgs {
+    buffer: core::ptr::null_mut(),
+    bufsiz: 0,
+    highpc: 0,
+    lowpc: 0,
+    offset: 0,
+    scale: 0,
+};
+
 #[allow(clippy::declare_interior_mutable_const)]
 const ZERO: AtomicUsize = AtomicUsize::new(0);
 static EXT_ON: AtomicBool = AtomicBool::new(false);
@@ -299,8 +309,17 @@ pub unsafe fn profil_extended(args: *const ProfilArgs, count: usize) -> Result<(
     {
         return Err(libc::EFAULT);
     }
-    // SAFETY: checked readable and aligned for `count` entries just above.
-    let ranges = unsafe { core::slice::from_raw_parts(args, count) };
+    // Copy the caller's ranges once: every check below and the settings stored after them
+    // must see the same values, even if another thread rewrites the array during this call
+    // (read twice, a range could pass the checks and then be stored with an unchecked buffer).
+    let mut copy = [UNUSED_RANGE; MAX_RANGES];
+    for (i, slot) in copy.iter_mut().take(count).enumerate() {
+        // SAFETY: `args` was checked non-null, aligned and readable for `count` entries just
+        // above; `read_volatile` copies each entry exactly once, without creating a reference
+        // to memory that another thread may be writing.
+        *slot = unsafe { core::ptr::read_volatile(args.add(i)) };
+    }
+    let ranges = &copy[..count];
     for (i, r) in ranges.iter().enumerate() {
         let ordered = i == 0 || r.highpc <= ranges[i - 1].lowpc;
         if r.lowpc >= r.highpc || !ordered || gmon::profil::is_off(r.scale) {
