@@ -87,8 +87,8 @@ pub struct ProfilArgs {
 /// The most ranges the extended form takes.
 pub const MAX_RANGES: usize = 64;
 
-/// Filler for the unused slots of the copy [`profil_extended`] makes.
-const UNUSED_RANGE: ProfilArgs = ProfilArgs {
+/// An empty range: filler for the unused slots of a fixed array of ranges.
+pub(crate) const UNUSED_RANGE: ProfilArgs = ProfilArgs {
     buffer: core::ptr::null_mut(),
     bufsiz: 0,
     highpc: 0,

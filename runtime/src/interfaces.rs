@@ -14,7 +14,7 @@
 use core::ffi::{c_int, c_long, c_uint};
 use core::sync::atomic::{AtomicU16, AtomicU32, AtomicUsize};
 
-use crate::api::{ProfilArgs, MAX_RANGES};
+use crate::api::{ProfilArgs, MAX_RANGES, UNUSED_RANGE};
 
 extern "C" {
     #[link_name = "profil"]
@@ -82,14 +82,7 @@ pub fn profil_ranges(ranges: &[Range]) -> Result<(), Errno> {
     if ranges.len() > MAX_RANGES {
         return Err(libc::EINVAL);
     }
-    let mut args = [ProfilArgs {
-        buffer: core::ptr::null_mut(),
-        bufsiz: 0,
-        highpc: 0,
-        lowpc: 0,
-        offset: 0,
-        scale: 0,
-    }; MAX_RANGES];
+    let mut args = [UNUSED_RANGE; MAX_RANGES];
     for (a, r) in args.iter_mut().zip(ranges) {
         *a = ProfilArgs {
             buffer: r.counters.as_ptr() as *mut u32,

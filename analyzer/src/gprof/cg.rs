@@ -827,13 +827,8 @@ mod tests {
     #[test]
     fn total_order_is_the_merge_sort_order() {
         let pool = ["a", "b", "_a", "_b", "__x", "", "a"];
-        let mut seed = 0xdead_beef_cafe_f00du64;
-        let mut next = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut rng = super::super::TestRng(0xdead_beef_cafe_f00du64);
+        let mut next = move |k: u64| rng.below(k);
         for round in 0..3000 {
             let n = next(120) as usize;
             let cycles = next(6) as usize;
@@ -869,13 +864,8 @@ mod tests {
 
     #[test]
     fn top_order_is_the_stable_sort_order() {
-        let mut seed = 0x6a09_e667_f3bc_c908u64;
-        let mut next = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut rng = super::super::TestRng(0x6a09_e667_f3bc_c908u64);
+        let mut next = move |k: u64| rng.below(k);
         for round in 0..500 {
             let n = next(100) as usize;
             let nodes: Vec<Node> = (0..n)

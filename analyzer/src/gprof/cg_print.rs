@@ -571,13 +571,8 @@ mod tests {
     #[test]
     fn name_order_is_the_merge_sort_order() {
         let pool: [&[u8]; 6] = [b"main", b"f", b"f1", b"_f", b"", b"static_helper"];
-        let mut seed = 0x0bad_cafe_1234_5678u64;
-        let mut next = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut rng = super::super::TestRng(0x0bad_cafe_1234_5678u64);
+        let mut next = move |k: u64| rng.below(k);
         for _ in 0..500 {
             let names: Vec<&[u8]> = (0..next(150)).map(|_| pool[next(6) as usize]).collect();
             // Items in any order (the index filters and keeps symbol order; be stricter).
@@ -592,13 +587,8 @@ mod tests {
     /// the self-arc rule (less than everything) included.
     #[test]
     fn long_lists_sort_like_gprof() {
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = super::super::TestRng(0x1234_5678_9abc_def1u64);
+        let mut next = move || rng.next();
         for round in 0..300 {
             let n = 1 + (next() % 200) as usize;
             let keys: Vec<u64> = (0..n).map(|_| next() % (1 + round % 7)).collect();

@@ -200,13 +200,8 @@ mod tests {
     /// zeros, and the fallback for infinite and NaN times.
     #[test]
     fn time_order_is_the_merge_sort_order() {
-        let mut seed = 0x0123_4567_89ab_cdefu64;
-        let mut next = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut rng = super::super::TestRng(0x0123_4567_89ab_cdefu64);
+        let mut next = move |k: u64| rng.below(k);
         let names_pool: [&[u8]; 5] = [b"a", b"b", b"ab", b"f1", b"_x"];
         for round in 0..3000 {
             let n = next(200) as usize;

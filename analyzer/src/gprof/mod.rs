@@ -237,6 +237,26 @@ pub fn read_records(
     Ok(header.format)
 }
 
+/// Deterministic pseudo-random numbers for the tests of this module tree (xorshift64), so a
+/// failing random case reproduces.
+#[cfg(test)]
+pub(crate) struct TestRng(pub u64);
+
+#[cfg(test)]
+impl TestRng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `k` (`k` > 0).
+    pub(crate) fn below(&mut self, k: u64) -> u64 {
+        self.next() % k
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::may_be_mangled;
@@ -267,12 +287,10 @@ mod tests {
             ".L_Z3foov",
         ];
         let alphabet = b"._$ZRNGLOBAIDE3fv7h0@x";
-        let mut seed = 0x243f_6a88_85a3_08d3u64;
+        let mut rng = super::TestRng(0x243f_6a88_85a3_08d3);
         let mut names: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
         for _ in 0..50_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
+            let seed = rng.next();
             let len = (seed % 12) as usize;
             let name: String = (0..len)
                 .map(|k| alphabet[((seed >> (5 * k % 60)) as usize) % alphabet.len()] as char)

@@ -86,13 +86,8 @@ mod tests {
 
     #[test]
     fn name_keys_order_like_byte_strings() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = super::super::TestRng(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = move || rng.next();
         let alphabet = [0u8, 1, b'a', b'b', b'f', b'1', 0xff];
         let words: Vec<Vec<u8>> = (0..2000)
             .map(|_| {

@@ -220,13 +220,8 @@ mod tests {
 
     #[test]
     fn addr_index_counts_like_a_binary_search() {
-        let mut seed = 0x3c6e_f372_fe94_f82bu64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = super::super::TestRng(0x3c6e_f372_fe94_f82bu64);
+        let mut next = move || rng.next();
         for round in 0..400 {
             let n = (next() % 300) as usize;
             let spread = [16, 1 << 20, u64::MAX][round % 3];
@@ -273,13 +268,8 @@ mod tests {
 
     #[test]
     fn address_order_is_the_stable_sort_order() {
-        let mut seed = 0x5851_f42d_4c95_7f2du64;
-        let mut next = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut rng = super::super::TestRng(0x5851_f42d_4c95_7f2du64);
+        let mut next = move |k: u64| rng.below(k);
         for _ in 0..500 {
             let input: Vec<GprofSymbol<'static>> = (0..next(300) as usize)
                 .map(|i| g("s", next(40), next(2) == 0, next(2) == 0, i))
