@@ -630,27 +630,10 @@ pub unsafe fn raw_fexecve(
     }
 }
 
-/// Can `len` (≤ 8) bytes at `addr` of our own memory be read? (Through the kernel: EFAULT
-/// instead of a fault.)
-pub fn can_read_own_memory(addr: usize, len: usize) -> bool {
-    let mut tmp = [0u8; 8];
-    let len = len.min(8);
-    let local = libc::iovec {
-        iov_base: tmp.as_mut_ptr() as *mut c_void,
-        iov_len: len,
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut c_void,
-        iov_len: len,
-    };
-    // SAFETY: process_vm_readv on our own pid validates the remote range.
-    unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) == len as isize }
-}
-
-/// Read `len` (≤ 8) bytes at `addr` of our own memory and write them back, through the
-/// kernel: false if the range is not readable and writable (EFAULT instead of a fault).
-pub fn rewrite_own_memory(addr: usize, len: usize) -> bool {
-    let mut tmp = [0u8; 8];
+/// Copy `len` (≤ 8) bytes at `addr` of our own memory into `tmp`, or back from `tmp` when
+/// `write_back`, through the kernel (`process_vm_readv`/`writev`): false on EFAULT instead of
+/// a fault.
+fn own_memory_io(addr: usize, tmp: &mut [u8; 8], len: usize, write_back: bool) -> bool {
     let len = len.min(8);
     let local = libc::iovec {
         iov_base: tmp.as_mut_ptr() as *mut c_void,
@@ -661,12 +644,29 @@ pub fn rewrite_own_memory(addr: usize, len: usize) -> bool {
         iov_len: len,
     };
     // SAFETY: process_vm_readv/writev on our own pid validate the remote range and fail with
-    // EFAULT instead of faulting; the local buffer is our stack array.
+    // EFAULT instead of faulting; the local buffer is the caller's 8-byte array.
     unsafe {
         let pid = libc::getpid();
-        libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) == len as isize
-            && libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) == len as isize
+        let done = if write_back {
+            libc::process_vm_writev(pid, &local, 1, &remote, 1, 0)
+        } else {
+            libc::process_vm_readv(pid, &local, 1, &remote, 1, 0)
+        };
+        done == len as isize
     }
+}
+
+/// Can `len` (≤ 8) bytes at `addr` of our own memory be read? (Through the kernel: EFAULT
+/// instead of a fault.)
+pub fn can_read_own_memory(addr: usize, len: usize) -> bool {
+    own_memory_io(addr, &mut [0u8; 8], len, false)
+}
+
+/// Read `len` (≤ 8) bytes at `addr` of our own memory and write them back, through the
+/// kernel: false if the range is not readable and writable (EFAULT instead of a fault).
+pub fn rewrite_own_memory(addr: usize, len: usize) -> bool {
+    let mut tmp = [0u8; 8];
+    own_memory_io(addr, &mut tmp, len, false) && own_memory_io(addr, &mut tmp, len, true)
 }
 
 // ---------------------------------------------------------------------------------------------
