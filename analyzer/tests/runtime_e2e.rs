@@ -1466,9 +1466,8 @@ fn report_top_row(exe: &Path, file: &Path) -> (String, String) {
     (top, text)
 }
 
-#[test]
-fn ranges_all_profiles_shared_objects_into_their_own_files() {
-    let dir = Scratch::new("ranges-all");
+/// `fixtures/runtime/libm.c` with the runtime linked in: most of its time is in libm.
+fn libm_prog(dir: &Scratch) -> PathBuf {
     let exe = dir.path("sinexp");
     must(
         Command::new("gcc")
@@ -1478,6 +1477,13 @@ fn ranges_all_profiles_shared_objects_into_their_own_files() {
             .arg(runtime_path(false))
             .arg("-lm"),
     );
+    exe
+}
+
+#[test]
+fn ranges_all_profiles_shared_objects_into_their_own_files() {
+    let dir = Scratch::new("ranges-all");
+    let exe = libm_prog(&dir);
     // The executable alone, as before: no manifest, no other file.
     let r = run(&dir, &exe, &["20"], &[("PROFIL_HZ", "1000")]);
     assert_eq!((r.status, r.stderr.as_str()), (0, ""), "{r:?}");
@@ -1568,15 +1574,7 @@ fn ranges_all_profiles_shared_objects_into_their_own_files() {
 #[test]
 fn pcsample_mode_keeps_every_sample_with_its_object_thread_and_time() {
     let dir = Scratch::new("pcsample-mode");
-    let exe = dir.path("sinexp");
-    must(
-        Command::new("gcc")
-            .args(["-O2", "-o"])
-            .arg(&exe)
-            .arg(fixtures().join("libm.c"))
-            .arg(runtime_path(false))
-            .arg("-lm"),
-    );
+    let exe = libm_prog(&dir);
     let started = std::time::Instant::now();
     // The default rate (see the PROFIL_RANGES=all test for why).
     let r = run(&dir, &exe, &["300"], &[("PROFIL_MODE", "pcsample")]);
