@@ -978,27 +978,45 @@ fn a_program_with_its_own_sigterm_handler_keeps_it() {
     assert!(seconds_of(&rows, "busy_until_signal") > 0.0, "{rows:?}");
 }
 
+/// Runs split.c with every sample in one bin (`PROFIL_SCALE=2`) at 30 kHz plus `env`, doubling
+/// the work until `overflowed` says that bin went past 65535 samples, at most six tries (150 up
+/// to 4800 units). How many samples a unit gives depends on the machine and its load (150 units
+/// gave 59k–71k on one 2-vCPU machine, 90k on another), so no fixed amount of work can be
+/// assumed to get there.
+fn run_past_65535_in_one_bin(
+    dir: &Scratch,
+    exe: &Path,
+    env: &[(&str, &str)],
+    overflowed: impl Fn(&Run) -> bool,
+) -> Run {
+    let mut env = env.to_vec();
+    env.extend([("PROFIL_SCALE", "2"), ("PROFIL_HZ", "30000")]);
+    let mut units = 150u32;
+    loop {
+        let r = run(dir, exe, &[&units.to_string()], &env);
+        assert_eq!(r.status, 0, "{r:?}");
+        if overflowed(&r) {
+            return r;
+        }
+        assert!(
+            units < 4800,
+            "{units} units at 30 kHz never put more than 65535 samples in one bin: {r:?}"
+        );
+        units *= 2;
+    }
+}
+
+/// GNU histogram records in a one-bin file (a 41-byte record header + one 2-byte bin each).
+fn one_bin_records(gmon: &Path) -> usize {
+    (fs::read(gmon).unwrap().len() - 20) / (41 + 2)
+}
+
 #[test]
 fn counts_beyond_65535_in_one_bin_become_extra_records_gprof_sums() {
     let dir = Scratch::new("overflow");
     let exe = gcc(&dir, "split.c", "split", &[], true);
-    // Scale 2: every sample in one bin; 30 kHz for 150 units: about 90 000 samples (signal
-    // delivery at that rate also inflates the user time it runs for).
-    let r = run(
-        &dir,
-        &exe,
-        &["150"],
-        &[("PROFIL_SCALE", "2"), ("PROFIL_HZ", "30000")],
-    );
-    assert_eq!(r.status, 0, "{r:?}");
     let gmon = dir.path("gmon.out");
-    let data = fs::read(&gmon).unwrap();
-    let records = (data.len() - 20) / (41 + 2);
-    assert!(
-        records >= 2,
-        "expected several one-bin records, file is {} bytes",
-        data.len()
-    );
+    let r = run_past_65535_in_one_bin(&dir, &exe, &[], |_| one_bin_records(&gmon) >= 2);
     let (_, rows) = gprof_flat(&exe, &gmon);
     let total: f64 = rows.iter().map(|(_, s)| s).sum();
     assert!(
@@ -1008,21 +1026,19 @@ fn counts_beyond_65535_in_one_bin_become_extra_records_gprof_sums() {
     );
 }
 
+const BSD_CLIP_PREFIX: &str = "profil-rt: the 4.4BSD format holds at most 65535 samples per bin; ";
+
 #[test]
 fn bsd_format_saturates_at_65535_with_one_warning() {
     let dir = Scratch::new("bsd-clip");
     let exe = gcc(&dir, "split.c", "split", &[], true);
-    let env = [
-        ("PROFIL_SCALE", "2"),
-        ("PROFIL_HZ", "30000"),
-        ("PROFIL_FORMAT", "bsd"),
-    ];
-    let r = run(&dir, &exe, &["150"], &env);
-    assert_eq!(r.status, 0, "{r:?}");
+    let r = run_past_65535_in_one_bin(&dir, &exe, &[("PROFIL_FORMAT", "bsd")], |r| {
+        r.stderr.contains(BSD_CLIP_PREFIX)
+    });
     let lines: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{:?}", r.stderr);
     let clipped: u64 = lines[0]
-        .strip_prefix("profil-rt: the 4.4BSD format holds at most 65535 samples per bin; ")
+        .strip_prefix(BSD_CLIP_PREFIX)
         .and_then(|rest| rest.strip_suffix(" samples were clipped"))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("unexpected warning {:?}", lines[0]));
