@@ -598,13 +598,25 @@ fn no_allocation_while_sampling() {
     let dir = Scratch::new("noalloc");
     let arg = format!("link-arg={}", runtime_path(false).display());
     let exe = rustc(&dir, "noalloc.rs", "noalloc", &["-C", &arg]);
-    let r = run(&dir, &exe, &["300"], &[("PROFIL_HZ", "4000")]);
-    assert_eq!(r.status, 0, "{r:?}");
-    assert_eq!(r.stdout.trim(), "allocations during sampling: 0");
-    // ...and sampling really happened during that window: thousands of samples in `burn`.
-    let (per_sample, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
-    let samples = seconds_of(&rows, "burn") / per_sample;
-    assert!(samples > 1000.0, "only {samples} samples in burn: {rows:?}");
+    // Sampling must really happen during the window: thousands of samples in `burn`. How long
+    // 300 units take depends on the CPU, so the work doubles until there are (at most 5 tries);
+    // no run may allocate.
+    let mut units = 300u32;
+    loop {
+        let r = run(&dir, &exe, &[&units.to_string()], &[("PROFIL_HZ", "4000")]);
+        assert_eq!(r.status, 0, "{r:?}");
+        assert_eq!(r.stdout.trim(), "allocations during sampling: 0");
+        let (per_sample, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
+        let samples = seconds_of(&rows, "burn") / per_sample;
+        if samples > 1000.0 {
+            break;
+        }
+        assert!(
+            units < 4800,
+            "only {samples} samples in burn at {units} units: {rows:?}"
+        );
+        units *= 2;
+    }
 }
 
 #[test]
