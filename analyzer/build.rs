@@ -43,6 +43,7 @@ const ENTRY_POINTS: &[&str] = &[
     "execlp",
     "execle",
     "fexecve",
+    "prctl",
 ];
 
 fn main() {

@@ -11,9 +11,27 @@
 //!   uses (user + system time of all threads, at most one expiry per kernel tick: CONFIG_HZ,
 //!   250/s here), but, unlike `ITIMER_PROF`, deleted by `exec`: a profiling timer that survives
 //!   exec kills the next program image ("Profiling timer expired"), which is glibc's bug.
+//!
+//! # The perf event's descriptor
+//!
+//! The descriptor belongs to the runtime, and the numbers around it to the program: a program
+//! may close every descriptor above 2 (`closefrom`, `close_range`), `dup2` onto any number, or
+//! start with stdin closed. So the event is opened, then moved close-on-exec to a high number
+//! ([`sys::move_fd_high`]: at or above 768, or three quarters of `RLIMIT_NOFILE` if that is
+//! lower; never 0–2), which frees the low number it was given: the program's first `open`
+//! returns what it would without us. Its identity is recorded at open — the device and inode
+//! of the file (every perf event shares one anonymous inode, so this says "a perf event") and
+//! the event's kernel id (`PERF_EVENT_IOC_ID`, asked only once the inode says it is a perf
+//! event) — and checked before every later `ioctl` or `close` (at exit, before exec, in a fork
+//! child). If the number now holds something else, the program closed ours (and with it the
+//! clock: the kernel frees an event and its per-thread copies with its last descriptor): the
+//! runtime leaves that number alone, and says once at exit that samples after that point are
+//! missing.
 
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 
 use crate::config::TimerChoice;
 use crate::{handler, sys};
@@ -35,6 +53,12 @@ impl Backend {
 }
 
 static PERF_FD: AtomicI32 = AtomicI32::new(-1);
+// The identity of the event at PERF_FD: device, inode and kernel event id.
+static PERF_DEV: AtomicU64 = AtomicU64::new(0);
+static PERF_INO: AtomicU64 = AtomicU64::new(0);
+static PERF_ID: AtomicU64 = AtomicU64::new(0);
+/// The program closed (or replaced) the perf event's descriptor.
+static CLOCK_TAKEN: AtomicBool = AtomicBool::new(false);
 static CPU_TIMER: AtomicUsize = AtomicUsize::new(0);
 static RUNNING: AtomicU8 = AtomicU8::new(0); // 0 none, 1 perf, 2 itimer
 static HZ: AtomicU32 = AtomicU32::new(0);
@@ -83,6 +107,14 @@ pub fn start(
 
 fn start_perf(hz: u32) -> Result<(), c_int> {
     let fd = sys::perf_open_task_clock(period_ns(hz), handler::SIG_DATA)?;
+    let fd = sys::move_fd_high(fd)?;
+    let (Some((dev, ino)), Some(id)) = (sys::fd_identity(fd), sys::perf_event_id(fd)) else {
+        let _ = sys::close(fd);
+        return Err(libc::EBADF);
+    };
+    PERF_DEV.store(dev, Ordering::Relaxed);
+    PERF_INO.store(ino, Ordering::Relaxed);
+    PERF_ID.store(id, Ordering::Relaxed);
     if let Err(e) = handler::install(libc::SIGTRAP) {
         let _ = sys::close(fd);
         return Err(e);
@@ -118,13 +150,45 @@ pub fn running() -> Option<Backend> {
     }
 }
 
+/// Is `fd` still the perf event we opened? (Device and inode first: only a perf event gets
+/// the id ioctl.)
+fn is_our_event(fd: c_int) -> bool {
+    fd >= 0
+        && sys::fd_identity(fd)
+            == Some((
+                PERF_DEV.load(Ordering::Relaxed),
+                PERF_INO.load(Ordering::Relaxed),
+            ))
+        && sys::perf_event_id(fd) == Some(PERF_ID.load(Ordering::Relaxed))
+}
+
+/// Take our perf event's descriptor out of the table and say whether it is still ours to
+/// use; if the program closed or replaced it, remember that (for [`clock_taken`]).
+fn take_perf_fd() -> Option<c_int> {
+    let fd = PERF_FD.swap(-1, Ordering::Relaxed);
+    if fd < 0 {
+        return None;
+    }
+    if is_our_event(fd) {
+        Some(fd)
+    } else {
+        CLOCK_TAKEN.store(true, Ordering::Relaxed);
+        None
+    }
+}
+
+/// Did the program close (or reuse the number of) the perf event's descriptor? Then the
+/// clock stopped when it did, and samples after that are missing.
+pub fn clock_taken() -> bool {
+    CLOCK_TAKEN.load(Ordering::Relaxed)
+}
+
 /// Stop the clock. The handler stays installed (a signal already in flight must not meet the
 /// default action, which would kill the process); it ignores samples once recording stops.
 pub fn stop() -> Option<Backend> {
     match RUNNING.swap(0, Ordering::Relaxed) {
         1 => {
-            let fd = PERF_FD.swap(-1, Ordering::Relaxed);
-            if fd >= 0 {
+            if let Some(fd) = take_perf_fd() {
                 let _ = sys::perf_set_enabled(fd, false);
                 let _ = sys::close(fd);
             }
@@ -156,12 +220,14 @@ pub fn restart_in_child() -> Result<Backend, StartError> {
         2 => Backend::Itimer,
         _ => return Err(StartError::default()),
     };
-    let fd = PERF_FD.swap(-1, Ordering::Relaxed);
-    if fd >= 0 {
-        // Closing our copy of the descriptor leaves the parent's event alone (no ioctl here:
-        // that would disable the parent's clock).
+    if let Some(fd) = take_perf_fd() {
+        // Closing our copy of the descriptor leaves the parent's event alone (no enable or
+        // disable here: that would stop the parent's clock).
         let _ = sys::close(fd);
     }
+    // The child's clock is new: a descriptor the program closed in the parent is the parent's
+    // loss to report.
+    CLOCK_TAKEN.store(false, Ordering::Relaxed);
     CPU_TIMER.store(0, Ordering::Relaxed); // the parent's timer id means nothing here
     restart(backend)
 }
