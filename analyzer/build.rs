@@ -44,6 +44,7 @@ const ENTRY_POINTS: &[&str] = &[
     "execle",
     "fexecve",
     "prctl",
+    "syscall",
 ];
 
 fn main() {

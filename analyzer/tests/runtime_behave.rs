@@ -456,13 +456,51 @@ fn a_file_size_limit_of_0_is_one_warning_not_sigxfsz() {
 fn a_seccomp_sandboxed_program_keeps_its_output_and_status() {
     let dir = Scratch::new("seccomp");
     let p = build(&dir);
-    let runs = each_way(&p, &dir, &["seccomp", "50"], &Setup::default());
-    assert_eq!(
-        (runs[0].1.status, runs[0].1.stdout.as_str()),
-        (0, "before the filter\nafter the filter\n")
+    for mode in ["seccomp", "seccomp-raw"] {
+        let runs = each_way(&p, &dir, &[mode, "50"], &Setup::default());
+        assert_eq!(
+            (runs[0].1.status, runs[0].1.stdout.as_str()),
+            (0, "before the filter\nafter the filter\n"),
+            "{mode}"
+        );
+        // The profile (the samples up to the filter) is written before the filter goes in.
+        assert_same_and_profiled(&p, &runs);
+    }
+    // The same in a static program (the object's prctl and syscall replace static libc's).
+    let exe = dir.path("behave-static");
+    let out = Command::new("gcc")
+        .args(["-O2", "-pthread", "-static", "-o"])
+        .arg(&exe)
+        .arg(fixtures().join("behave.c"))
+        .arg(runtime_path(false))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    // The profile (the samples up to the filter) is written before the filter goes in.
-    assert_same_and_profiled(&p, &runs);
+    let statics = Programs {
+        plain: p.plain.clone(),
+        linked: exe,
+    };
+    for mode in ["seccomp", "seccomp-raw"] {
+        let cwd = dir.sub("static");
+        let o = run(
+            &statics,
+            Way::Linked,
+            &cwd,
+            &[mode, "50"],
+            &Setup::default(),
+        );
+        assert_eq!(
+            (o.status, o.stdout.as_str(), o.stderr.as_str()),
+            (0, "before the filter\nafter the filter\n", ""),
+            "static {mode}"
+        );
+        assert_eq!(files(&cwd), ["gmon.out"]);
+        assert_whole_profile(&statics.linked, &cwd.join("gmon.out"));
+    }
 }
 
 #[test]

@@ -72,8 +72,10 @@
 //!   (`SIGSYS`) in any of those. The runtime wraps `prctl` (glibc's is the bare system call) and,
 //!   when the program installs a filter (`PR_SET_SECCOMP`), writes the profile first and stops,
 //!   like before an exec; after that it makes no system call at all, at exit or anywhere else.
-//!   The samples after the filter are not recorded. A filter installed with the raw
-//!   `seccomp(2)` system call bypasses the wrapper.
+//!   The samples after the filter are not recorded. `syscall` is wrapped too, for filters
+//!   installed with `syscall(SYS_seccomp, ...)` (libseccomp, sandboxes); a filter installed by
+//!   an inline system call instruction (or by a program linked against another C library's
+//!   `syscall`) is not seen.
 //!
 //! # What loses the profile
 //!
@@ -424,7 +426,8 @@ pub fn before_sandbox() {
 /// the samples so far. Returns whether profiling was running (and must resume if the exec
 /// fails).
 pub fn before_exec() -> bool {
-    if backend().is_none() || !owner() || FINISHED.load(Ordering::Acquire) {
+    // FINISHED first: after a seccomp filter went in, not even getpid may be allowed.
+    if backend().is_none() || FINISHED.load(Ordering::Acquire) || !owner() {
         return false;
     }
     finish_as(Ending::Exec);
@@ -972,6 +975,74 @@ mod artifact {
         /// execle(3), writing the profile first.
         execle, 2
     );
+
+    /// Called by the `syscall` wrapper before `syscall(SYS_seccomp, ...)`.
+    #[cfg(target_arch = "x86_64")]
+    extern "C" fn before_seccomp() {
+        crate::before_sandbox();
+    }
+
+    /// Called by the `syscall` wrapper when the kernel returned an error (-4095..=-1): sets
+    /// errno and returns -1, as glibc's `syscall` does.
+    #[cfg(target_arch = "x86_64")]
+    extern "C" fn syscall_failed(ret: core::ffi::c_long) -> core::ffi::c_long {
+        crate::sys::set_errno(-ret as c_int);
+        -1
+    }
+
+    /// syscall(2), writing the profile first when the program installs a seccomp filter with
+    /// the raw system call (`SYS_seccomp`, as libseccomp and sandboxes do; see
+    /// [`crate::before_sandbox`]). Every other call is exactly glibc's: a leaf function that
+    /// moves the number and six arguments into the system call registers (the sixth comes from
+    /// the caller's stack), uses no stack of its own (so `syscall(SYS_vfork)` and friends
+    /// behave as with glibc), and turns a return in -4095..=-1 into errno and -1.
+    #[cfg(target_arch = "x86_64")]
+    #[unsafe(naked)]
+    #[no_mangle]
+    pub extern "C" fn syscall() {
+        core::arch::naked_asm!(
+            "cmp rdi, {seccomp}",
+            "jne 2f",
+            // The seccomp call: keep the arguments across the hook (six pushes and 8 bytes
+            // realign the stack to 16 for the call).
+            "push rdi",
+            "push rsi",
+            "push rdx",
+            "push rcx",
+            "push r8",
+            "push r9",
+            "sub rsp, 8",
+            "call {hook}",
+            "add rsp, 8",
+            "pop r9",
+            "pop r8",
+            "pop rcx",
+            "pop rdx",
+            "pop rsi",
+            "pop rdi",
+            "2:",
+            "mov rax, rdi",
+            "mov rdi, rsi",
+            "mov rsi, rdx",
+            "mov rdx, rcx",
+            "mov r10, r8",
+            "mov r8, r9",
+            "mov r9, [rsp + 8]",
+            "syscall",
+            "cmp rax, -4095",
+            "jae 3f",
+            "ret",
+            "3:",
+            "sub rsp, 8",
+            "mov rdi, rax",
+            "call {failed}",
+            "add rsp, 8",
+            "ret",
+            seccomp = const libc::SYS_seccomp,
+            hook = sym before_seccomp,
+            failed = sym syscall_failed,
+        )
+    }
 }
 
 #[cfg(test)]
