@@ -761,3 +761,95 @@ fn a_setuid_program_ignores_profil_out() {
     // The profile goes where it would without the setting: gmon.out in the working directory.
     assert_eq!(files(&cwd), ["gmon.out"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// threads that exist before the clock starts
+
+/// gprof's self seconds per function.
+fn gprof_seconds(exe: &Path, gmon: &Path) -> Vec<(String, f64)> {
+    let out = Command::new("gprof")
+        .args(["-b", "-p"])
+        .arg(exe)
+        .arg(gmon)
+        .output()
+        .expect("run gprof");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let secs = f.get(2)?.parse::<f64>().ok()?;
+            Some(((*f.last()?).to_owned(), secs))
+        })
+        .collect()
+}
+
+#[test]
+fn a_thread_started_before_the_runtime_is_sampled_too() {
+    // libearly.so's constructor starts a thread before the runtime's constructor runs (under
+    // LD_PRELOAD, and with the object linked in); it does twice main's work.
+    let dir = Scratch::new("early");
+    let lib = dir.path("libearly.so");
+    let gcc = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new("gcc").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    gcc(&[
+        "-O2".as_ref(),
+        "-pthread".as_ref(),
+        "-shared".as_ref(),
+        "-fPIC".as_ref(),
+        "-o".as_ref(),
+        lib.as_os_str(),
+        fixtures().join("libearly.c").as_os_str(),
+    ]);
+    let build = |name: &str, with: bool| {
+        let exe = dir.path(name);
+        let obj = runtime_path(false);
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "-O2".as_ref(),
+            "-pthread".as_ref(),
+            "-rdynamic".as_ref(),
+            "-o".as_ref(),
+            exe.as_os_str(),
+        ];
+        let src = fixtures().join("early.c");
+        args.push(src.as_os_str());
+        if with {
+            args.push(obj.as_os_str());
+        }
+        args.extend(["-L".as_ref(), dir.0.as_os_str(), "-learly".as_ref()]);
+        args.push("-Wl,-rpath,$ORIGIN".as_ref());
+        gcc(&args);
+        exe
+    };
+    let p = Programs {
+        plain: build("early-plain", false),
+        linked: build("early-linked", true),
+    };
+    for way in [Way::Linked, Way::Preloaded] {
+        let cwd = dir.sub(&format!("{way:?}"));
+        let o = run(&p, way, &cwd, &["early", "150"], &Setup::default());
+        assert_eq!(
+            (o.status, o.stdout.as_str(), o.stderr.as_str()),
+            (0, "done\n", "")
+        );
+        let rows = gprof_seconds(p.exe(way), &cwd.join("gmon.out"));
+        let of = |name: &str| {
+            rows.iter()
+                .find(|(n, _)| n == name)
+                .map_or(0.0, |(_, s)| *s)
+        };
+        let (early, main) = (of("early_work"), of("main_work"));
+        assert!(main > 0.0, "{way:?}: {rows:?}");
+        let ratio = early / main;
+        assert!(
+            (1.5..=2.6).contains(&ratio),
+            "{way:?}: early_work / main_work = {ratio:.2}, expected 2: {rows:?}"
+        );
+    }
+}

@@ -41,8 +41,9 @@
 //!
 //! # Descriptors
 //!
-//! Every descriptor number belongs to the program. The runtime keeps one descriptor open, the
-//! perf event's, and keeps it out of the way: close-on-exec, moved at start to a high number
+//! Every descriptor number belongs to the program. The runtime keeps its perf events'
+//! descriptors open (one, plus one per thread that existed before the clock started), and
+//! keeps them out of the way: close-on-exec, moved at start to a high number
 //! (at or above 768, or three quarters of `RLIMIT_NOFILE` if lower; never 0–2), so the program's
 //! first `open` returns what it would without us and a closed stdin stays closed. Its identity
 //! (device, inode, perf event id) is checked before every `ioctl` or `close`; if the program
@@ -96,9 +97,6 @@
 //!   signals (the `SIGPROF` case is detected, and we stand aside, only when the program arms
 //!   `ITIMER_PROF` through `setitimer`). Under a debugger, which stops on every `SIGTRAP`, use
 //!   `PROFIL_TIMER=itimer` or `PROFIL_OFF=1`.
-//! * Under `LD_PRELOAD`, threads started before our constructor (by another library's
-//!   constructor) are not sampled with the perf clock: the event is inherited only by threads
-//!   created after it was opened.
 //!
 //! # Design constraints, and why
 //!

@@ -196,12 +196,13 @@ const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 
-/// Open a user-time-only task-clock event on the calling thread that overflows every
+/// Open a user-time-only task-clock event on thread `tid` (0: the calling thread) that
+/// overflows every
 /// `period_ns` nanoseconds of CPU time and then sends a synchronous `SIGTRAP` (si_code
 /// `TRAP_PERF`, `si_perf_data` = `sig_data`) to the thread that overflowed. Threads created
 /// later inherit it (`inherit` + `inherit_thread`: threads yes, forked children no); `exec`
 /// removes it. Returns the file descriptor, or `errno`. The event starts disabled.
-pub fn perf_open_task_clock(period_ns: u64, sig_data: u64) -> Result<c_int, c_int> {
+pub fn perf_open_task_clock(period_ns: u64, sig_data: u64, tid: u32) -> Result<c_int, c_int> {
     let attr = PerfEventAttr {
         type_: PERF_TYPE_SOFTWARE,
         size: size_of::<PerfEventAttr>() as u32,
@@ -218,13 +219,13 @@ pub fn perf_open_task_clock(period_ns: u64, sig_data: u64) -> Result<c_int, c_in
         ..Default::default()
     };
     // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` field tells the kernel
-    // how much of it to read; the other arguments are plain integers (pid 0 = this thread,
-    // cpu -1 = any, no group, close-on-exec).
+    // how much of it to read; the other arguments are plain integers (pid: a thread of this
+    // process, 0 = this one; cpu -1 = any, no group, close-on-exec).
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
             &attr as *const PerfEventAttr,
-            0 as libc::pid_t,
+            tid as libc::pid_t,
             -1 as c_int,
             -1 as c_int,
             PERF_FLAG_FD_CLOEXEC,
@@ -251,6 +252,53 @@ pub fn perf_set_enabled(fd: c_int, enabled: bool) -> Result<(), c_int> {
     } else {
         Ok(())
     }
+}
+
+/// Call `f` with the id of every thread of this process (`/proc/self/task`, read with
+/// `getdents64` into a stack buffer: no allocation). The directory's descriptor is opened and
+/// closed here. False if the list cannot be read.
+pub fn for_each_thread(mut f: impl FnMut(u32)) -> bool {
+    // SAFETY: a NUL-terminated path; open returns -1 on failure.
+    let fd = unsafe {
+        libc::open(
+            c"/proc/self/task".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    let mut buf = [0u8; 2048];
+    let ok;
+    loop {
+        // SAFETY: getdents64 writes at most buf.len() bytes of records into buf.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) };
+        if n <= 0 {
+            ok = n == 0;
+            break;
+        }
+        let mut off = 0usize;
+        while off + 19 < n as usize {
+            // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+            if reclen == 0 || off + reclen > n as usize {
+                break;
+            }
+            let name = &buf[off + 19..off + reclen];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if !name.is_empty() && name.iter().all(u8::is_ascii_digit) {
+                let tid = name
+                    .iter()
+                    .fold(0u64, |t, &d| t.saturating_mul(10) + u64::from(d - b'0'));
+                if let Ok(tid) = u32::try_from(tid) {
+                    f(tid);
+                }
+            }
+            off += reclen;
+        }
+    }
+    let _ = close(fd);
+    ok
 }
 
 /// `_IOR('$', 7, u64)`: the event's unique id.
