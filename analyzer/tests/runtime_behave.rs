@@ -463,8 +463,16 @@ fn a_seccomp_sandboxed_program_keeps_its_output_and_status() {
             (0, "before the filter\nafter the filter\n"),
             "{mode}"
         );
-        // The profile (the samples up to the filter) is written before the filter goes in.
+        // The profile (the samples up to the filter) is written before the filter goes in,
+        // not before the query (which installs nothing): the work in between is in it.
         assert_same_and_profiled(&p, &runs);
+        for (way, _, cwd) in &runs[1..] {
+            let rows = gprof_seconds(p.exe(*way), &cwd.join("gmon.out"));
+            assert!(
+                rows.iter().any(|(n, s)| n == "burn" && *s > 0.0),
+                "{mode} {way:?}: {rows:?}"
+            );
+        }
     }
     // The same in a static program (the object's prctl and syscall replace static libc's).
     let exe = dir.path("behave-static");

@@ -372,6 +372,10 @@ pub fn finish_at_exit() {
 /// none of its clock. It starts from an empty histogram (nothing is counted twice), a clock of
 /// its own, and writes `<name>.<pid>`.
 extern "C" fn after_fork_in_child() {
+    // A write the parent had in progress in another thread is not going on here (that thread
+    // does not exist in the child): nothing to wait for at the child's exit.
+    WRITER_TID.store(0, Ordering::Release);
+    EXITING.store(false, Ordering::Release);
     let automatic = backend().is_some() && !FINISHED.load(Ordering::Acquire);
     if automatic {
         hist::set_recording(false);
@@ -989,7 +993,8 @@ mod artifact {
     }
 
     /// syscall(2), writing the profile first when the program installs a seccomp filter with
-    /// the raw system call (`SYS_seccomp`, as libseccomp and sandboxes do; see
+    /// the raw system call (`SYS_seccomp` with `SECCOMP_SET_MODE_STRICT` or `_FILTER`, as
+    /// libseccomp and sandboxes do; see
     /// [`crate::before_sandbox`]). Every other call is exactly glibc's: a leaf function that
     /// moves the number and six arguments into the system call registers (the sixth comes from
     /// the caller's stack), uses no stack of its own (so `syscall(SYS_vfork)` and friends
@@ -1001,6 +1006,10 @@ mod artifact {
         core::arch::naked_asm!(
             "cmp rdi, {seccomp}",
             "jne 2f",
+            // Only the operations that install a filter: SECCOMP_SET_MODE_STRICT (0) and
+            // SECCOMP_SET_MODE_FILTER (1), not the queries (GET_ACTION_AVAIL, ...).
+            "cmp rsi, 1",
+            "ja 2f",
             // The seccomp call: keep the arguments across the hook (six pushes and 8 bytes
             // realign the stack to 16 for the call).
             "push rdi",
