@@ -558,6 +558,9 @@ fn terminating_signals_without_a_core_keep_the_profile_and_the_status() {
         libc::SIGUSR2,
         libc::SIGVTALRM,
         libc::SIGXCPU,
+        libc::SIGIO,
+        libc::SIGPWR,
+        libc::SIGSTKFLT,
     ] {
         let s = sig.to_string();
         let runs = each_way(&p, &dir, &["raise", "20", &s], &Setup::default());

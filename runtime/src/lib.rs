@@ -171,11 +171,12 @@ static OUT: Saved = Saved::new();
 static PREFIX: Saved = Saved::new();
 
 /// The terminating signals whose default action we take over (only where it is the default
-/// when we start): every signal whose default action ends the process without a core dump
-/// (the process state is sound, and `prog | head -1` ends by `SIGPIPE`), and `SIGXCPU`, whose
-/// default dumps core but which only says that the CPU-time limit was reached. The one list:
-/// the handlers, and the signals held while the profile is written, come from it.
-const TERMINATING: [core::ffi::c_int; 9] = [
+/// when we start): every standard signal whose default action ends the process without a core
+/// dump (the process state is sound, and `prog | head -1` ends by `SIGPIPE`) except `SIGPROF`,
+/// the fallback clock's own; and `SIGXCPU`, whose default dumps core but which only says that
+/// the CPU-time limit was reached. Real-time signals are left alone (the C library and
+/// sampling may use them). The one list of them.
+const TERMINATING: [core::ffi::c_int; 12] = [
     libc::SIGINT,
     libc::SIGTERM,
     libc::SIGHUP,
@@ -185,6 +186,9 @@ const TERMINATING: [core::ffi::c_int; 9] = [
     libc::SIGUSR2,
     libc::SIGVTALRM,
     libc::SIGXCPU,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSTKFLT,
 ];
 
 /// A setting's bytes, copied once in the constructor (before any other thread can read it)
