@@ -112,21 +112,25 @@ struct FdSink {
     limit: u64,
 }
 
+/// Write `bytes` to `fd`, which holds `written` bytes, unless that would pass `limit`.
+fn put(fd: c_int, written: &mut u64, limit: u64, bytes: &[u8]) -> Result<(), c_int> {
+    let end = written.saturating_add(bytes.len() as u64);
+    if end > limit {
+        return Err(libc::EFBIG);
+    }
+    sys::write_all(fd, bytes)?;
+    *written = end;
+    Ok(())
+}
+
 impl FdSink {
     fn put(&mut self, bytes: &[u8]) -> Result<(), c_int> {
-        let end = self.written.saturating_add(bytes.len() as u64);
-        if end > self.limit {
-            return Err(libc::EFBIG);
-        }
-        sys::write_all(self.fd, bytes)?;
-        self.written = end;
-        Ok(())
+        put(self.fd, &mut self.written, self.limit, bytes)
     }
 
     fn flush(&mut self) -> Result<(), c_int> {
-        let (buf, len) = (self.buf, self.len);
-        self.len = 0;
-        self.put(&buf[..len])
+        let len = core::mem::take(&mut self.len);
+        put(self.fd, &mut self.written, self.limit, &self.buf[..len])
     }
 }
 
