@@ -43,6 +43,8 @@ const ENTRY_POINTS: &[&str] = &[
     "execlp",
     "execle",
     "fexecve",
+    "prctl",
+    "syscall",
 ];
 
 fn main() {

@@ -7,8 +7,8 @@
 //! | `PROFIL_TIMER` | `perf` or `itimer` | perf_event, falling back to `itimer` |
 //! | `PROFIL_SCALE` | profil(2) scale, 2 ..= 65536 (65536 = one counter per 2 bytes of text) | 32768: one counter per 4 bytes |
 //! | `PROFIL_FORMAT` | `gnu` or `bsd` (4.4BSD) | `gnu` |
-//! | `PROFIL_OUT` | output path | see below |
-//! | `GMON_OUT_PREFIX` | as glibc: output `PREFIX.PID`, ignored in setuid/setgid processes | unset |
+//! | `PROFIL_OUT` | output path, ignored in secure-execution processes (setuid, setgid, file capabilities) | see below |
+//! | `GMON_OUT_PREFIX` | as glibc: output `PREFIX.PID`, ignored in secure-execution processes | unset |
 //! | `PROFIL_MODE` | `pcsample`: keep every sample (time, thread, PC) and write a pcsample file instead of the histogram, at the same name ([`crate::pcmode`]); `gmon` | `gmon` |
 //! | `PROFIL_PCSAMPLES` | pcsample buffer size in samples, 1 ..= 2^28 | [`DEFAULT_PCSAMPLES`] |
 //! | `PROFIL_RANGES` | `all`: also profile every shared object, each into its own file, listed in `<output>.objects` ([`crate::objects`]); `exe` | `exe` |
@@ -16,6 +16,10 @@
 //! Without `PROFIL_OUT` and `GMON_OUT_PREFIX` the profile goes to `gmon.out` in the working
 //! directory at exit. An unknown or invalid value produces one warning line on stderr and the
 //! default is used: a profiler must never stop the program it profiles.
+//!
+//! In a secure-execution process (`AT_SECURE`: setuid, setgid, or file capabilities) every
+//! setting that names a path is ignored, as glibc ignores `GMON_OUT_PREFIX` there: otherwise
+//! whoever runs a setuid-root program could have it replace any file with a profile.
 
 use core::fmt::{self, Write};
 
@@ -74,7 +78,7 @@ pub struct Config {
     pub scale: u32,
     /// Output format.
     pub format: Format,
-    /// `PROFIL_OUT`, if set and non-empty.
+    /// `PROFIL_OUT`, if set, non-empty and honoured (not a secure-execution process).
     pub out: Option<&'static [u8]>,
     /// `GMON_OUT_PREFIX`, if set, non-empty and honoured (not a secure-execution process).
     pub prefix: Option<&'static [u8]>,
@@ -123,7 +127,7 @@ fn parse_u32(v: &[u8]) -> Option<u32> {
 
 impl Config {
     /// Read the settings through `get` (a `getenv`), reporting each bad value to `warn`.
-    /// `secure` is true in setuid/setgid processes.
+    /// `secure` is true in secure-execution processes (setuid, setgid, file capabilities).
     pub fn from_env(
         get: impl Fn(&str) -> Option<&'static [u8]>,
         secure: bool,
@@ -215,8 +219,9 @@ impl Config {
                 ))),
             }
         }
-        c.out = get("PROFIL_OUT").filter(|v| !v.is_empty());
+        // Settings that name a path: never in a secure-execution process.
         if !secure {
+            c.out = get("PROFIL_OUT").filter(|v| !v.is_empty());
             c.prefix = get("GMON_OUT_PREFIX").filter(|v| !v.is_empty());
         }
         c
@@ -225,6 +230,26 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn secure_processes_ignore_every_setting_that_names_a_path() {
+        let vars = [
+            ("PROFIL_OUT", "/root-only/victim"),
+            ("GMON_OUT_PREFIX", "/root-only/pre"),
+            ("PROFIL_HZ", "2000"),
+        ];
+        let (c, w) = parse(&vars, true);
+        assert_eq!((c.out, c.prefix, c.hz), (None, None, 2000));
+        assert!(w.is_empty(), "{w:?}");
+        let (c, _) = parse(&vars, false);
+        assert_eq!(
+            (c.out, c.prefix),
+            (
+                Some(&b"/root-only/victim"[..]),
+                Some(&b"/root-only/pre"[..])
+            )
+        );
+    }
+
     use super::*;
     use std::string::String;
     use std::vec::Vec;

@@ -36,16 +36,59 @@
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
 //! * this module: the life cycle — [`start`] (the constructor), fork (the child starts an
 //!   empty histogram, a clock of its own and a file `<name>.<pid>`), terminating signals left at
-//!   their default action (write, then re-raise), exec, and [`finish`] (exit).
+//!   their default action (write, then re-raise), exec, a seccomp filter going in, and
+//!   [`finish`] (exit).
+//!
+//! # Descriptors
+//!
+//! Every descriptor number belongs to the program. The runtime keeps its perf events'
+//! descriptors open (one, plus one per thread that existed before the clock started), and
+//! keeps them out of the way: close-on-exec, moved at start to a high number
+//! (at or above 768, or three quarters of `RLIMIT_NOFILE` if lower; never 0–2), so the program's
+//! first `open` returns what it would without us and a closed stdin stays closed. Its identity
+//! (device, inode, perf event id) is checked before every `ioctl` or `close`; if the program
+//! closed it (`closefrom`, `close_range`) or put something else at its number, the runtime
+//! leaves the number alone and says so once at exit ([`timer`]). The profile is written through
+//! a fresh descriptor of its own, closed before the rename ([`output`]). Nothing else is opened.
+//!
+//! # The exit path
+//!
+//! Nothing the runtime does at exit may raise a signal, change the exit status or lose the
+//! program's buffered output (stdio is flushed after our exit handler runs):
+//!
+//! * the file never grows past `RLIMIT_FSIZE` (`SIGXFSZ`): the write fails first, with one
+//!   warning; a warning is not written where it would raise `SIGXFSZ` or `SIGPIPE` (a stderr
+//!   pipe whose reader has gone) ([`sys::write_stderr`]);
+//! * while the files are written, every asynchronous signal is held in the writing thread, and
+//!   another thread that would end the process meanwhile (a terminating signal, its own `exit`)
+//!   waits for the write, then for the exit under way ([`finish`]): the profile is whole or
+//!   absent, no temporary is left, and the status is the exit's;
+//! * the system calls it needs: `gettid`, `getpid`, `rt_sigprocmask`; for the clock `fstat`,
+//!   `ioctl` (`PERF_EVENT_IOC_ID`, `_DISABLE`) and `close`, or `timer_delete`; `getrusage`;
+//!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`, `close`,
+//!   `rename` (`unlink` on failure); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
+//!   warning `poll`, `fstat`, `lseek`, `sendto`/`write`; `nanosleep` while waiting for another
+//!   thread's write.
+//! * **seccomp**: a sandbox that allows only what the program needs would kill the process
+//!   (`SIGSYS`) in any of those. The runtime wraps `prctl` (glibc's is the bare system call) and,
+//!   when the program installs a filter (`PR_SET_SECCOMP`), writes the profile first and stops,
+//!   like before an exec; after that it makes no system call at all, at exit or anywhere else.
+//!   The samples after the filter are not recorded. `syscall` is wrapped too, for filters
+//!   installed with `syscall(SYS_seccomp, ...)` (libseccomp, sandboxes); a filter installed by
+//!   an inline system call instruction (or by a program linked against another C library's
+//!   `syscall`) is not seen.
 //!
 //! # What loses the profile
 //!
 //! `_exit`/`_Exit` (no exit handlers run), `SIGKILL` (cannot be caught), `abort` and other
 //! signals whose default action dumps core (`SIGABRT`, `SIGSEGV`, ...: the process state is
-//! suspect, and writing from there could turn a crash into a hang), a terminating signal whose
-//! handler the program replaced with its own, and an exec done with a raw `syscall(SYS_execve)`
-//! (it bypasses the wrappers; the clock is still removed by the kernel, so the new image is
-//! safe).
+//! suspect, and writing from there could turn a crash into a hang; `SIGXCPU` is the exception,
+//! a resource limit, not a fault), a terminating signal whose handler the program replaced with
+//! its own, and an exec done with a raw `syscall(SYS_execve)` (it bypasses the wrappers; the
+//! clock is still removed by the kernel, so the new image is safe). A write that fails (no
+//! permission, `RLIMIT_FSIZE`, something other than a regular file at the name) loses it with
+//! one warning line. The samples after the program closed the clock's descriptor, or installed
+//! a seccomp filter, are not recorded.
 //!
 //! # Known limitations
 //!
@@ -54,9 +97,6 @@
 //!   signals (the `SIGPROF` case is detected, and we stand aside, only when the program arms
 //!   `ITIMER_PROF` through `setitimer`). Under a debugger, which stops on every `SIGTRAP`, use
 //!   `PROFIL_TIMER=itimer` or `PROFIL_OFF=1`.
-//! * Under `LD_PRELOAD`, threads started before our constructor (by another library's
-//!   constructor) are not sampled with the perf clock: the event is inherited only by threads
-//!   created after it was opened.
 //!
 //! # Design constraints, and why
 //!
@@ -76,6 +116,10 @@
 //! * **A profiler never changes the program's fate**: bad settings and write failures are one
 //!   line on stderr, the exit status is never touched, and a `SIGTRAP` that is not ours goes
 //!   where it would have gone.
+//! * **Settings are copied at start**: a program may overwrite its environment block in place
+//!   (setproctitle); the output name used at exit is the one it started with. In a setuid,
+//!   setgid or capability-raising program (`AT_SECURE`) the settings that name a path are
+//!   ignored ([`config`]).
 //!
 //! Samples outside the main executable's text (shared libraries, the vdso) count toward the
 //! achieved rate but not into the histogram: gmon's single-range histogram has no place for them.
@@ -99,7 +143,7 @@ pub mod sys;
 pub mod timer;
 
 use core::fmt::Write as _;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use config::{Config, Format};
 use output::Destination;
@@ -121,37 +165,77 @@ static LAYOUT_SCALE: AtomicU32 = AtomicU32::new(0);
 static FORMAT_BSD: AtomicBool = AtomicBool::new(false);
 /// The executable's load bias (runtime − link-time address), for the objects manifest.
 static EXE_BIAS: AtomicU64 = AtomicU64::new(0);
-// PROFIL_OUT / GMON_OUT_PREFIX point into the initial environment block, which is never freed.
-static OUT_PTR: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
-static OUT_LEN: AtomicU64 = AtomicU64::new(0);
-static PREFIX_PTR: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
-static PREFIX_LEN: AtomicU64 = AtomicU64::new(0);
+// PROFIL_OUT / GMON_OUT_PREFIX, copied in the constructor: a program may overwrite its
+// environment block in place (setproctitle) long before exit.
+static OUT: Saved = Saved::new();
+static PREFIX: Saved = Saved::new();
 
-/// The terminating signals whose default action we take over (only where it is the default).
-const TERMINATING: [core::ffi::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// The terminating signals whose default action we take over (only where it is the default
+/// when we start): every standard signal whose default action ends the process without a core
+/// dump (the process state is sound, and `prog | head -1` ends by `SIGPIPE`) except `SIGPROF`,
+/// the fallback clock's own; and `SIGXCPU`, whose default dumps core but which only says that
+/// the CPU-time limit was reached. Real-time signals are left alone (the C library and
+/// sampling may use them). The one list of them.
+const TERMINATING: [core::ffi::c_int; 12] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGPIPE,
+    libc::SIGALRM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGVTALRM,
+    libc::SIGXCPU,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSTKFLT,
+];
+
+/// A setting's bytes, copied once in the constructor (before any other thread can read it)
+/// into storage of our own.
+struct Saved {
+    /// 0: not set; else the length (published with Release after the bytes).
+    len: core::sync::atomic::AtomicUsize,
+    bytes: core::cell::UnsafeCell<[u8; output::PATH_MAX]>,
+}
+
+// SAFETY: `bytes` is written only by `store`, once, in the constructor, before `len` publishes
+// it (Release); readers read it only after seeing a non-zero `len` (Acquire), and never write.
+unsafe impl Sync for Saved {}
+
+impl Saved {
+    const fn new() -> Saved {
+        Saved {
+            len: core::sync::atomic::AtomicUsize::new(0),
+            bytes: core::cell::UnsafeCell::new([0; output::PATH_MAX]),
+        }
+    }
+
+    /// Copy `v` (constructor only). False if it does not fit a path.
+    fn store(&self, v: &[u8]) -> bool {
+        if v.is_empty() || v.len() >= output::PATH_MAX || self.len.load(Ordering::Acquire) != 0 {
+            return v.is_empty();
+        }
+        // SAFETY: the constructor is the only writer and runs before any reader can see a
+        // non-zero length (see the Sync impl).
+        unsafe { (&mut *self.bytes.get())[..v.len()].copy_from_slice(v) };
+        self.len.store(v.len(), Ordering::Release);
+        true
+    }
+
+    fn load(&self) -> Option<&[u8]> {
+        let n = self.len.load(Ordering::Acquire);
+        // SAFETY: the first n bytes were written before n was published and are never written
+        // again (see the Sync impl).
+        (n != 0).then(|| unsafe { &(&*self.bytes.get())[..n] })
+    }
+}
 
 fn warn(line: &[u8]) {
     let mut b = buf::FixedBuf::<300>::new();
     b.push(line);
     b.push(b"\n");
     sys::write_stderr(b.as_bytes());
-}
-
-fn store_bytes(ptr: &AtomicPtr<u8>, len: &AtomicU64, v: Option<&'static [u8]>) {
-    if let Some(v) = v {
-        len.store(v.len() as u64, Ordering::Relaxed);
-        ptr.store(v.as_ptr() as *mut u8, Ordering::Release);
-    }
-}
-
-fn load_bytes(ptr: &AtomicPtr<u8>, len: &AtomicU64) -> Option<&'static [u8]> {
-    let p = ptr.load(Ordering::Acquire);
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: p/len were stored together from a `&'static [u8]` (an environment string) by
-    // `store_bytes`, with Release ordering on the pointer after the length.
-    Some(unsafe { core::slice::from_raw_parts(p, len.load(Ordering::Relaxed) as usize) })
 }
 
 fn backend() -> Option<Backend> {
@@ -203,6 +287,12 @@ pub fn start() {
     NOMINAL_HZ.store(cfg.hz, Ordering::Relaxed);
     TIMER_CHOICE.store(cfg.timer as u8, Ordering::Relaxed);
     if cfg.off {
+        return;
+    }
+    if !OUT.store(cfg.out.unwrap_or_default()) || !PREFIX.store(cfg.prefix.unwrap_or_default()) {
+        warn(
+            b"profil-rt: PROFIL_OUT or GMON_OUT_PREFIX is longer than a path can be; not profiling",
+        );
         return;
     }
     let Some(text) = sys::main_executable_text() else {
@@ -271,18 +361,25 @@ fn remember(cfg: &Config, layout: &hist::Layout) {
     LAYOUT_HI.store(layout.link_hi, Ordering::Relaxed);
     LAYOUT_SCALE.store(layout.scale, Ordering::Relaxed);
     FORMAT_BSD.store(cfg.format == Format::Bsd, Ordering::Relaxed);
-    store_bytes(&OUT_PTR, &OUT_LEN, cfg.out);
-    store_bytes(&PREFIX_PTR, &PREFIX_LEN, cfg.prefix);
 }
 
 extern "C" fn on_exit(_: *mut core::ffi::c_void) {
-    finish();
+    finish_as(Ending::Exit);
+}
+
+/// The `.fini_array` entry: the other exit path (beside the exit handler).
+pub fn finish_at_exit() {
+    finish_as(Ending::Exit);
 }
 
 /// Runs in the child after `fork()`: the child inherited a copy of the parent's histogram and
 /// none of its clock. It starts from an empty histogram (nothing is counted twice), a clock of
 /// its own, and writes `<name>.<pid>`.
 extern "C" fn after_fork_in_child() {
+    // A write the parent had in progress in another thread is not going on here (that thread
+    // does not exist in the child): nothing to wait for at the child's exit.
+    WRITER_TID.store(0, Ordering::Release);
+    EXITING.store(false, Ordering::Release);
     let automatic = backend().is_some() && !FINISHED.load(Ordering::Acquire);
     if automatic {
         hist::set_recording(false);
@@ -316,18 +413,30 @@ extern "C" fn on_terminate(
     _: *mut libc::siginfo_t,
     _: *mut core::ffi::c_void,
 ) {
-    finish();
+    finish_as(Ending::Signal);
     sys::reraise_default(sig);
+}
+
+/// Called by the `prctl` wrapper before the program installs a seccomp filter: write the
+/// profile now, while every system call is still allowed, and stop (like [`before_exec`]).
+/// From then on the runtime makes no system call at exit: a sandbox that allows only what the
+/// program itself needs would kill the process with `SIGSYS` (losing its buffered output).
+pub fn before_sandbox() {
+    if backend().is_none() || FINISHED.load(Ordering::Acquire) || !owner() {
+        return;
+    }
+    finish_as(Ending::Sandbox);
 }
 
 /// Called by the exec wrappers before the process image is replaced: stop the clock and write
 /// the samples so far. Returns whether profiling was running (and must resume if the exec
 /// fails).
 pub fn before_exec() -> bool {
-    if backend().is_none() || !owner() || FINISHED.load(Ordering::Acquire) {
+    // FINISHED first: after a seccomp filter went in, not even getpid may be allowed.
+    if backend().is_none() || FINISHED.load(Ordering::Acquire) || !owner() {
         return false;
     }
-    finish();
+    finish_as(Ending::Exec);
     true
 }
 
@@ -400,19 +509,100 @@ pub fn achieved_rate(samples: u64, cpu_ns: u64, nominal: u32) -> u32 {
     (rate as u32).max(1) // `as` saturates
 }
 
+/// Why the profile is being written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    /// `profil_rt_finish()` called by the program.
+    Call,
+    /// `exit` (our exit handler or `.fini_array`).
+    Exit,
+    /// A terminating signal at its default action ([`on_terminate`]).
+    Signal,
+    /// An exec wrapper.
+    Exec,
+    /// The program is about to install a seccomp filter.
+    Sandbox,
+}
+
+/// The thread writing the profile now (0: none).
+static WRITER_TID: AtomicU32 = AtomicU32::new(0);
+/// The profile was written (or is being written) on the way out of the process.
+static EXITING: AtomicBool = AtomicBool::new(false);
+/// How long a thread that would end the process waits for another thread's write to finish,
+/// and then for that thread's exit to end the process, in milliseconds each (bounds for a
+/// write stuck on a hung file system, not expected durations).
+const WRITE_WAIT_MS: u32 = 10_000;
+
 /// Stop sampling and write the profile. Runs once per process (later calls, and calls from a
 /// process that shares our memory under another pid, do nothing); never changes the exit status.
 pub fn finish() {
-    let Some(backend) = backend() else { return };
-    if !owner() || FINISHED.swap(true, Ordering::AcqRel) {
+    finish_as(Ending::Call);
+}
+
+/// [`finish`], for the given reason.
+///
+/// While the files are written every asynchronous signal is held in the writing thread: a
+/// terminating signal, or a handler of the program's that calls `exit`, runs once the files
+/// are complete (then ends the process as it would have). Another thread that would end the
+/// process meanwhile (a terminating signal delivered to it, or its own `exit`) waits for the
+/// write to finish; if the write is part of an exit already under way, it then waits for that
+/// exit to end the process, as glibc 2.41 makes a second `exit` wait for the first: a profile
+/// is written whole or not at all, no temporary is left behind, and the exit status is the
+/// exit's that was under way.
+///
+/// Once the profile is written this makes no system call (a seccomp filter may allow none).
+fn finish_as(ending: Ending) {
+    if FINISHED.load(Ordering::Acquire) {
+        wait_for_writer(ending);
         return;
     }
-    // A terminating signal arriving while the files are written waits until they are complete
-    // (then ends the process as it would have): a profile is written whole or not at all, and
-    // no temporary is left behind.
-    let mask = sys::block_signals(&TERMINATING);
+    let Some(backend) = backend() else { return };
+    if !owner() {
+        return;
+    }
+    let me = sys::gettid();
+    if WRITER_TID
+        .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        wait_for_writer(ending);
+        return;
+    }
+    if FINISHED.swap(true, Ordering::AcqRel) {
+        WRITER_TID.store(0, Ordering::Release);
+        return;
+    }
+    if matches!(ending, Ending::Exit | Ending::Signal) {
+        EXITING.store(true, Ordering::Release);
+    }
+    let mask = sys::block_async_signals();
     write_profile(backend);
+    WRITER_TID.store(0, Ordering::Release);
     sys::restore_signal_mask(&mask);
+}
+
+/// Another thread is (or was) writing the profile: a thread on its way out of the process waits
+/// for the write, and then, if the write belongs to an exit under way, for that exit (see
+/// [`finish_as`]). Makes no system call when no write is in progress.
+fn wait_for_writer(ending: Ending) {
+    if !matches!(ending, Ending::Exit | Ending::Signal) {
+        return;
+    }
+    let writer = WRITER_TID.load(Ordering::Acquire);
+    if writer == 0 || writer == sys::gettid() {
+        return;
+    }
+    for _ in 0..WRITE_WAIT_MS {
+        if WRITER_TID.load(Ordering::Acquire) == 0 {
+            break;
+        }
+        sys::sleep_ms(1);
+    }
+    if EXITING.load(Ordering::Acquire) {
+        for _ in 0..WRITE_WAIT_MS {
+            sys::sleep_ms(1);
+        }
+    }
 }
 
 fn write_profile(backend: Backend) {
@@ -437,9 +627,12 @@ fn write_profile(backend: Backend) {
     } else {
         Format::Gnu
     };
+    if timer::clock_taken() {
+        warn(b"profil-rt: the program closed the sampling clock's descriptor; the samples after that are missing");
+    }
     let dest = Destination {
-        out: load_bytes(&OUT_PTR, &OUT_LEN),
-        prefix: load_bytes(&PREFIX_PTR, &PREFIX_LEN),
+        out: OUT.load(),
+        prefix: PREFIX.load(),
         format,
         fork_child: FORK_CHILD.load(Ordering::Relaxed),
     };
@@ -562,9 +755,31 @@ mod artifact {
     #[link_section = ".init_array"]
     static INIT: extern "C" fn() = constructor;
 
+    extern "C" fn fini() {
+        crate::finish_at_exit();
+    }
+
     #[used]
     #[link_section = ".fini_array"]
-    static FINI: extern "C" fn() = profil_rt_finish;
+    static FINI: extern "C" fn() = fini;
+
+    /// prctl(2), writing the profile first when the program installs a seccomp filter
+    /// (`PR_SET_SECCOMP`; see [`crate::before_sandbox`]). glibc's prctl is the bare system
+    /// call; so is this one. Defined with its five integer-register arguments: on x86_64 a
+    /// variadic call passes them in the same registers.
+    #[no_mangle]
+    pub extern "C" fn prctl(
+        option: c_int,
+        a2: core::ffi::c_ulong,
+        a3: core::ffi::c_ulong,
+        a4: core::ffi::c_ulong,
+        a5: core::ffi::c_ulong,
+    ) -> c_int {
+        if option == libc::PR_SET_SECCOMP {
+            crate::before_sandbox();
+        }
+        crate::sys::raw_prctl(option, a2, a3, a4, a5)
+    }
 
     /// profil(2): count samples into the caller's 16-bit counters (see [`crate::api`]).
     ///
@@ -766,6 +981,79 @@ mod artifact {
         /// execle(3), writing the profile first.
         execle, 2
     );
+
+    /// Called by the `syscall` wrapper before `syscall(SYS_seccomp, ...)`.
+    #[cfg(target_arch = "x86_64")]
+    extern "C" fn before_seccomp() {
+        crate::before_sandbox();
+    }
+
+    /// Called by the `syscall` wrapper when the kernel returned an error (-4095..=-1): sets
+    /// errno and returns -1, as glibc's `syscall` does.
+    #[cfg(target_arch = "x86_64")]
+    extern "C" fn syscall_failed(ret: core::ffi::c_long) -> core::ffi::c_long {
+        crate::sys::set_errno(-ret as c_int);
+        -1
+    }
+
+    /// syscall(2), writing the profile first when the program installs a seccomp filter with
+    /// the raw system call (`SYS_seccomp` with `SECCOMP_SET_MODE_STRICT` or `_FILTER`, as
+    /// libseccomp and sandboxes do; see
+    /// [`crate::before_sandbox`]). Every other call is exactly glibc's: a leaf function that
+    /// moves the number and six arguments into the system call registers (the sixth comes from
+    /// the caller's stack), uses no stack of its own (so `syscall(SYS_vfork)` and friends
+    /// behave as with glibc), and turns a return in -4095..=-1 into errno and -1.
+    #[cfg(target_arch = "x86_64")]
+    #[unsafe(naked)]
+    #[no_mangle]
+    pub extern "C" fn syscall() {
+        core::arch::naked_asm!(
+            "cmp rdi, {seccomp}",
+            "jne 2f",
+            // Only the operations that install a filter: SECCOMP_SET_MODE_STRICT (0) and
+            // SECCOMP_SET_MODE_FILTER (1), not the queries (GET_ACTION_AVAIL, ...).
+            "cmp rsi, 1",
+            "ja 2f",
+            // The seccomp call: keep the arguments across the hook (six pushes and 8 bytes
+            // realign the stack to 16 for the call).
+            "push rdi",
+            "push rsi",
+            "push rdx",
+            "push rcx",
+            "push r8",
+            "push r9",
+            "sub rsp, 8",
+            "call {hook}",
+            "add rsp, 8",
+            "pop r9",
+            "pop r8",
+            "pop rcx",
+            "pop rdx",
+            "pop rsi",
+            "pop rdi",
+            "2:",
+            "mov rax, rdi",
+            "mov rdi, rsi",
+            "mov rsi, rdx",
+            "mov rdx, rcx",
+            "mov r10, r8",
+            "mov r8, r9",
+            "mov r9, [rsp + 8]",
+            "syscall",
+            "cmp rax, -4095",
+            "jae 3f",
+            "ret",
+            "3:",
+            "sub rsp, 8",
+            "mov rdi, rax",
+            "call {failed}",
+            "add rsp, 8",
+            "ret",
+            seccomp = const libc::SYS_seccomp,
+            hook = sym before_seccomp,
+            failed = sym syscall_failed,
+        )
+    }
 }
 
 #[cfg(test)]

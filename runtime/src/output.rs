@@ -1,10 +1,18 @@
 //! Writing the profile at exit: choosing the name, and writing it atomically.
 //!
-//! The file is written to a temporary name in the same directory (`<name>.profil-tmp.<pid>`,
-//! created with `O_EXCL | O_NOFOLLOW`, mode 0666 minus the umask) and renamed over the final name
-//! only once every byte is written, so a reader never sees a partial profile and a failure leaves
-//! nothing behind. The encoding is the `gmon` crate's no-allocation writer, in this machine's
-//! byte order and pointer size (the profile describes this very process).
+//! The file is written to a temporary name in the same directory (`.profil-tmp.<pid>`: short,
+//! so any valid final name, up to `NAME_MAX`, has a valid temporary beside it; created with
+//! `O_EXCL | O_NOFOLLOW | O_CLOEXEC`, mode 0666 minus the umask, on a descriptor of its own that
+//! is closed before the rename) and renamed over the final name only once every byte is
+//! written, so a reader never sees a partial profile and a failure leaves nothing behind. The
+//! encoding is the `gmon` crate's no-allocation writer, in this machine's byte order and pointer
+//! size (the profile describes this very process).
+//!
+//! Only what `open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW)` (glibc's gmon) could have
+//! written is replaced: nothing, or a regular file this process may open for writing. A
+//! device, FIFO, socket, directory or symbolic link at the name, or another user's read-only
+//! file, is left as it is, with one warning. The file never grows past `RLIMIT_FSIZE`: a write
+//! beyond it would raise `SIGXFSZ` and kill the program, so it fails with `EFBIG` first.
 
 use core::ffi::c_int;
 use core::fmt::Write as _;
@@ -18,8 +26,11 @@ use crate::config::Format;
 use crate::hist::Layout;
 use crate::sys;
 
+/// The longest path, with its NUL (Linux `PATH_MAX`).
+pub const PATH_MAX: usize = 4096;
+
 /// A path buffer (PATH_MAX).
-pub type PathBuf = FixedBuf<4096>;
+pub type PathBuf = FixedBuf<PATH_MAX>;
 
 /// Largest value of a 16-bit bin.
 const BIN_MAX: u32 = 0xffff;
@@ -54,9 +65,11 @@ pub fn final_path(dest: &Destination, pid: u32, use_default: bool, buf: &mut Pat
     }
 }
 
-/// The temporary name beside `final_name`.
+/// The temporary name beside `final_name`: `.profil-tmp.<pid>` in the same directory.
 pub fn temp_path(final_name: &[u8], pid: u32, buf: &mut PathBuf) {
-    buf.push(final_name);
+    if let Some(slash) = final_name.iter().rposition(|&b| b == b'/') {
+        buf.push(&final_name[..=slash]);
+    }
     let _ = write!(buf, ".profil-tmp.{pid}");
 }
 
@@ -88,18 +101,36 @@ impl Failure {
     }
 }
 
-/// A buffered sink into a file descriptor.
+/// A buffered sink into a file descriptor, which never writes past `limit` bytes.
 struct FdSink {
     fd: c_int,
     buf: [u8; 8192],
     len: usize,
+    /// Bytes written to the file so far.
+    written: u64,
+    /// `RLIMIT_FSIZE`: a write past it would raise `SIGXFSZ`.
+    limit: u64,
+}
+
+/// Write `bytes` to `fd`, which holds `written` bytes, unless that would pass `limit`.
+fn put(fd: c_int, written: &mut u64, limit: u64, bytes: &[u8]) -> Result<(), c_int> {
+    let end = written.saturating_add(bytes.len() as u64);
+    if end > limit {
+        return Err(libc::EFBIG);
+    }
+    sys::write_all(fd, bytes)?;
+    *written = end;
+    Ok(())
 }
 
 impl FdSink {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), c_int> {
+        put(self.fd, &mut self.written, self.limit, bytes)
+    }
+
     fn flush(&mut self) -> Result<(), c_int> {
-        let r = sys::write_all(self.fd, &self.buf[..self.len]);
-        self.len = 0;
-        r
+        let len = core::mem::take(&mut self.len);
+        put(self.fd, &mut self.written, self.limit, &self.buf[..len])
     }
 }
 
@@ -110,7 +141,7 @@ impl Sink for FdSink {
             self.flush()?;
         }
         if bytes.len() > self.buf.len() {
-            return sys::write_all(self.fd, bytes);
+            return self.put(bytes);
         }
         self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
         self.len += bytes.len();
@@ -244,6 +275,15 @@ fn write_atomically(
     let (Some(tmp_c), Some(final_c)) = (tmp.as_cstr(), final_name.as_cstr()) else {
         return Err(fail(0, "the name is too long or contains a NUL byte"));
     };
+    match sys::path_kind(final_c) {
+        sys::PathKind::Absent | sys::PathKind::Regular { writable: true } => {}
+        sys::PathKind::Regular { writable: false } => {
+            return Err(fail(libc::EACCES, "the file there may not be written"))
+        }
+        sys::PathKind::Other => {
+            return Err(fail(0, "not a regular file; left as it is"));
+        }
+    }
     let fd = match sys::create_new(tmp_c) {
         Ok(fd) => fd,
         Err(libc::EEXIST) => {
@@ -258,6 +298,8 @@ fn write_atomically(
         fd,
         buf: [0; 8192],
         len: 0,
+        written: 0,
+        limit: sys::file_size_limit(),
     };
     let result = body(&mut sink).and_then(|()| sink.flush().map_err(|e| fail(e, "write")));
     let closed = sys::close(fd).map_err(|e| fail(e, "close"));
@@ -481,7 +523,10 @@ mod tests {
         assert_eq!(path(&d, false), b"gmon.out.4242");
         let mut t = PathBuf::new();
         temp_path(b"x/prof.out", 7, &mut t);
-        assert_eq!(t.as_bytes(), b"x/prof.out.profil-tmp.7");
+        assert_eq!(t.as_bytes(), b"x/.profil-tmp.7");
+        let mut t = PathBuf::new();
+        temp_path(b"gmon.out", 7, &mut t);
+        assert_eq!(t.as_bytes(), b".profil-tmp.7");
     }
 
     fn counters(v: &[u32]) -> Vec<AtomicU32> {

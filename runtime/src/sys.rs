@@ -196,12 +196,13 @@ const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 
-/// Open a user-time-only task-clock event on the calling thread that overflows every
+/// Open a user-time-only task-clock event on thread `tid` (0: the calling thread) that
+/// overflows every
 /// `period_ns` nanoseconds of CPU time and then sends a synchronous `SIGTRAP` (si_code
 /// `TRAP_PERF`, `si_perf_data` = `sig_data`) to the thread that overflowed. Threads created
 /// later inherit it (`inherit` + `inherit_thread`: threads yes, forked children no); `exec`
 /// removes it. Returns the file descriptor, or `errno`. The event starts disabled.
-pub fn perf_open_task_clock(period_ns: u64, sig_data: u64) -> Result<c_int, c_int> {
+pub fn perf_open_task_clock(period_ns: u64, sig_data: u64, tid: u32) -> Result<c_int, c_int> {
     let attr = PerfEventAttr {
         type_: PERF_TYPE_SOFTWARE,
         size: size_of::<PerfEventAttr>() as u32,
@@ -218,13 +219,13 @@ pub fn perf_open_task_clock(period_ns: u64, sig_data: u64) -> Result<c_int, c_in
         ..Default::default()
     };
     // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` field tells the kernel
-    // how much of it to read; the other arguments are plain integers (pid 0 = this thread,
-    // cpu -1 = any, no group, close-on-exec).
+    // how much of it to read; the other arguments are plain integers (pid: a thread of this
+    // process, 0 = this one; cpu -1 = any, no group, close-on-exec).
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
             &attr as *const PerfEventAttr,
-            0 as libc::pid_t,
+            tid as libc::pid_t,
             -1 as c_int,
             -1 as c_int,
             PERF_FLAG_FD_CLOEXEC,
@@ -250,6 +251,115 @@ pub fn perf_set_enabled(fd: c_int, enabled: bool) -> Result<(), c_int> {
         Err(errno())
     } else {
         Ok(())
+    }
+}
+
+/// Call `f` with the id of every thread of this process (`/proc/self/task`, read with
+/// `getdents64` into a stack buffer: no allocation). The directory's descriptor is opened and
+/// closed here. False if the list cannot be read.
+pub fn for_each_thread(mut f: impl FnMut(u32)) -> bool {
+    // SAFETY: a NUL-terminated path; open returns -1 on failure.
+    let fd = unsafe {
+        libc::open(
+            c"/proc/self/task".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    let mut buf = [0u8; 2048];
+    let ok;
+    loop {
+        // SAFETY: getdents64 writes at most buf.len() bytes of records into buf.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) };
+        if n <= 0 {
+            ok = n == 0;
+            break;
+        }
+        let mut off = 0usize;
+        while off + 19 < n as usize {
+            // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+            if reclen == 0 || off + reclen > n as usize {
+                break;
+            }
+            let name = &buf[off + 19..off + reclen];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if !name.is_empty() && name.iter().all(u8::is_ascii_digit) {
+                let tid = name
+                    .iter()
+                    .fold(0u64, |t, &d| t.saturating_mul(10) + u64::from(d - b'0'));
+                if let Ok(tid) = u32::try_from(tid) {
+                    f(tid);
+                }
+            }
+            off += reclen;
+        }
+    }
+    let _ = close(fd);
+    ok
+}
+
+/// `_IOR('$', 7, u64)`: the event's unique id.
+const PERF_EVENT_IOC_ID: libc::c_ulong = 0x8008_2407;
+
+/// The kernel's unique id of the perf event behind `fd`. Call it only on a descriptor known to
+/// be a perf event (see [`fd_identity`]): an unknown ioctl on someone else's device is not
+/// harmless.
+pub fn perf_event_id(fd: c_int) -> Option<u64> {
+    let mut id = 0u64;
+    // SAFETY: PERF_EVENT_IOC_ID writes one u64 through the pointer, which points to `id`.
+    let r = unsafe { libc::ioctl(fd, PERF_EVENT_IOC_ID as _, &mut id as *mut u64) };
+    (r == 0).then_some(id)
+}
+
+/// The (device, inode) of the file open at `fd`, or `None` if `fd` is not open.
+pub fn fd_identity(fd: c_int) -> Option<(u64, u64)> {
+    let mut st = MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstat fills the struct it is given; a bad descriptor is reported, not faulted.
+    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstat succeeded, so the struct is filled in.
+    let st = unsafe { st.assume_init() };
+    Some((st.st_dev, st.st_ino))
+}
+
+/// The lowest descriptor number the runtime keeps its own descriptors at or above: high in the
+/// range the process may use (`RLIMIT_NOFILE`), where a program that opens files in order never
+/// reaches, but not so high that the kernel grows the descriptor table for it (a limit of a
+/// million is common). Never 0–2.
+fn private_fd_floor() -> Option<c_int> {
+    let mut r = MaybeUninit::<libc::rlimit>::zeroed();
+    // SAFETY: getrlimit fills the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, r.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: getrlimit succeeded.
+    let cur = unsafe { r.assume_init() }.rlim_cur;
+    let cur = c_int::try_from(cur).unwrap_or(c_int::MAX);
+    let floor = (cur / 4 * 3).min(768);
+    (floor >= 3 && floor < cur).then_some(floor)
+}
+
+/// Move a descriptor the runtime just opened out of the program's way: duplicate it
+/// close-on-exec at or above a floor (`private_fd_floor`) and close the original, so the number it had
+/// (the lowest free one) is free again for the program. On failure the original is closed and
+/// the errno returned.
+pub fn move_fd_high(fd: c_int) -> Result<c_int, c_int> {
+    let Some(floor) = private_fd_floor() else {
+        let _ = close(fd);
+        return Err(libc::EMFILE);
+    };
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor we own returns a new descriptor or -1.
+    let high = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, floor) };
+    let e = errno();
+    let _ = close(fd);
+    if high < 0 {
+        Err(e)
+    } else {
+        Ok(high)
     }
 }
 
@@ -378,6 +488,30 @@ pub fn block_signals(sigs: &[c_int]) -> libc::sigset_t {
         libc::sigemptyset(&mut set);
         for &s in sigs {
             libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        old
+    }
+}
+
+/// Block every signal that can arrive asynchronously in this thread (all but the synchronous
+/// fault signals, which the kernel would turn into a kill if they were blocked when they
+/// happen); returns the previous mask for [`restore_signal_mask`]. Async-signal-safe.
+pub fn block_async_signals() -> libc::sigset_t {
+    // SAFETY: as in block_signals.
+    unsafe {
+        let mut set: libc::sigset_t = core::mem::zeroed();
+        let mut old: libc::sigset_t = core::mem::zeroed();
+        libc::sigfillset(&mut set);
+        for s in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGILL,
+            libc::SIGFPE,
+            libc::SIGTRAP,
+            libc::SIGSYS,
+        ] {
+            libc::sigdelset(&mut set, s);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
         old
@@ -783,9 +917,149 @@ pub fn exe_path(buf: &mut [u8]) -> usize {
 }
 
 /// Write a message to standard error, best effort (errors are ignored: there is nowhere left
-/// to report them).
+/// to report them), and never at the cost of a signal: when stderr is a pipe or socket whose
+/// reader has gone (`poll` reports an error or hang-up) nothing is written, because the write
+/// would raise `SIGPIPE` and end the program (a socket is written with `MSG_NOSIGNAL`); nor
+/// when stderr is a regular file the message would take past `RLIMIT_FSIZE` (`SIGXFSZ`).
 pub fn write_stderr(msg: &[u8]) {
-    let _ = write_all(2, msg);
+    let mut p = libc::pollfd {
+        fd: 2,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, zero timeout.
+    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    if r < 0 || p.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
+        return;
+    }
+    if !fits_file_size_limit(2, msg.len()) {
+        return;
+    }
+    let mut buf = msg;
+    while !buf.is_empty() {
+        // SAFETY: `buf` is a valid readable slice; send fails with ENOTSOCK on a non-socket.
+        let mut n = unsafe {
+            libc::send(
+                2,
+                buf.as_ptr() as *const c_void,
+                buf.len(),
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        if n < 0 && errno() == libc::ENOTSOCK {
+            // SAFETY: as above; not a socket, and poll said the reader is there.
+            n = unsafe { libc::write(2, buf.as_ptr() as *const c_void, buf.len()) };
+        }
+        if n < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        if n <= 0 {
+            return;
+        }
+        buf = &buf[n as usize..];
+    }
+}
+
+/// Can `len` more bytes be written to `fd` without passing `RLIMIT_FSIZE` (which would raise
+/// `SIGXFSZ`)? Only regular files have the limit; the end is taken as the larger of the file
+/// offset and the size (an `O_APPEND` descriptor writes at the size).
+fn fits_file_size_limit(fd: c_int, len: usize) -> bool {
+    let limit = file_size_limit();
+    if limit == u64::MAX {
+        return true;
+    }
+    let mut st = MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstat fills the struct it is given.
+    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+        return true;
+    }
+    // SAFETY: fstat succeeded.
+    let st = unsafe { st.assume_init() };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return true;
+    }
+    // SAFETY: lseek with SEEK_CUR and offset 0 only reports the offset.
+    let pos = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }.max(0) as u64;
+    pos.max(st.st_size.max(0) as u64).saturating_add(len as u64) <= limit
+}
+
+/// The soft `RLIMIT_FSIZE`: the largest file this process may write (`u64::MAX`: no limit).
+/// Writing past it raises `SIGXFSZ`, whose default action ends the program.
+pub fn file_size_limit() -> u64 {
+    let mut r = MaybeUninit::<libc::rlimit>::zeroed();
+    // SAFETY: getrlimit fills the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, r.as_mut_ptr()) } != 0 {
+        return u64::MAX;
+    }
+    // SAFETY: getrlimit succeeded.
+    let cur = unsafe { r.assume_init() }.rlim_cur;
+    if cur == libc::RLIM_INFINITY {
+        u64::MAX
+    } else {
+        cur
+    }
+}
+
+/// What is at an output path (not following a symbolic link).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    /// Nothing (or it cannot be looked at: the create will say why).
+    Absent,
+    /// A regular file, and whether this process may open it for writing (`faccessat` with the
+    /// effective ids, as `open` checks).
+    Regular {
+        /// Opening it for writing would be allowed.
+        writable: bool,
+    },
+    /// Anything else: a directory, device, FIFO, socket or symbolic link.
+    Other,
+}
+
+/// Look at `path` without following a symbolic link and without opening it.
+pub fn path_kind(path: &CStr) -> PathKind {
+    let mut st = MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: `path` is NUL-terminated; lstat fills the struct it is given.
+    if unsafe { libc::lstat(path.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return PathKind::Absent;
+    }
+    // SAFETY: lstat succeeded.
+    let st = unsafe { st.assume_init() };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return PathKind::Other;
+    }
+    // SAFETY: `path` is NUL-terminated; faccessat only checks permissions.
+    let writable = unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::W_OK,
+            libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW,
+        )
+    } == 0;
+    PathKind::Regular { writable }
+}
+
+/// Sleep `ms` milliseconds (interrupted sleeps end early). Async-signal-safe.
+pub fn sleep_ms(ms: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ms / 1000) as libc::time_t,
+        tv_nsec: ((ms % 1000) * 1_000_000) as _,
+    };
+    // SAFETY: nanosleep reads one timespec; no remainder requested.
+    unsafe { libc::nanosleep(&ts, ptr::null_mut()) };
+}
+
+/// `prctl(2)` as the system call it is (glibc's `prctl` adds nothing to it), for the `prctl`
+/// wrapper.
+pub fn raw_prctl(
+    option: c_int,
+    a2: libc::c_ulong,
+    a3: libc::c_ulong,
+    a4: libc::c_ulong,
+    a5: libc::c_ulong,
+) -> c_int {
+    // SAFETY: forwarded to the kernel, which validates the arguments and any pointers in them.
+    unsafe { libc::syscall(libc::SYS_prctl, option, a2, a3, a4, a5) as c_int }
 }
 
 /// The text of an `errno` value, copied into `buf`.

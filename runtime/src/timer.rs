@@ -5,15 +5,35 @@
 //!   sends a synchronous `SIGTRAP` to the thread whose clock expired (`sigtrap`, Linux 5.13+).
 //!   Rates up to tens of kHz are accurate, and each thread is charged its own CPU time. New
 //!   threads inherit the event (forked children do not: they get their own after the fork);
-//!   `exec` removes it.
+//!   `exec` removes it. Threads that already exist when the clock starts (started by another
+//!   library's constructor before ours under `LD_PRELOAD`) inherit nothing, so each gets an
+//!   event of its own (`/proc/self/task`, up to [`MAX_EVENTS`] in all).
 //! * **itimer** (fallback, when perf_event is refused: paranoid level 3, seccomp, old kernels):
 //!   a POSIX timer on the process CPU-time clock sending `SIGPROF` — the clock `ITIMER_PROF`
 //!   uses (user + system time of all threads, at most one expiry per kernel tick: CONFIG_HZ,
 //!   250/s here), but, unlike `ITIMER_PROF`, deleted by `exec`: a profiling timer that survives
 //!   exec kills the next program image ("Profiling timer expired"), which is glibc's bug.
+//!
+//! # The perf event's descriptor
+//!
+//! The descriptors belong to the runtime, and the numbers around them to the program: a program
+//! may close every descriptor above 2 (`closefrom`, `close_range`), `dup2` onto any number, or
+//! start with stdin closed. So the event is opened, then moved close-on-exec to a high number
+//! ([`sys::move_fd_high`]: at or above 768, or three quarters of `RLIMIT_NOFILE` if that is
+//! lower; never 0–2), which frees the low number it was given: the program's first `open`
+//! returns what it would without us. Its identity is recorded at open — the device and inode
+//! of the file (every perf event shares one anonymous inode, so this says "a perf event") and
+//! the event's kernel id (`PERF_EVENT_IOC_ID`, asked only once the inode says it is a perf
+//! event) — and checked before every later `ioctl` or `close` (at exit, before exec, in a fork
+//! child). If the number now holds something else, the program closed ours (and with it the
+//! clock: the kernel frees an event and its per-thread copies with its last descriptor): the
+//! runtime leaves that number alone, and says once at exit that samples after that point are
+//! missing.
 
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 
 use crate::config::TimerChoice;
 use crate::{handler, sys};
@@ -34,7 +54,17 @@ impl Backend {
     }
 }
 
-static PERF_FD: AtomicI32 = AtomicI32::new(-1);
+/// The most perf events: one for the thread that starts the clock (its later threads inherit
+/// it) and one for each thread that already existed then.
+pub const MAX_EVENTS: usize = 64;
+// Our perf events' descriptors (-1: none) and kernel ids, slot 0 for the starting thread.
+static PERF_FDS: [AtomicI32; MAX_EVENTS] = [const { AtomicI32::new(-1) }; MAX_EVENTS];
+static PERF_IDS: [AtomicU64; MAX_EVENTS] = [const { AtomicU64::new(0) }; MAX_EVENTS];
+// The device and inode every perf event descriptor shares (perf's anonymous inode).
+static PERF_DEV: AtomicU64 = AtomicU64::new(0);
+static PERF_INO: AtomicU64 = AtomicU64::new(0);
+/// The program closed (or replaced) the perf event's descriptor.
+static CLOCK_TAKEN: AtomicBool = AtomicBool::new(false);
 static CPU_TIMER: AtomicUsize = AtomicUsize::new(0);
 static RUNNING: AtomicU8 = AtomicU8::new(0); // 0 none, 1 perf, 2 itimer
 static HZ: AtomicU32 = AtomicU32::new(0);
@@ -81,8 +111,23 @@ pub fn start(
     }
 }
 
+/// Open a disabled perf event on thread `tid` (0: this one), moved out of the program's way,
+/// and record its identity: its descriptor and kernel id.
+fn open_event(period: u64, tid: u32) -> Result<(c_int, u64), c_int> {
+    let fd = sys::perf_open_task_clock(period, handler::SIG_DATA, tid)?;
+    let fd = sys::move_fd_high(fd)?;
+    let (Some((dev, ino)), Some(id)) = (sys::fd_identity(fd), sys::perf_event_id(fd)) else {
+        let _ = sys::close(fd);
+        return Err(libc::EBADF);
+    };
+    PERF_DEV.store(dev, Ordering::Relaxed);
+    PERF_INO.store(ino, Ordering::Relaxed);
+    Ok((fd, id))
+}
+
 fn start_perf(hz: u32) -> Result<(), c_int> {
-    let fd = sys::perf_open_task_clock(period_ns(hz), handler::SIG_DATA)?;
+    let period = period_ns(hz);
+    let (fd, id) = open_event(period, 0)?;
     if let Err(e) = handler::install(libc::SIGTRAP) {
         let _ = sys::close(fd);
         return Err(e);
@@ -91,7 +136,29 @@ fn start_perf(hz: u32) -> Result<(), c_int> {
         let _ = sys::close(fd);
         return Err(e);
     }
-    PERF_FD.store(fd, Ordering::Relaxed);
+    PERF_IDS[0].store(id, Ordering::Relaxed);
+    PERF_FDS[0].store(fd, Ordering::Relaxed);
+    // Threads that exist already (started by another library's constructor before ours, or by
+    // the program before it called a programming interface) inherit nothing: an event each. A
+    // thread that ends meanwhile is skipped (ESRCH); one that an existing thread creates while
+    // the list is read may be missed.
+    let me = sys::gettid();
+    let mut slot = 1;
+    sys::for_each_thread(|tid| {
+        if tid == me || slot >= MAX_EVENTS {
+            return;
+        }
+        let Ok((fd, id)) = open_event(period, tid) else {
+            return;
+        };
+        if sys::perf_set_enabled(fd, true).is_err() {
+            let _ = sys::close(fd);
+            return;
+        }
+        PERF_IDS[slot].store(id, Ordering::Relaxed);
+        PERF_FDS[slot].store(fd, Ordering::Relaxed);
+        slot += 1;
+    });
     RUNNING.store(1, Ordering::Relaxed);
     Ok(())
 }
@@ -118,16 +185,50 @@ pub fn running() -> Option<Backend> {
     }
 }
 
+/// Is `fd` still the perf event with kernel id `id`? (Device and inode first: only a perf
+/// event gets the id ioctl.)
+fn is_our_event(fd: c_int, id: u64) -> bool {
+    fd >= 0
+        && sys::fd_identity(fd)
+            == Some((
+                PERF_DEV.load(Ordering::Relaxed),
+                PERF_INO.load(Ordering::Relaxed),
+            ))
+        && sys::perf_event_id(fd) == Some(id)
+}
+
+/// Take each of our perf events' descriptors out of the table and give `f` those that are
+/// still ours to use; if the program closed or replaced one, remember that (for
+/// [`clock_taken`]).
+fn take_perf_fds(mut f: impl FnMut(c_int)) {
+    for (fd, id) in PERF_FDS.iter().zip(&PERF_IDS) {
+        let fd = fd.swap(-1, Ordering::Relaxed);
+        if fd < 0 {
+            continue;
+        }
+        if is_our_event(fd, id.load(Ordering::Relaxed)) {
+            f(fd);
+        } else {
+            CLOCK_TAKEN.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Did the program close (or reuse the number of) the perf event's descriptor? Then the
+/// clock stopped when it did, and samples after that are missing.
+pub fn clock_taken() -> bool {
+    CLOCK_TAKEN.load(Ordering::Relaxed)
+}
+
 /// Stop the clock. The handler stays installed (a signal already in flight must not meet the
 /// default action, which would kill the process); it ignores samples once recording stops.
 pub fn stop() -> Option<Backend> {
     match RUNNING.swap(0, Ordering::Relaxed) {
         1 => {
-            let fd = PERF_FD.swap(-1, Ordering::Relaxed);
-            if fd >= 0 {
+            take_perf_fds(|fd| {
                 let _ = sys::perf_set_enabled(fd, false);
                 let _ = sys::close(fd);
-            }
+            });
             Some(Backend::Perf)
         }
         2 => {
@@ -156,12 +257,14 @@ pub fn restart_in_child() -> Result<Backend, StartError> {
         2 => Backend::Itimer,
         _ => return Err(StartError::default()),
     };
-    let fd = PERF_FD.swap(-1, Ordering::Relaxed);
-    if fd >= 0 {
-        // Closing our copy of the descriptor leaves the parent's event alone (no ioctl here:
-        // that would disable the parent's clock).
+    take_perf_fds(|fd| {
+        // Closing our copy of a descriptor leaves the parent's event alone (no enable or
+        // disable here: that would stop the parent's clock).
         let _ = sys::close(fd);
-    }
+    });
+    // The child's clock is new: a descriptor the program closed in the parent is the parent's
+    // loss to report.
+    CLOCK_TAKEN.store(false, Ordering::Relaxed);
     CPU_TIMER.store(0, Ordering::Relaxed); // the parent's timer id means nothing here
     restart(backend)
 }
