@@ -229,7 +229,7 @@ pub fn start() {
     if !sys::at_exit(on_exit) {
         warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
     }
-    if !sys::at_fork_child(after_fork_in_child) {
+    if !hook_fork() {
         warn(b"profil-rt: cannot register the fork hook; forked children will not be profiled");
     }
     let perf_warning = |e| {
@@ -339,7 +339,12 @@ pub fn after_failed_exec() {
         FINISHED.store(false, Ordering::Release);
         return;
     }
-    if let Ok(b2) = timer::restart(b) {
+    // The clock may still run (for the programming interfaces, see `write_profile`).
+    let restarted = match timer::running() {
+        Some(running) => Ok(running),
+        None => timer::restart(b),
+    };
+    if let Ok(b2) = restarted {
         BACKEND.store(if b2 == Backend::Perf { 1 } else { 2 }, Ordering::Relaxed);
         FINISHED.store(false, Ordering::Release);
         hist::set_recording(true);
@@ -366,12 +371,32 @@ pub fn program_uses_profiling_timer() {
     warn(b"profil-rt: the program uses the profiling timer (ITIMER_PROF) itself; profil-rt stops sampling and keeps the samples so far");
 }
 
+static FORK_HOOKED: AtomicBool = AtomicBool::new(false);
+
+/// Register [`after_fork_in_child`] once: by the constructor, or by the first programming
+/// interface call when the automatic profile is off ("profiling remains on in both child and
+/// parent after a fork").
+fn hook_fork() -> bool {
+    FORK_HOOKED.swap(true, Ordering::AcqRel) || sys::at_fork_child(after_fork_in_child)
+}
+
+/// The sampling clock's nominal rate (`PROFIL_HZ`).
+pub(crate) fn nominal_hz() -> u32 {
+    NOMINAL_HZ.load(Ordering::Relaxed)
+}
+
+/// Did we stop our clock because the program arms `ITIMER_PROF` itself?
+pub(crate) fn stood_aside() -> bool {
+    STOOD_ASIDE.load(Ordering::Acquire)
+}
+
 /// Make sure a sampling clock runs (for the programming interfaces, which work even when the
 /// automatic profile is off): start one at the configured rate if none does.
 pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
     if timer::running().is_some() {
         return Ok(());
     }
+    let _ = hook_fork();
     let choice = match TIMER_CHOICE.load(Ordering::Relaxed) {
         c if c == config::TimerChoice::Itimer as u8 => config::TimerChoice::Itimer,
         c if c == config::TimerChoice::Perf as u8 => config::TimerChoice::Perf,
@@ -416,7 +441,11 @@ pub fn finish() {
 }
 
 fn write_profile(backend: Backend) {
-    timer::stop();
+    // An explicit profil()/pcsample() in progress goes on after the automatic profile is
+    // written: the clock keeps running for it.
+    if !api::in_use() {
+        timer::stop();
+    }
     hist::set_recording(false);
     pcmode::stop();
     let end = match END_CPU_NS.load(Ordering::Relaxed) {
@@ -599,6 +628,27 @@ mod artifact {
         // SAFETY: the caller's contract is pcsample's.
         match unsafe { crate::api::pcsample(samples, nsamples) } {
             Ok(n) => n,
+            Err(e) => {
+                crate::sys::set_errno(e);
+                -1
+            }
+        }
+    }
+
+    /// The samples per CPU-second `profil` and `pcsample` receive (Tru64's
+    /// `getsysinfo(GSI_CLK_TCK)`): `sysconf(_SC_CLK_TCK)` unless `profil_rt_set_hz` chose
+    /// another, at most `PROFIL_HZ`.
+    #[no_mangle]
+    pub extern "C" fn profil_rt_hz() -> core::ffi::c_uint {
+        crate::api::rate()
+    }
+
+    /// Ask for `hz` samples per CPU-second for `profil` and `pcsample` (0: back to
+    /// `sysconf(_SC_CLK_TCK)`). Returns 0, or -1 with `EINVAL` above 50000.
+    #[no_mangle]
+    pub extern "C" fn profil_rt_set_hz(hz: core::ffi::c_uint) -> c_int {
+        match crate::api::set_rate(hz) {
+            Ok(()) => 0,
             Err(e) => {
                 crate::sys::set_errno(e);
                 -1
