@@ -1284,7 +1284,7 @@ fn apis(dir: &Scratch) -> PathBuf {
             .join("../runtime/include")
             .display()
     );
-    gcc(dir, "apis.c", "apis", &[&include], true)
+    gcc(dir, "apis.c", "apis", &[&include, "-pthread"], true)
 }
 
 fn check_api_lines(r: &Run, expected: usize) {

@@ -349,12 +349,15 @@ fn due() -> bool {
     let now = sys::process_cpu_ns();
     let mut due = DUE_NS.load(Relaxed);
     loop {
-        if now < due {
+        // More than a period ahead: the CPU clock restarted under the schedule (a forked child
+        // starts from its own zero CPU time while inheriting the parent's schedule).
+        let restarted = due > now.saturating_add(period);
+        if now < due && !restarted {
             return false;
         }
-        // Behind by more than a period (the first sample, or none for a while): restart the
-        // schedule from now rather than keeping a burst.
-        let next = if now - due >= period {
+        // Behind by more than a period (the first sample, or none for a while), or restarted:
+        // the schedule starts again from now rather than keeping a burst.
+        let next = if restarted || now - due >= period {
             now + period
         } else {
             due + period

@@ -10,8 +10,8 @@
 //!   fat LTO, one codegen unit, as a staticlib; `ld -r` keeps only the members it needs and
 //!   `objcopy` localizes every global symbol except the runtime's own entry points
 //!   (`profil_rt_start`/`_finish`, the exec family and `setitimer` it wraps, `profil`,
-//!   `pcsample`, `moncontrol`), so no `core` or `compiler_builtins` symbol can clash with a
-//!   Rust program's.
+//!   `pcsample`, `profil_rt_hz`/`_set_hz`, `moncontrol`), so no `core` or `compiler_builtins`
+//!   symbol can clash with a Rust program's.
 //! * `libprofil_rt.so`, the same code as a shared object for `LD_PRELOAD` (or for linking with
 //!   `-Wl,--no-as-needed`).
 //!
@@ -32,7 +32,11 @@
 //! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced
 //!   (and `dlopen`/`dlmopen`, wrapped so that objects loaded later are registered).
 //! * [`api`]: the `profil` (traditional and extended) and `pcsample` interfaces the artifacts
-//!   export; `interfaces`: safe Rust calls to them for programs the runtime is linked into.
+//!   export, fed by the same clock at `sysconf(_SC_CLK_TCK)` samples per CPU-second, updating
+//!   the caller's memory only through the kernel (a fault turns them off instead of killing
+//!   the program) and never waiting (they are async-signal-safe); they keep the clock running
+//!   after [`finish`] and register the fork hook themselves when the automatic profile is off.
+//!   `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
 //! * this module: the life cycle — [`start`] (the constructor), fork (the child starts an
 //!   empty histogram, a clock of its own and a file `<name>.<pid>`), terminating signals left at
@@ -56,7 +60,8 @@
 //!   `PROFIL_TIMER=itimer` or `PROFIL_OFF=1`.
 //! * Under `LD_PRELOAD`, threads started before our constructor (by another library's
 //!   constructor) are not sampled with the perf clock: the event is inherited only by threads
-//!   created after it was opened.
+//!   created after it was opened. Likewise with `PROFIL_OFF=1`, where the first `profil` or
+//!   `pcsample` call starts the clock: threads that exist at that moment are not sampled.
 //!
 //! # Design constraints, and why
 //!
