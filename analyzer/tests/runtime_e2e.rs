@@ -719,6 +719,8 @@ fn runtime_object_exports_only_its_own_symbols() {
             "pcsample",
             "profil",
             "profil_rt_finish",
+            "profil_rt_hz",
+            "profil_rt_set_hz",
             "profil_rt_start",
             "setitimer"
         ]

@@ -204,9 +204,12 @@ pub fn start() {
         sys::is_secure_execution(),
         |w| warn(w.as_bytes()),
     );
-    // The programming interfaces use these even when the automatic profile is off.
+    // The programming interfaces use these even when the automatic profile is off; the fork
+    // hook too (registered here, in the constructor, rather than by their first call, which
+    // may come from a signal handler: registering takes a lock in libc).
     NOMINAL_HZ.store(cfg.hz, Ordering::Relaxed);
     TIMER_CHOICE.store(cfg.timer as u8, Ordering::Relaxed);
+    let fork_hooked = hook_fork();
     if cfg.off {
         return;
     }
@@ -234,7 +237,7 @@ pub fn start() {
     if !sys::at_exit(on_exit) {
         warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
     }
-    if !hook_fork() {
+    if !fork_hooked {
         warn(b"profil-rt: cannot register the fork hook; forked children will not be profiled");
     }
     let perf_warning = |e| {
@@ -378,9 +381,10 @@ pub fn program_uses_profiling_timer() {
 
 static FORK_HOOKED: AtomicBool = AtomicBool::new(false);
 
-/// Register [`after_fork_in_child`] once: by the constructor, or by the first programming
-/// interface call when the automatic profile is off ("profiling remains on in both child and
-/// parent after a fork").
+/// Register [`after_fork_in_child`] once: by the constructor (also when the automatic profile
+/// is off: "profiling remains on in both child and parent after a fork" for the programming
+/// interfaces), or, where no constructor ran (the rlib linked into a test), by the first
+/// programming interface call.
 fn hook_fork() -> bool {
     FORK_HOOKED.swap(true, Ordering::AcqRel) || sys::at_fork_child(after_fork_in_child)
 }
