@@ -35,6 +35,8 @@ const ENTRY_POINTS: &[&str] = &[
     "setitimer",
     "profil",
     "pcsample",
+    "profil_rt_hz",
+    "profil_rt_set_hz",
     "execve",
     "execv",
     "execvp",

@@ -733,6 +733,8 @@ fn runtime_object_exports_only_its_own_symbols() {
             "prctl",
             "profil",
             "profil_rt_finish",
+            "profil_rt_hz",
+            "profil_rt_set_hz",
             "profil_rt_start",
             "setitimer",
             "syscall"
@@ -1315,7 +1317,7 @@ fn apis(dir: &Scratch) -> PathBuf {
             .join("../runtime/include")
             .display()
     );
-    gcc(dir, "apis.c", "apis", &[&include], true)
+    gcc(dir, "apis.c", "apis", &[&include, "-pthread"], true)
 }
 
 fn check_api_lines(r: &Run, expected: usize) {
@@ -1366,6 +1368,86 @@ fn pcsample_interface_follows_its_contract() {
     let exe = apis(&dir);
     let r = run(&dir, &exe, &["pcsample"], &[("PROFIL_HZ", "1000")]);
     check_api_lines(&r, 7);
+}
+
+// The seeds' man pages, sentence by sentence (issue 15): each mode of apis.c prints one line
+// per check; the man-page sentence each implements is quoted there.
+
+fn check_api_mode(mode: &[&str], env: &[(&str, &str)], expected: usize) {
+    let dir = Scratch::new(&format!("api-{}", mode[0]));
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, mode, env);
+    check_api_lines(&r, expected);
+}
+
+/// pcsample(2), MT-Level "Async-Signal-Safe": pcsample and profil called from a signal handler
+/// that interrupts the sampling handler on the same thread used to spin forever (every run at
+/// 50 kHz, one in three at 1 kHz). 12 runs, each killed if it hangs (10 CPU-seconds).
+#[test]
+fn seed_calls_from_a_signal_handler_return() {
+    check_api_mode(
+        &["reentry", "12"],
+        &[("PROFIL_HZ", "50000"), ("PROFIL_OFF", "1")],
+        1,
+    );
+}
+
+/// The same in forked children of a parent whose eight threads are being sampled at 50 kHz:
+/// a child used to wait for handlers that ran only in the parent (a few of 400 hung).
+#[test]
+fn seed_calls_in_a_fork_child_return() {
+    check_api_mode(
+        &["fork-in-handler", "400"],
+        &[("PROFIL_HZ", "50000"), ("PROFIL_OFF", "1")],
+        1,
+    );
+}
+
+/// "Profiling is turned off if an update would cause a memory fault" (Solaris, Tru64,
+/// pcsample): unmapped, read-only, half-valid buffers, per range for the extended form.
+#[test]
+fn seed_faulting_updates_turn_profiling_off() {
+    check_api_mode(&["fault"], &[("PROFIL_HZ", "1000")], 10);
+}
+
+/// The check made when a call is made writes nothing: concurrent writes are kept, a sparse
+/// 256 MiB buffer stays sparse.
+#[test]
+fn seed_buffer_check_writes_nothing() {
+    check_api_mode(&["no-write"], &[("PROFIL_HZ", "1000")], 2);
+}
+
+/// "Profiling remains on in both the child and parent process after a fork(2)", also with the
+/// automatic profile off.
+#[test]
+fn seed_profiling_remains_on_in_a_forked_child() {
+    check_api_mode(&["fork"], &[("PROFIL_HZ", "1000"), ("PROFIL_OFF", "1")], 2);
+}
+
+/// An explicit profil() in progress goes on after profil_rt_finish() wrote the profile.
+#[test]
+fn seed_profil_goes_on_after_profil_rt_finish() {
+    check_api_mode(&["after-finish"], &[("PROFIL_HZ", "1000")], 1);
+}
+
+/// pcsample(2): the array fills "after nsamples / HZ seconds of process virtual time", HZ
+/// being sysconf(_SC_CLK_TCK); profil_rt_hz() tells it, profil_rt_set_hz() changes it.
+#[test]
+fn seed_interfaces_tick_at_clk_tck() {
+    check_api_mode(&["rate"], &[("PROFIL_HZ", "1000")], 6);
+}
+
+/// BSD's char *samples (odd addresses), and a failed pcsample keeps the previous count.
+#[test]
+fn seed_odd_buffers_and_kept_counts() {
+    check_api_mode(&["smaller"], &[("PROFIL_HZ", "1000")], 3);
+}
+
+/// Linux profil(3): "cannot be used together with ITIMER_PROF": with the CPU-time timer, a
+/// program's own SIGPROF handler makes profil() fail with EBUSY instead of counting nothing.
+#[test]
+fn seed_profil_reports_a_taken_sigprof() {
+    check_api_mode(&["own-sigprof"], &[("PROFIL_TIMER", "itimer")], 1);
 }
 
 #[test]
@@ -1455,7 +1537,7 @@ fn safe_rust_interfaces_reach_the_injected_runtime() {
         &["--extern", &extern_arg, "-L", &dep_arg, "-C", &link_arg],
     );
     let r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
-    check_api_lines(&r, 5);
+    check_api_lines(&r, 6);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,28 +1,46 @@
 //! The programming interfaces of the seeds, driven by the runtime's clock: `profil` (counters
-//! in the caller's buffer) and `pcsample` (raw PC values in the caller's array). The C entry
-//! points are exported by the artifacts (see `runtime/include/profil_rt.h`); `moncontrol` lives
-//! in the crate root ([`crate::set_counting`]).
+//! in the caller's buffer, Solaris/Tru64/4.4BSD/Linux profil(2)), its Tru64 extended form, and
+//! `pcsample` (raw PC values in the caller's array, Solaris pcsample(2)). The C entry points
+//! are exported by the artifacts (see `runtime/include/profil_rt.h`, and README.md's section on
+//! the C interfaces); `moncontrol` lives in the crate root ([`crate::set_counting`]).
+//!
+//! # The rate
+//!
+//! The runtime's clock ticks at `PROFIL_HZ` (shared with the automatic profile); these
+//! interfaces keep one sample per 1/`sysconf(_SC_CLK_TCK)` second of process CPU time (100 per
+//! CPU-second on Linux), as the seeds' kernels did: pcsample(2) says its array fills "after
+//! nsamples / HZ seconds of process virtual time", HZ being `sysconf(_SC_CLK_TCK)`. A program
+//! asks the rate with [`rate`] (`profil_rt_hz()`, the equivalent of Tru64's
+//! `getsysinfo(GSI_CLK_TCK)`) and chooses another with [`set_rate`] (`profil_rt_set_hz()`); a
+//! rate above the clock's gets every sample of the clock. The samples are thinned by comparing
+//! the process CPU clock with the next due time, not by counting, because the CPU-time timer
+//! delivers fewer signals than requested (one per kernel tick at most).
 //!
 //! # profil(buf, bufsiz, offset, scale)
 //!
 //! On every sample the interrupted PC (a runtime address) has `offset` subtracted, is halved,
 //! multiplied by `scale` and divided by 65536 ([`gmon::profil::pc_to_bin`]); if the result is
-//! below `bufsiz / 2`, that 16-bit counter is incremented. Scale 0 or 1 turns profiling off,
-//! `bufsiz` 0 makes it ineffective, scale 2 maps every PC at or above `offset` onto the first
-//! counter, a new call replaces the previous one, and `profil(0, 0, 0, 0)` stops it. Counters
-//! stop at 65535 instead of wrapping: a wrapped counter silently reports a hot spot as cold,
-//! while a stopped one is at worst an undercount that the 16-bit file format could not hold
-//! anyway (Solaris stops at 32767 because its counters are signed; ours are unsigned).
+//! below `bufsiz / 2`, that 16-bit counter is incremented. `buf` is BSD's `char *samples`: any
+//! address, odd ones included. Scale 0 or 1 turns profiling off, `bufsiz` 0 makes it
+//! ineffective, scale 2 maps every PC at or above `offset` onto the first counter, a new call
+//! replaces the previous one, and `profil(0, 0, 0, 0)` stops it. Counters stop at 65535 instead
+//! of wrapping: a wrapped counter silently reports a hot spot as cold, while a stopped one is at
+//! worst an undercount that the 16-bit file format could not hold anyway (Solaris stops all
+//! profiling at 32767 because its counters are signed; ours are unsigned and stop one by one).
 //!
 //! # The extended form: profil(args, count, -1, flags)
 //!
-//! With `offset == -1` (Tru64), `buf` points to `count` (≤ 64) [`ProfilArgs`] ranges, each with
-//! its own 32-bit counters, covering discontiguous address ranges (an executable and its
-//! shared libraries): a PC in `[lowpc, highpc)` of a range increments counter
-//! `((pc - offset) / 2) * scale / 65536` of that range's buffer (if below its `bufsiz / 4`).
-//! The ranges must be non-empty, non-overlapping and ordered by decreasing `lowpc`, with
-//! scales of at least 2; anything else fails with `EINVAL`. `count` 0 stops. A traditional call
-//! stops extended profiling and vice versa. These counters stop at 2^32 − 1.
+//! With `offset == -1` (Tru64), `buf` points to `count` (≤ 64) [`ProfilArgs`] ranges, laid out
+//! as Tru64's `struct profil_args { unsigned int *buffer; void *highpc; void *lowpc; void
+//! *offset; unsigned int scale; }`, each with its own 32-bit counters, covering discontiguous
+//! address ranges (an executable and its shared libraries). `scale` is "the ratio of bytes in
+//! the address range to bytes in the buffer": a PC in `[lowpc, highpc)` of a range increments
+//! counter `((pc - offset) * scale / 65536) / 4` of that range's buffer (0x10000: as many
+//! buffer bytes as range bytes, one counter per 4 bytes of code; scale 2: every PC on the first
+//! counter, as in the traditional form). The buffer's extent follows: it must hold the counter
+//! of `highpc - 1`. The ranges must be non-empty, non-overlapping and ordered by decreasing
+//! `lowpc`, with scales of at least 2; anything else fails with `EINVAL`. `count` 0 stops. A
+//! traditional call stops extended profiling and vice versa. These counters stop at 2^32 − 1.
 //!
 //! # pcsample(samples, nsamples)
 //!
@@ -30,57 +48,69 @@
 //! stored. The first call returns 0; each later call returns how many PCs the previous
 //! invocation stored, then starts over with the new array; `nsamples == 0` stops sampling. A
 //! negative count, or one whose array would not fit in the address space, fails with `EINVAL`
-//! and changes nothing (sampling into the previous array goes on); any other failure stops
-//! sampling first, and the previous invocation's count is lost. (A `profil` call, failed or
-//! not, always stops both forms first.)
+//! and changes nothing (sampling into the previous array goes on). Any other failure stops
+//! sampling but keeps the previous invocation's count: the next call returns it. (A `profil`
+//! call, failed or not, always stops both of its forms first.)
 //!
-//! # User memory
+//! # User memory: "profiling is turned off if an update would cause a memory fault"
 //!
-//! Both take memory the signal handler will write later. A buffer that is misaligned or not
-//! writable when the call is made turns that interface off and fails with `EFAULT` instead of
-//! crashing the program later (checked by reading and writing each page back through
-//! `process_vm_readv`/`process_vm_writev`, which report bad addresses instead of faulting). A
-//! buffer unmapped while in use cannot be detected; the caller must stop profiling first.
+//! Every update of the caller's memory goes through the kernel, which reports a bad address
+//! instead of faulting: a counter is read with `process_vm_readv` and incremented with an
+//! atomic add done by the kernel (`FUTEX_WAKE_OP`'s `FUTEX_OP_ADD`, exact under concurrency;
+//! [`sys::add_own_word`]), a PC is stored with `process_vm_writev`. An update that would fault
+//! turns that interface off instead (for the extended form, only that range; the others go
+//! on), and the next call of that interface reports it: it stops the interface and fails with
+//! `EFAULT` (pcsample keeps the count for the call after). So a buffer unmapped or made
+//! read-only while in use, or one that is only partly valid, is profiled up to the first
+//! update that cannot be made, and the program lives. When a call is made, only the first
+//! counter (or slot) is checked, by reading it: `EFAULT` if it cannot be read (null, or
+//! outside the address space). Nothing writes the caller's memory except the counting itself,
+//! and pages no sample lands on are never touched.
 //!
-//! # Switching safely
+//! A 16-bit counter is one half of an aligned 32-bit word, or (odd buffers) spans two; the
+//! add is chosen so that no carry crosses into a neighbour: the counter is read first, a full
+//! one is left alone, and a straddling counter whose low byte is full carries by a second add.
+//! Two samples that land on the same counter at the same instant on two threads are both
+//! counted, except at those two boundaries (a counter at 65534 may wrap, a straddling one may
+//! lose a carry): the read and the add are not one operation.
 //!
-//! The handler announces itself in an in-flight counter before it reads the settings; a call
-//! that changes them first turns the interface off, then waits for the counter to drain, so no
-//! handler is still writing into a buffer the caller has been told is no longer used.
+//! # Switching without waiting (async-signal-safety)
+//!
+//! pcsample is "Async-Signal-Safe" (its MT-Level), so these calls may interrupt the sampling
+//! handler on their own thread, and may run in a forked child whose parent had other threads
+//! inside the handler: no call waits for a handler or another thread. The settings of each
+//! interface live in one of [`SLOTS`] slots; a call fills a free slot and publishes it with one
+//! atomic swap of the interface's current-slot word (generation and slot), the handler reads a
+//! slot and checks that word again before and right before each update, so it never uses
+//! settings that were being rewritten, and a handler that began before the swap skips the
+//! update. What no swap can close is a handler that passed its last check an instant before
+//! the call: at most one update per such handler (a sample in progress on another thread, or
+//! on this one under the signal handler making the call) can still land in the old buffer just
+//! after the call returns. A pcsample slot is claimed before it is written, so the count a
+//! call returns never includes a slot nobody will write.
 
-use core::ffi::c_int;
-use core::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicPtr, AtomicU16, AtomicU32, AtomicUsize, Ordering,
-};
+use core::ffi::{c_int, c_long};
+use core::sync::atomic::Ordering::{AcqRel, Relaxed, Release, SeqCst};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
 
 use crate::sys;
 
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
-/// Set by the first call to any interface and never cleared: until then the handler skips
-/// this module without touching the shared in-flight counter.
-static EVER_USED: AtomicBool = AtomicBool::new(false);
+/// Why a call failed: an errno value.
+pub type Errno = c_int;
 
-static PROFIL_ON: AtomicBool = AtomicBool::new(false);
-static PROFIL_BUF: AtomicPtr<AtomicU16> = AtomicPtr::new(core::ptr::null_mut());
-static PROFIL_NBINS: AtomicUsize = AtomicUsize::new(0);
-static PROFIL_OFFSET: AtomicUsize = AtomicUsize::new(0);
-static PROFIL_SCALE: AtomicU32 = AtomicU32::new(0);
-
-/// One range of the extended form (`struct profil_args` in `profil_rt.h`).
+/// One range of the extended form: Tru64's `struct profil_args` (`profil_rt.h`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ProfilArgs {
-    /// 32-bit counters.
+    /// 32-bit counters, enough for the counter of `highpc - 1`.
     pub buffer: *mut u32,
-    /// Size of `buffer` in bytes.
-    pub bufsiz: usize,
     /// End of the range (exclusive), runtime address.
     pub highpc: usize,
     /// Start of the range, runtime address.
     pub lowpc: usize,
     /// Subtracted from the PC before scaling.
     pub offset: usize,
-    /// profil scale.
+    /// Bytes of buffer per byte of range, times 65536.
     pub scale: u32,
 }
 
@@ -90,94 +120,392 @@ pub const MAX_RANGES: usize = 64;
 /// An empty range: filler for the unused slots of a fixed array of ranges.
 pub(crate) const UNUSED_RANGE: ProfilArgs = ProfilArgs {
     buffer: core::ptr::null_mut(),
-    bufsiz: 0,
     highpc: 0,
     lowpc: 0,
     offset: 0,
     scale: 0,
 };
 
+/// The counter of the extended form that `pc` maps to in a range with `offset` and `scale`
+/// (before comparing with the range's extent): the byte `(pc - offset) * scale / 65536` of
+/// the buffer, in 4-byte counters; scale 2 puts every PC at or above `offset` on counter 0.
+pub fn extended_bin(pc: usize, offset: usize, scale: u32) -> Option<u128> {
+    if gmon::profil::is_off(scale) || pc < offset {
+        return None;
+    }
+    if scale == 2 {
+        return Some(0);
+    }
+    Some((pc - offset) as u128 * u128::from(scale) / 65536 / 4)
+}
+
+/// How many counters a range's buffer holds: one past the counter of `highpc - 1` (0 when
+/// the whole range lies below `offset`). `None` when they could not fit in the address space.
+pub fn extended_counters(r: &ProfilArgs) -> Option<usize> {
+    match extended_bin(r.highpc.checked_sub(1)?, r.offset, r.scale) {
+        None => Some(0),
+        Some(i) => usize::try_from(i + 1)
+            .ok()
+            .filter(|n| n.checked_mul(4).is_some()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slots and the current-slot word.
+
+/// Slots of settings per interface: one in use, the others for calls in progress (a call that
+/// finds none free, with this many calls at once, fails with `EAGAIN`).
+pub const SLOTS: usize = 8;
+const NO_SLOT: u64 = 0xff;
+
+fn slot_of(cur: u64) -> Option<usize> {
+    let s = (cur & 0xff) as usize;
+    (s < SLOTS).then_some(s)
+}
+
+fn generation(cur: u64) -> u64 {
+    cur >> 8
+}
+
+/// One interface's slot bookkeeping: which slot is current (generation << 8 | slot, or
+/// `NO_SLOT`: off), which slots are taken (current, or being filled by a call), and whether the
+/// settings of a generation faulted.
+struct Family {
+    current: AtomicU64,
+    taken: [AtomicBool; SLOTS],
+    /// The generation whose settings faulted in this slot (0: none).
+    faulted: [AtomicU64; SLOTS],
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const FALSE: AtomicBool = AtomicBool::new(false);
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO64: AtomicU64 = AtomicU64::new(0);
 #[allow(clippy::declare_interior_mutable_const)]
 const ZERO: AtomicUsize = AtomicUsize::new(0);
-static EXT_ON: AtomicBool = AtomicBool::new(false);
-static EXT_COUNT: AtomicUsize = AtomicUsize::new(0);
-static EXT_BUF: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
-static EXT_NBINS: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
-static EXT_LOW: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
-static EXT_HIGH: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
-static EXT_OFFSET: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
-static EXT_SCALE: [AtomicUsize; MAX_RANGES] = [ZERO; MAX_RANGES];
 
-static PCS_ON: AtomicBool = AtomicBool::new(false);
-static PCS_BUF: AtomicPtr<AtomicUsize> = AtomicPtr::new(core::ptr::null_mut());
-static PCS_CAP: AtomicUsize = AtomicUsize::new(0);
-static PCS_LEN: AtomicUsize = AtomicUsize::new(0);
-static PCS_CALLED: AtomicBool = AtomicBool::new(false);
-
-/// Feed one sample to the interfaces in use. *Async-signal-safe*: atomics only.
-#[inline]
-pub fn record(pc: usize) {
-    if !EVER_USED.load(Ordering::Relaxed) {
-        return;
-    }
-    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
-    if PROFIL_ON.load(Ordering::SeqCst) {
-        let nbins = PROFIL_NBINS.load(Ordering::Relaxed) as u64;
-        let offset = PROFIL_OFFSET.load(Ordering::Relaxed) as u64;
-        let scale = PROFIL_SCALE.load(Ordering::Relaxed);
-        if let Some(i) = gmon::profil::pc_to_bin(pc as u64, offset, scale, nbins) {
-            let buf = PROFIL_BUF.load(Ordering::Relaxed);
-            // SAFETY: PROFIL_BUF holds PROFIL_NBINS 2-byte-aligned counters that were checked to
-            // be writable when profil() was called; the caller keeps them until it stops us.
-            let c = unsafe { &*buf.add(i as usize) };
-            let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
+impl Family {
+    const fn new() -> Self {
+        Family {
+            current: AtomicU64::new(NO_SLOT),
+            taken: [FALSE; SLOTS],
+            faulted: [ZERO64; SLOTS],
         }
     }
-    if EXT_ON.load(Ordering::SeqCst) {
-        // Ranges are ordered by decreasing lowpc: the first one starting at or below pc is
-        // the only one that can hold it.
-        let n = EXT_COUNT.load(Ordering::Relaxed).min(MAX_RANGES);
-        if let Some(r) = (0..n).find(|&r| EXT_LOW[r].load(Ordering::Relaxed) <= pc) {
-            if pc < EXT_HIGH[r].load(Ordering::Relaxed) {
-                let bin = gmon::profil::pc_to_bin(
-                    pc as u64,
-                    EXT_OFFSET[r].load(Ordering::Relaxed) as u64,
-                    EXT_SCALE[r].load(Ordering::Relaxed) as u32,
-                    EXT_NBINS[r].load(Ordering::Relaxed) as u64,
-                );
-                if let Some(i) = bin {
-                    let buf = EXT_BUF[r].load(Ordering::Relaxed) as *const AtomicU32;
-                    // SAFETY: the range's buffer holds EXT_NBINS[r] 4-byte-aligned counters,
-                    // checked writable when the call was made.
-                    let c = unsafe { &*buf.add(i as usize) };
-                    let _ =
-                        c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
-                }
+
+    /// Take a free slot to fill. Never waits.
+    fn take(&self) -> Result<usize, Errno> {
+        for s in 0..SLOTS {
+            if self.taken[s]
+                .compare_exchange(false, true, AcqRel, Relaxed)
+                .is_ok()
+            {
+                return Ok(s);
+            }
+        }
+        Err(libc::EAGAIN)
+    }
+
+    /// Make `slot` (or nothing) current; returns the word it replaced.
+    fn publish(&self, slot: Option<usize>) -> u64 {
+        let s = slot.map_or(NO_SLOT, |s| s as u64);
+        let mut old = self.current.load(Relaxed);
+        loop {
+            let new = ((generation(old) + 1) << 8) | s;
+            match self
+                .current
+                .compare_exchange_weak(old, new, AcqRel, Relaxed)
+            {
+                Ok(_) => return old,
+                Err(now) => old = now,
             }
         }
     }
-    if PCS_ON.load(Ordering::SeqCst) {
-        let cap = PCS_CAP.load(Ordering::Relaxed);
-        let slot = PCS_LEN.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-            (n < cap).then_some(n + 1)
-        });
-        if let Ok(n) = slot {
-            let buf = PCS_BUF.load(Ordering::Relaxed);
-            // SAFETY: n < PCS_CAP slots of the caller's checked array.
-            unsafe { (*buf.add(n)).store(pc, Ordering::Relaxed) };
+
+    fn release(&self, cur: u64) {
+        if let Some(s) = slot_of(cur) {
+            self.taken[s].store(false, Release);
         }
     }
-    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
-}
 
-/// Turn `flag` off and wait until no handler is inside [`record`].
-fn quiesce(flag: &AtomicBool) {
-    EVER_USED.store(true, Ordering::SeqCst);
-    flag.store(false, Ordering::SeqCst);
-    while IN_FLIGHT.load(Ordering::SeqCst) != 0 {
-        core::hint::spin_loop();
+    fn is_current(&self, cur: u64) -> bool {
+        self.current.load(SeqCst) == cur
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// profil: the traditional and the extended form share one family (a call replaces either).
+
+static PROFIL: Family = Family::new();
+/// Per slot: 0 traditional, 1 extended.
+static KIND: [AtomicU8; SLOTS] = [const { AtomicU8::new(0) }; SLOTS];
+static T_BUF: [AtomicUsize; SLOTS] = [ZERO; SLOTS];
+static T_NBINS: [AtomicUsize; SLOTS] = [ZERO; SLOTS];
+static T_OFFSET: [AtomicUsize; SLOTS] = [ZERO; SLOTS];
+static T_SCALE: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
+
+/// One stored range of the extended form.
+struct RangeCell {
+    buf: AtomicUsize,
+    nbins: AtomicUsize,
+    low: AtomicUsize,
+    high: AtomicUsize,
+    offset: AtomicUsize,
+    scale: AtomicU32,
+    /// The generation in which this range faulted (0: none): it is off from then on.
+    faulted: AtomicU64,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY_CELL: RangeCell = RangeCell {
+    buf: ZERO,
+    nbins: ZERO,
+    low: ZERO,
+    high: ZERO,
+    offset: ZERO,
+    scale: AtomicU32::new(0),
+    faulted: ZERO64,
+};
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY_RANGES: [RangeCell; MAX_RANGES] = [EMPTY_CELL; MAX_RANGES];
+static E_COUNT: [AtomicUsize; SLOTS] = [ZERO; SLOTS];
+static E_RANGES: [[RangeCell; MAX_RANGES]; SLOTS] = [EMPTY_RANGES; SLOTS];
+
+// pcsample.
+static PCS: Family = Family::new();
+static S_BUF: [AtomicUsize; SLOTS] = [ZERO; SLOTS];
+static S_CAP: [AtomicUsize; SLOTS] = [ZERO; SLOTS];
+/// Per slot: how many times it was filled (its tag).
+static S_TAG: [AtomicU64; SLOTS] = [ZERO64; SLOTS];
+/// Per slot: slots claimed (bits 0..40), the slot's tag (low 23 bits, in bits 40..63), and bit
+/// 63 once the settings are replaced (frozen: no more claims). A handler that read the slot
+/// before it was filled again carries the old tag, and cannot claim.
+static S_LEN: [AtomicU64; SLOTS] = [ZERO64; SLOTS];
+const LEN_BITS: u32 = 40;
+const LEN_MASK: u64 = (1 << LEN_BITS) - 1;
+const TAG_MASK: u64 = (1 << 23) - 1;
+const FROZEN: u64 = 1 << 63;
+/// The most slots one array can have claimed (the count field's width).
+const MAX_CAP: usize = LEN_MASK as usize;
+/// A count kept for the next call after a failed one (or a displaced concurrent call).
+static S_CARRY: AtomicU64 = AtomicU64::new(0);
+
+fn len_tag(tag: u64) -> u64 {
+    (tag & TAG_MASK) << LEN_BITS
+}
+
+// ---------------------------------------------------------------------------------------------
+// The rate.
+
+/// Process CPU time (ns) at or after which the next sample is kept.
+static DUE_NS: AtomicU64 = AtomicU64::new(0);
+/// The rate asked with [`set_rate`] (0: `sysconf(_SC_CLK_TCK)`).
+static ASKED_HZ: AtomicU32 = AtomicU32::new(0);
+/// `sysconf(_SC_CLK_TCK)`, read when first needed outside the handler.
+static CLK_TCK: AtomicU32 = AtomicU32::new(0);
+/// Nanoseconds of CPU time between kept samples (0 until an interface is first switched on).
+static PERIOD_NS: AtomicU64 = AtomicU64::new(0);
+
+fn clk_tck() -> u32 {
+    match CLK_TCK.load(Relaxed) {
+        0 => {
+            let t = sys::clock_ticks_per_second();
+            CLK_TCK.store(t, Relaxed);
+            t
+        }
+        t => t,
+    }
+}
+
+/// Samples per CPU-second these interfaces receive: `sysconf(_SC_CLK_TCK)` unless
+/// [`set_rate`] asked otherwise, at most the clock's own rate (`PROFIL_HZ`). Tru64's
+/// `getsysinfo(GSI_CLK_TCK)`, as `profil_rt_hz()`.
+pub fn rate() -> u32 {
+    let asked = match ASKED_HZ.load(Relaxed) {
+        0 => clk_tck(),
+        hz => hz,
+    };
+    asked.min(crate::nominal_hz()).max(1)
+}
+
+/// Ask for `hz` samples per CPU-second (0: back to `sysconf(_SC_CLK_TCK)`); `EINVAL` above
+/// [`crate::config::MAX_HZ`]. Takes effect at once, for every interface.
+pub fn set_rate(hz: u32) -> Result<(), Errno> {
+    if hz > crate::config::MAX_HZ {
+        return Err(libc::EINVAL);
+    }
+    ASKED_HZ.store(hz, Relaxed);
+    update_period();
+    Ok(())
+}
+
+fn update_period() {
+    PERIOD_NS.store(1_000_000_000 / u64::from(rate()), Relaxed);
+}
+
+/// Is this sample one of the `rate()` per CPU-second to keep? *Async-signal-safe.*
+fn due() -> bool {
+    let period = PERIOD_NS.load(Relaxed);
+    let now = sys::process_cpu_ns();
+    let mut due = DUE_NS.load(Relaxed);
+    loop {
+        // More than a period ahead: the CPU clock restarted under the schedule (a forked child
+        // starts from its own zero CPU time while inheriting the parent's schedule).
+        let restarted = due > now.saturating_add(period);
+        if now < due && !restarted {
+            return false;
+        }
+        // Behind by more than a period (the first sample, or none for a while), or restarted:
+        // the schedule starts again from now rather than keeping a burst.
+        let next = if restarted || now - due >= period {
+            now + period
+        } else {
+            due + period
+        };
+        match DUE_NS.compare_exchange_weak(due, next, Relaxed, Relaxed) {
+            Ok(_) => return true,
+            Err(d) => due = d,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The handler's side.
+
+/// Is any interface on (so the clock must keep running)?
+pub fn in_use() -> bool {
+    slot_of(PROFIL.current.load(Relaxed)).is_some() || slot_of(PCS.current.load(Relaxed)).is_some()
+}
+
+/// Feed one sample of the runtime's clock to the interfaces in use, keeping [`rate`] per
+/// CPU-second. *Async-signal-safe*: atomics, and system calls that report bad addresses.
+#[inline]
+pub fn record(pc: usize) {
+    if in_use() && due() {
+        sample(pc);
+    }
+}
+
+/// Feed one sample to the interfaces in use, every one (no thinning to the rate): what
+/// [`record`] does with the samples it keeps; the fuzz check calls it directly.
+/// *Async-signal-safe.*
+pub fn sample(pc: usize) {
+    sample_profil(pc);
+    sample_pcsample(pc);
+}
+
+/// Add one to the 16-bit counter at `addr` (any alignment), stopping at 65535. False if the
+/// memory could not be read or updated.
+fn bump16(addr: usize) -> bool {
+    let Some(v) = sys::read_own_memory::<2>(addr) else {
+        return false;
+    };
+    let v = u16::from_le_bytes(v);
+    if v == u16::MAX {
+        return true;
+    }
+    let word = addr & !3;
+    match addr & 3 {
+        // Inside one word: no carry leaves the counter (it is below 65535).
+        b @ 0..=2 => sys::add_own_word(word, 8 * b as u32),
+        // Bytes 3 of this word and 0 of the next: the add on the low byte wraps within the
+        // word (the carry out of bit 31 is dropped), so a full low byte carries by hand.
+        _ => sys::add_own_word(word, 24) && (v & 0xff != 0xff || sys::add_own_word(word + 4, 0)),
+    }
+}
+
+/// Add one to the 4-byte-aligned 32-bit counter at `addr`, stopping at 2^32 − 1. False if
+/// the memory could not be read or updated.
+fn bump32(addr: usize) -> bool {
+    match sys::read_own_memory::<4>(addr) {
+        None => false,
+        Some(v) if u32::from_le_bytes(v) == u32::MAX => true,
+        Some(_) => sys::add_own_word(addr, 0),
+    }
+}
+
+fn sample_profil(pc: usize) {
+    let cur = PROFIL.current.load(SeqCst);
+    let Some(s) = slot_of(cur) else { return };
+    let gen = generation(cur);
+    if PROFIL.faulted[s].load(Relaxed) == gen {
+        return;
+    }
+    if KIND[s].load(Relaxed) == 0 {
+        let nbins = T_NBINS[s].load(Relaxed) as u64;
+        let offset = T_OFFSET[s].load(Relaxed) as u64;
+        let scale = T_SCALE[s].load(Relaxed);
+        let buf = T_BUF[s].load(Relaxed);
+        let Some(i) = gmon::profil::pc_to_bin(pc as u64, offset, scale, nbins) else {
+            return;
+        };
+        // The settings read are those of `cur` only if it is still current (no call rewrote
+        // the slot meanwhile); checked again as late as possible before the update.
+        if !PROFIL.is_current(cur) {
+            return;
+        }
+        if !bump16(buf.wrapping_add(2 * i as usize)) {
+            PROFIL.faulted[s].store(gen, Relaxed);
+        }
+        return;
+    }
+    // Ranges are ordered by decreasing lowpc: the first one starting at or below pc is the
+    // only one that can hold it.
+    let n = E_COUNT[s].load(Relaxed).min(MAX_RANGES);
+    let ranges = &E_RANGES[s];
+    let Some(r) = ranges[..n].iter().find(|r| r.low.load(Relaxed) <= pc) else {
+        return;
+    };
+    if pc >= r.high.load(Relaxed) || r.faulted.load(Relaxed) == gen {
+        return;
+    }
+    let Some(i) = extended_bin(pc, r.offset.load(Relaxed), r.scale.load(Relaxed)) else {
+        return;
+    };
+    if i >= r.nbins.load(Relaxed) as u128 {
+        return;
+    }
+    let addr = r.buf.load(Relaxed).wrapping_add(4 * i as usize);
+    if !PROFIL.is_current(cur) {
+        return;
+    }
+    if !bump32(addr) {
+        r.faulted.store(gen, Relaxed);
+    }
+}
+
+fn sample_pcsample(pc: usize) {
+    let cur = PCS.current.load(SeqCst);
+    let Some(s) = slot_of(cur) else { return };
+    let gen = generation(cur);
+    if PCS.faulted[s].load(Relaxed) == gen {
+        return;
+    }
+    let cap = S_CAP[s].load(Relaxed) as u64;
+    let buf = S_BUF[s].load(Relaxed);
+    let tag = len_tag(S_TAG[s].load(Relaxed));
+    if !PCS.is_current(cur) {
+        return;
+    }
+    let claimed = S_LEN[s].fetch_update(Relaxed, Relaxed, |v| {
+        (v & !LEN_MASK == tag && v & LEN_MASK < cap).then_some(v + 1)
+    });
+    let Ok(v) = claimed else { return };
+    // The slot is ours alone; the count that calls report includes it, so it is written even
+    // if a call replaced the array an instant ago.
+    let at = buf.wrapping_add(8 * (v & LEN_MASK) as usize);
+    if !sys::write_own_memory(at, &(pc as u64).to_le_bytes()) {
+        // Not stored: uncount it (the slot is the last claimed unless another thread claimed
+        // the next meanwhile, which then faults too) and turn pcsample off.
+        let _ = S_LEN[s].fetch_update(Relaxed, Relaxed, |w| {
+            (w & !FROZEN == v + 1).then_some(w - 1)
+        });
+        PCS.faulted[s].store(gen, Relaxed);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Starting the clock.
 
 /// What switching an interface on does about the clock: 0 start the real one, -1 nothing,
 /// > 0 fail with that errno. Only [`set_test_clock`] changes it.
@@ -190,7 +518,7 @@ static TEST_CLOCK: AtomicI32 = AtomicI32::new(0);
 pub enum TestClock {
     /// Start the real sampling clock ([`crate::ensure_clock`]) if none runs: the default.
     Real,
-    /// Start nothing and succeed: samples arrive only through explicit [`record`] calls, so a
+    /// Start nothing and succeed: samples arrive only through explicit [`sample`] calls, so a
     /// test can predict every counter (and no signal handler is installed).
     Absent,
     /// Start nothing and fail with this errno (taken as at least 1), as a refused clock would.
@@ -205,97 +533,114 @@ pub fn set_test_clock(clock: TestClock) {
         TestClock::Absent => -1,
         TestClock::Failing(e) => e.max(1),
     };
-    TEST_CLOCK.store(v, Ordering::SeqCst);
+    TEST_CLOCK.store(v, SeqCst);
 }
 
-/// Start the clock an interface needs: the real one unless a test chose otherwise.
+/// Start the clock an interface needs: the real one unless a test chose otherwise. `EBUSY`
+/// when the clock's signal does not reach our handler (the program installed its own handler
+/// for it, or armed `ITIMER_PROF` itself: profil(2) on Linux "cannot be used together with
+/// ITIMER_PROF"), since the call would otherwise succeed and count nothing.
 fn start_clock() -> Result<(), Errno> {
-    match TEST_CLOCK.load(Ordering::SeqCst) {
-        0 => crate::ensure_clock(),
+    match TEST_CLOCK.load(SeqCst) {
+        0 => {
+            if crate::stood_aside() {
+                return Err(libc::EBUSY);
+            }
+            crate::ensure_clock()?;
+            let sig = match crate::timer::running() {
+                Some(crate::timer::Backend::Perf) => libc::SIGTRAP,
+                Some(crate::timer::Backend::Itimer) => libc::SIGPROF,
+                None => return Err(libc::EBUSY),
+            };
+            let ours = crate::handler::on_sample as sys::SigInfoHandler as usize;
+            match sys::current_action(sig) {
+                Some(a) if a.handler == ours => Ok(()),
+                _ => Err(libc::EBUSY),
+            }
+        }
         -1 => Ok(()),
         e => Err(e),
     }
 }
 
-/// Is `[addr, addr + len)` memory this process may write? Each page is read and written back
-/// through the kernel, which reports a bad address as EFAULT instead of faulting.
-fn writable(addr: usize, len: usize) -> bool {
-    if len == 0 {
-        return true;
-    }
-    let Some(end) = addr.checked_add(len) else {
-        return false;
-    };
-    let page = 4096;
-    let mut p = addr;
-    while p < end {
-        let n = (page - p % page).min(end - p).min(8);
-        if !sys::rewrite_own_memory(p, n) {
-            return false;
-        }
-        p = (p / page + 1) * page;
-    }
-    // The last bytes too (the loop touched only the first bytes of each page).
-    sys::rewrite_own_memory(end - 1, 1)
+/// Can the first `len` (≤ 8) bytes at `addr` be read? The only check of the caller's memory
+/// made when a call is made: it writes nothing, and touches one page.
+fn first_readable(addr: usize, len: usize) -> bool {
+    addr != 0 && sys::can_read_own_memory(addr, len)
 }
 
-/// Is `[addr, addr + len)` memory this process may read?
-fn readable(addr: usize, len: usize) -> bool {
-    let Some(end) = addr.checked_add(len) else {
-        return false;
-    };
-    let mut p = addr;
-    while p < end {
-        if !sys::can_read_own_memory(p, (end - p).min(8)) {
-            return false;
-        }
-        p = (p / 4096 + 1) * 4096;
+// ---------------------------------------------------------------------------------------------
+// The calls.
+
+/// Stop both forms of profil; `EFAULT` if the settings replaced had faulted (the report the
+/// call after a fault makes).
+fn stop_profil() -> Result<(), Errno> {
+    let old = PROFIL.publish(None);
+    let faulted = slot_of(old).is_some_and(|s| {
+        let gen = generation(old);
+        PROFIL.faulted[s].load(Relaxed) == gen
+            || (KIND[s].load(Relaxed) == 1
+                && E_RANGES[s]
+                    .iter()
+                    .take(E_COUNT[s].load(Relaxed).min(MAX_RANGES))
+                    .any(|r| r.faulted.load(Relaxed) == gen))
+    });
+    PROFIL.release(old);
+    if faulted {
+        Err(libc::EFAULT)
+    } else {
+        Ok(())
     }
-    len == 0 || sys::can_read_own_memory(end - 1, 1)
 }
 
-/// Why a call failed: an errno value.
-pub type Errno = c_int;
+/// Publish the filled profil slot `s`; a concurrent call's settings it displaces are dropped.
+fn go_profil(s: usize) {
+    let displaced = PROFIL.publish(Some(s));
+    PROFIL.release(displaced);
+}
 
 /// `profil(buf, bufsiz, offset, scale)`, see the module docs.
 ///
 /// # Safety
-/// `buf` must stay valid for `bufsiz` bytes until profiling is turned off or replaced.
+/// None in the sense of memory safety (every update is checked by the kernel), but the buffer
+/// is the caller's: counts land in it until profiling is turned off or replaced.
 pub unsafe fn profil(buf: *mut u16, bufsiz: usize, offset: usize, scale: u32) -> Result<(), Errno> {
     if offset == usize::MAX {
         // SAFETY: the caller's contract for the extended form.
         return unsafe { profil_extended(buf as *const ProfilArgs, bufsiz) };
     }
-    quiesce(&PROFIL_ON);
-    quiesce(&EXT_ON); // a traditional call stops extended profiling
+    stop_profil()?;
     if gmon::profil::is_off(scale) || (buf.is_null() && bufsiz == 0) {
         return Ok(());
     }
     let nbins = bufsiz / 2;
-    if nbins > 0
-        && (buf.is_null()
-            || !(buf as usize).is_multiple_of(2)
-            || !writable(buf as usize, nbins * 2))
-    {
+    let addr = buf as usize;
+    if nbins > 0 && (addr.checked_add(nbins * 2).is_none() || !first_readable(addr, 2)) {
         return Err(libc::EFAULT);
     }
-    PROFIL_BUF.store(buf as *mut AtomicU16, Ordering::Relaxed);
-    PROFIL_NBINS.store(nbins, Ordering::Relaxed);
-    PROFIL_OFFSET.store(offset, Ordering::Relaxed);
-    PROFIL_SCALE.store(scale, Ordering::Relaxed);
-    start_clock()?;
-    PROFIL_ON.store(true, Ordering::SeqCst);
+    let s = PROFIL.take()?;
+    KIND[s].store(0, Relaxed);
+    PROFIL.faulted[s].store(0, Relaxed);
+    T_BUF[s].store(addr, Relaxed);
+    T_NBINS[s].store(nbins, Relaxed);
+    T_OFFSET[s].store(offset, Relaxed);
+    T_SCALE[s].store(scale, Relaxed);
+    if let Err(e) = start_clock() {
+        PROFIL.taken[s].store(false, Release);
+        return Err(e);
+    }
+    update_period();
+    go_profil(s);
     Ok(())
 }
 
 /// The extended form: `count` ranges at `args`, see the module docs.
 ///
 /// # Safety
-/// Each range's buffer must stay valid for its `bufsiz` bytes until profiling is turned off or
+/// As for [`profil`]: each range's buffer receives counts until profiling is turned off or
 /// replaced.
 pub unsafe fn profil_extended(args: *const ProfilArgs, count: usize) -> Result<(), Errno> {
-    quiesce(&EXT_ON);
-    quiesce(&PROFIL_ON); // an extended call stops traditional profiling
+    stop_profil()?;
     if count == 0 {
         return Ok(());
     }
@@ -303,21 +648,37 @@ pub unsafe fn profil_extended(args: *const ProfilArgs, count: usize) -> Result<(
         return Err(libc::EINVAL);
     }
     let bytes = count * core::mem::size_of::<ProfilArgs>();
+    let at = args as usize;
     if args.is_null()
-        || !(args as usize).is_multiple_of(core::mem::align_of::<ProfilArgs>())
-        || !readable(args as usize, bytes)
+        || !at.is_multiple_of(core::mem::align_of::<ProfilArgs>())
+        || at.checked_add(bytes).is_none()
     {
         return Err(libc::EFAULT);
     }
-    // Copy the caller's ranges once: every check below and the settings stored after them
-    // must see the same values, even if another thread rewrites the array during this call
-    // (read twice, a range could pass the checks and then be stored with an unchecked buffer).
+    // Copy the caller's ranges once, through the kernel (the array may be unreadable): every
+    // check below and the settings stored after them see the same values, even if another
+    // thread rewrites the array during this call.
     let mut copy = [UNUSED_RANGE; MAX_RANGES];
+    let mut nbins = [0usize; MAX_RANGES];
     for (i, slot) in copy.iter_mut().take(count).enumerate() {
-        // SAFETY: `args` was checked non-null, aligned and readable for `count` entries just
-        // above; `read_volatile` copies each entry exactly once, without creating a reference
-        // to memory that another thread may be writing.
-        *slot = unsafe { core::ptr::read_volatile(args.add(i)) };
+        let base = at + i * core::mem::size_of::<ProfilArgs>();
+        let word = |k: usize| sys::read_own_memory::<8>(base + 8 * k).map(usize::from_le_bytes);
+        let (Some(buffer), Some(highpc), Some(lowpc), Some(offset), Some(scale)) = (
+            word(0),
+            word(1),
+            word(2),
+            word(3),
+            sys::read_own_memory::<4>(base + 32),
+        ) else {
+            return Err(libc::EFAULT);
+        };
+        *slot = ProfilArgs {
+            buffer: buffer as *mut u32,
+            highpc,
+            lowpc,
+            offset,
+            scale: u32::from_le_bytes(scale),
+        };
     }
     let ranges = &copy[..count];
     for (i, r) in ranges.iter().enumerate() {
@@ -326,38 +687,57 @@ pub unsafe fn profil_extended(args: *const ProfilArgs, count: usize) -> Result<(
             return Err(libc::EINVAL);
         }
     }
-    for r in ranges {
-        let nbins = r.bufsiz / 4;
-        if nbins > 0
-            && (r.buffer.is_null()
-                || !(r.buffer as usize).is_multiple_of(4)
-                || !writable(r.buffer as usize, nbins * 4))
+    for (r, n) in ranges.iter().zip(nbins.iter_mut()) {
+        let buf = r.buffer as usize;
+        *n = extended_counters(r).ok_or(libc::EFAULT)?;
+        if *n > 0
+            && (!buf.is_multiple_of(4)
+                || buf.checked_add(*n * 4).is_none()
+                || !first_readable(buf, 4))
         {
             return Err(libc::EFAULT);
         }
     }
-    for (i, r) in ranges.iter().enumerate() {
-        EXT_BUF[i].store(r.buffer as usize, Ordering::Relaxed);
-        EXT_NBINS[i].store(r.bufsiz / 4, Ordering::Relaxed);
-        EXT_LOW[i].store(r.lowpc, Ordering::Relaxed);
-        EXT_HIGH[i].store(r.highpc, Ordering::Relaxed);
-        EXT_OFFSET[i].store(r.offset, Ordering::Relaxed);
-        EXT_SCALE[i].store(r.scale as usize, Ordering::Relaxed);
+    let s = PROFIL.take()?;
+    KIND[s].store(1, Relaxed);
+    PROFIL.faulted[s].store(0, Relaxed);
+    for ((r, cell), n) in ranges.iter().zip(&E_RANGES[s]).zip(nbins) {
+        cell.buf.store(r.buffer as usize, Relaxed);
+        cell.nbins.store(n, Relaxed);
+        cell.low.store(r.lowpc, Relaxed);
+        cell.high.store(r.highpc, Relaxed);
+        cell.offset.store(r.offset, Relaxed);
+        cell.scale.store(r.scale, Relaxed);
+        cell.faulted.store(0, Relaxed);
     }
-    EXT_COUNT.store(count, Ordering::Relaxed);
-    start_clock()?;
-    EXT_ON.store(true, Ordering::SeqCst);
+    E_COUNT[s].store(count, Relaxed);
+    if let Err(e) = start_clock() {
+        PROFIL.taken[s].store(false, Release);
+        return Err(e);
+    }
+    update_period();
+    go_profil(s);
     Ok(())
+}
+
+/// Freeze the pcsample settings `old` replaced (no more slots claimed) and return how many
+/// PCs they stored, and whether they faulted; releases their slot.
+fn retire_pcsample(old: u64) -> (u64, bool) {
+    let Some(s) = slot_of(old) else {
+        return (S_CARRY.swap(0, Relaxed), false);
+    };
+    // The slot stays taken until released below: only handlers' claims change its count.
+    let n = S_LEN[s].fetch_or(FROZEN, AcqRel) & LEN_MASK;
+    let faulted = PCS.faulted[s].load(Relaxed) == generation(old);
+    PCS.release(old);
+    (n, faulted)
 }
 
 /// `pcsample(samples, nsamples)`, see the module docs. Returns what the call returns.
 ///
 /// # Safety
-/// `samples` must stay valid for `nsamples` entries until the next call.
-pub unsafe fn pcsample(
-    samples: *mut usize,
-    nsamples: core::ffi::c_long,
-) -> Result<core::ffi::c_long, Errno> {
+/// As for [`profil`]: PCs land in the array until the next call.
+pub unsafe fn pcsample(samples: *mut usize, nsamples: c_long) -> Result<c_long, Errno> {
     // An impossible count (negative, or an array larger than the address space) fails before
     // anything changes: sampling into the previous array goes on, and its count is kept.
     let Some(bytes) = usize::try_from(nsamples)
@@ -367,28 +747,44 @@ pub unsafe fn pcsample(
         return Err(libc::EINVAL);
     };
     let cap = bytes / core::mem::size_of::<usize>();
-    quiesce(&PCS_ON);
-    let previous = if PCS_CALLED.swap(true, Ordering::Relaxed) {
-        PCS_LEN
-            .load(Ordering::Relaxed)
-            .min(PCS_CAP.load(Ordering::Relaxed)) as core::ffi::c_long
-    } else {
-        0
+    let (previous, faulted) = retire_pcsample(PCS.publish(None));
+    // A failure keeps the count for the next call.
+    let fail = |e: Errno| {
+        S_CARRY.fetch_add(previous, Relaxed);
+        Err(e)
     };
-    PCS_LEN.store(0, Ordering::Relaxed);
-    PCS_CAP.store(0, Ordering::Relaxed);
+    if faulted {
+        return fail(libc::EFAULT);
+    }
     if nsamples == 0 {
-        return Ok(previous);
+        return Ok(previous as c_long);
     }
-    if samples.is_null()
-        || !(samples as usize).is_multiple_of(core::mem::align_of::<usize>())
-        || !writable(samples as usize, bytes)
+    let addr = samples as usize;
+    if !addr.is_multiple_of(core::mem::align_of::<usize>())
+        || addr.checked_add(bytes).is_none()
+        || !first_readable(addr, 8)
     {
-        return Err(libc::EFAULT);
+        return fail(libc::EFAULT);
     }
-    PCS_BUF.store(samples as *mut AtomicUsize, Ordering::Relaxed);
-    PCS_CAP.store(cap, Ordering::Relaxed);
-    start_clock()?;
-    PCS_ON.store(true, Ordering::SeqCst);
-    Ok(previous)
+    let s = match PCS.take() {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    S_BUF[s].store(addr, Relaxed);
+    S_CAP[s].store(cap.min(MAX_CAP), Relaxed);
+    let tag = S_TAG[s].fetch_add(1, Relaxed) + 1;
+    S_LEN[s].store(len_tag(tag), Relaxed);
+    PCS.faulted[s].store(0, Relaxed);
+    if let Err(e) = start_clock() {
+        PCS.taken[s].store(false, Release);
+        return fail(e);
+    }
+    update_period();
+    let old = PCS.publish(Some(s));
+    if slot_of(old).is_some() {
+        // A concurrent call's array that this one displaced: its count goes to the next call.
+        let (n, _) = retire_pcsample(old);
+        S_CARRY.fetch_add(n, Relaxed);
+    }
+    Ok(previous as c_long)
 }

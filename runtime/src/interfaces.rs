@@ -23,6 +23,23 @@ extern "C" {
     fn c_pcsample(samples: *mut usize, nsamples: c_long) -> c_long;
     #[link_name = "moncontrol"]
     fn c_moncontrol(mode: c_int);
+    #[link_name = "profil_rt_hz"]
+    fn c_profil_rt_hz() -> c_uint;
+    #[link_name = "profil_rt_set_hz"]
+    fn c_profil_rt_set_hz(hz: c_uint) -> c_int;
+}
+
+/// Samples per CPU-second the interfaces receive (`sysconf(_SC_CLK_TCK)` unless
+/// [`set_rate`] chose another), as `profil_rt_hz()`.
+pub fn rate() -> u32 {
+    // SAFETY: no arguments.
+    unsafe { c_profil_rt_hz() }
+}
+
+/// Ask for `hz` samples per CPU-second for the interfaces (0: `sysconf(_SC_CLK_TCK)`).
+pub fn set_rate(hz: u32) -> Result<(), Errno> {
+    // SAFETY: takes a plain integer.
+    check(unsafe { c_profil_rt_set_hz(hz) }.into()).map(|_| ())
 }
 
 /// An errno value from a failed call.
@@ -77,7 +94,9 @@ pub struct Range {
 }
 
 /// The extended form: up to 64 discontiguous ranges, non-overlapping and ordered by decreasing
-/// `low` (`EINVAL` otherwise). Replaces any earlier `profil`; an empty slice stops.
+/// `low` (`EINVAL` otherwise). Counter `((pc - offset) * scale / 65536) / 4` of a range counts
+/// its PC; `counters` must reach the counter of `high - 1` (`EINVAL` otherwise). Replaces any
+/// earlier `profil`; an empty slice stops.
 pub fn profil_ranges(ranges: &[Range]) -> Result<(), Errno> {
     if ranges.len() > MAX_RANGES {
         return Err(libc::EINVAL);
@@ -86,15 +105,19 @@ pub fn profil_ranges(ranges: &[Range]) -> Result<(), Errno> {
     for (a, r) in args.iter_mut().zip(ranges) {
         *a = ProfilArgs {
             buffer: r.counters.as_ptr() as *mut u32,
-            bufsiz: core::mem::size_of_val(r.counters),
             highpc: r.high,
             lowpc: r.low,
             offset: r.offset,
             scale: r.scale,
         };
+        // The runtime takes the buffer's extent from the range (Tru64's layout has no size):
+        // a slice too short for it is refused here.
+        if crate::api::extended_counters(a).is_none_or(|n| n > r.counters.len()) {
+            return Err(libc::EINVAL);
+        }
     }
     // SAFETY: `args` holds `ranges.len()` valid entries for the call (the runtime copies them);
-    // the counters they point to live forever and are atomics.
+    // the counters they point to live forever, are atomics, and cover each range.
     check(unsafe { c_profil(args.as_mut_ptr() as *mut u16, ranges.len(), usize::MAX, 0) }.into())
         .map(|_| ())
 }

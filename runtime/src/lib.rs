@@ -10,8 +10,8 @@
 //!   fat LTO, one codegen unit, as a staticlib; `ld -r` keeps only the members it needs and
 //!   `objcopy` localizes every global symbol except the runtime's own entry points
 //!   (`profil_rt_start`/`_finish`, the exec family and `setitimer` it wraps, `profil`,
-//!   `pcsample`, `moncontrol`), so no `core` or `compiler_builtins` symbol can clash with a
-//!   Rust program's.
+//!   `pcsample`, `profil_rt_hz`/`_set_hz`, `moncontrol`), so no `core` or `compiler_builtins`
+//!   symbol can clash with a Rust program's.
 //! * `libprofil_rt.so`, the same code as a shared object for `LD_PRELOAD` (or for linking with
 //!   `-Wl,--no-as-needed`).
 //!
@@ -32,7 +32,11 @@
 //! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced
 //!   (and `dlopen`/`dlmopen`, wrapped so that objects loaded later are registered).
 //! * [`api`]: the `profil` (traditional and extended) and `pcsample` interfaces the artifacts
-//!   export; `interfaces`: safe Rust calls to them for programs the runtime is linked into.
+//!   export, fed by the same clock at `sysconf(_SC_CLK_TCK)` samples per CPU-second, updating
+//!   the caller's memory only through the kernel (a fault turns them off instead of killing
+//!   the program) and never waiting (they are async-signal-safe); they keep the clock running
+//!   after [`finish`] and register the fork hook themselves when the automatic profile is off.
+//!   `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
 //! * this module: the life cycle — [`start`] (the constructor), fork (the child starts an
 //!   empty histogram, a clock of its own and a file `<name>.<pid>`), terminating signals left at
@@ -283,9 +287,12 @@ pub fn start() {
         sys::is_secure_execution(),
         |w| warn(w.as_bytes()),
     );
-    // The programming interfaces use these even when the automatic profile is off.
+    // The programming interfaces use these even when the automatic profile is off; the fork
+    // hook too (registered here, in the constructor, rather than by their first call, which
+    // may come from a signal handler: registering takes a lock in libc).
     NOMINAL_HZ.store(cfg.hz, Ordering::Relaxed);
     TIMER_CHOICE.store(cfg.timer as u8, Ordering::Relaxed);
+    let fork_hooked = hook_fork();
     if cfg.off {
         return;
     }
@@ -319,7 +326,7 @@ pub fn start() {
     if !sys::at_exit(on_exit) {
         warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
     }
-    if !sys::at_fork_child(after_fork_in_child) {
+    if !fork_hooked {
         warn(b"profil-rt: cannot register the fork hook; forked children will not be profiled");
     }
     let perf_warning = |e| {
@@ -448,7 +455,12 @@ pub fn after_failed_exec() {
         FINISHED.store(false, Ordering::Release);
         return;
     }
-    if let Ok(b2) = timer::restart(b) {
+    // The clock may still run (for the programming interfaces, see `write_profile`).
+    let restarted = match timer::running() {
+        Some(running) => Ok(running),
+        None => timer::restart(b),
+    };
+    if let Ok(b2) = restarted {
         BACKEND.store(if b2 == Backend::Perf { 1 } else { 2 }, Ordering::Relaxed);
         FINISHED.store(false, Ordering::Release);
         hist::set_recording(true);
@@ -475,12 +487,33 @@ pub fn program_uses_profiling_timer() {
     warn(b"profil-rt: the program uses the profiling timer (ITIMER_PROF) itself; profil-rt stops sampling and keeps the samples so far");
 }
 
+static FORK_HOOKED: AtomicBool = AtomicBool::new(false);
+
+/// Register [`after_fork_in_child`] once: by the constructor (also when the automatic profile
+/// is off: "profiling remains on in both child and parent after a fork" for the programming
+/// interfaces), or, where no constructor ran (the rlib linked into a test), by the first
+/// programming interface call.
+fn hook_fork() -> bool {
+    FORK_HOOKED.swap(true, Ordering::AcqRel) || sys::at_fork_child(after_fork_in_child)
+}
+
+/// The sampling clock's nominal rate (`PROFIL_HZ`).
+pub(crate) fn nominal_hz() -> u32 {
+    NOMINAL_HZ.load(Ordering::Relaxed)
+}
+
+/// Did we stop our clock because the program arms `ITIMER_PROF` itself?
+pub(crate) fn stood_aside() -> bool {
+    STOOD_ASIDE.load(Ordering::Acquire)
+}
+
 /// Make sure a sampling clock runs (for the programming interfaces, which work even when the
 /// automatic profile is off): start one at the configured rate if none does.
 pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
     if timer::running().is_some() {
         return Ok(());
     }
+    let _ = hook_fork();
     let choice = match TIMER_CHOICE.load(Ordering::Relaxed) {
         c if c == config::TimerChoice::Itimer as u8 => config::TimerChoice::Itimer,
         c if c == config::TimerChoice::Perf as u8 => config::TimerChoice::Perf,
@@ -606,7 +639,11 @@ fn wait_for_writer(ending: Ending) {
 }
 
 fn write_profile(backend: Backend) {
-    timer::stop();
+    // An explicit profil()/pcsample() in progress goes on after the automatic profile is
+    // written: the clock keeps running for it.
+    if !api::in_use() {
+        timer::stop();
+    }
     hist::set_recording(false);
     pcmode::stop();
     let end = match END_CPU_NS.load(Ordering::Relaxed) {
@@ -814,6 +851,27 @@ mod artifact {
         // SAFETY: the caller's contract is pcsample's.
         match unsafe { crate::api::pcsample(samples, nsamples) } {
             Ok(n) => n,
+            Err(e) => {
+                crate::sys::set_errno(e);
+                -1
+            }
+        }
+    }
+
+    /// The samples per CPU-second `profil` and `pcsample` receive (Tru64's
+    /// `getsysinfo(GSI_CLK_TCK)`): `sysconf(_SC_CLK_TCK)` unless `profil_rt_set_hz` chose
+    /// another, at most `PROFIL_HZ`.
+    #[no_mangle]
+    pub extern "C" fn profil_rt_hz() -> core::ffi::c_uint {
+        crate::api::rate()
+    }
+
+    /// Ask for `hz` samples per CPU-second for `profil` and `pcsample` (0: back to
+    /// `sysconf(_SC_CLK_TCK)`). Returns 0, or -1 with `EINVAL` above 50000.
+    #[no_mangle]
+    pub extern "C" fn profil_rt_set_hz(hz: core::ffi::c_uint) -> c_int {
+        match crate::api::set_rate(hz) {
+            Ok(()) => 0,
             Err(e) => {
                 crate::sys::set_errno(e);
                 -1

@@ -791,16 +791,76 @@ fn own_memory_io(addr: usize, tmp: &mut [u8; 8], len: usize, write_back: bool) -
 }
 
 /// Can `len` (≤ 8) bytes at `addr` of our own memory be read? (Through the kernel: EFAULT
-/// instead of a fault.)
+/// instead of a fault.) *Async-signal-safe.*
 pub fn can_read_own_memory(addr: usize, len: usize) -> bool {
     own_memory_io(addr, &mut [0u8; 8], len, false)
 }
 
-/// Read `len` (≤ 8) bytes at `addr` of our own memory and write them back, through the
-/// kernel: false if the range is not readable and writable (EFAULT instead of a fault).
-pub fn rewrite_own_memory(addr: usize, len: usize) -> bool {
+/// Read `N` (≤ 8) bytes at `addr` of our own memory through the kernel: `None` where a plain
+/// load would fault. *Async-signal-safe.*
+pub fn read_own_memory<const N: usize>(addr: usize) -> Option<[u8; N]> {
     let mut tmp = [0u8; 8];
-    own_memory_io(addr, &mut tmp, len, false) && own_memory_io(addr, &mut tmp, len, true)
+    own_memory_io(addr, &mut tmp, N, false).then(|| {
+        let mut out = [0u8; N];
+        out.copy_from_slice(&tmp[..N]);
+        out
+    })
+}
+
+/// Write `bytes` (≤ 8) at `addr` of our own memory through the kernel: false where a plain
+/// store would fault (nothing, or a prefix, is written then). *Async-signal-safe.*
+pub fn write_own_memory(addr: usize, bytes: &[u8]) -> bool {
+    let mut tmp = [0u8; 8];
+    let n = bytes.len().min(8);
+    tmp[..n].copy_from_slice(&bytes[..n]);
+    own_memory_io(addr, &mut tmp, n, true)
+}
+
+/// The first futex word of `FUTEX_WAKE_OP`: nobody ever waits on it.
+static WAKE_OP_WORD: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// Atomically add `1 << shift` (shift < 32) to the 32-bit word at `word` (4-byte aligned) of
+/// our own memory, wrapping within the word, through the kernel (`FUTEX_WAKE_OP` with
+/// `FUTEX_OP_ADD`, the only fault-handled atomic read-modify-write Linux offers on user
+/// memory): false where the word is not mapped writable, instead of a fault. Exact under
+/// concurrency (a locked add), and it touches no other byte. *Async-signal-safe.*
+pub fn add_own_word(word: usize, shift: u32) -> bool {
+    const FUTEX_OP_ADD: u32 = 1;
+    const FUTEX_OP_OPARG_SHIFT: u32 = 8;
+    const FUTEX_OP_CMP_EQ: u32 = 0;
+    // FUTEX_OP(op, oparg, cmp, cmparg): the wake condition (cmp) is irrelevant, nobody waits.
+    let op = ((FUTEX_OP_ADD | FUTEX_OP_OPARG_SHIFT) << 28)
+        | (FUTEX_OP_CMP_EQ << 24)
+        | ((shift & 31) << 12);
+    // SAFETY: FUTEX_WAKE_OP reads WAKE_OP_WORD (ours, aligned) and performs the add on `word`
+    // inside the kernel, which returns EFAULT for an address that is not mapped writable
+    // instead of faulting; the wake counts are 0 and nobody waits on either word.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            WAKE_OP_WORD.as_ptr(),
+            libc::FUTEX_WAKE_OP | libc::FUTEX_PRIVATE_FLAG,
+            0,
+            0usize, // nr_wake2, passed in the timeout slot
+            word as *mut u32,
+            op,
+        )
+    };
+    r >= 0
+}
+
+/// This process's CPU time (user + system of all its threads), in nanoseconds, from
+/// `CLOCK_PROCESS_CPUTIME_ID`. *Async-signal-safe.*
+pub fn process_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// `sysconf(_SC_CLK_TCK)`: the clock ticks per second the seeds' `pcsample` sizes its arrays
+/// by (100 on Linux). Not for the signal handler.
+pub fn clock_ticks_per_second() -> u32 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u32::try_from(v).ok().filter(|&v| v > 0).unwrap_or(100)
 }
 
 // ---------------------------------------------------------------------------------------------
