@@ -626,30 +626,6 @@ mod artifact {
         crate::set_counting(mode != 0);
     }
 
-    /// dlopen(3), registering the objects it loads (see [`crate::exec::dlopen`]).
-    ///
-    /// # Safety
-    /// As for dlopen(3).
-    #[no_mangle]
-    pub unsafe extern "C" fn dlopen(file: *const c_char, mode: c_int) -> *mut core::ffi::c_void {
-        // SAFETY: the caller's contract is dlopen's.
-        unsafe { crate::exec::dlopen(file, mode) }
-    }
-
-    /// dlmopen(3), registering the objects it loads.
-    ///
-    /// # Safety
-    /// As for dlmopen(3).
-    #[no_mangle]
-    pub unsafe extern "C" fn dlmopen(
-        lmid: core::ffi::c_long,
-        file: *const c_char,
-        mode: c_int,
-    ) -> *mut core::ffi::c_void {
-        // SAFETY: the caller's contract is dlmopen's.
-        unsafe { crate::exec::dlmopen(lmid, file, mode) }
-    }
-
     /// execve(2), writing the profile first.
     ///
     /// # Safety
