@@ -22,15 +22,20 @@
 //! * [`config`]: the environment variables, read once in the constructor.
 //! * [`hist`]: the histogram (bin layout, link-time vs runtime addresses, atomic counters).
 //! * [`objects`]: `PROFIL_RANGES=all` — a histogram per shared object in a fixed, lock-free
-//!   table the handler scans (objects loaded later are added by the `dlopen` wrappers), each
-//!   written to its own gmon file at the object's link-time addresses, plus the manifest.
+//!   table, each written to its own gmon file at the object's link-time addresses, plus the
+//!   manifest. The handler registers an object the first time its code is sampled (glibc's
+//!   async-signal-safe `_dl_find_object`; identity = load bias + path, so an object loaded
+//!   where another was unloaded gets its own slot), so objects loaded later with
+//!   `dlopen`/`dlmopen` are profiled without wrapping those functions.
 //! * [`pcmode`]: `PROFIL_MODE=pcsample` — every sample (time, thread, PC) in a bounded buffer,
 //!   written in the pcsample format with the loaded objects.
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
-//! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced
-//!   (and `dlopen`/`dlmopen`, wrapped so that objects loaded later are registered).
+//! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
+//!   `dlopen`/`dlmopen` are deliberately *not* wrapped: the loader searches the caller's
+//!   `RUNPATH`/`$ORIGIN`, and a wrapper would make the runtime the caller (and would have
+//!   nothing to call before its constructor ran); see [`objects`].
 //! * [`api`]: the `profil` (traditional and extended) and `pcsample` interfaces the artifacts
 //!   export; `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.

@@ -136,12 +136,16 @@ pub fn enable(scale: u32) {
             SELF_MAP.store(o.map_start, Ordering::Relaxed);
         }
     }
-    let bytes = region_bytes(sys::address_space_limit());
-    if bytes >= META_BYTES {
+    // Under strict overcommit (vm.overcommit_memory=2) the reservation is charged in full:
+    // ask for less until it fits.
+    let mut bytes = region_bytes(sys::address_space_limit());
+    while bytes >= 16 << 20 {
         if let Some(r) = sys::reserve_zeroed(bytes) {
             REGION_LEN.store(bytes, Ordering::Relaxed);
             REGION.store(r, Ordering::Relaxed);
+            break;
         }
+        bytes /= 2;
     }
     ENABLED.store(true, Ordering::Release);
     scan();
@@ -256,6 +260,7 @@ fn register_found(seen: usize, o: &sys::FoundObject, pc: usize) -> Option<usize>
             hi: text.hi,
             path: PathSource::CStr(o.name),
             phdrs: text.phdrs,
+            may_map: false,
         })
     });
     done_filling();
@@ -304,13 +309,8 @@ fn headers_at(start: usize, end: usize) -> Option<&'static [Phdr]> {
     // SAFETY: the first page of a loaded object's mapping is its first PT_LOAD segment's first
     // page, mapped readable by the loader for as long as the object is loaded.
     let eh = unsafe { &*(start as *const Ehdr) };
-    let class = if cfg!(target_pointer_width = "64") {
-        2
-    } else {
-        1
-    };
     if eh.e_ident[..4] != *b"\x7fELF"
-        || eh.e_ident[4] != class
+        || eh.e_ident[4] != 2 // ELFCLASS64
         || usize::from(eh.e_phentsize) != core::mem::size_of::<Phdr>()
     {
         return None;
@@ -358,19 +358,23 @@ struct Source<'a> {
     hi: u64,
     path: PathSource<'a>,
     phdrs: &'a [Phdr],
+    /// Outside the signal handler: memory may be mapped.
+    may_map: bool,
 }
 
-/// Memory for a slot: carved from the reserved region. Under FILLING.
-fn carve(bytes: usize) -> Option<*mut u8> {
+/// Memory for a slot: carved from the reserved region; outside the handler (`may_map`), a
+/// mapping of its own when the region is full or missing. Under FILLING.
+fn carve(bytes: usize, may_map: bool) -> Option<*mut u8> {
     let region = REGION.load(Ordering::Relaxed);
+    let own = || may_map.then(|| sys::map_zeroed(bytes)).flatten();
     if region.is_null() {
-        return None;
+        return own();
     }
     let used = REGION_USED.load(Ordering::Relaxed);
     let size = bytes.checked_add(4095)? & !4095;
     let end = used.checked_add(size)?;
     if end > REGION_LEN.load(Ordering::Relaxed) {
-        return None;
+        return own();
     }
     REGION_USED.store(end, Ordering::Relaxed);
     // SAFETY: used + size ≤ REGION_LEN: inside the reserved region.
@@ -387,7 +391,7 @@ fn fill_slot(s: &Source<'_>) -> Option<usize> {
     }
     let layout = Layout::new(s.lo, s.hi, SCALE.load(Ordering::Relaxed))?;
     let bytes = layout.nbins.checked_mul(4)?.checked_add(META_BYTES)?;
-    let Some(mem) = carve(bytes) else {
+    let Some(mem) = carve(bytes, s.may_map) else {
         DROPPED.fetch_add(1, Ordering::Relaxed);
         return None;
     };
@@ -440,8 +444,14 @@ pub fn scan() {
     if !enabled() {
         return;
     }
+    // A slot takes a handler microseconds to fill; the bound is a safety net only.
+    let mut tries = 0u32;
     while !try_fill() {
-        core::hint::spin_loop();
+        tries += 1;
+        if tries > 100_000 {
+            return;
+        }
+        sys::yield_now();
     }
     // SAFETY: the callback only reads the dl_phdr_info it is given and writes our statics;
     // `data` is unused.
@@ -487,6 +497,7 @@ extern "C" fn scan_callback(info: *mut libc::dl_phdr_info, _: usize, _: *mut c_v
         hi,
         path: PathSource::Bytes(name),
         phdrs,
+        may_map: true,
     });
     0
 }
@@ -621,8 +632,11 @@ pub fn object(i: usize) -> Option<Object> {
     }
 }
 
-/// Zero every object's counters (a forked child starts afresh).
+/// Zero every object's counters (a forked child starts afresh). In the child only the thread
+/// that forked exists: a slot another thread's handler was filling at the fork is never
+/// published, and the lock it held is released here.
 pub fn clear() {
+    done_filling();
     for i in 0..count() {
         if let Some(o) = object(i) {
             let c = o.counters;

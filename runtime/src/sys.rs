@@ -659,6 +659,12 @@ pub fn find_object(find: usize, addr: usize) -> Option<FoundObject> {
     })
 }
 
+/// Let another thread run (`sched_yield`).
+pub fn yield_now() {
+    // SAFETY: sched_yield has no preconditions.
+    unsafe { libc::sched_yield() };
+}
+
 /// Reserve `bytes` of zeroed, private, anonymous memory that costs nothing until touched
 /// (`MAP_NORESERVE`). Constructor only.
 pub fn reserve_zeroed(bytes: usize) -> Option<*mut u8> {
