@@ -1753,7 +1753,8 @@ fn dlopen_searches_the_programs_runpath_and_rpath_with_the_runtime_linked_or_pre
     let so = runtime_path(true);
     let so = so.to_str().unwrap();
     let origin = "-Wl,-rpath,$ORIGIN/plugins";
-    let args = ["libplug.so", "libm.so.6"];
+    // `new:` loads with dlmopen into a new namespace.
+    let args = ["libplug.so", "libm.so.6", "new:libplug.so"];
     for dtags in ["--enable-new-dtags", "--disable-new-dtags"] {
         let dt = format!("-Wl,{dtags}");
         let plain = gcc(&dir, "dlhost.c", "host", &[origin, &dt], false);

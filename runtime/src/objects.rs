@@ -682,3 +682,128 @@ pub fn exe_build_id(out: &mut [u8; MAX_BUILD_ID]) -> usize {
     out[..n].copy_from_slice(&tmp[..n]);
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    #[test]
+    fn the_region_stays_a_sixteenth_of_an_address_space_limit() {
+        assert_eq!(region_bytes(None), REGION_BYTES);
+        assert_eq!(region_bytes(Some(u64::MAX)), REGION_BYTES);
+        assert_eq!(region_bytes(Some(1 << 30)), 64 << 20);
+        assert_eq!(region_bytes(Some((1 << 30) + 100)), 64 << 20);
+    }
+
+    /// A library this test process has not loaded: (name, one of its functions).
+    fn unloaded_library() -> Option<(&'static CStr, &'static CStr)> {
+        [
+            (c"libz.so.1", c"zlibVersion"),
+            (c"libbz2.so.1.0", c"BZ2_bzlibVersion"),
+        ]
+        .into_iter()
+        .find(|(lib, _)| {
+            // SAFETY: RTLD_NOLOAD only asks whether the library is loaded.
+            unsafe { libc::dlopen(lib.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) }.is_null()
+        })
+    }
+
+    /// The executable range and bias of the loaded object holding `addr`, from
+    /// `dl_iterate_phdr` (what the scans register).
+    fn scanned_range(addr: usize) -> (u64, u64, u64) {
+        extern "C" fn cb(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> c_int {
+            // SAFETY: as in scan_callback; `data` is the test's `(usize, (u64, u64, u64))`.
+            unsafe {
+                let info = &*info;
+                let out = &mut *(data as *mut (usize, (u64, u64, u64)));
+                let phdrs = core::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize);
+                let (lo, hi) = exec_range(phdrs);
+                let a = out.0 as u64;
+                if lo < hi && (lo + info.dlpi_addr..hi + info.dlpi_addr).contains(&a) {
+                    out.1 = (lo, hi, info.dlpi_addr);
+                    return 1;
+                }
+            }
+            0
+        }
+        let mut out = (addr, (0, 0, 0));
+        // SAFETY: the callback writes only into `out`, alive for the call.
+        unsafe { libc::dl_iterate_phdr(Some(cb), &mut out as *mut _ as *mut c_void) };
+        out.1
+    }
+
+    /// The one test that touches the module's process-wide table: registration from a sample
+    /// (what the handler does) and from the scans agree, and identity keeps them one slot.
+    #[test]
+    fn a_sample_in_an_object_loaded_later_registers_it_as_the_scan_would() {
+        let Some((lib, func)) = unloaded_library() else {
+            eprintln!("neither libz nor libbz2 is installed: test skipped");
+            return;
+        };
+        enable(0x8000);
+        if FIND.load(Ordering::Relaxed) == 0 {
+            eprintln!("no _dl_find_object (glibc < 2.35): test skipped");
+            return;
+        }
+        let before = count();
+        assert!(before > 0, "the scan at enable registers libc");
+        // SAFETY: loading a system library and looking up a function in it.
+        let pc = unsafe {
+            let h = libc::dlopen(lib.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+            assert!(!h.is_null(), "dlopen {lib:?}");
+            libc::dlsym(h, func.as_ptr()) as usize
+        };
+        assert_ne!(pc, 0);
+        let slot = record(pc + 2).expect("registered from the sample");
+        assert_eq!(slot, before, "a new slot");
+        assert_eq!(
+            record(pc + 2),
+            Some(slot),
+            "the same slot for its next sample"
+        );
+        let o = object(slot).unwrap();
+        assert!(o.path.ends_with(lib.to_bytes()), "{:?}", o.path);
+        assert!(!o.build_id.is_empty());
+        let (lo, hi, bias) = scanned_range(pc);
+        assert_eq!(o.bias, bias);
+        assert_eq!(o.layout, Layout::new(lo, hi, 0x8000).unwrap());
+        let bin = (pc + 2 - (o.layout.link_lo + bias) as usize) / 4;
+        assert_eq!(o.counters[bin].load(Ordering::Relaxed), 2);
+        // The scan recognises it: no second slot.
+        scan();
+        assert_eq!(count(), before + 1);
+        // Its samples are not written at stand-in addresses: nothing took its place.
+        assert_eq!(pcsample_bias(slot), bias);
+    }
+
+    /// Not a check: the cost of the lookup per sample outside the executable, for
+    /// BENCHMARKS.md: `cargo test -p profil-rt --release -- --ignored --nocapture lookup_cost`.
+    #[test]
+    #[ignore]
+    fn lookup_cost() {
+        enable(0x8000);
+        let pc = libc::memchr as *const () as usize; // in libc, registered by the scan
+        let n = 10_000_000usize;
+        for (what, f) in [
+            (
+                "_dl_find_object + identity (this design)",
+                record as fn(usize) -> Option<usize>,
+            ),
+            ("first range that holds the PC (before)", record_by_range),
+        ] {
+            let mut best = f64::MAX;
+            for _ in 0..5 {
+                let t = std::time::Instant::now();
+                for i in 0..n {
+                    std::hint::black_box(f(std::hint::black_box(pc + (i & 255))));
+                }
+                best = best.min(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+            }
+            println!(
+                "{what}: {best:.1} ns per sample ({} objects registered)",
+                count()
+            );
+        }
+    }
+}
