@@ -1682,8 +1682,8 @@ fn a_static_program_using_dlopen_keeps_working_with_the_runtime_linked_in() {
 fn ranges_all_profiles_an_object_loaded_later_with_dlopen() {
     let dir = Scratch::new("ranges-dlopen");
     let exe = gcc(&dir, "late.c", "late", &[], false);
-    // The dlopen wrapper is in the shared object only (see runtime/src/exec.rs). The default
-    // rate (see the test above for why).
+    // Preloaded (the linked-in object is checked with dlcycle.c below). The default rate (see
+    // the test above for why).
     let so = runtime_path(true);
     let r = run(
         &dir,

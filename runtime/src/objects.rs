@@ -109,7 +109,8 @@ static PATH_LEN: [AtomicUsize; MAX_OBJECTS] = [Z; MAX_OBJECTS];
 static LINK_LO: [AtomicU64; MAX_OBJECTS] = [Z64; MAX_OBJECTS];
 static LINK_HI: [AtomicU64; MAX_OBJECTS] = [Z64; MAX_OBJECTS];
 static BUILD_ID_LEN: [AtomicUsize; MAX_OBJECTS] = [Z; MAX_OBJECTS];
-/// Objects seen that did not fit the table or the region (reported once at exit).
+/// Registrations that failed because the table or the region was full (each later sample
+/// of such an object tries again, and counts here again).
 static DROPPED: AtomicUsize = AtomicUsize::new(0);
 
 /// One page, so that the counters after it are page-aligned (a forked child can discard them).
@@ -598,7 +599,7 @@ pub fn count() -> usize {
     COUNT.load(Ordering::Acquire).min(MAX_OBJECTS)
 }
 
-/// Objects that could not be registered (table full or no memory).
+/// Registrations that failed because the table or the region was full.
 pub fn dropped() -> usize {
     DROPPED.load(Ordering::Relaxed)
 }
