@@ -201,6 +201,7 @@ fn count_in(i: usize, pc: usize) {
 /// *Async-signal-safe*: `_dl_find_object`, loads over the published slots, one `fetch_add`;
 /// registering adds a compare-and-swap and plain memory reads and writes (see the module
 /// docs).
+#[inline]
 pub fn record(pc: usize) -> Option<usize> {
     let find = FIND.load(Ordering::Relaxed);
     if find == 0 {
@@ -248,6 +249,9 @@ fn done_filling() {
 }
 
 /// Register the object `o` found by the handler (slots `..seen` were searched already).
+/// Inlined, like everything the handler calls here: one frame is shallower than several (the
+/// handler runs on whatever stack the interrupted code had, possibly a small one).
+#[inline(always)]
 fn register_found(seen: usize, o: &sys::FoundObject, pc: usize) -> Option<usize> {
     if !try_fill() {
         return None; // another thread is filling a slot: this one sample is not counted
@@ -282,6 +286,7 @@ type Phdr = libc::Elf64_Phdr;
 /// header), and the range of its executable `PT_LOAD` segments that holds `pc`. When the
 /// headers are not there (an object whose first segment does not start at file offset 0), or
 /// do not describe what is mapped, the whole mapping.
+#[inline(always)]
 fn mapped_text(o: &sys::FoundObject, pc: usize) -> Text {
     let whole = Text {
         lo: (o.map_start as u64).wrapping_sub(o.bias),
@@ -302,6 +307,7 @@ fn mapped_text(o: &sys::FoundObject, pc: usize) -> Text {
 
 /// The program header table of the ELF image whose header is at `start`, if it is a valid
 /// header for this architecture and the table lies within the first page.
+#[inline(always)]
 fn headers_at(start: usize, end: usize) -> Option<&'static [Phdr]> {
     const EHDR: usize = core::mem::size_of::<Ehdr>();
     if end.saturating_sub(start) < 4096 || !start.is_multiple_of(core::mem::align_of::<Ehdr>()) {
@@ -365,6 +371,7 @@ struct Source<'a> {
 
 /// Memory for a slot: carved from the reserved region; outside the handler (`may_map`), a
 /// mapping of its own when the region is full or missing. Under FILLING.
+#[inline(always)]
 fn carve(bytes: usize, may_map: bool) -> Option<*mut u8> {
     let region = REGION.load(Ordering::Relaxed);
     let own = || may_map.then(|| sys::map_zeroed(bytes)).flatten();
@@ -384,6 +391,7 @@ fn carve(bytes: usize, may_map: bool) -> Option<*mut u8> {
 
 /// Fill and publish the next slot from `s`. Under FILLING. `None` when the table or the region
 /// is full (counted in [`dropped`]) or the range is unusable.
+#[inline(always)]
 fn fill_slot(s: &Source<'_>) -> Option<usize> {
     let n = COUNT.load(Ordering::Relaxed);
     if n >= MAX_OBJECTS {
@@ -506,6 +514,7 @@ extern "C" fn scan_callback(info: *mut libc::dl_phdr_info, _: usize, _: *mut c_v
 /// Copy the GNU build-id of the object loaded at `bias` with program headers `phdrs` (from its
 /// `PT_NOTE` segments, as mapped) into `out`; returns its length (0: none found). Only notes
 /// inside a readable `PT_LOAD` segment are read. *Async-signal-safe* (memory reads only).
+#[inline(always)]
 fn build_id(bias: u64, phdrs: &[Phdr], out: &mut [u8]) -> usize {
     let mapped = |vaddr: u64, len: u64| {
         phdrs.iter().any(|l| {
