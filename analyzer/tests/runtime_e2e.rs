@@ -1936,6 +1936,10 @@ fn ranges_all_profiles_objects_loaded_later_and_one_loaded_where_another_was_unl
             "linked {linked}: all objects {total:.3} s vs user CPU {:.3} s",
             r.user_s
         );
+        // The analyzer reads both entries, at the same addresses, each against its own file.
+        let (top, text) = report_top_row(&exe, &dir.path("gmon.out"));
+        assert!(top.contains("libplug_b.so"), "{text}");
+        assert!(text.contains("libplug_a.so"), "{text}");
         for f in gmon_files(&dir) {
             fs::remove_file(dir.path(&f)).unwrap();
         }
