@@ -39,59 +39,6 @@ pub fn resolve() {
     REAL_EXECVPE.store(sys::next_symbol(c"execvpe"), Ordering::Relaxed);
     REAL_FEXECVE.store(sys::next_symbol(c"fexecve"), Ordering::Relaxed);
     REAL_SETITIMER.store(sys::next_symbol(c"setitimer"), Ordering::Relaxed);
-    REAL_DLOPEN.store(sys::next_symbol(c"dlopen"), Ordering::Relaxed);
-    REAL_DLMOPEN.store(sys::next_symbol(c"dlmopen"), Ordering::Relaxed);
-}
-
-static REAL_DLOPEN: AtomicUsize = AtomicUsize::new(0);
-static REAL_DLMOPEN: AtomicUsize = AtomicUsize::new(0);
-type DlopenFn = unsafe extern "C" fn(*const c_char, c_int) -> *mut core::ffi::c_void;
-type DlmopenFn =
-    unsafe extern "C" fn(core::ffi::c_long, *const c_char, c_int) -> *mut core::ffi::c_void;
-
-/// `dlopen` as the program calls it: the real one, then (with `PROFIL_RANGES=all` or
-/// `PROFIL_MODE=pcsample`) the new objects are registered, so they are profiled from the
-/// moment they are loaded. Only the shared object (`LD_PRELOAD`) exports it: the link-time
-/// object does not, because in a static executable its `dlopen` would replace static libc's
-/// (a weak definition) and `dlsym(RTLD_NEXT)` would find nothing to call. With the linked-in
-/// object, objects loaded later are therefore registered only at exit (pcsample mode's
-/// snapshot), and their samples under `PROFIL_RANGES=all` are not in any file.
-///
-/// # Safety
-/// As for dlopen(3).
-pub unsafe fn dlopen(file: *const c_char, mode: c_int) -> *mut core::ffi::c_void {
-    let real = REAL_DLOPEN.load(Ordering::Relaxed);
-    if real == 0 {
-        return core::ptr::null_mut();
-    }
-    // SAFETY: `real` is libc's dlopen (dlsym RTLD_NEXT in the constructor); the caller's
-    // contract is dlopen's.
-    let h = unsafe { core::mem::transmute::<usize, DlopenFn>(real)(file, mode) };
-    if !h.is_null() {
-        crate::objects::scan();
-    }
-    h
-}
-
-/// `dlmopen`, like [`dlopen`].
-///
-/// # Safety
-/// As for dlmopen(3).
-pub unsafe fn dlmopen(
-    lmid: core::ffi::c_long,
-    file: *const c_char,
-    mode: c_int,
-) -> *mut core::ffi::c_void {
-    let real = REAL_DLMOPEN.load(Ordering::Relaxed);
-    if real == 0 {
-        return core::ptr::null_mut();
-    }
-    // SAFETY: `real` is libc's dlmopen; the caller's contract is dlmopen's.
-    let h = unsafe { core::mem::transmute::<usize, DlmopenFn>(real)(lmid, file, mode) };
-    if !h.is_null() {
-        crate::objects::scan();
-    }
-    h
 }
 
 static REAL_SETITIMER: AtomicUsize = AtomicUsize::new(0);

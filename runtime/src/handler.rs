@@ -61,9 +61,11 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
     }
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.
     let pc = unsafe { sys::interrupted_pc(uctx) };
-    if hist::record(pc) {
-        objects::record(pc);
-    }
-    pcmode::record(pc);
+    let object = if hist::record(pc) {
+        objects::record(pc)
+    } else {
+        None
+    };
+    pcmode::record(pc, object);
     crate::api::record(pc);
 }

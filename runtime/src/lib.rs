@@ -22,15 +22,20 @@
 //! * [`config`]: the environment variables, read once in the constructor.
 //! * [`hist`]: the histogram (bin layout, link-time vs runtime addresses, atomic counters).
 //! * [`objects`]: `PROFIL_RANGES=all` — a histogram per shared object in a fixed, lock-free
-//!   table the handler scans (objects loaded later are added by the `dlopen` wrappers), each
-//!   written to its own gmon file at the object's link-time addresses, plus the manifest.
+//!   table, each written to its own gmon file at the object's link-time addresses, plus the
+//!   manifest. The handler registers an object the first time its code is sampled (glibc's
+//!   async-signal-safe `_dl_find_object`; identity = load bias + path, so an object loaded
+//!   where another was unloaded gets its own slot), so objects loaded later with
+//!   `dlopen`/`dlmopen` are profiled without wrapping those functions.
 //! * [`pcmode`]: `PROFIL_MODE=pcsample` — every sample (time, thread, PC) in a bounded buffer,
 //!   written in the pcsample format with the loaded objects.
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
-//! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced
-//!   (and `dlopen`/`dlmopen`, wrapped so that objects loaded later are registered).
+//! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
+//!   `dlopen`/`dlmopen` are deliberately *not* wrapped: the loader searches the caller's
+//!   `RUNPATH`/`$ORIGIN`, and a wrapper would make the runtime the caller (and would have
+//!   nothing to call before its constructor ran); see [`objects`].
 //! * [`api`]: the `profil` (traditional and extended) and `pcsample` interfaces the artifacts
 //!   export, fed by the same clock at `sysconf(_SC_CLK_TCK)` samples per CPU-second, updating
 //!   the caller's memory only through the kernel (a fault turns them off instead of killing
@@ -897,30 +902,6 @@ mod artifact {
     #[no_mangle]
     pub extern "C" fn moncontrol(mode: c_int) {
         crate::set_counting(mode != 0);
-    }
-
-    /// dlopen(3), registering the objects it loads (see [`crate::exec::dlopen`]).
-    ///
-    /// # Safety
-    /// As for dlopen(3).
-    #[no_mangle]
-    pub unsafe extern "C" fn dlopen(file: *const c_char, mode: c_int) -> *mut core::ffi::c_void {
-        // SAFETY: the caller's contract is dlopen's.
-        unsafe { crate::exec::dlopen(file, mode) }
-    }
-
-    /// dlmopen(3), registering the objects it loads.
-    ///
-    /// # Safety
-    /// As for dlmopen(3).
-    #[no_mangle]
-    pub unsafe extern "C" fn dlmopen(
-        lmid: core::ffi::c_long,
-        file: *const c_char,
-        mode: c_int,
-    ) -> *mut core::ffi::c_void {
-        // SAFETY: the caller's contract is dlmopen's.
-        unsafe { crate::exec::dlmopen(lmid, file, mode) }
     }
 
     /// execve(2), writing the profile first.

@@ -447,19 +447,25 @@ pub fn write_pcsample(dest: &Destination, rate: u32, exe: &ExeInfo<'_>) -> bool 
             text_end: exe.layout.link_hi,
         })
         .map_err(fail)?;
-        for i in 0..nobj {
+        // An object unloaded before the end whose addresses another one took is written at
+        // stand-in addresses, its samples moved with it (see objects::pcsample_bias).
+        let mut moved = [0u64; crate::objects::MAX_OBJECTS];
+        for (i, moved) in moved.iter_mut().enumerate().take(nobj) {
             let o = crate::objects::object(i);
             let o = o.as_ref();
+            let bias = crate::objects::pcsample_bias(i);
+            *moved = o.map_or(0, |o| bias.wrapping_sub(o.bias));
             w.object(&Object {
                 path: o.map_or(&b""[..], |o| o.path),
                 build_id: o.map_or(&b""[..], |o| o.build_id),
-                bias: o.map_or(0, |o| o.bias),
+                bias,
                 text_start: o.map_or(0, |o| o.layout.link_lo),
                 text_end: o.map_or(0, |o| o.layout.link_hi),
             })
             .map_err(fail)?;
         }
-        for (time_ns, tid, pc) in crate::pcmode::samples() {
+        for (time_ns, tid, pc, slot) in crate::pcmode::samples() {
+            let pc = pc.wrapping_add(slot.and_then(|i| moved.get(i)).copied().unwrap_or(0));
             w.sample(&Sample { time_ns, tid, pc }).map_err(fail)?;
         }
         w.finish().map_err(fail)?;

@@ -14,7 +14,8 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering
 
 use crate::sys;
 
-/// Words per sample: time (ns since start), thread id, PC.
+/// Words per sample: time (ns since start), thread id (low 32 bits) and the object's slot + 1
+/// ([`crate::objects`]; 0: none) above it, PC.
 const WORDS: usize = 3;
 
 static ON: AtomicBool = AtomicBool::new(false);
@@ -55,10 +56,12 @@ pub fn enabled() -> bool {
     ON.load(Ordering::Acquire)
 }
 
-/// Keep one sample. *Async-signal-safe*: `clock_gettime`, `gettid`, one `fetch_add` and
-/// atomic stores into memory mapped in the constructor.
+/// Keep one sample, with the slot of the shared object it was counted in (which tells an
+/// object unloaded with `dlclose` from one loaded later at its addresses). *Async-signal-safe*:
+/// `clock_gettime`, `gettid`, one `fetch_add` and atomic stores into memory mapped in the
+/// constructor.
 #[inline]
-pub fn record(pc: usize) {
+pub fn record(pc: usize, object: Option<usize>) {
     if !ON.load(Ordering::Acquire) {
         return;
     }
@@ -73,7 +76,8 @@ pub fn record(pc: usize) {
     // unmapped; i < CAP and each slot is claimed by exactly one handler (fetch_add).
     unsafe {
         (*buf.add(i * WORDS)).store(t, Ordering::Relaxed);
-        (*buf.add(i * WORDS + 1)).store(u64::from(sys::gettid()), Ordering::Relaxed);
+        let slot = object.map_or(0, |o| o as u64 + 1);
+        (*buf.add(i * WORDS + 1)).store(u64::from(sys::gettid()) | slot << 32, Ordering::Relaxed);
         (*buf.add(i * WORDS + 2)).store(pc as u64, Ordering::Release);
     }
 }
@@ -107,8 +111,8 @@ pub fn clear() {
     START_UNIX_NS.store(sys::realtime_ns(), Ordering::Relaxed);
 }
 
-/// The samples kept: (time ns, tid, pc) for each filled slot.
-pub fn samples() -> impl Iterator<Item = (u64, u32, u64)> {
+/// The samples kept: (time ns, tid, pc, the object's slot) for each filled slot.
+pub fn samples() -> impl Iterator<Item = (u64, u32, u64, Option<usize>)> {
     let n = NEXT
         .load(Ordering::Acquire)
         .min(CAP.load(Ordering::Relaxed));
@@ -122,7 +126,8 @@ pub fn samples() -> impl Iterator<Item = (u64, u32, u64)> {
                 (*buf.add(i * WORDS + 2)).load(Ordering::Acquire),
             )
         };
-        (pc != 0).then_some((t, tid as u32, pc))
+        let slot = (tid >> 32) as usize;
+        (pc != 0).then_some((t, tid as u32, pc, slot.checked_sub(1)))
     })
 }
 

@@ -723,6 +723,110 @@ pub fn same_loaded_object(a: usize, b: usize) -> Option<bool> {
     }
 }
 
+/// `struct dl_find_object` of glibc ≥ 2.35 (`<dlfcn.h>`): the fields every architecture's
+/// layout starts with, then more room than any of them needs for the rest (x86_64 has 8 more
+/// words; others at most 10).
+#[repr(C)]
+struct DlFindObject {
+    flags: u64,
+    map_start: *mut c_void,
+    map_end: *mut c_void,
+    link_map: *const LinkMapHead,
+    rest: [u64; 16],
+}
+
+/// The public head of glibc's `struct link_map` (`<link.h>`), the part its ABI promises.
+#[repr(C)]
+struct LinkMapHead {
+    l_addr: usize,
+    l_name: *const c_char,
+}
+
+type FindObjectFn = unsafe extern "C" fn(*mut c_void, *mut DlFindObject) -> c_int;
+
+/// The loaded object holding an address, as `_dl_find_object` reports it.
+#[derive(Clone, Copy, Debug)]
+pub struct FoundObject {
+    /// Start of the object's whole mapping (runtime address).
+    pub map_start: usize,
+    /// End of it (exclusive).
+    pub map_end: usize,
+    /// Load bias (`l_addr`): runtime address = link-time address + bias.
+    pub bias: u64,
+    /// The loader's NUL-terminated path for it (`l_name`; `""` for the executable); valid while
+    /// the object stays loaded.
+    pub name: *const u8,
+}
+
+/// glibc's `_dl_find_object` (≥ 2.35, exported by the dynamic loader), or 0 (older glibc, a
+/// static executable). Found with `dlsym` rather than linked against, so the runtime still
+/// loads where it is missing. Constructor only.
+pub fn find_object_function() -> usize {
+    global_symbol(c"_dl_find_object")
+}
+
+/// The loaded object holding `addr`, asking `find` (from [`find_object_function`]); `None`
+/// when no object holds it (the vdso may not be covered; anonymous code never is).
+/// *Async-signal-safe*: glibc documents `_dl_find_object` as async-signal-safe and lock-free.
+pub fn find_object(find: usize, addr: usize) -> Option<FoundObject> {
+    if find == 0 {
+        return None;
+    }
+    // SAFETY: all-zero is a valid DlFindObject (integers and null pointers).
+    let mut r: DlFindObject = unsafe { core::mem::zeroed() };
+    // SAFETY: `find` is `_dl_find_object` (found by dlsym under that name), which takes any
+    // address and fills the struct (ours is at least as large as glibc's on every
+    // architecture) or returns -1.
+    let ok =
+        unsafe { core::mem::transmute::<usize, FindObjectFn>(find)(addr as *mut c_void, &mut r) };
+    if ok != 0 || r.link_map.is_null() {
+        return None;
+    }
+    // SAFETY: on success dlfo_link_map points to the object's link_map, which stays valid while
+    // the object is loaded (it holds the interrupted PC or our caller's address, so it is).
+    let (bias, name) = unsafe { ((*r.link_map).l_addr, (*r.link_map).l_name) };
+    Some(FoundObject {
+        map_start: r.map_start as usize,
+        map_end: r.map_end as usize,
+        bias: bias as u64,
+        name: name as *const u8,
+    })
+}
+
+/// Let another thread run (`sched_yield`).
+pub fn yield_now() {
+    // SAFETY: sched_yield has no preconditions.
+    unsafe { libc::sched_yield() };
+}
+
+/// Reserve `bytes` of zeroed, private, anonymous memory that costs nothing until touched
+/// (`MAP_NORESERVE`). Constructor only.
+pub fn reserve_zeroed(bytes: usize) -> Option<*mut u8> {
+    // SAFETY: as in `map_zeroed`.
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    (p != libc::MAP_FAILED).then_some(p as *mut u8)
+}
+
+/// The process's address-space limit (`RLIMIT_AS`), `None` when unlimited.
+pub fn address_space_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } == 0;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
 /// The process environment (`environ`).
 pub fn environ() -> *const *const c_char {
     // SAFETY: reading the pointer value of glibc's `environ` variable.
