@@ -115,6 +115,64 @@ fn source_files_from_the_line_table() {
     assert_same(dir.path(), "prog", &["gmon.out"], &["-q"]);
 }
 
+/// gprof's index names the file BFD 2.40's line reader gives at a static function's address,
+/// and that reader starts every line sequence of a DWARF 5 unit with file 0 (the unit's primary
+/// file) until the program sets the file register, which gas never sets to 1, its initial
+/// value. So a static function from file 1 (the first file with code: a header or an
+/// `#include`d `.c` file) that starts a sequence is named after the including file, or after
+/// `<artificial>`, the unit of an LTO build. With `-ffunction-sections` every function starts a
+/// sequence.
+fn source_file_case(tag: &str, cflags: &[&str], want: &[&str]) {
+    let dir = TempDir::new(tag);
+    let mut flags = vec!["-pg", "-g"];
+    flags.extend_from_slice(cflags);
+    compile_corpus(dir.path(), "gcc", "srcfile_main.c", &flags);
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let mut index = Vec::new();
+    for flags in FLAG_SETS {
+        let out = assert_same(dir.path(), "prog", &["gmon.out"], flags);
+        if flags == ["-q"] {
+            index = out;
+        }
+    }
+    for flags in [&["-P"][..], &["-q", "-P"], &["-p", "-q"]] {
+        assert_same(dir.path(), "prog", &["gmon.out"], flags);
+    }
+    let text = String::from_utf8_lossy(&index);
+    for w in want {
+        assert!(text.contains(w), "no {w:?} in gprof's output:\n{text}");
+    }
+}
+
+#[test]
+fn source_files_of_header_and_included_functions() {
+    source_file_case(
+        "srcfile-sections",
+        &["-O0", "-ffunction-sections"],
+        &[
+            " header_work (srcfile_main.c)",
+            " included_work (srcfile_included.c)",
+        ],
+    );
+    source_file_case(
+        "srcfile-included",
+        &["-O0", "-DINCLUDED_FIRST"],
+        &[
+            " header_work (srcfile_header.h)",
+            " included_work (srcfile_main.c)",
+        ],
+    );
+}
+
+#[test]
+fn source_files_under_lto() {
+    source_file_case(
+        "srcfile-lto",
+        &["-O1", "-flto", "-ffunction-sections"],
+        &[" header_work (<artificial>)", " own_work (srcfile_main.c)"],
+    );
+}
+
 /// A static binary: libc's functions are in the symbol table and mcount itself is in the
 /// histogram range (excluded from the graph, listed in the index with its index in
 /// parentheses).

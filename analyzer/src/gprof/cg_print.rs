@@ -93,7 +93,8 @@ pub fn print_report(
 
 /// The source file gprof appends to a static function's name in the index: the base name of
 /// the file `bfd_find_nearest_line` gives for the function's address (DWARF line table, see
-/// [`super::cg_files`]). Indexed by symbol; `None` for globals and without debug info.
+/// [`profil_symbols::gprof::source_files`]). Indexed by symbol; `None` for globals and without
+/// debug info.
 pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>> {
     let syms = &a.symtab.syms;
     let addrs: Vec<u64> = syms
@@ -101,7 +102,7 @@ pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>>
         .filter(|s| s.is_static)
         .map(|s| s.addr)
         .collect();
-    let files = super::cg_files::line_table_files(exe, &addrs);
+    let files = profil_symbols::gprof::source_files(exe, &addrs);
     syms.iter()
         .map(|s| files.get(&s.addr).filter(|_| s.is_static).cloned())
         .collect()

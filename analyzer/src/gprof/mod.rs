@@ -12,7 +12,8 @@
 //!    `calls` and `total/call` columns (and everything the call-graph printer needs).
 //! 5. [`cg_print::print_report`] picks the sections as gprof's `main` does and prints them:
 //!    [`flat::print`], then [`cg_print::print`] and [`cg_print::print_index`] (whose file
-//!    names of static functions come from the DWARF line table, [`cg_files`]).
+//!    names of static functions come from the DWARF line table as BFD 2.40 reads it,
+//!    [`profil_symbols::gprof::source_files`]).
 //!
 //! gprof sorts with glibc's `qsort`, a merge sort. [`msort`] is a copy of it, so that ties
 //! and even inconsistent comparisons fall exactly as in gprof. Where gprof's comparison is
@@ -24,7 +25,6 @@
 //! `snprintf`.
 
 pub mod cg;
-pub mod cg_files;
 pub mod cg_print;
 pub mod flat;
 pub mod hist;
