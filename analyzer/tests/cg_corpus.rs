@@ -258,8 +258,8 @@ fn arcs_outside_symbols() {
     assert_same(dir.path(), "prog", &["real.out", "arcs-only.out"], &["-q"]);
 }
 
-/// Asking for a section the files cannot give is gprof's fatal error; ours names the file and
-/// exits with status 2.
+/// Asking for a section the files cannot give is gprof's fatal error, with status 1; ours
+/// names the file and exits with gprof's status, alone or with the other section asked for.
 #[test]
 fn missing_sections() {
     let dir = TempDir::new("missing");
@@ -272,18 +272,27 @@ fn missing_sections() {
     GmonFile::new()
         .arc(main + 4, main, 1)
         .write(&dir.join("arcs.out"));
-    for (file, flag, what) in [
-        ("hist.out", "-q", "missing call-graph data"),
-        ("arcs.out", "-p", "missing histogram"),
+    for (file, flags, what) in [
+        ("hist.out", &["-q"][..], "missing call-graph data"),
+        ("hist.out", &["-q", "-z"][..], "missing call-graph data"),
+        ("hist.out", &["-p", "-q"][..], "missing call-graph data"),
+        ("arcs.out", &["-p"][..], "missing histogram"),
+        ("arcs.out", &["-p", "-q"][..], "missing histogram"),
     ] {
-        let g = gprof(dir.path(), &["-b", flag, "prog", file]);
-        assert!(!g.status.success());
+        let mut args = vec!["-b"];
+        args.extend_from_slice(flags);
+        let g = gprof(dir.path(), &[&args[..], &["prog", file]].concat());
         assert!(String::from_utf8_lossy(&g.stderr).contains(what));
-        let o = ours(dir.path(), &["--gprof", "-b", flag, "prog", file]);
-        assert_eq!(o.status.code(), Some(2));
+        let o = ours(
+            dir.path(),
+            &[&["--gprof"], &args[..], &["prog", file]].concat(),
+        );
+        assert_eq!(o.status.code(), g.status.code(), "{flags:?} {file}");
+        assert_eq!(o.status.code(), Some(1));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(what) && err.contains(file), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(o.stdout, g.stdout);
         assert!(o.stdout.is_empty());
     }
     // Without -p/-q, each file gives what it has.

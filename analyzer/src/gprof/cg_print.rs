@@ -46,8 +46,8 @@ pub struct Sections {
 
 /// What gprof prints, decided as in its `main`: explicit `-p`/`-q` win; otherwise the flat
 /// profile when there is a histogram and the call graph when there are arcs, minus whatever
-/// `-P`/`-Q` turned off. `Ok((flat, graph))`, or gprof's fatal "missing" errors (`gmon` names
-/// the last gmon file for the message).
+/// `-P`/`-Q` turned off. `Ok((flat, graph))`, or gprof's fatal "missing" errors with gprof's
+/// exit status 1 (`gmon` names the last gmon file for the message).
 pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(bool, bool)> {
     let (mut flat, mut graph) = (req.flat, req.graph);
     if !flat && !graph {
@@ -55,12 +55,12 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
         graph = a.has_call_graph && !req.no_graph;
     }
     if flat && !a.hist.present() {
-        return Err(Error::input(format!(
+        return Err(Error::gprof_fatal(format!(
             "{gmon}: gmon.out file is missing histogram"
         )));
     }
     if graph && !a.has_call_graph {
-        return Err(Error::input(format!(
+        return Err(Error::gprof_fatal(format!(
             "{gmon}: gmon.out file is missing call-graph data"
         )));
     }
