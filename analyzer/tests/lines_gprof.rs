@@ -1,15 +1,25 @@
-//! `--gprof -b -p -l` against the installed GNU gprof 2.40 (`gprof -b -p -l`): byte for
-//! byte, on C and C++ programs compiled with `gcc -g`/`g++ -g` at test time, with crafted
-//! histograms that put samples on every line symbol (1-, 2- and 4-byte bins) and with real
-//! `-pg` runs (call counts), with and without `-z`.
+//! `--gprof -b -l` against the installed GNU gprof 2.40 (`gprof -b -l`): byte for byte, on C
+//! and C++ programs compiled with `gcc -g`/`g++ -g` at test time, with crafted histograms that
+//! put samples on every line symbol (1-, 2- and 4-byte bins) and with real `-pg` runs (call
+//! counts), with and without `-z`: the flat profile (`-p`), and the call graph and its index
+//! (without `-p`, with `-q`/`-Q`/`-P`).
 
 mod lines_support;
 
 use lines_support::*;
 
-/// Both outputs for `exe` and `gmon` (relative to `dir`) with `flags`; they must be equal.
+/// Both outputs of `-b -p -l` for `exe` and `gmon` (relative to `dir`) with `flags`; they
+/// must be equal.
 fn same(dir: &TempDir, exe: &str, gmon: &str, flags: &[&str], what: &str) {
-    let mut gargs = vec!["-b", "-p", "-l"];
+    let mut all = vec!["-p", "-l"];
+    all.extend_from_slice(flags);
+    same_as_gprof(dir, exe, gmon, &all, what);
+}
+
+/// Both outputs of `-b` with `flags` (which include `-l`) for `exe` and `gmon`; they must be
+/// equal. Returns gprof's output.
+fn same_as_gprof(dir: &TempDir, exe: &str, gmon: &str, flags: &[&str], what: &str) -> String {
+    let mut gargs = vec!["-b"];
     gargs.extend_from_slice(flags);
     gargs.extend_from_slice(&[exe, gmon]);
     let want = gprof(dir.path(), &gargs);
@@ -18,7 +28,7 @@ fn same(dir: &TempDir, exe: &str, gmon: &str, flags: &[&str], what: &str) {
         "{what}: gprof failed: {}",
         String::from_utf8_lossy(&want.stderr)
     );
-    let mut oargs = vec!["--gprof", "-b", "-p", "-l"];
+    let mut oargs = vec!["--gprof", "-b"];
     oargs.extend_from_slice(flags);
     oargs.extend_from_slice(&[gmon, exe]);
     let got = ours(dir.path(), &oargs);
@@ -29,14 +39,13 @@ fn same(dir: &TempDir, exe: &str, gmon: &str, flags: &[&str], what: &str) {
     );
     assert!(
         want.stdout == got.stdout,
-        "{what}: differs from gprof -b -p -l {flags:?}:\n{}",
+        "{what}: differs from gprof -b {flags:?}:\n{}",
         diff(&want.stdout, &got.stdout)
     );
     // Not vacuous: line symbols were printed.
-    assert!(
-        String::from_utf8_lossy(&got.stdout).contains(" @ "),
-        "{what}: no line rows"
-    );
+    let text = String::from_utf8_lossy(&got.stdout).into_owned();
+    assert!(text.contains(" @ "), "{what}: no line rows");
+    text
 }
 
 fn crafted_cases(tool: &str, sources: &[&str], opts: &[&str]) {
@@ -104,21 +113,51 @@ fn c_inlined_real_run() {
     same(&dir, "prog", "run.gmon", &["-a"], "inlined.c -O2 -pg -a");
 }
 
-/// Only the flat profile is reproduced in line mode; asking for more is an error.
+/// Without `-p`, and with `-q`/`-Q`/`-P`, line mode prints gprof's call graph and index too:
+/// callers are line symbols, callees their functions, every name carries its
+/// `(file:line @ addr)`, only function symbols get an entry (no line symbol, no cycle: they
+/// keep their numbers), and the index names no file after static functions. On the call-graph
+/// corpus (recursion, cycles, a callback called from libc) and on the inlining fixture.
 #[test]
-fn line_mode_call_graph_is_refused() {
+fn call_graph_in_line_mode() {
     let dir = TempDir::new("lines-gprof-q");
-    copy_fixtures(dir.path(), &["two_loops.c"]);
-    compile(dir.path(), "gcc", &["-g", "two_loops.c", "-o", "prog"]);
-    std::fs::write(
-        dir.join("c.gmon"),
-        crafted_gmon(&dir.join("prog"), 4, |_| 1),
-    )
-    .unwrap();
-    let out = ours(dir.path(), &["--gprof", "-b", "-q", "-l", "c.gmon", "prog"]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("-b -p -l"), "{err}");
+    copy_fixtures(dir.path(), &["inlined.c", "helper.c"]);
+    let graph = fixtures_dir("callgraph/corpus/graph.c");
+    std::fs::copy(&graph, dir.join("graph.c")).unwrap();
+    compile(
+        dir.path(),
+        "gcc",
+        &["-O0", "-g", "-pg", "graph.c", "-o", "graph"],
+    );
+    compile(
+        dir.path(),
+        "gcc",
+        &["-O2", "-g", "-pg", "inlined.c", "helper.c", "-o", "prog"],
+    );
+    profile_run(dir.path(), "graph", &[], "graph.gmon");
+    profile_run(dir.path(), "prog", &[], "prog.gmon");
+    let flag_sets: [&[&str]; 8] = [
+        &["-l"],
+        &["-l", "-q"],
+        &["-l", "-Q"],
+        &["-l", "-P"],
+        &["-l", "-p", "-q"],
+        &["-l", "-q", "-z"],
+        &["-l", "-z"],
+        &["-l", "-a"],
+    ];
+    for flags in flag_sets {
+        let text = same_as_gprof(&dir, "graph", "graph.gmon", flags, "graph.c -O0");
+        if flags == ["-l", "-q"] {
+            // The shapes this is meant to cover really are in gprof's output.
+            assert!(text.contains("Index by function name"), "{text}");
+            assert!(text.contains("<cycle 1>"), "{text}");
+            // Callers are the line symbols of the call sites.
+            assert!(text.contains(" main (graph.c:"), "{text}");
+            assert!(!text.contains("as a whole>"), "{text}");
+        }
+        same_as_gprof(&dir, "prog", "prog.gmon", flags, "inlined.c -O2");
+    }
 }
 
 /// Rust, optimized: inlined copies whose abstract function lives in another unit (core,

@@ -85,7 +85,11 @@ pub fn print_report(
     }
     if graph {
         print(a, opts, !flat, out);
-        let files = static_source_files(a, exe);
+        // Under line granularity gprof prints no `(file)` after static functions.
+        let files = match a.lines {
+            Some(_) => Vec::new(),
+            None => static_source_files(a, exe),
+        };
         print_index(a, opts, &files, out);
     }
     Ok(())
@@ -470,6 +474,11 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
     out.extend_from_slice(b"index % time    self  children    called     name\n");
     for &node in &a.cg.time_sorted {
         if !is_printed(a, node, opts) {
+            continue;
+        }
+        // Under -l gprof prints entries for function symbols only: no line symbol, and no
+        // cycle (a cycle header is not a function either), though they keep their numbers.
+        if a.lines.is_some() && (node >= a.cg.num_syms || !a.symtab.syms[node].is_func) {
             continue;
         }
         if node >= a.cg.num_syms {
