@@ -160,6 +160,35 @@ fn call_graph_in_line_mode() {
     }
 }
 
+/// Aliases (a weak alias, an IFUNC and its resolver): at the padding after such a function,
+/// where a line row but no DWARF function covers the bytes, BFD names the line symbol after
+/// the first of the aliases in `.symtab`, which gprof then prints as an extra row (`-z`).
+#[test]
+fn alias_names_at_function_padding() {
+    let dir = TempDir::new("lines-gprof-alias");
+    copy_fixtures(dir.path(), &["aliases.c"]);
+    compile(
+        dir.path(),
+        "gcc",
+        &["-O2", "-g", "-pg", "aliases.c", "-o", "prog"],
+    );
+    profile_run(dir.path(), "prog", &[], "run.gmon");
+    let text = same_as_gprof(
+        &dir,
+        "prog",
+        "run.gmon",
+        &["-p", "-l", "-z"],
+        "aliases.c -z",
+    );
+    // Not vacuous: the padding row of the weak alias is there.
+    assert!(
+        text.lines().filter(|l| l.contains(" weak_work (")).count() >= 2,
+        "{text}"
+    );
+    same_as_gprof(&dir, "prog", "run.gmon", &["-l", "-z"], "aliases.c -l -z");
+    same_as_gprof(&dir, "prog", "run.gmon", &["-p", "-l"], "aliases.c -p -l");
+}
+
 /// Rust, optimized: inlined copies whose abstract function lives in another unit (core,
 /// std), found through cross-unit references, with the names BFD gives them. The whole
 /// standard library's code gets line symbols (over 10,000 rows).

@@ -107,25 +107,29 @@ pub fn print_report(
     let base = Analysis::new(image, exe_name, req.options)?;
     // BFD's fallback name (`_bfd_elf_find_function`): the `.symtab` function (FUNC or IFUNC,
     // non-zero size, any binding, so also with -a) with the highest address at or below the
-    // address; ties go to the larger one.
-    let mut elf_funcs: Vec<(u64, u64, &[u8])> = image
+    // address; ties go to the larger one, and among symbols of the same address and size
+    // (an alias: weak, IFUNC and resolver, folded functions) to the first in `.symtab`, since
+    // BFD replaces its candidate only with a strictly better one. That name shows at the
+    // padding after such a function, where no DWARF function covers the bytes.
+    let mut elf_funcs: Vec<(u64, u64, std::cmp::Reverse<usize>, &[u8])> = image
         .symtab
         .iter()
         .flat_map(|t| {
             t.symbols
                 .iter()
-                .filter(|s| {
+                .enumerate()
+                .filter(|(_, s)| {
                     (s.typ == object::elf::STT_FUNC.0 || s.typ == object::elf::STT_GNU_IFUNC.0)
                         && s.size != 0
                         && s.shndx != 0
                 })
-                .map(move |s| (s.value, s.size, t.name(s)))
+                .map(move |(k, s)| (s.value, s.size, std::cmp::Reverse(k), t.name(s)))
         })
         .collect();
-    elf_funcs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    elf_funcs.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
     let elf_function = |addr: u64| -> Option<&[u8]> {
         let i = elf_funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
-        Some(elf_funcs[i].2)
+        Some(elf_funcs[i].3)
     };
     // Names of line symbols: DWARF names, or BFD's fallback names.
     let mut names: Vec<Vec<u8>> = Vec::new();
