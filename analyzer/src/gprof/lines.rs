@@ -126,7 +126,7 @@ pub fn print_report(
                 .map(move |(k, s)| (s.value, s.size, std::cmp::Reverse(k), t.name(s)))
         })
         .collect();
-    elf_funcs.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    elf_funcs.sort_unstable_by_key(|a| (a.0, a.1, a.2));
     let elf_function = |addr: u64| -> Option<&[u8]> {
         let i = elf_funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
         Some(elf_funcs[i].3)
