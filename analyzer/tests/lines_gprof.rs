@@ -189,6 +189,44 @@ fn alias_names_at_function_padding() {
     same_as_gprof(&dir, "prog", "run.gmon", &["-p", "-l"], "aliases.c -p -l");
 }
 
+/// i386 PIC code keeps its jump tables' `.L` labels in `.symtab`. gprof never makes them
+/// function symbols, but BFD counts them (untyped, size 0 taken as 1) when it names bytes no
+/// DWARF function covers, so the padding after `sw` is a line symbol named `.L12` or the like.
+/// Built without libc (none is installed for i386 here) and profiled by a crafted histogram.
+#[test]
+fn i386_jump_table_labels_name_padding() {
+    let dir = TempDir::new("lines-gprof-i386");
+    copy_fixtures(dir.path(), &["jumptable32.c"]);
+    for pic in ["-fpic", "-fPIE"] {
+        compile(
+            dir.path(),
+            "gcc",
+            &[
+                "-m32",
+                "-g",
+                "-O2",
+                pic,
+                "-ffreestanding",
+                "-nostdlib",
+                "-c",
+                "jumptable32.c",
+                "-o",
+                "j.o",
+            ],
+        );
+        compile(dir.path(), "ld", &["-m", "elf_i386", "-o", "prog", "j.o"]);
+        let gmon = crafted_gmon(&dir.join("prog"), 4, |i| 1 + ((i * 7 + 3) % 5) as u16);
+        std::fs::write(dir.join("c.gmon"), gmon).unwrap();
+        let what = format!("jumptable32.c {pic}");
+        let text = same_as_gprof(&dir, "prog", "c.gmon", &["-p", "-l", "-z"], &what);
+        assert!(
+            text.contains("\n") && text.contains(" .L"),
+            "{what}: {text}"
+        );
+        same_as_gprof(&dir, "prog", "c.gmon", &["-l"], &what);
+    }
+}
+
 /// Rust, optimized: inlined copies whose abstract function lives in another unit (core,
 /// std), found through cross-unit references, with the names BFD gives them. The whole
 /// standard library's code gets line symbols (over 10,000 rows).

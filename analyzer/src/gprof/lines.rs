@@ -105,12 +105,20 @@ pub fn print_report(
     let lines = line_map_with(data, &[(lo, hi)], true);
     let inl = inline_map(data, &[(lo, hi)]);
     let base = Analysis::new(image, exe_name, req.options)?;
-    // BFD's fallback name (`_bfd_elf_find_function`): the `.symtab` function (FUNC or IFUNC,
-    // non-zero size, any binding, so also with -a) with the highest address at or below the
-    // address; ties go to the larger one, and among symbols of the same address and size
-    // (an alias: weak, IFUNC and resolver, folded functions) to the first in `.symtab`, since
-    // BFD replaces its candidate only with a strictly better one. That name shows at the
-    // padding after such a function, where no DWARF function covers the bytes.
+    // BFD's fallback name (`_bfd_elf_find_function`, for bytes no DWARF function covers):
+    // the `.symtab` symbol of `.text` with the highest address at or below the address. BFD's
+    // candidates (`_bfd_elf_maybe_function_sym`) are all symbols of the section but section,
+    // file, object, common and TLS ones, any binding (so also with -a), and a size of 0 counts
+    // as 1, except for hidden local untyped labels (annobin's): so the `.L` labels that i386
+    // PIC code keeps for its jump tables count. Ties go to the larger one, and among symbols
+    // of the same address and size (an alias: weak, IFUNC and resolver, folded functions) to
+    // the first in `.symtab`, since BFD replaces its candidate only with a strictly better
+    // one. Such names show at the padding after a function, where a line row but no DWARF
+    // function covers the bytes.
+    let text_index = image
+        .sections
+        .iter()
+        .position(|s| s.name == text.name && s.addr == text.addr);
     let mut elf_funcs: Vec<(u64, u64, std::cmp::Reverse<usize>, &[u8])> = image
         .symtab
         .iter()
@@ -119,11 +127,22 @@ pub fn print_report(
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| {
-                    (s.typ == object::elf::STT_FUNC.0 || s.typ == object::elf::STT_GNU_IFUNC.0)
-                        && s.size != 0
-                        && s.shndx != 0
+                    use object::elf;
+                    let excluded_type = [
+                        elf::STT_SECTION.0,
+                        elf::STT_FILE.0,
+                        elf::STT_OBJECT.0,
+                        elf::STT_COMMON.0,
+                        elf::STT_TLS.0,
+                    ]
+                    .contains(&s.typ);
+                    let annobin = s.size == 0
+                        && s.bind == elf::STB_LOCAL.0
+                        && s.typ == elf::STT_NOTYPE.0
+                        && s.visibility == elf::STV_HIDDEN.0;
+                    Some(s.shndx as usize) == text_index && !excluded_type && !annobin
                 })
-                .map(move |(k, s)| (s.value, s.size, std::cmp::Reverse(k), t.name(s)))
+                .map(move |(k, s)| (s.value, s.size.max(1), std::cmp::Reverse(k), t.name(s)))
         })
         .collect();
     elf_funcs.sort_unstable_by_key(|a| (a.0, a.1, a.2));
