@@ -189,6 +189,44 @@ fn alias_names_at_function_padding() {
     same_as_gprof(&dir, "prog", "run.gmon", &["-p", "-l"], "aliases.c -p -l");
 }
 
+/// The same under LTO, where identical code folding merges a static function of another unit
+/// (`twin_work`, or `twin_work.lto_priv.0` when the partitions are split) into `real_work`'s
+/// aliases.
+#[test]
+fn lto_folded_aliases() {
+    let dir = TempDir::new("lines-gprof-lto");
+    copy_fixtures(dir.path(), &["aliases.c", "lto_twin.c"]);
+    for partition in ["-flto-partition=balanced", "-flto-partition=max"] {
+        compile(
+            dir.path(),
+            "gcc",
+            &[
+                "-O2",
+                "-g",
+                "-pg",
+                "-flto",
+                partition,
+                "-DWITH_TWIN",
+                "aliases.c",
+                "lto_twin.c",
+                "-o",
+                "prog",
+            ],
+        );
+        profile_run(dir.path(), "prog", &[], "run.gmon");
+        let what = format!("aliases.c lto_twin.c -flto {partition}");
+        // Not vacuous: the twin was folded into real_work.
+        let funcs = nm_functions(&dir.join("prog"));
+        let twin = funcs
+            .iter()
+            .find(|f| f.0.starts_with("twin_work"))
+            .unwrap_or_else(|| panic!("{what}: no twin_work in {funcs:?}"));
+        assert_eq!(twin.1, address_of(&funcs, "real_work"), "{what}");
+        same_as_gprof(&dir, "prog", "run.gmon", &["-p", "-l", "-z"], &what);
+        same_as_gprof(&dir, "prog", "run.gmon", &["-l", "-z"], &what);
+    }
+}
+
 /// i386 PIC code keeps its jump tables' `.L` labels in `.symtab`. gprof never makes them
 /// function symbols, but BFD counts them (untyped, size 0 taken as 1) when it names bytes no
 /// DWARF function covers, so the padding after `sw` is a line symbol named `.L12` or the like.
