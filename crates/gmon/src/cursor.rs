@@ -33,16 +33,19 @@ macro_rules! with_order {
 
 impl Endian {
     /// Decode a `u16` from the first two bytes of `b` (callers pass exactly two).
+    #[inline]
     pub(crate) fn read_u16(self, b: &[u8]) -> u16 {
         with_order!(self, B => B::read_u16(b))
     }
 
     /// Decode a `u32` from the first four bytes of `b`.
+    #[inline]
     pub(crate) fn read_u32(self, b: &[u8]) -> u32 {
         with_order!(self, B => B::read_u32(b))
     }
 
     /// Decode a `u64` from the first eight bytes of `b`.
+    #[inline]
     pub(crate) fn read_u64(self, b: &[u8]) -> u64 {
         with_order!(self, B => B::read_u64(b))
     }
@@ -50,6 +53,7 @@ impl Endian {
 
 impl Target {
     /// Decode a pointer-sized value from the first 4 or 8 bytes of `b`.
+    #[inline]
     pub(crate) fn read_ptr(self, b: &[u8]) -> u64 {
         match self.ptr_size {
             PtrSize::Four => u64::from(self.endian.read_u32(b)),
@@ -105,6 +109,7 @@ pub(crate) struct Cursor<B> {
 
 impl<B: AsRef<[u8]>> Cursor<B> {
     /// A cursor at the start of `buf`.
+    #[inline]
     pub(crate) fn new(buf: B, target: Target) -> Self {
         Cursor {
             buf,
@@ -114,25 +119,30 @@ impl<B: AsRef<[u8]>> Cursor<B> {
     }
 
     /// The byte order and pointer size fields are decoded with.
+    #[inline]
     pub(crate) fn target(&self) -> Target {
         self.target
     }
 
     /// The current byte offset.
+    #[inline]
     pub(crate) fn pos(&self) -> usize {
         self.pos
     }
 
     /// Bytes from the position to the end of the buffer.
+    #[inline]
     pub(crate) fn remaining(&self) -> usize {
         self.buf.as_ref().len() - self.pos
     }
 
     /// Move to `pos` (clamped to the end of the buffer, so the cursor stays valid).
+    #[inline]
     pub(crate) fn seek(&mut self, pos: usize) {
         self.pos = pos.min(self.buf.as_ref().len());
     }
 
+    #[inline]
     fn error(&self, field: &'static str, kind: CursorErrorKind) -> CursorError {
         CursorError {
             offset: self.pos as u64,
@@ -142,6 +152,7 @@ impl<B: AsRef<[u8]>> Cursor<B> {
     }
 
     /// Check that `n` bytes remain for `field`; return the start offset.
+    #[inline]
     fn reserve(&self, n: usize, field: &'static str) -> Result<usize, CursorError> {
         let available = self.remaining();
         if n > available {
@@ -159,11 +170,13 @@ impl<B: AsRef<[u8]>> Cursor<B> {
 
 impl<'a> Cursor<&'a [u8]> {
     /// The whole buffer.
+    #[inline]
     pub(crate) fn data(&self) -> &'a [u8] {
         self.buf
     }
 
     /// The next `n` bytes.
+    #[inline]
     pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], CursorError> {
         let at = self.reserve(n, field)?;
         self.pos = at + n;
@@ -171,6 +184,7 @@ impl<'a> Cursor<&'a [u8]> {
     }
 
     /// The next `N` bytes as an array.
+    #[inline]
     pub(crate) fn array<const N: usize>(
         &mut self,
         field: &'static str,
@@ -181,18 +195,21 @@ impl<'a> Cursor<&'a [u8]> {
     }
 
     /// One byte.
+    #[inline]
     pub(crate) fn u8(&mut self, field: &'static str) -> Result<u8, CursorError> {
         Ok(self.take(1, field)?[0])
     }
 
     /// A `u16` in the target's byte order.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))] // only the pcsample reader
+    #[inline]
     pub(crate) fn u16(&mut self, field: &'static str) -> Result<u16, CursorError> {
         let e = self.target.endian;
         Ok(e.read_u16(self.take(2, field)?))
     }
 
     /// A `u32` in the target's byte order.
+    #[inline]
     pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, CursorError> {
         let e = self.target.endian;
         Ok(e.read_u32(self.take(4, field)?))
@@ -200,12 +217,14 @@ impl<'a> Cursor<&'a [u8]> {
 
     /// A `u64` in the target's byte order.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))] // only the pcsample reader
+    #[inline]
     pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, CursorError> {
         let e = self.target.endian;
         Ok(e.read_u64(self.take(8, field)?))
     }
 
     /// A pointer-sized value (4 or 8 bytes) in the target's byte order.
+    #[inline]
     pub(crate) fn ptr(&mut self, field: &'static str) -> Result<u64, CursorError> {
         let t = self.target;
         Ok(t.read_ptr(self.take(t.ptr_size.bytes(), field)?))
@@ -213,6 +232,7 @@ impl<'a> Cursor<&'a [u8]> {
 
     /// `count` items of `item` bytes each. The product is checked against what remains before
     /// anything is taken; an excess is reported at `count_offset`, where the count was read.
+    #[inline]
     pub(crate) fn take_items(
         &mut self,
         count: u64,
@@ -236,6 +256,7 @@ impl<'a> Cursor<&'a [u8]> {
     }
 
     /// Skip a NUL-terminated string (and its NUL).
+    #[inline]
     pub(crate) fn skip_string(&mut self, field: &'static str) -> Result<(), CursorError> {
         match self.buf[self.pos..].iter().position(|&b| b == 0) {
             Some(i) => {
@@ -249,11 +270,13 @@ impl<'a> Cursor<&'a [u8]> {
 
 impl Cursor<&mut [u8]> {
     /// The bytes written so far (from the start of the buffer to the position).
+    #[inline]
     pub(crate) fn written(&self) -> &[u8] {
         &self.buf[..self.pos]
     }
 
     /// Room for `n` bytes at the position, advancing past them.
+    #[inline]
     fn room(&mut self, n: usize, field: &'static str) -> Result<&mut [u8], CursorError> {
         let at = self.reserve(n, field)?;
         self.pos = at + n;
@@ -261,17 +284,20 @@ impl Cursor<&mut [u8]> {
     }
 
     /// Raw bytes.
+    #[inline]
     pub(crate) fn put(&mut self, bytes: &[u8], field: &'static str) -> Result<(), CursorError> {
         self.room(bytes.len(), field)?.copy_from_slice(bytes);
         Ok(())
     }
 
     /// One byte.
+    #[inline]
     pub(crate) fn put_u8(&mut self, v: u8, field: &'static str) -> Result<(), CursorError> {
         self.put(&[v], field)
     }
 
     /// A `u16` in the target's byte order.
+    #[inline]
     pub(crate) fn put_u16(&mut self, v: u16, field: &'static str) -> Result<(), CursorError> {
         let e = self.target.endian;
         let b = self.room(2, field)?;
@@ -280,6 +306,7 @@ impl Cursor<&mut [u8]> {
     }
 
     /// A `u32` in the target's byte order.
+    #[inline]
     pub(crate) fn put_u32(&mut self, v: u32, field: &'static str) -> Result<(), CursorError> {
         let e = self.target.endian;
         let b = self.room(4, field)?;
@@ -288,6 +315,7 @@ impl Cursor<&mut [u8]> {
     }
 
     /// A `u64` in the target's byte order.
+    #[inline]
     pub(crate) fn put_u64(&mut self, v: u64, field: &'static str) -> Result<(), CursorError> {
         let e = self.target.endian;
         let b = self.room(8, field)?;
@@ -298,6 +326,7 @@ impl Cursor<&mut [u8]> {
     /// As many `u16`s from `values` as fit the rest of the buffer, at most `max`; returns how
     /// many were written (fewer only when the buffer is full or `values` ends). The byte order
     /// is dispatched once per call, not once per value: this is the histogram bins' hot loop.
+    #[inline]
     pub(crate) fn put_u16s<I: Iterator<Item = u16>>(&mut self, values: &mut I, max: u64) -> u64 {
         fn fill<B: ByteOrder, I: Iterator<Item = u16>>(
             room: &mut [u8],
@@ -326,6 +355,7 @@ impl Cursor<&mut [u8]> {
 
     /// A pointer-sized value; with 4-byte pointers a value above `u32::MAX` is
     /// [`CursorErrorKind::TooWide`] and nothing is written.
+    #[inline]
     pub(crate) fn put_ptr(&mut self, v: u64, field: &'static str) -> Result<(), CursorError> {
         match self.target.ptr_size {
             PtrSize::Four => {

@@ -192,9 +192,14 @@ const BATCH: usize = 256;
 
 /// The largest fixed-size record: a GNU histogram header with 8-byte pointers and its tag.
 const RECORD_MAX: usize = 1 + 2 * 8 + 24;
+/// A GNU arc record (tag, two addresses, a 4-byte count) or a BSD arc (three pointer-sized
+/// fields), with 8-byte pointers.
+const ARC_MAX: usize = 3 * 8;
+/// The common start of BSD headers: lpc, hpc, ncnt.
+const BSD_COMMON_MAX: usize = 2 * 8 + 4;
 
 /// A value too wide for its field keeps its name; running out of the record buffer cannot
-/// happen (every record fits [`RECORD_MAX`], which a test checks) and is reported as the record
+/// happen (every record fits its buffer, which a test checks in every target) and is reported as the record
 /// being too wide if it ever did.
 fn encode_error<E>(e: CursorError) -> WriteError<E> {
     match e.kind {
@@ -229,12 +234,13 @@ impl<S: Sink> Writer<S> {
         self.sink.write_all(bytes).map_err(WriteError::Sink)
     }
 
-    /// Build one record of at most `RECORD_MAX` bytes with a write cursor, then write it.
-    fn record(
+    /// Build one record of at most `N` bytes with a write cursor, then write it.
+    #[inline]
+    fn record<const N: usize>(
         &mut self,
         build: impl FnOnce(&mut Cursor<&mut [u8]>) -> Result<(), CursorError>,
     ) -> WriteResult<S::Error> {
-        let mut buf = [0u8; RECORD_MAX];
+        let mut buf = [0u8; N];
         let mut c = Cursor::new(&mut buf[..], self.target);
         build(&mut c).map_err(encode_error)?;
         self.sink.write_all(c.written()).map_err(WriteError::Sink)
@@ -247,7 +253,7 @@ impl<S: Sink> Writer<S> {
 
     /// GNU file header with an explicit version (0 changes only the basic-block layout).
     pub fn gnu_header_version(&mut self, version: u32) -> WriteResult<S::Error> {
-        self.record(|c| {
+        self.record::<{ layout::GNU_HEADER_BYTES }>(|c| {
             c.put(layout::GNU_MAGIC, "magic")?;
             c.put_u32(version, "version")?;
             c.put(&[0u8; 12], "spare")
@@ -264,7 +270,7 @@ impl<S: Sink> Writer<S> {
     where
         I: IntoIterator<Item = u16>,
     {
-        self.record(|c| {
+        self.record::<RECORD_MAX>(|c| {
             c.put_u8(layout::TAG_TIME_HIST, "tag")?;
             c.put_ptr(header.low_pc, "low_pc")?;
             c.put_ptr(header.high_pc, "high_pc")?;
@@ -314,7 +320,7 @@ impl<S: Sink> Writer<S> {
 
     /// One GNU call-graph arc record (tag 1). The count is always 32 bits in this format.
     pub fn gnu_arc(&mut self, from_pc: u64, self_pc: u64, count: u32) -> WriteResult<S::Error> {
-        self.record(|c| {
+        self.record::<ARC_MAX>(|c| {
             c.put_u8(layout::TAG_CG_ARC, "tag")?;
             c.put_ptr(from_pc, "from_pc")?;
             c.put_ptr(self_pc, "self_pc")?;
@@ -329,13 +335,13 @@ impl<S: Sink> Writer<S> {
     where
         I: IntoIterator<Item = (u64, u64)>,
     {
-        self.record(|c| {
+        self.record::<5>(|c| {
             c.put_u8(layout::TAG_BB_COUNT, "tag")?;
             c.put_u32(nblocks, "nblocks")
         })?;
         let mut n = 0u64;
         for (addr, count) in blocks.into_iter().take(nblocks as usize) {
-            self.record(|c| {
+            self.record::<16>(|c| {
                 c.put_ptr(addr, "basic-block address")?;
                 c.put_ptr(count, "basic-block count")
             })?;
@@ -376,7 +382,7 @@ impl<S: Sink> Writer<S> {
                 value: ncnt,
             });
         }
-        self.record(|c| {
+        self.record::<BSD_COMMON_MAX>(|c| {
             c.put_ptr(low_pc, "lpc")?;
             c.put_ptr(high_pc, "hpc")?;
             c.put_u32(ncnt as u32, "ncnt")
@@ -394,7 +400,7 @@ impl<S: Sink> Writer<S> {
     ) -> WriteResult<S::Error> {
         let header = layout::bsd44_header_bytes(self.target.ptr_size);
         self.bsd_common(low_pc, high_pc, nbins, header)?;
-        self.record(|c| {
+        self.record::<20>(|c| {
             c.put_u32(layout::BSD44_VERSION, "version")?;
             c.put_u32(prof_rate, "profrate")?;
             c.put(&[0u8; 12], "spare")
@@ -423,7 +429,7 @@ impl<S: Sink> Writer<S> {
 
     /// One BSD raw arc: from_pc, self_pc and a pointer-sized count.
     pub fn bsd_arc(&mut self, from_pc: u64, self_pc: u64, count: u64) -> WriteResult<S::Error> {
-        self.record(|c| {
+        self.record::<ARC_MAX>(|c| {
             c.put_ptr(from_pc, "from_pc")?;
             c.put_ptr(self_pc, "self_pc")?;
             c.put_ptr(count, "arc count")
