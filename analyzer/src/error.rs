@@ -20,6 +20,15 @@ impl Error {
         }
     }
 
+    /// A fatal verdict that gprof itself ends with status 1 (`--gprof` reproduces gprof's exit
+    /// status where gprof has a message of its own, e.g. "gmon.out file is missing histogram").
+    pub fn gprof_fatal(message: impl Into<String>) -> Self {
+        Error {
+            code: 1,
+            ..Error::input(message)
+        }
+    }
+
     /// Whether this is a write to a closed pipe (`profil-report … | head`): the reader has
     /// all it wanted, so `main` ends quietly with status 0 instead of reporting an error.
     pub fn is_broken_pipe(&self) -> bool {

@@ -6,7 +6,8 @@
 //!
 //! * `--gprof -b [-p|-P] [-q|-Q] [-z] [-a]`: byte-identical to the same `gprof` command
 //!   ([`crate::gprof`]): flat profile, call graph, index by function name.
-//! * `--gprof -b -p -l`: byte-identical to `gprof -b -p -l` ([`lines::run_gprof`]).
+//! * `--gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`: byte-identical to the same `gprof` command
+//!   ([`crate::gprof::lines`], through [`lines::run_gprof`]).
 //! * `--lines`: self time per source line ([`lines`]).
 //! * `--inline`: self time by source function through inlining ([`inline`]).
 //! * a pcsample file instead of gmon files: flat profile per object, `--timeline`, `--svg`

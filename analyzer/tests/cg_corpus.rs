@@ -115,6 +115,64 @@ fn source_files_from_the_line_table() {
     assert_same(dir.path(), "prog", &["gmon.out"], &["-q"]);
 }
 
+/// gprof's index names the file BFD 2.40's line reader gives at a static function's address,
+/// and that reader starts every line sequence of a DWARF 5 unit with file 0 (the unit's primary
+/// file) until the program sets the file register, which gas never sets to 1, its initial
+/// value. So a static function from file 1 (the first file with code: a header or an
+/// `#include`d `.c` file) that starts a sequence is named after the including file, or after
+/// `<artificial>`, the unit of an LTO build. With `-ffunction-sections` every function starts a
+/// sequence.
+fn source_file_case(tag: &str, cflags: &[&str], want: &[&str]) {
+    let dir = TempDir::new(tag);
+    let mut flags = vec!["-pg", "-g"];
+    flags.extend_from_slice(cflags);
+    compile_corpus(dir.path(), "gcc", "srcfile_main.c", &flags);
+    profile_run(dir.path(), "prog", &[], "gmon.out");
+    let mut index = Vec::new();
+    for flags in FLAG_SETS {
+        let out = assert_same(dir.path(), "prog", &["gmon.out"], flags);
+        if flags == ["-q"] {
+            index = out;
+        }
+    }
+    for flags in [&["-P"][..], &["-q", "-P"], &["-p", "-q"]] {
+        assert_same(dir.path(), "prog", &["gmon.out"], flags);
+    }
+    let text = String::from_utf8_lossy(&index);
+    for w in want {
+        assert!(text.contains(w), "no {w:?} in gprof's output:\n{text}");
+    }
+}
+
+#[test]
+fn source_files_of_header_and_included_functions() {
+    source_file_case(
+        "srcfile-sections",
+        &["-O0", "-ffunction-sections"],
+        &[
+            " header_work (srcfile_main.c)",
+            " included_work (srcfile_included.c)",
+        ],
+    );
+    source_file_case(
+        "srcfile-included",
+        &["-O0", "-DINCLUDED_FIRST"],
+        &[
+            " header_work (srcfile_header.h)",
+            " included_work (srcfile_main.c)",
+        ],
+    );
+}
+
+#[test]
+fn source_files_under_lto() {
+    source_file_case(
+        "srcfile-lto",
+        &["-O1", "-flto", "-ffunction-sections"],
+        &[" header_work (<artificial>)", " own_work (srcfile_main.c)"],
+    );
+}
+
 /// A static binary: libc's functions are in the symbol table and mcount itself is in the
 /// histogram range (excluded from the graph, listed in the index with its index in
 /// parentheses).
@@ -200,8 +258,8 @@ fn arcs_outside_symbols() {
     assert_same(dir.path(), "prog", &["real.out", "arcs-only.out"], &["-q"]);
 }
 
-/// Asking for a section the files cannot give is gprof's fatal error; ours names the file and
-/// exits with status 2.
+/// Asking for a section the files cannot give is gprof's fatal error, with status 1; ours
+/// names the file and exits with gprof's status, alone or with the other section asked for.
 #[test]
 fn missing_sections() {
     let dir = TempDir::new("missing");
@@ -214,18 +272,27 @@ fn missing_sections() {
     GmonFile::new()
         .arc(main + 4, main, 1)
         .write(&dir.join("arcs.out"));
-    for (file, flag, what) in [
-        ("hist.out", "-q", "missing call-graph data"),
-        ("arcs.out", "-p", "missing histogram"),
+    for (file, flags, what) in [
+        ("hist.out", &["-q"][..], "missing call-graph data"),
+        ("hist.out", &["-q", "-z"][..], "missing call-graph data"),
+        ("hist.out", &["-p", "-q"][..], "missing call-graph data"),
+        ("arcs.out", &["-p"][..], "missing histogram"),
+        ("arcs.out", &["-p", "-q"][..], "missing histogram"),
     ] {
-        let g = gprof(dir.path(), &["-b", flag, "prog", file]);
-        assert!(!g.status.success());
+        let mut args = vec!["-b"];
+        args.extend_from_slice(flags);
+        let g = gprof(dir.path(), &[&args[..], &["prog", file]].concat());
         assert!(String::from_utf8_lossy(&g.stderr).contains(what));
-        let o = ours(dir.path(), &["--gprof", "-b", flag, "prog", file]);
-        assert_eq!(o.status.code(), Some(2));
+        let o = ours(
+            dir.path(),
+            &[&["--gprof"], &args[..], &["prog", file]].concat(),
+        );
+        assert_eq!(o.status.code(), g.status.code(), "{flags:?} {file}");
+        assert_eq!(o.status.code(), Some(1));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(what) && err.contains(file), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(o.stdout, g.stdout);
         assert!(o.stdout.is_empty());
     }
     // Without -p/-q, each file gives what it has.

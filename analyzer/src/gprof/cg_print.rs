@@ -46,8 +46,8 @@ pub struct Sections {
 
 /// What gprof prints, decided as in its `main`: explicit `-p`/`-q` win; otherwise the flat
 /// profile when there is a histogram and the call graph when there are arcs, minus whatever
-/// `-P`/`-Q` turned off. `Ok((flat, graph))`, or gprof's fatal "missing" errors (`gmon` names
-/// the last gmon file for the message).
+/// `-P`/`-Q` turned off. `Ok((flat, graph))`, or gprof's fatal "missing" errors with gprof's
+/// exit status 1 (`gmon` names the last gmon file for the message).
 pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(bool, bool)> {
     let (mut flat, mut graph) = (req.flat, req.graph);
     if !flat && !graph {
@@ -55,12 +55,12 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
         graph = a.has_call_graph && !req.no_graph;
     }
     if flat && !a.hist.present() {
-        return Err(Error::input(format!(
+        return Err(Error::gprof_fatal(format!(
             "{gmon}: gmon.out file is missing histogram"
         )));
     }
     if graph && !a.has_call_graph {
-        return Err(Error::input(format!(
+        return Err(Error::gprof_fatal(format!(
             "{gmon}: gmon.out file is missing call-graph data"
         )));
     }
@@ -85,7 +85,11 @@ pub fn print_report(
     }
     if graph {
         print(a, opts, !flat, out);
-        let files = static_source_files(a, exe);
+        // Under line granularity gprof prints no `(file)` after static functions.
+        let files = match a.lines {
+            Some(_) => Vec::new(),
+            None => static_source_files(a, exe),
+        };
         print_index(a, opts, &files, out);
     }
     Ok(())
@@ -93,7 +97,8 @@ pub fn print_report(
 
 /// The source file gprof appends to a static function's name in the index: the base name of
 /// the file `bfd_find_nearest_line` gives for the function's address (DWARF line table, see
-/// [`super::cg_files`]). Indexed by symbol; `None` for globals and without debug info.
+/// [`profil_symbols::gprof::source_files`]). Indexed by symbol; `None` for globals and without
+/// debug info.
 pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>> {
     let syms = &a.symtab.syms;
     let addrs: Vec<u64> = syms
@@ -101,7 +106,7 @@ pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>>
         .filter(|s| s.is_static)
         .map(|s| s.addr)
         .collect();
-    let files = super::cg_files::line_table_files(exe, &addrs);
+    let files = profil_symbols::gprof::source_files(exe, &addrs);
     syms.iter()
         .map(|s| files.get(&s.addr).filter(|_| s.is_static).cloned())
         .collect()
@@ -469,6 +474,11 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
     out.extend_from_slice(b"index % time    self  children    called     name\n");
     for &node in &a.cg.time_sorted {
         if !is_printed(a, node, opts) {
+            continue;
+        }
+        // Under -l gprof prints entries for function symbols only: no line symbol, and no
+        // cycle (a cycle header is not a function either), though they keep their numbers.
+        if a.lines.is_some() && (node >= a.cg.num_syms || !a.symtab.syms[node].is_func) {
             continue;
         }
         if node >= a.cg.num_syms {

@@ -10,9 +10,12 @@
 //! 3. [`hist::assign_samples`]: bins to symbols in 2-byte units, with gprof's truncations.
 //! 4. [`cg::CallGraph::assemble`]: self calls, cycles, and time propagation, which gives the
 //!    `calls` and `total/call` columns (and everything the call-graph printer needs).
-//! 5. [`cg_print::print_report`] picks the sections as gprof's `main` does and prints them:
+//! 5. Under `-l`, [`lines`] builds the table with gprof's line symbols first and names print
+//!    with their `(file:line @ addr)`; everything else is the same pipeline.
+//! 6. [`cg_print::print_report`] picks the sections as gprof's `main` does and prints them:
 //!    [`flat::print`], then [`cg_print::print`] and [`cg_print::print_index`] (whose file
-//!    names of static functions come from the DWARF line table, [`cg_files`]).
+//!    names of static functions come from the DWARF line table as BFD 2.40 reads it,
+//!    [`profil_symbols::gprof::source_files`]).
 //!
 //! gprof sorts with glibc's `qsort`, a merge sort. [`msort`] is a copy of it, so that ties
 //! and even inconsistent comparisons fall exactly as in gprof. Where gprof's comparison is
@@ -24,10 +27,10 @@
 //! `snprintf`.
 
 pub mod cg;
-pub mod cg_files;
 pub mod cg_print;
 pub mod flat;
 pub mod hist;
+pub mod lines;
 pub mod msort;
 pub mod printf;
 pub mod symtab;
@@ -75,6 +78,8 @@ pub struct Analysis<'data> {
     pub total_time: f64,
     /// Whether any arc (or BSD file) was read.
     pub has_call_graph: bool,
+    /// Under `-l` ([`lines`]): the `(file:line @ addr)` printed after every name.
+    pub lines: Option<lines::LineLocations>,
     target: Target,
 }
 
@@ -113,6 +118,7 @@ impl<'data> Analysis<'data> {
             time: Vec::new(),
             total_time: 0.0,
             has_call_graph: false,
+            lines: None,
             target,
         })
     }
@@ -166,19 +172,23 @@ impl<'data> Analysis<'data> {
     }
 
     /// Append [`Analysis::display_name`] of symbol `i` to `out` without an allocation for
-    /// names that cannot be mangled (most C names).
+    /// names that cannot be mangled (most C names). Under `-l` the name is followed by its
+    /// `(file:line @ addr)`, as gprof's `print_name_only` prints it everywhere.
     pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) {
         let raw = self.symtab.syms[i].name;
         if !may_be_mangled(raw) {
             out.extend_from_slice(raw);
-            return;
+        } else {
+            match std::str::from_utf8(raw) {
+                Ok(s) => match profil_symbols::demangle::gprof_demangle(s) {
+                    Some(d) => out.extend_from_slice(d.as_bytes()),
+                    None => out.extend_from_slice(raw),
+                },
+                Err(_) => out.extend_from_slice(raw),
+            }
         }
-        match std::str::from_utf8(raw) {
-            Ok(s) => match profil_symbols::demangle::gprof_demangle(s) {
-                Some(d) => out.extend_from_slice(d.as_bytes()),
-                None => out.extend_from_slice(raw),
-            },
-            Err(_) => out.extend_from_slice(raw),
+        if let Some(l) = &self.lines {
+            l.push_suffix(i, self.symtab.syms[i].addr, out);
         }
     }
 }

@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use gmon::Target;
-use profil_symbols::lines::{line_map, line_map_with, LineMap};
+use profil_symbols::lines::{line_map, LineMap};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
@@ -38,7 +38,7 @@ use super::default::{human_seconds, poisson_ci95, OUTSIDE};
 use super::{Inputs, ReportArgs};
 use crate::gprof::hist::Histograms;
 use crate::json::{json_num, json_str};
-use crate::{Error, Result};
+use crate::Result;
 
 /// One row: a source line (or the code of one function without line information).
 #[derive(Debug, Clone)]
@@ -455,258 +455,41 @@ pub fn run(
     Ok(())
 }
 
-/// One line symbol of gprof's line mode, before it joins the function symbols.
-struct LineSym {
-    addr: u64,
-    name: u32,
-    file: u32,
-    line: u64,
-    is_static: bool,
-}
-
-/// `--gprof -b -p -l`: what `gprof -b -p -l` prints.
-///
-/// gprof's `core_create_line_syms` asks BFD for `(file, function, line)` at every byte of
-/// `.text` and starts a symbol where the triple changes; bytes without an answer (no line,
-/// line 0, no function) are skipped without ending the current symbol. The function
-/// symbols are then added (they win over a line symbol at the same address) and the usual
-/// histogram assignment and flat profile follow, with `name (file:line @ addr)` names.
-///
-/// Here the triple changes only where a line-table span or a DWARF function range begins
-/// or ends, so the same symbols come from those boundaries without visiting every byte.
-/// "The function" is BFD's: the smallest DWARF function or inlined-copy range holding the
-/// address, by its linkage name (a C name counts as one); without one, the ELF symbol's.
-///
-/// Known limits (the output can then differ from gprof's):
-///
-/// * A DWARF function without a linkage name outside C (C++ `static` and `extern "C"`
-///   functions) takes the name of the nearest `.symtab` function at or below the address,
-///   an approximation of BFD's `_bfd_elf_find_function` (which also weighs `STT_FILE`
-///   symbols and section boundaries).
-/// * Two different files with the same path spelled differently are one file for BFD only
-///   after its own path joining; here the spellings of [`profil_symbols::dwarf::Location`]
-///   are compared.
-/// * Symbol names containing a newline would confuse the suffixing of printed rows.
-/// * gprof 2.40 itself fails ("somebody miscounted", exit 1) on some optimized C++ programs:
-///   BFD renames a DWARF function after its ELF symbol on the first lookup, so gprof's two
-///   passes over `.text` disagree. This mode prints the profile there instead.
-/// * Tested byte for byte against gprof on C (`-O0`..`-O3`, inlining, two units), C++
-///   (`-O0`, header code), and optimized Rust (cross-crate inlining): see
-///   `analyzer/tests/lines_gprof.rs`.
+/// `--gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints
+/// ([`crate::gprof::lines`]).
 pub fn run_gprof(
     args: &ReportArgs,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
-    use crate::gprof::cg::CallGraph;
-    use crate::gprof::symtab::SymTab;
-    use crate::gprof::{cg_print, flat, Analysis, Options, DEFAULT_EXCLUDED};
-    use profil_symbols::gprof::GprofSymbol;
-    use profil_symbols::inline::inline_map;
-
-    if !args.flat_profile || args.graph {
-        return Err(Error::input(
-            "--gprof -l reproduces gprof's line-by-line flat profile only: use --gprof -b -p -l",
-        ));
-    }
-    let exe_name = inputs.exe.name();
-    let text = image
-        .section_by_name(".text")
-        .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
-    let (lo, hi) = (text.addr, text.addr.saturating_add(text.size));
-    let lines = line_map_with(&inputs.exe.data, &[(lo, hi)], true);
-    let inl = inline_map(&inputs.exe.data, &[(lo, hi)]);
-    let base = Analysis::new(
-        image,
-        &exe_name,
-        Options {
-            no_static: args.no_static,
-        },
-    )?;
-    // BFD's fallback name (`_bfd_elf_find_function`): the `.symtab` function (FUNC or
-    // IFUNC, non-zero size, any binding, so also with -a) with the highest address at or
-    // below the address; ties go to the larger one.
-    let mut elf_funcs: Vec<(u64, u64, &[u8])> = image
-        .symtab
+    use crate::gprof::cg_print::{GraphOptions, Sections};
+    let gmons: Vec<(String, &[u8])> = inputs
+        .gmons
         .iter()
-        .flat_map(|t| {
-            t.symbols
-                .iter()
-                .filter(|s| {
-                    (s.typ == object::elf::STT_FUNC.0 || s.typ == object::elf::STT_GNU_IFUNC.0)
-                        && s.size != 0
-                        && s.shndx != 0
-                })
-                .map(move |s| (s.value, s.size, t.name(s)))
-        })
+        .map(|g| (g.name(), &g.data[..]))
         .collect();
-    elf_funcs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let elf_function = |addr: u64| -> Option<&[u8]> {
-        let i = elf_funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
-        Some(elf_funcs[i].2)
+    let sections = Sections {
+        flat: args.flat_profile,
+        no_flat: args.no_flat_profile,
+        graph: args.graph,
+        no_graph: args.no_graph,
     };
-    // Names of line symbols: DWARF names, or BFD's fallback names.
-    let mut names: Vec<Vec<u8>> = Vec::new();
-    let mut name_ids: HashMap<Vec<u8>, u32> = HashMap::new();
-    let mut intern = |n: &[u8]| -> u32 {
-        let next = names.len() as u32;
-        let id = *name_ids.entry(n.to_vec()).or_insert(next);
-        if id == next {
-            names.push(n.to_vec());
-        }
-        id
-    };
-    // get_src_info: (file, name, line) at `addr`, if BFD would answer.
-    let mut src_info = |addr: u64| -> Option<(u32, u32, u64)> {
-        let span = lines.lookup(addr).filter(|s| s.line != 0)?;
-        let dwarf_name = inl
-            .innermost(addr)
-            .filter(|f| f.is_linkage)
-            .and_then(|f| inl.name(f));
-        let name = match dwarf_name {
-            Some(n) => intern(n.as_bytes()),
-            None => intern(elf_function(addr)?),
-        };
-        Some((span.file, name, span.line))
-    };
-    let mut cuts: Vec<u64> = vec![lo];
-    for s in lines.overlapping(lo, hi) {
-        cuts.push(s.start.max(lo));
-        cuts.push(s.end.min(hi));
-    }
-    cuts.extend(inl.boundaries(lo, hi));
-    cuts.sort_unstable();
-    cuts.dedup();
-    let mut line_syms: Vec<LineSym> = Vec::new();
-    let mut suffix_at: HashMap<u64, (u32, u64)> = HashMap::new();
-    for &addr in &cuts {
-        let Some((file, name, line)) = src_info(addr) else {
-            continue;
-        };
-        suffix_at.insert(addr, (file, line));
-        let prev = line_syms.last();
-        if prev.is_some_and(|p| p.line == line && p.name == name && p.file == file) {
-            continue;
-        }
-        let is_static = match prev {
-            Some(p) if p.file == file && p.name == name => p.is_static,
-            _ => base
-                .symtab
-                .lookup(addr)
-                .is_some_and(|i| base.symtab.syms[i].is_static),
-        };
-        line_syms.push(LineSym {
-            addr,
-            name,
-            file,
-            line,
-            is_static,
-        });
-    }
-    // The function symbols get file and line the same way.
-    for s in &base.symtab.syms {
-        if let Some((file, _, line)) = src_info(s.addr) {
-            suffix_at.insert(s.addr, (file, line));
-        }
-    }
-    let names = names;
-    let mut merged: Vec<GprofSymbol<'_>> = line_syms
-        .iter()
-        .map(|l| GprofSymbol {
-            name: &names[l.name as usize],
-            addr: l.addr,
-            is_func: false,
-            is_static: l.is_static,
-            index: 0,
-        })
-        .collect();
-    // symtab_finalize keeps a symbol only if its range is not empty; the function symbols
-    // bring their end addresses, so one ending below its start (`data_start`, last in the
-    // table, ends at the end of `.text`) is dropped this time.
-    merged.extend(
-        base.symtab
-            .syms
-            .iter()
-            .filter(|s| s.end_addr == 0 || s.addr <= s.end_addr)
-            .map(|s| GprofSymbol {
-                name: s.name,
-                addr: s.addr,
-                is_func: s.is_func,
-                is_static: s.is_static,
-                index: 0,
-            }),
-    );
-    let old_ends: HashMap<u64, u64> = base
-        .symtab
-        .syms
-        .iter()
-        .map(|s| (s.addr, s.end_addr))
-        .collect();
-    let mut a = base.clone();
-    a.symtab = SymTab::finalize(&merged, hi);
-    // Function symbols keep the end address of their own table (symtab_finalize only
-    // fills in end addresses that are still 0).
-    for s in &mut a.symtab.syms {
-        if s.is_func {
-            if let Some(&e) = old_ends.get(&s.addr) {
-                s.end_addr = e;
-            }
-        }
-    }
-    a.excluded = a
-        .symtab
-        .syms
-        .iter()
-        .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
-        .collect();
-    a.cg = CallGraph::new(&a.symtab);
-    for g in &inputs.gmons {
-        a.read_gmon(&g.name(), &g.data)?;
-    }
-    a.finish();
     let mut buf = Vec::new();
-    let last = inputs.gmons.last().map(|g| g.name()).unwrap_or_default();
-    cg_print::print_report(
-        &a,
-        cg_print::Sections {
-            flat: true,
-            no_flat: false,
-            graph: false,
-            no_graph: true,
-        },
-        cg_print::GraphOptions { zeros: args.zeros },
-        &last,
+    crate::gprof::lines::print_report(
+        image,
         &inputs.exe.data,
+        &inputs.exe.name(),
+        &gmons,
+        crate::gprof::lines::Request {
+            sections,
+            graph: GraphOptions { zeros: args.zeros },
+            options: crate::gprof::Options {
+                no_static: args.no_static,
+            },
+        },
         &mut buf,
     )?;
-    // The rows are the last lines, in flat-profile order: append each one's location.
-    let printed: Vec<usize> = flat::time_sorted(&a)
-        .into_iter()
-        .filter(|&i| {
-            !a.excluded[i] && (args.zeros || a.cg.nodes[i].ncalls != 0 || a.time[i] != 0.0)
-        })
-        .collect();
-    let mut text_lines: Vec<&[u8]> = buf.split(|&b| b == b'\n').collect();
-    if text_lines.last().is_some_and(|l| l.is_empty()) {
-        text_lines.pop();
-    }
-    let first_row = text_lines.len().saturating_sub(printed.len());
-    let mut result = Vec::with_capacity(buf.len() + 32 * printed.len());
-    for (k, l) in text_lines.iter().enumerate() {
-        result.extend_from_slice(l);
-        if k >= first_row {
-            let sym = &a.symtab.syms[printed[k - first_row]];
-            if let Some(&(file, line)) = suffix_at.get(&sym.addr) {
-                let path = lines.files.get(file as usize).map_or("??", String::as_str);
-                let base_name = path.rsplit('/').next().unwrap_or(path);
-                result.extend_from_slice(
-                    format!(" ({base_name}:{line} @ {:x})", sym.addr).as_bytes(),
-                );
-            }
-        }
-        result.push(b'\n');
-    }
-    out.write_all(&result)?;
+    out.write_all(&buf)?;
     Ok(())
 }

@@ -84,11 +84,16 @@ pub fn text_section(exe: &Path) -> (u64, u64) {
 }
 
 /// A GNU gmon file with one histogram over `.text` of `exe`, bins `width` bytes wide, bin
-/// `i` holding `count(i)`.
+/// `i` holding `count(i)`, with the executable's pointer size (x86: little-endian).
 pub fn crafted_gmon(exe: &Path, width: u64, count: impl Fn(u64) -> u16) -> Vec<u8> {
     let (lo, size) = text_section(exe);
     let n = size / width;
-    let mut w = Writer::new(Vec::new(), Target::new(PtrSize::Eight, Endian::Little));
+    let data = std::fs::read(exe).unwrap();
+    let ptr = match object::File::parse(&*data).unwrap().is_64() {
+        true => PtrSize::Eight,
+        false => PtrSize::Four,
+    };
+    let mut w = Writer::new(Vec::new(), Target::new(ptr, Endian::Little));
     w.gnu_header().unwrap();
     let h = HistHeader {
         low_pc: lo,

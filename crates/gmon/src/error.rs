@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::cursor::{CursorError, CursorErrorKind};
+
 /// A malformed gmon file. Carries the byte offset and the name of the field where decoding
 /// stopped; [`Display`](fmt::Display) reads well after a file name
 /// (`gmon.out: histogram record: hist_size of 4294967295 bins needs 8589934590 bytes but only 80 remain at byte 37`).
@@ -127,3 +129,29 @@ impl fmt::Display for Error {
 
 #[cfg(feature = "std")]
 impl std::error::Error for Error {}
+
+impl From<CursorError> for Error {
+    fn from(e: CursorError) -> Error {
+        let kind = match e.kind {
+            CursorErrorKind::Truncated { needed, available } => {
+                ErrorKind::Truncated { needed, available }
+            }
+            CursorErrorKind::CountExceeds {
+                count,
+                item_bytes,
+                available,
+            } => ErrorKind::CountExceedsFile {
+                count,
+                item_bytes,
+                available,
+            },
+            CursorErrorKind::UnterminatedString => ErrorKind::UnterminatedString,
+            // Readers never encode; a reader cannot produce this.
+            CursorErrorKind::TooWide(_) => ErrorKind::Truncated {
+                needed: 0,
+                available: 0,
+            },
+        };
+        Error::new(e.offset, e.field, kind)
+    }
+}

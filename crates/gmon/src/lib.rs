@@ -5,6 +5,10 @@
 //! * [`target`]: the two facts a gmon file does not record, pointer size and byte order. They
 //!   are *values* ([`Target`]) that the caller takes from the executable (as gprof does), never
 //!   `cfg`s, so a 32-bit big-endian profile reads the same on any host.
+//! * `cursor` (private): the one bounds-checked cursor every reader and writer goes through.
+//!   Fields are decoded and encoded with `byteorder`'s `ByteOrder` (`LittleEndian` or
+//!   `BigEndian`, picked from the [`Endian`] value at each call), and a short buffer is an error
+//!   that names the field and its byte offset.
 //! * [`layout`]: magic numbers, tags and record sizes of the three formats (GNU tagged,
 //!   4.4BSD, old BSD), from gprof-internals §1.
 //! * [`profil`]: the profil(2) PC → counter mapping and its inverse.
@@ -32,12 +36,14 @@
 //!   no-allocation reader; `alloc` adds [`read::parse`] and [`merge`]; `std` (default) adds
 //!   `std::error::Error` impls and an `std::io::Write` sink.
 #![no_std]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod cursor;
 pub mod error;
 pub mod layout;
 pub mod manifest;

@@ -659,12 +659,12 @@ impl Profile {
                 let t = w.target();
                 let p = t.ptr_size.bytes();
                 let low = self.histograms.first().map_or(0, |h| h.low_pc);
-                let mut first4 = [0u8; 4];
-                match t.ptr_size {
-                    crate::PtrSize::Eight => first4.copy_from_slice(&t.endian.u64_bytes(low)[..4]),
-                    crate::PtrSize::Four => first4 = t.endian.u32_bytes(low as u32),
-                }
-                if first4 == *layout::GNU_MAGIC {
+                let mut head = [0u8; 8];
+                // A low_pc too wide for the target is refused by the writer below.
+                let encoded = crate::cursor::Cursor::new(&mut head[..], t)
+                    .put_ptr(low, "lpc")
+                    .is_ok();
+                if encoded && head[..4] == *layout::GNU_MAGIC {
                     return Err(ProfileWriteError::Ambiguous(
                         "its low_pc reads as the GNU magic \"gmon\"",
                     ));
@@ -680,7 +680,7 @@ impl Profile {
                         buf.resize(min_len, 0);
                     }
                     let w4 = &buf[2 * p + 4..2 * p + 8];
-                    if t.endian.u32([w4[0], w4[1], w4[2], w4[3]]) == layout::BSD44_VERSION {
+                    if t.endian.read_u32(w4) == layout::BSD44_VERSION {
                         return Err(ProfileWriteError::Ambiguous(
                             "its first bins read as the 4.4BSD version word",
                         ));
@@ -872,7 +872,7 @@ mod tests {
             // A low_pc whose bytes spell "gmon": refused in both BSD formats.
             let low = match t.ptr_size {
                 PtrSize::Eight => u64::from_le_bytes(*b"gmon\0\0\0\0"),
-                PtrSize::Four => u64::from(t.endian.u32(*b"gmon")),
+                PtrSize::Four => u64::from(t.endian.read_u32(b"gmon")),
             };
             p.histograms[0] = HistogramSum {
                 low_pc: low,

@@ -65,6 +65,7 @@
 
 use core::fmt;
 
+use crate::cursor::{Cursor, CursorError};
 use crate::write::Sink;
 use crate::{Endian, PtrSize, Target};
 
@@ -213,17 +214,17 @@ impl<S: Sink> PcWriter<S> {
         self.sink.write_all(bytes).map_err(PcWriteError::Sink)
     }
 
-    fn ptr(&self, v: u64, what: &'static str) -> Result<([u8; 8], usize), PcWriteError<S::Error>> {
-        let e = self.target.endian;
-        match self.target.ptr_size {
-            PtrSize::Four => {
-                let v = u32::try_from(v).map_err(|_| PcWriteError::TooWide(what))?;
-                let mut b = [0u8; 8];
-                b[..4].copy_from_slice(&e.u32_bytes(v));
-                Ok((b, 4))
-            }
-            PtrSize::Eight => Ok((e.u64_bytes(v), 8)),
-        }
+    /// Build one record of at most `N` bytes with a write cursor, then write it.
+    fn record<const N: usize>(
+        &mut self,
+        build: impl FnOnce(&mut Cursor<&mut [u8]>) -> Result<(), CursorError>,
+    ) -> Result<(), PcWriteError<S::Error>> {
+        let mut buf = [0u8; N];
+        let mut c = Cursor::new(&mut buf[..], self.target);
+        // Every record fits its buffer (a test writes each kind in every target), so the only
+        // error is a value too wide for a 4-byte field.
+        build(&mut c).map_err(|e| PcWriteError::TooWide(e.field))?;
+        self.sink.write_all(c.written()).map_err(PcWriteError::Sink)
     }
 
     /// Write the header. Must come first, once.
@@ -231,23 +232,26 @@ impl<S: Sink> PcWriter<S> {
         if self.header.is_some() {
             return Err(PcWriteError::Order("a second header"));
         }
-        let e = self.target.endian;
-        let mut b = [0u8; HEADER_BYTES as usize];
-        b[..8].copy_from_slice(&MAGIC);
-        b[8] = match e {
+        let order = match self.target.endian {
             Endian::Little => 1,
             Endian::Big => 2,
         };
-        b[9] = self.target.ptr_size.bytes() as u8;
-        b[10..12].copy_from_slice(&e.u16_bytes(VERSION));
-        b[12..16].copy_from_slice(&e.u32_bytes(HEADER_BYTES));
-        b[16..20].copy_from_slice(&e.u32_bytes(h.rate_hz));
-        b[20..24].copy_from_slice(&e.u32_bytes(h.flags));
-        b[24..32].copy_from_slice(&e.u64_bytes(h.objects));
-        b[32..40].copy_from_slice(&e.u64_bytes(h.samples));
-        b[40..48].copy_from_slice(&e.u64_bytes(h.dropped));
-        b[48..56].copy_from_slice(&e.u64_bytes(h.start_unix_ns));
-        self.put(&b)?;
+        let ptr = self.target.ptr_size.bytes() as u8;
+        self.record::<{ HEADER_BYTES as usize }>(|c| {
+            c.put(&MAGIC, "magic")?;
+            c.put_u8(order, "byte order")?;
+            c.put_u8(ptr, "pointer size")?;
+            c.put_u16(VERSION, "version")?;
+            c.put_u32(HEADER_BYTES, "header size")?;
+            c.put_u32(h.rate_hz, "rate")?;
+            c.put_u32(h.flags, "flags")?;
+            c.put_u64(h.objects, "object count")?;
+            c.put_u64(h.samples, "sample count")?;
+            c.put_u64(h.dropped, "dropped samples")?;
+            c.put_u64(h.start_unix_ns, "start time")?;
+            let pad = c.remaining();
+            c.put(&[0u8; HEADER_BYTES as usize][..pad], "header padding")
+        })?;
         self.header = Some(*h);
         Ok(())
     }
@@ -263,20 +267,15 @@ impl<S: Sink> PcWriter<S> {
         let ptr = self.target.ptr_size;
         let size = object_bytes(ptr, o.path.len(), o.build_id.len());
         let size32 = u32::try_from(size).map_err(|_| PcWriteError::TooWide("object path"))?;
-        let e = self.target.endian;
-        let mut fixed = [0u8; 16];
-        fixed[..4].copy_from_slice(&e.u32_bytes(size32));
-        fixed[4..8].copy_from_slice(&e.u32_bytes(o.path.len() as u32));
-        fixed[8..12].copy_from_slice(&e.u32_bytes(o.build_id.len() as u32));
-        self.put(&fixed)?;
-        for (v, what) in [
-            (o.bias, "load bias"),
-            (o.text_start, "text start"),
-            (o.text_end, "text end"),
-        ] {
-            let (b, n) = self.ptr(v, what)?;
-            self.put(&b[..n])?;
-        }
+        self.record::<{ 16 + 3 * 8 }>(|c| {
+            c.put_u32(size32, "object record size")?;
+            c.put_u32(o.path.len() as u32, "object path length")?;
+            c.put_u32(o.build_id.len() as u32, "build-id length")?;
+            c.put_u32(0, "reserved")?;
+            c.put_ptr(o.bias, "load bias")?;
+            c.put_ptr(o.text_start, "text start")?;
+            c.put_ptr(o.text_end, "text end")
+        })?;
         self.put(o.path)?;
         self.put(o.build_id)?;
         let pad = size - (16 + 3 * ptr.bytes() + o.path.len() + o.build_id.len());
@@ -290,13 +289,12 @@ impl<S: Sink> PcWriter<S> {
         if self.header.is_none() {
             return Err(PcWriteError::Order("a sample before the header"));
         }
-        let e = self.target.endian;
-        let mut b = [0u8; 24];
-        b[..8].copy_from_slice(&e.u64_bytes(s.time_ns));
-        b[8..12].copy_from_slice(&e.u32_bytes(s.tid));
-        let (p, n) = self.ptr(s.pc, "sample address")?;
-        b[16..16 + n].copy_from_slice(&p[..n]);
-        self.put(&b[..16 + n])?;
+        self.record::<24>(|c| {
+            c.put_u64(s.time_ns, "sample time")?;
+            c.put_u32(s.tid, "sample thread")?;
+            c.put_u32(0, "sample reserved")?;
+            c.put_ptr(s.pc, "sample address")
+        })?;
         self.samples += 1;
         Ok(())
     }
@@ -410,11 +408,11 @@ impl<'a> PcFile<'a> {
     /// The samples, in file order.
     pub fn samples(&self) -> impl ExactSizeIterator<Item = Sample> + '_ {
         let n = sample_bytes(self.target.ptr_size);
-        let (e, ptr) = (self.target.endian, self.target.ptr_size);
+        let t = self.target;
         self.samples.chunks_exact(n).map(move |r| Sample {
-            time_ns: e.u64(r[..8].try_into().unwrap_or_default()),
-            tid: e.u32(r[8..12].try_into().unwrap_or_default()),
-            pc: read_ptr(e, ptr, &r[16..]),
+            time_ns: t.endian.read_u64(&r[..8]),
+            tid: t.endian.read_u32(&r[8..12]),
+            pc: t.read_ptr(&r[16..]),
         })
     }
 
@@ -425,43 +423,31 @@ impl<'a> PcFile<'a> {
 }
 
 #[cfg(feature = "alloc")]
-fn read_ptr(e: Endian, ptr: PtrSize, b: &[u8]) -> u64 {
-    match ptr {
-        PtrSize::Four => b
-            .get(..4)
-            .and_then(|s| s.try_into().ok())
-            .map_or(0, |a| u64::from(e.u32(a))),
-        PtrSize::Eight => b
-            .get(..8)
-            .and_then(|s| s.try_into().ok())
-            .map_or(0, |a| e.u64(a)),
-    }
-}
-
-/// A bounds-checked cursor over the file.
-#[cfg(feature = "alloc")]
-struct Cur<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-#[cfg(feature = "alloc")]
-impl<'a> Cur<'a> {
-    fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], PcError> {
-        let available = self.data.len() - self.pos;
-        if n > available {
-            return Err(PcError {
-                offset: self.pos as u64,
-                field,
-                what: PcProblem::Truncated {
-                    needed: n as u64,
-                    available: available as u64,
-                },
-            });
+impl From<CursorError> for PcError {
+    fn from(e: CursorError) -> PcError {
+        use crate::cursor::CursorErrorKind;
+        let what = match e.kind {
+            CursorErrorKind::Truncated { needed, available } => {
+                PcProblem::Truncated { needed, available }
+            }
+            CursorErrorKind::CountExceeds {
+                count,
+                item_bytes,
+                available,
+            } => PcProblem::CountExceedsFile {
+                count,
+                item_bytes,
+                available,
+            },
+            CursorErrorKind::UnterminatedString | CursorErrorKind::TooWide(_) => {
+                PcProblem::Invalid(0)
+            }
+        };
+        PcError {
+            offset: e.offset,
+            field: e.field,
+            what,
         }
-        let s = &self.data[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
     }
 }
 
@@ -473,12 +459,14 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
         field,
         what,
     };
-    let mut c = Cur { data, pos: 0 };
+    // The byte order and pointer size are fields of the header: read them byte by byte, then
+    // decode the rest with a cursor in the file's own target.
+    let mut c = Cursor::new(data, Target::HOST);
     let magic = c.take(8, "header: magic")?;
     if magic != MAGIC {
         return Err(err(0, "header: magic", PcProblem::BadMagic));
     }
-    let bo = c.take(1, "header: byte order")?[0];
+    let bo = c.u8("header: byte order")?;
     let endian = match bo {
         1 => Endian::Little,
         2 => Endian::Big,
@@ -490,20 +478,13 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
             ))
         }
     };
-    let ps = c.take(1, "header: pointer size")?[0];
+    let ps = c.u8("header: pointer size")?;
     let ptr = PtrSize::from_bytes(usize::from(ps))
         .ok_or_else(|| err(9, "header: pointer size", PcProblem::Invalid(u64::from(ps))))?;
-    let e = endian;
-    let u16_at = |c: &mut Cur<'_>, f| -> Result<u16, PcError> {
-        Ok(e.u16(c.take(2, f)?.try_into().unwrap_or_default()))
-    };
-    let u32_at = |c: &mut Cur<'_>, f| -> Result<u32, PcError> {
-        Ok(e.u32(c.take(4, f)?.try_into().unwrap_or_default()))
-    };
-    let u64_at = |c: &mut Cur<'_>, f| -> Result<u64, PcError> {
-        Ok(e.u64(c.take(8, f)?.try_into().unwrap_or_default()))
-    };
-    let version = u16_at(&mut c, "header: version")?;
+    let pos = c.pos();
+    let mut c = Cursor::new(data, Target::new(ptr, endian));
+    c.seek(pos);
+    let version = c.u16("header: version")?;
     if version != VERSION {
         return Err(err(
             10,
@@ -511,7 +492,7 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
             PcProblem::UnsupportedVersion(version),
         ));
     }
-    let header_bytes = u32_at(&mut c, "header: header size")?;
+    let header_bytes = c.u32("header: header size")?;
     if header_bytes < HEADER_BYTES || header_bytes as usize > data.len() {
         return Err(err(
             12,
@@ -519,19 +500,19 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
             PcProblem::Invalid(u64::from(header_bytes)),
         ));
     }
-    let rate_hz = u32_at(&mut c, "header: rate")?;
-    let flags = u32_at(&mut c, "header: flags")?;
-    let nobjects = u64_at(&mut c, "header: object count")?;
-    let nsamples = u64_at(&mut c, "header: sample count")?;
-    let dropped = u64_at(&mut c, "header: dropped samples")?;
-    let start_unix_ns = u64_at(&mut c, "header: start time")?;
+    let rate_hz = c.u32("header: rate")?;
+    let flags = c.u32("header: flags")?;
+    let nobjects = c.u64("header: object count")?;
+    let nsamples = c.u64("header: sample count")?;
+    let dropped = c.u64("header: dropped samples")?;
+    let start_unix_ns = c.u64("header: start time")?;
     if rate_hz == 0 {
         return Err(err(16, "header: rate", PcProblem::Invalid(0)));
     }
-    c.pos = header_bytes as usize;
+    c.seek(header_bytes as usize);
     let p = ptr.bytes();
     let min_obj = object_bytes(ptr, 0, 0) as u64;
-    let left = (data.len() - c.pos) as u64;
+    let left = c.remaining() as u64;
     if nobjects.checked_mul(min_obj).is_none_or(|b| b > left) {
         return Err(err(
             24,
@@ -545,10 +526,10 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
     }
     let mut objects = alloc::vec::Vec::with_capacity(nobjects as usize);
     for _ in 0..nobjects {
-        let start = c.pos;
-        let size = u32_at(&mut c, "object record: record size")? as usize;
-        let path_len = u32_at(&mut c, "object record: path length")? as usize;
-        let bid_len = u32_at(&mut c, "object record: build-id length")? as usize;
+        let start = c.pos();
+        let size = c.u32("object record: record size")? as usize;
+        let path_len = c.u32("object record: path length")? as usize;
+        let bid_len = c.u32("object record: build-id length")? as usize;
         c.take(4, "object record: reserved")?;
         let need = 16 + 3 * p + path_len + bid_len;
         if size % 8 != 0 || size < need || size > data.len() - start {
@@ -558,10 +539,10 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
                 PcProblem::Invalid(size as u64),
             ));
         }
-        let bias = read_ptr(e, ptr, c.take(p, "object record: load bias")?);
-        let text_start = read_ptr(e, ptr, c.take(p, "object record: text start")?);
-        let end_at = c.pos;
-        let text_end = read_ptr(e, ptr, c.take(p, "object record: text end")?);
+        let bias = c.ptr("object record: load bias")?;
+        let text_start = c.ptr("object record: text start")?;
+        let end_at = c.pos();
+        let text_end = c.ptr("object record: text end")?;
         if text_end < text_start {
             return Err(err(
                 end_at,
@@ -571,7 +552,7 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
         }
         let path = c.take(path_len, "object record: path")?;
         let build_id = c.take(bid_len, "object record: build-id")?;
-        c.pos = start + size;
+        c.seek(start + size);
         objects.push(Object {
             path,
             build_id,
@@ -581,12 +562,12 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
         });
     }
     let n = sample_bytes(ptr) as u64;
-    let left = (data.len() - c.pos) as u64;
+    let left = c.remaining() as u64;
     match nsamples.checked_mul(n) {
         Some(b) if b == left => {}
         Some(b) if b < left => {
             return Err(err(
-                c.pos + b as usize,
+                c.pos() + b as usize,
                 "sample records",
                 PcProblem::TrailingBytes(left - b),
             ))
@@ -614,7 +595,7 @@ pub fn parse(data: &[u8]) -> Result<PcFile<'_>, PcError> {
             start_unix_ns,
         },
         objects,
-        samples: &data[c.pos..],
+        samples: &data[c.pos()..],
     })
 }
 

@@ -26,9 +26,10 @@
 
 use core::iter::FusedIterator;
 
+use crate::cursor::Cursor;
 use crate::error::{Error, ErrorKind};
 use crate::layout;
-use crate::{Dimension, Endian, PtrSize, Target};
+use crate::{Dimension, Endian, Target};
 
 /// Which of the three formats a file is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -92,7 +93,7 @@ impl<'a> Bins<'a> {
     pub fn get(&self, i: usize) -> Option<u16> {
         let start = i.checked_mul(2)?;
         let b = self.bytes.get(start..start + 2)?;
-        Some(self.endian.u16([b[0], b[1]]))
+        Some(self.endian.read_u16(b))
     }
 
     /// All bins in order.
@@ -133,7 +134,7 @@ impl Iterator for BinsIter<'_> {
     type Item = u16;
     fn next(&mut self) -> Option<u16> {
         let c = self.chunks.next()?;
-        Some(self.endian.u16([c[0], c[1]]))
+        Some(self.endian.read_u16(c))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.chunks.size_hint()
@@ -249,10 +250,7 @@ impl Iterator for BlocksIter<'_> {
     fn next(&mut self) -> Option<(u64, u64)> {
         let c = self.chunks.next()?;
         let p = self.target.ptr_size.bytes();
-        Some((
-            read_ptr(self.target, &c[..p]),
-            read_ptr(self.target, &c[p..]),
-        ))
+        Some((self.target.read_ptr(&c[..p]), self.target.read_ptr(&c[p..])))
     }
 }
 
@@ -281,92 +279,7 @@ pub struct FileHeader<'a> {
     pub ncnt: Option<u32>,
 }
 
-fn read_ptr(target: Target, b: &[u8]) -> u64 {
-    match target.ptr_size {
-        PtrSize::Four => u64::from(target.endian.u32([b[0], b[1], b[2], b[3]])),
-        PtrSize::Eight => target
-            .endian
-            .u64([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-    }
-}
-
-/// A cursor that turns every short read into an [`Error`] naming the field.
-#[derive(Clone, Copy, Debug)]
-struct Cur<'a> {
-    data: &'a [u8],
-    pos: usize,
-    target: Target,
-}
-
-impl<'a> Cur<'a> {
-    fn remaining(&self) -> usize {
-        self.data.len() - self.pos
-    }
-
-    fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], Error> {
-        let avail = self.remaining();
-        if n > avail {
-            return Err(Error::new(
-                self.pos as u64,
-                field,
-                ErrorKind::Truncated {
-                    needed: n as u64,
-                    available: avail as u64,
-                },
-            ));
-        }
-        let s = &self.data[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
-
-    fn u32(&mut self, field: &'static str) -> Result<u32, Error> {
-        let b = self.take(4, field)?;
-        Ok(self.target.endian.u32([b[0], b[1], b[2], b[3]]))
-    }
-
-    fn ptr(&mut self, field: &'static str) -> Result<u64, Error> {
-        let b = self.take(self.target.ptr_size.bytes(), field)?;
-        Ok(read_ptr(self.target, b))
-    }
-
-    /// Take `count` items of `item` bytes, checking the product against the file first.
-    fn take_items(
-        &mut self,
-        count: u64,
-        item: u64,
-        count_offset: usize,
-        field: &'static str,
-    ) -> Result<&'a [u8], Error> {
-        let avail = self.remaining() as u64;
-        match count.checked_mul(item) {
-            Some(total) if total <= avail => self.take(total as usize, field),
-            _ => Err(Error::new(
-                count_offset as u64,
-                field,
-                ErrorKind::CountExceedsFile {
-                    count,
-                    item_bytes: item,
-                    available: avail,
-                },
-            )),
-        }
-    }
-
-    fn skip_string(&mut self, field: &'static str) -> Result<(), Error> {
-        match self.data[self.pos..].iter().position(|&b| b == 0) {
-            Some(i) => {
-                self.pos += i + 1;
-                Ok(())
-            }
-            None => Err(Error::new(
-                self.pos as u64,
-                field,
-                ErrorKind::UnterminatedString,
-            )),
-        }
-    }
-}
+type Cur<'a> = Cursor<&'a [u8]>;
 
 #[derive(Clone, Copy, Debug)]
 enum State<'a> {
@@ -386,7 +299,7 @@ pub struct Records<'a> {
 impl<'a> Records<'a> {
     /// Byte offset of the next record.
     pub fn position(&self) -> u64 {
-        self.cur.pos as u64
+        self.cur.pos() as u64
     }
 
     /// For BSD files after the last arc: bytes left that are too few for another arc
@@ -403,17 +316,17 @@ impl<'a> Records<'a> {
         if c.remaining() == 0 {
             return Ok(None);
         }
-        let offset = c.pos;
-        let tag = c.take(1, "record tag")?[0];
+        let offset = c.pos();
+        let tag = c.u8("record tag")?;
         match tag {
             layout::TAG_TIME_HIST => {
                 let low_pc = c.ptr("histogram record: low_pc")?;
                 let high_pc = c.ptr("histogram record: high_pc")?;
-                let size_at = c.pos;
+                let size_at = c.pos();
                 let hist_size = c.u32("histogram record: hist_size")?;
                 let prof_rate = c.u32("histogram record: prof_rate")?;
-                let dimen = c.take(layout::DIMEN_BYTES, "histogram record: dimen")?;
-                let abbrev = c.take(1, "histogram record: dimen_abbrev")?[0];
+                let name = c.array::<{ layout::DIMEN_BYTES }>("histogram record: dimen")?;
+                let abbrev = c.u8("histogram record: dimen_abbrev")?;
                 if low_pc > high_pc {
                     return Err(Error::new(
                         offset as u64 + 1,
@@ -421,15 +334,13 @@ impl<'a> Records<'a> {
                         ErrorKind::LowAboveHigh { low_pc, high_pc },
                     ));
                 }
-                let bins_offset = c.pos;
+                let bins_offset = c.pos();
                 let bytes = c.take_items(
                     u64::from(hist_size),
                     2,
                     size_at,
                     "histogram record: hist_size",
                 )?;
-                let mut name = [0u8; layout::DIMEN_BYTES];
-                name.copy_from_slice(dimen);
                 Ok(Some(Record::Histogram(Histogram {
                     offset: offset as u64,
                     low_pc,
@@ -438,7 +349,7 @@ impl<'a> Records<'a> {
                     prof_rate: Some(prof_rate),
                     dimension: Dimension { name, abbrev },
                     bins_offset: bins_offset as u64,
-                    bins: Bins::new(bytes, c.target.endian),
+                    bins: Bins::new(bytes, c.target().endian),
                 })))
             }
             layout::TAG_CG_ARC => {
@@ -453,9 +364,9 @@ impl<'a> Records<'a> {
                 })))
             }
             layout::TAG_BB_COUNT => {
-                let n_at = c.pos;
+                let n_at = c.pos();
                 let nblocks = c.u32("basic-block record: nblocks")?;
-                let start = c.pos;
+                let start = c.pos();
                 let layout = if version == 0 {
                     c.skip_string("basic-block record: file name")?;
                     for _ in 0..nblocks {
@@ -466,7 +377,7 @@ impl<'a> Records<'a> {
                     }
                     BbLayout::V0
                 } else {
-                    let item = 2 * c.target.ptr_size.bytes() as u64;
+                    let item = 2 * c.target().ptr_size.bytes() as u64;
                     c.take_items(
                         u64::from(nblocks),
                         item,
@@ -479,8 +390,8 @@ impl<'a> Records<'a> {
                     offset: offset as u64,
                     nblocks,
                     layout,
-                    body: &c.data[start..c.pos],
-                    target: c.target,
+                    body: &c.data()[start..c.pos()],
+                    target: c.target(),
                 })))
             }
             t => Err(Error::new(
@@ -492,19 +403,20 @@ impl<'a> Records<'a> {
     }
 
     fn bsd_arc(&mut self) -> Option<Record<'a>> {
-        let p = self.cur.target.ptr_size.bytes();
-        if self.cur.remaining() < 3 * p {
+        let c = &mut self.cur;
+        if c.remaining() < layout::bsd_arc_bytes(c.target().ptr_size) {
             return None;
         }
-        let offset = self.cur.pos as u64;
-        let b = &self.cur.data[self.cur.pos..self.cur.pos + 3 * p];
-        self.cur.pos += 3 * p;
-        let t = self.cur.target;
+        let offset = c.pos() as u64;
+        // Cannot fail: a whole arc remains.
+        let from_pc = c.ptr("BSD arc: from_pc").ok()?;
+        let self_pc = c.ptr("BSD arc: self_pc").ok()?;
+        let count = c.ptr("BSD arc: count").ok()?;
         Some(Record::Arc(Arc {
             offset,
-            from_pc: read_ptr(t, &b[..p]),
-            self_pc: read_ptr(t, &b[p..2 * p]),
-            count: read_ptr(t, &b[2 * p..]),
+            from_pc,
+            self_pc,
+            count,
         }))
     }
 }
@@ -523,7 +435,7 @@ impl<'a> Iterator for Records<'a> {
                 }
                 Err(e) => {
                     self.state = State::Done;
-                    self.cur.pos = self.cur.data.len();
+                    self.cur.seek(usize::MAX);
                     Some(Err(e))
                 }
             },
@@ -558,13 +470,9 @@ pub fn records(data: &[u8], target: Target) -> Result<(FileHeader<'_>, Records<'
             },
         ));
     }
-    let mut cur = Cur {
-        data,
-        pos: 0,
-        target,
-    };
+    let mut cur = Cur::new(data, target);
     if &data[..4] == layout::GNU_MAGIC {
-        let version = target.endian.u32([data[4], data[5], data[6], data[7]]);
+        let version = target.endian.read_u32(&data[4..8]);
         if version != layout::GNU_VERSION && version != 0 {
             return Err(Error::new(
                 4,
@@ -572,7 +480,7 @@ pub fn records(data: &[u8], target: Target) -> Result<(FileHeader<'_>, Records<'
                 ErrorKind::UnsupportedVersion(version),
             ));
         }
-        cur.pos = layout::GNU_HEADER_BYTES;
+        cur.seek(layout::GNU_HEADER_BYTES);
         let header = FileHeader {
             format: Format::Gnu { version },
             header_bytes: layout::GNU_HEADER_BYTES,
@@ -603,7 +511,7 @@ pub fn records(data: &[u8], target: Target) -> Result<(FileHeader<'_>, Records<'
     }
     let low_pc = cur.ptr("BSD header: lpc")?;
     let high_pc = cur.ptr("BSD header: hpc")?;
-    let ncnt_at = cur.pos;
+    let ncnt_at = cur.pos();
     let ncnt = cur.u32("BSD header: ncnt")?;
     let version = cur.u32("BSD header: version")?;
     let (format, header_bytes, prof_rate) = if version == layout::BSD44_VERSION {
@@ -646,7 +554,7 @@ pub fn records(data: &[u8], target: Target) -> Result<(FileHeader<'_>, Records<'
             ErrorKind::LowAboveHigh { low_pc, high_pc },
         ));
     }
-    cur.pos = header_bytes;
+    cur.seek(header_bytes);
     let nbins = (ncnt - hb) / 2;
     let bins = cur.take_items(u64::from(nbins), 2, ncnt_at, "BSD header: ncnt")?;
     let hist = Histogram {

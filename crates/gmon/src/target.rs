@@ -38,48 +38,6 @@ impl Endian {
             Endian::Big => "big",
         }
     }
-
-    pub(crate) fn u16(self, b: [u8; 2]) -> u16 {
-        match self {
-            Endian::Little => u16::from_le_bytes(b),
-            Endian::Big => u16::from_be_bytes(b),
-        }
-    }
-
-    pub(crate) fn u32(self, b: [u8; 4]) -> u32 {
-        match self {
-            Endian::Little => u32::from_le_bytes(b),
-            Endian::Big => u32::from_be_bytes(b),
-        }
-    }
-
-    pub(crate) fn u64(self, b: [u8; 8]) -> u64 {
-        match self {
-            Endian::Little => u64::from_le_bytes(b),
-            Endian::Big => u64::from_be_bytes(b),
-        }
-    }
-
-    pub(crate) fn u16_bytes(self, v: u16) -> [u8; 2] {
-        match self {
-            Endian::Little => v.to_le_bytes(),
-            Endian::Big => v.to_be_bytes(),
-        }
-    }
-
-    pub(crate) fn u32_bytes(self, v: u32) -> [u8; 4] {
-        match self {
-            Endian::Little => v.to_le_bytes(),
-            Endian::Big => v.to_be_bytes(),
-        }
-    }
-
-    pub(crate) fn u64_bytes(self, v: u64) -> [u8; 8] {
-        match self {
-            Endian::Little => v.to_le_bytes(),
-            Endian::Big => v.to_be_bytes(),
-        }
-    }
 }
 
 impl fmt::Display for Endian {
@@ -252,20 +210,6 @@ mod tests {
             Endian::Big
         };
         assert_eq!(Target::host().endian, expect);
-    }
-
-    #[test]
-    fn endian_round_trips() {
-        for e in [Endian::Little, Endian::Big] {
-            assert_eq!(e.u16(e.u16_bytes(0x1234)), 0x1234);
-            assert_eq!(e.u32(e.u32_bytes(0xdead_beef)), 0xdead_beef);
-            assert_eq!(
-                e.u64(e.u64_bytes(0x0102_0304_0506_0708)),
-                0x0102_0304_0506_0708
-            );
-        }
-        assert_eq!(Endian::Big.u32_bytes(1), [0, 0, 0, 1]);
-        assert_eq!(Endian::Little.u32_bytes(1), [1, 0, 0, 0]);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 
 use core::fmt;
 
+use crate::cursor::{Cursor, CursorError, CursorErrorKind};
 use crate::layout;
 use crate::{Dimension, PtrSize, Target};
 
@@ -189,6 +190,30 @@ pub struct Writer<S> {
 
 const BATCH: usize = 256;
 
+/// The largest fixed-size record: a GNU histogram header with 8-byte pointers and its tag.
+const RECORD_MAX: usize = 1 + 2 * 8 + 24;
+/// A GNU arc record (tag, two addresses, a 4-byte count) or a BSD arc (three pointer-sized
+/// fields), with 8-byte pointers.
+const ARC_MAX: usize = 3 * 8;
+/// The common start of BSD headers: lpc, hpc, ncnt.
+const BSD_COMMON_MAX: usize = 2 * 8 + 4;
+
+/// A value too wide for its field keeps its name; running out of the record buffer cannot
+/// happen (every record fits its buffer, which a test checks in every target) and is reported as the record
+/// being too wide if it ever did.
+fn encode_error<E>(e: CursorError) -> WriteError<E> {
+    match e.kind {
+        CursorErrorKind::TooWide(value) => WriteError::TooWide {
+            field: e.field,
+            value,
+        },
+        _ => WriteError::TooWide {
+            field: e.field,
+            value: e.offset,
+        },
+    }
+}
+
 impl<S: Sink> Writer<S> {
     /// A writer for `target` into `sink`.
     pub fn new(sink: S, target: Target) -> Self {
@@ -209,35 +234,16 @@ impl<S: Sink> Writer<S> {
         self.sink.write_all(bytes).map_err(WriteError::Sink)
     }
 
-    fn u32(&mut self, v: u32) -> WriteResult<S::Error> {
-        let b = self.target.endian.u32_bytes(v);
-        self.raw(&b)
-    }
-
-    /// Encode a pointer-sized value (address or BSD count) into `buf`, returning its length.
-    fn ptr_bytes(
-        &self,
-        field: &'static str,
-        v: u64,
-        buf: &mut [u8; 8],
-    ) -> Result<usize, WriteError<S::Error>> {
-        match self.target.ptr_size {
-            PtrSize::Four => {
-                let v32 = u32::try_from(v).map_err(|_| WriteError::TooWide { field, value: v })?;
-                buf[..4].copy_from_slice(&self.target.endian.u32_bytes(v32));
-                Ok(4)
-            }
-            PtrSize::Eight => {
-                *buf = self.target.endian.u64_bytes(v);
-                Ok(8)
-            }
-        }
-    }
-
-    fn ptr(&mut self, field: &'static str, v: u64) -> WriteResult<S::Error> {
-        let mut b = [0u8; 8];
-        let n = self.ptr_bytes(field, v, &mut b)?;
-        self.raw(&b[..n])
+    /// Build one record of at most `N` bytes with a write cursor, then write it.
+    #[inline]
+    fn record<const N: usize>(
+        &mut self,
+        build: impl FnOnce(&mut Cursor<&mut [u8]>) -> Result<(), CursorError>,
+    ) -> WriteResult<S::Error> {
+        let mut buf = [0u8; N];
+        let mut c = Cursor::new(&mut buf[..], self.target);
+        build(&mut c).map_err(encode_error)?;
+        self.sink.write_all(c.written()).map_err(WriteError::Sink)
     }
 
     /// GNU file header: magic `gmon`, version 1, 12 zero bytes.
@@ -247,10 +253,11 @@ impl<S: Sink> Writer<S> {
 
     /// GNU file header with an explicit version (0 changes only the basic-block layout).
     pub fn gnu_header_version(&mut self, version: u32) -> WriteResult<S::Error> {
-        let mut h = [0u8; layout::GNU_HEADER_BYTES];
-        h[..4].copy_from_slice(layout::GNU_MAGIC);
-        h[4..8].copy_from_slice(&self.target.endian.u32_bytes(version));
-        self.raw(&h)
+        self.record::<{ layout::GNU_HEADER_BYTES }>(|c| {
+            c.put(layout::GNU_MAGIC, "magic")?;
+            c.put_u32(version, "version")?;
+            c.put(&[0u8; 12], "spare")
+        })
     }
 
     /// One GNU histogram record (tag 0): the header, then exactly `header.hist_size` bins
@@ -263,17 +270,15 @@ impl<S: Sink> Writer<S> {
     where
         I: IntoIterator<Item = u16>,
     {
-        let mut a = [0u8; 8];
-        let mut b = [0u8; 8];
-        let na = self.ptr_bytes("low_pc", header.low_pc, &mut a)?;
-        let nb = self.ptr_bytes("high_pc", header.high_pc, &mut b)?;
-        self.raw(&[layout::TAG_TIME_HIST])?;
-        self.raw(&a[..na])?;
-        self.raw(&b[..nb])?;
-        self.u32(header.hist_size)?;
-        self.u32(header.prof_rate)?;
-        self.raw(&header.dimension.name)?;
-        self.raw(&[header.dimension.abbrev])?;
+        self.record::<RECORD_MAX>(|c| {
+            c.put_u8(layout::TAG_TIME_HIST, "tag")?;
+            c.put_ptr(header.low_pc, "low_pc")?;
+            c.put_ptr(header.high_pc, "high_pc")?;
+            c.put_u32(header.hist_size, "hist_size")?;
+            c.put_u32(header.prof_rate, "prof_rate")?;
+            c.put(&header.dimension.name, "dimen")?;
+            c.put_u8(header.dimension.abbrev, "dimen_abbrev")
+        })?;
         self.bins(u64::from(header.hist_size), bins)
     }
 
@@ -283,23 +288,20 @@ impl<S: Sink> Writer<S> {
         I: IntoIterator<Item = u16>,
     {
         let mut buf = [0u8; BATCH];
-        let mut fill = 0usize;
         let mut written = 0u64;
         let mut it = bins.into_iter();
-        while written < expected {
-            let Some(v) = it.next() else {
-                break;
-            };
-            buf[fill..fill + 2].copy_from_slice(&self.target.endian.u16_bytes(v));
-            fill += 2;
-            written += 1;
-            if fill == BATCH {
-                self.raw(&buf)?;
-                fill = 0;
+        let target = self.target;
+        loop {
+            let mut c = Cursor::new(&mut buf[..], target);
+            let n = c.put_u16s(&mut it, expected - written);
+            written += n;
+            if n > 0 {
+                self.sink.write_all(c.written()).map_err(WriteError::Sink)?;
             }
-        }
-        if fill > 0 {
-            self.raw(&buf[..fill])?;
+            if c.remaining() >= 2 || written == expected {
+                // The iterator ended (the batch is not full) or every bin is written.
+                break;
+            }
         }
         if written < expected {
             return Err(WriteError::BinCount {
@@ -318,15 +320,12 @@ impl<S: Sink> Writer<S> {
 
     /// One GNU call-graph arc record (tag 1). The count is always 32 bits in this format.
     pub fn gnu_arc(&mut self, from_pc: u64, self_pc: u64, count: u32) -> WriteResult<S::Error> {
-        let mut rec = [0u8; 1 + 8 + 8 + 4];
-        rec[0] = layout::TAG_CG_ARC;
-        let mut a = [0u8; 8];
-        let n = self.ptr_bytes("from_pc", from_pc, &mut a)?;
-        rec[1..1 + n].copy_from_slice(&a[..n]);
-        let m = self.ptr_bytes("self_pc", self_pc, &mut a)?;
-        rec[1 + n..1 + n + m].copy_from_slice(&a[..m]);
-        rec[1 + n + m..1 + n + m + 4].copy_from_slice(&self.target.endian.u32_bytes(count));
-        self.raw(&rec[..1 + n + m + 4])
+        self.record::<ARC_MAX>(|c| {
+            c.put_u8(layout::TAG_CG_ARC, "tag")?;
+            c.put_ptr(from_pc, "from_pc")?;
+            c.put_ptr(self_pc, "self_pc")?;
+            c.put_u32(count, "arc count")
+        })
     }
 
     /// One version-1 GNU basic-block record (tag 2): `nblocks` (address, count) pairs.
@@ -336,12 +335,16 @@ impl<S: Sink> Writer<S> {
     where
         I: IntoIterator<Item = (u64, u64)>,
     {
-        self.raw(&[layout::TAG_BB_COUNT])?;
-        self.u32(nblocks)?;
+        self.record::<5>(|c| {
+            c.put_u8(layout::TAG_BB_COUNT, "tag")?;
+            c.put_u32(nblocks, "nblocks")
+        })?;
         let mut n = 0u64;
         for (addr, count) in blocks.into_iter().take(nblocks as usize) {
-            self.ptr("basic-block address", addr)?;
-            self.ptr("basic-block count", count)?;
+            self.record::<16>(|c| {
+                c.put_ptr(addr, "basic-block address")?;
+                c.put_ptr(count, "basic-block count")
+            })?;
             n += 1;
         }
         if n != u64::from(nblocks) {
@@ -379,9 +382,11 @@ impl<S: Sink> Writer<S> {
                 value: ncnt,
             });
         }
-        self.ptr("lpc", low_pc)?;
-        self.ptr("hpc", high_pc)?;
-        self.u32(ncnt as u32)
+        self.record::<BSD_COMMON_MAX>(|c| {
+            c.put_ptr(low_pc, "lpc")?;
+            c.put_ptr(high_pc, "hpc")?;
+            c.put_u32(ncnt as u32, "ncnt")
+        })
     }
 
     /// 4.4BSD header (`struct gmonhdr`): lpc, hpc, ncnt (= bins bytes + header), version
@@ -395,9 +400,11 @@ impl<S: Sink> Writer<S> {
     ) -> WriteResult<S::Error> {
         let header = layout::bsd44_header_bytes(self.target.ptr_size);
         self.bsd_common(low_pc, high_pc, nbins, header)?;
-        self.u32(layout::BSD44_VERSION)?;
-        self.u32(prof_rate)?;
-        self.raw(&[0u8; 12])
+        self.record::<20>(|c| {
+            c.put_u32(layout::BSD44_VERSION, "version")?;
+            c.put_u32(prof_rate, "profrate")?;
+            c.put(&[0u8; 12], "spare")
+        })
     }
 
     /// Old BSD header: lpc, hpc, ncnt (packed: 20 bytes on 64-bit, 12 on 32-bit). Follow with
@@ -422,21 +429,11 @@ impl<S: Sink> Writer<S> {
 
     /// One BSD raw arc: from_pc, self_pc and a pointer-sized count.
     pub fn bsd_arc(&mut self, from_pc: u64, self_pc: u64, count: u64) -> WriteResult<S::Error> {
-        let mut rec = [0u8; 24];
-        let mut a = [0u8; 8];
-        let p = self.target.ptr_size.bytes();
-        for (i, (field, v)) in [
-            ("from_pc", from_pc),
-            ("self_pc", self_pc),
-            ("arc count", count),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            self.ptr_bytes(field, v, &mut a)?;
-            rec[i * p..(i + 1) * p].copy_from_slice(&a[..p]);
-        }
-        self.raw(&rec[..3 * p])
+        self.record::<ARC_MAX>(|c| {
+            c.put_ptr(from_pc, "from_pc")?;
+            c.put_ptr(self_pc, "self_pc")?;
+            c.put_ptr(count, "arc count")
+        })
     }
 }
 
@@ -448,4 +445,44 @@ pub const fn gnu_histogram_bytes(ptr: PtrSize, nbins: u32) -> u64 {
 /// Size in bytes of a GNU arc record (tag included).
 pub const fn gnu_arc_bytes(ptr: PtrSize) -> u64 {
     1 + layout::gnu_arc_body_bytes(ptr) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Endian;
+
+    #[test]
+    fn every_record_fits_the_record_buffer_in_every_target() {
+        for ptr in [PtrSize::Four, PtrSize::Eight] {
+            for endian in [Endian::Little, Endian::Big] {
+                let t = Target::new(ptr, endian);
+                let max = ptr.max_address();
+                let mut w = Writer::new(CountingSink::default(), t);
+                w.gnu_header().unwrap();
+                let h = HistHeader {
+                    low_pc: max,
+                    high_pc: max,
+                    hist_size: 0,
+                    prof_rate: u32::MAX,
+                    dimension: Dimension::SECONDS,
+                };
+                w.gnu_histogram(&h, core::iter::empty()).unwrap();
+                w.gnu_arc(max, max, u32::MAX).unwrap();
+                w.gnu_basic_blocks(1, [(max, max)]).unwrap();
+                w.bsd44_header(max, max, 0, u32::MAX).unwrap();
+                w.oldbsd_header(max, max, 0).unwrap();
+                w.bsd_arc(max, max, max).unwrap();
+                let p = ptr.bytes() as u64;
+                let expect = 20
+                    + gnu_histogram_bytes(ptr, 0)
+                    + gnu_arc_bytes(ptr)
+                    + (5 + 2 * p)
+                    + layout::bsd44_header_bytes(ptr) as u64
+                    + layout::oldbsd_header_bytes(ptr) as u64
+                    + 3 * p;
+                assert_eq!(w.into_inner().bytes, expect, "{t}");
+            }
+        }
+    }
 }

@@ -48,6 +48,8 @@ pub struct RawSymbol {
     pub bind: u8,
     /// `STT_*` type.
     pub typ: u8,
+    /// `STV_*` visibility (the low two bits of `st_other`).
+    pub visibility: u8,
     /// Section index, with `SHN_XINDEX` resolved; special values (`SHN_ABS`, ...) kept as is.
     pub shndx: u32,
 }
@@ -217,6 +219,7 @@ fn parse_generic<'data, Elf: FileHeader<Endian = Endianness>>(
                 size: sym.st_size(endian).into(),
                 bind: sym.st_bind().0,
                 typ: sym.st_type().0,
+                visibility: sym.st_other().0 & 3,
                 shndx,
             });
         }

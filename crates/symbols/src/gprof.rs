@@ -10,6 +10,12 @@
 //!
 //! `st_size` is never looked at here: gprof gives each function the range up to the next
 //! kept symbol. The honest ranges of the default report live in [`crate::ranges`].
+//!
+//! [`source_files`] is the other half of gprof's symbol table: the source file BFD's
+//! `bfd_find_nearest_line` names at each symbol's address, which the call graph's index prints
+//! after a static function's name.
+
+use std::collections::HashMap;
 
 use object::elf;
 
@@ -35,6 +41,40 @@ pub struct GprofSymbol<'data> {
 pub struct ClassOptions {
     /// `-a` / `--no-static`: drop every local symbol.
     pub no_static: bool,
+}
+
+/// For each address of `addrs` (link-time), the base name of the source file BFD 2.40's DWARF
+/// line reader gives for it, as gprof's `get_src_info` keeps it: only when the covering
+/// line-table row has a non-zero line. Empty without DWARF; damaged units are skipped (a file
+/// name is decoration, never a reason to fail).
+///
+/// The file comes from the **line table**, not from `DW_AT_decl_file`: for optimized code that
+/// is often the file of code inlined at the function's first instruction. And it comes with
+/// BFD 2.40's DWARF 5 numbering (see [`crate::lines::line_map_with`]): each line sequence
+/// starts with file 0, the compilation unit's primary file, until the line program first sets
+/// the file register. That is why gprof names `main.c` for a non-inlined static function of a
+/// header that is the first code of `main.c`'s sequence, the including file for a function
+/// from an `#include`d `.c` file that starts a sequence, and `<artificial>` (the unit name
+/// gcc gives a link-time-optimized partition) for such functions in any LTO build.
+pub fn source_files(data: &[u8], addrs: &[u64]) -> HashMap<u64, Vec<u8>> {
+    let mut out = HashMap::new();
+    let wanted: Vec<(u64, u64)> = addrs.iter().map(|&a| (a, a.saturating_add(1))).collect();
+    let map = crate::lines::line_map_with(data, &wanted, true);
+    if map.spans.is_empty() {
+        return out;
+    }
+    for &a in addrs {
+        let Some(span) = map.lookup(a).filter(|s| s.line != 0) else {
+            continue;
+        };
+        let path = map.file(span).as_bytes();
+        let base = match path.iter().rposition(|&b| b == b'/') {
+            Some(i) => &path[i + 1..],
+            None => path,
+        };
+        out.insert(a, base.to_vec());
+    }
+    out
 }
 
 /// The `nm` letter BFD gives an ELF symbol (`bfd_decode_symclass`).

@@ -7,7 +7,9 @@
 //!   never `cfg`s, because the analyzer must read profiles of any target.
 //! * [`gprof`]: which symbols GNU gprof 2.40 turns into functions (`core_sym_class`),
 //!   reproduced bug for bug, because the analyzer's `--gprof` mode must print exactly what
-//!   gprof prints. gprof never reads `st_size`; each function runs to the next symbol.
+//!   gprof prints. gprof never reads `st_size`; each function runs to the next symbol. Also
+//!   the source file BFD 2.40's line reader names at each symbol (the call graph index's
+//!   `(file)`), with BFD's DWARF 5 file numbering.
 //! * [`ranges`]: the honest alternative for the default report: function ranges from
 //!   `st_size`, aliases grouped, `.cold`/`.part` fragments tied to their parent by name, and
 //!   the gaps between functions left as gaps.

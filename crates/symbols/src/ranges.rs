@@ -334,6 +334,7 @@ mod tests {
                 size,
                 bind,
                 typ,
+                visibility: 0,
                 shndx,
             });
         }

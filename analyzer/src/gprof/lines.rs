@@ -1,0 +1,287 @@
+//! gprof's `-l` (`--line`): line symbols beside the function symbols, for the flat profile,
+//! the call graph and the index alike (`gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`).
+//!
+//! gprof's `core_create_line_syms` asks BFD for `(file, function, line)` at every byte of
+//! `.text` and starts a symbol where the triple changes; bytes without an answer (no line,
+//! line 0, no function) are skipped without ending the current symbol. The function symbols
+//! are then added (they win over a line symbol at the same address), and everything after
+//! that is gprof's usual pipeline over the bigger table: histogram assignment, arcs (a caller
+//! is the line symbol holding the call site; a callee is moved back to its function symbol,
+//! since line symbols are not functions), cycles, propagation. Every name is printed with
+//! `print_name_only`'s `(file:line @ addr)` suffix ([`LineLocations`]), and the index prints no
+//! `(file)` after static functions (gprof skips it under line granularity).
+//!
+//! Here the triple changes only where a line-table span or a DWARF function range begins or
+//! ends, so the same symbols come from those boundaries without visiting every byte. "The
+//! function" is BFD's: the smallest DWARF function or inlined-copy range holding the address,
+//! by its linkage name (a C name counts as one); without one, the ELF symbol's.
+//!
+//! Known limits (the output can then differ from gprof's):
+//!
+//! * A DWARF function without a linkage name outside C (C++ `static` and `extern "C"`
+//!   functions) takes the name of the nearest `.symtab` function at or below the address, an
+//!   approximation of BFD's `_bfd_elf_find_function` (which also weighs `STT_FILE` symbols
+//!   and section boundaries).
+//! * Two different files with the same path spelled differently are one file for BFD only
+//!   after its own path joining; here the spellings of [`profil_symbols::dwarf::Location`]
+//!   are compared.
+//! * gprof 2.40 itself fails ("somebody miscounted", exit 1) on some optimized C++ programs:
+//!   BFD renames a DWARF function after its ELF symbol on the first lookup, so gprof's two
+//!   passes over `.text` disagree. This mode prints the profile there instead.
+//! * Tested byte for byte against gprof on C (`-O0`..`-O3`, inlining, two units), C++ (`-O0`,
+//!   header code), and optimized Rust (cross-crate inlining): see
+//!   `analyzer/tests/lines_gprof.rs`.
+
+use std::collections::HashMap;
+
+use profil_symbols::gprof::GprofSymbol;
+use profil_symbols::inline::inline_map;
+use profil_symbols::lines::line_map_with;
+use profil_symbols::ElfImage;
+
+use super::cg::CallGraph;
+use super::cg_print::{self, GraphOptions, Sections};
+use super::symtab::SymTab;
+use super::{Analysis, Options, DEFAULT_EXCLUDED};
+use crate::{Error, Result};
+
+/// The `(file:line @ addr)` gprof prints after each symbol name under `-l`: for each symbol
+/// of the table, the source file (an index into `files`) and line BFD gives at its address;
+/// `None` where BFD has no answer (gprof then prints the bare name).
+#[derive(Debug, Clone, Default)]
+pub struct LineLocations {
+    /// Base names of the source files (gprof without `-L`).
+    pub files: Vec<Vec<u8>>,
+    /// Per symbol of [`Analysis::symtab`]: (index into `files`, line).
+    pub at: Vec<Option<(u32, u64)>>,
+}
+
+impl LineLocations {
+    /// Append symbol `i`'s suffix (` (file:line @ addr)`), if it has one.
+    pub fn push_suffix(&self, i: usize, addr: u64, out: &mut Vec<u8>) {
+        if let Some(Some((file, line))) = self.at.get(i) {
+            out.extend_from_slice(b" (");
+            out.extend_from_slice(self.files.get(*file as usize).map_or(b"??", Vec::as_slice));
+            out.extend_from_slice(format!(":{line} @ {addr:x})").as_bytes());
+        }
+    }
+}
+
+/// What to print: gprof's section flags, `-z` and `-a`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Request {
+    /// `-p`/`-P`/`-q`/`-Q`.
+    pub sections: Sections,
+    /// `-z`.
+    pub graph: GraphOptions,
+    /// `-a`.
+    pub options: Options,
+}
+
+/// One line symbol, before it joins the function symbols.
+struct LineSym {
+    addr: u64,
+    name: u32,
+    file: u32,
+    line: u64,
+    is_static: bool,
+}
+
+/// `gprof -b -l` as `req` asks: build the line-granular symbol table of `image` (`data` is
+/// the executable's bytes, `exe_name` names it in messages), read the gmon files `gmons`
+/// (name, bytes) in order, and print what gprof prints into `out`.
+pub fn print_report(
+    image: &ElfImage<'_>,
+    data: &[u8],
+    exe_name: &str,
+    gmons: &[(String, &[u8])],
+    req: Request,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let text = image
+        .section_by_name(".text")
+        .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
+    let (lo, hi) = (text.addr, text.addr.saturating_add(text.size));
+    let lines = line_map_with(data, &[(lo, hi)], true);
+    let inl = inline_map(data, &[(lo, hi)]);
+    let base = Analysis::new(image, exe_name, req.options)?;
+    // BFD's fallback name (`_bfd_elf_find_function`, for bytes no DWARF function covers):
+    // the `.symtab` symbol of `.text` with the highest address at or below the address. BFD's
+    // candidates (`_bfd_elf_maybe_function_sym`) are all symbols of the section but section,
+    // file, object, common and TLS ones, any binding (so also with -a), and a size of 0 counts
+    // as 1, except for hidden local untyped labels (annobin's): so the `.L` labels that i386
+    // PIC code keeps for its jump tables count. Ties go to the larger one, and among symbols
+    // of the same address and size (an alias: weak, IFUNC and resolver, folded functions) to
+    // the first in `.symtab`, since BFD replaces its candidate only with a strictly better
+    // one. Such names show at the padding after a function, where a line row but no DWARF
+    // function covers the bytes.
+    let text_index = image
+        .sections
+        .iter()
+        .position(|s| s.name == text.name && s.addr == text.addr);
+    let mut elf_funcs: Vec<(u64, u64, std::cmp::Reverse<usize>, &[u8])> = image
+        .symtab
+        .iter()
+        .flat_map(|t| {
+            t.symbols
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| {
+                    use object::elf;
+                    let excluded_type = [
+                        elf::STT_SECTION.0,
+                        elf::STT_FILE.0,
+                        elf::STT_OBJECT.0,
+                        elf::STT_COMMON.0,
+                        elf::STT_TLS.0,
+                    ]
+                    .contains(&s.typ);
+                    let annobin = s.size == 0
+                        && s.bind == elf::STB_LOCAL.0
+                        && s.typ == elf::STT_NOTYPE.0
+                        && s.visibility == elf::STV_HIDDEN.0;
+                    Some(s.shndx as usize) == text_index && !excluded_type && !annobin
+                })
+                .map(move |(k, s)| (s.value, s.size.max(1), std::cmp::Reverse(k), t.name(s)))
+        })
+        .collect();
+    elf_funcs.sort_unstable_by_key(|a| (a.0, a.1, a.2));
+    let elf_function = |addr: u64| -> Option<&[u8]> {
+        let i = elf_funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
+        Some(elf_funcs[i].3)
+    };
+    // Names of line symbols: DWARF names, or BFD's fallback names.
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    let mut name_ids: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut intern = |n: &[u8]| -> u32 {
+        let next = names.len() as u32;
+        let id = *name_ids.entry(n.to_vec()).or_insert(next);
+        if id == next {
+            names.push(n.to_vec());
+        }
+        id
+    };
+    // get_src_info: (file, name, line) at `addr`, if BFD would answer.
+    let mut src_info = |addr: u64| -> Option<(u32, u32, u64)> {
+        let span = lines.lookup(addr).filter(|s| s.line != 0)?;
+        let dwarf_name = inl
+            .innermost(addr)
+            .filter(|f| f.is_linkage)
+            .and_then(|f| inl.name(f));
+        let name = match dwarf_name {
+            Some(n) => intern(n.as_bytes()),
+            None => intern(elf_function(addr)?),
+        };
+        Some((span.file, name, span.line))
+    };
+    let mut cuts: Vec<u64> = vec![lo];
+    for s in lines.overlapping(lo, hi) {
+        cuts.push(s.start.max(lo));
+        cuts.push(s.end.min(hi));
+    }
+    cuts.extend(inl.boundaries(lo, hi));
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut line_syms: Vec<LineSym> = Vec::new();
+    let mut location_at: HashMap<u64, (u32, u64)> = HashMap::new();
+    for &addr in &cuts {
+        let Some((file, name, line)) = src_info(addr) else {
+            continue;
+        };
+        location_at.insert(addr, (file, line));
+        let prev = line_syms.last();
+        if prev.is_some_and(|p| p.line == line && p.name == name && p.file == file) {
+            continue;
+        }
+        let is_static = match prev {
+            Some(p) if p.file == file && p.name == name => p.is_static,
+            _ => base
+                .symtab
+                .lookup(addr)
+                .is_some_and(|i| base.symtab.syms[i].is_static),
+        };
+        line_syms.push(LineSym {
+            addr,
+            name,
+            file,
+            line,
+            is_static,
+        });
+    }
+    // The function symbols get file and line the same way.
+    for s in &base.symtab.syms {
+        if let Some((file, _, line)) = src_info(s.addr) {
+            location_at.insert(s.addr, (file, line));
+        }
+    }
+    let names = names;
+    let mut merged: Vec<GprofSymbol<'_>> = line_syms
+        .iter()
+        .map(|l| GprofSymbol {
+            name: &names[l.name as usize],
+            addr: l.addr,
+            is_func: false,
+            is_static: l.is_static,
+            index: 0,
+        })
+        .collect();
+    // symtab_finalize keeps a symbol only if its range is not empty; the function symbols
+    // bring their end addresses, so one ending below its start (`data_start`, last in the
+    // table, ends at the end of `.text`) is dropped this time.
+    merged.extend(
+        base.symtab
+            .syms
+            .iter()
+            .filter(|s| s.end_addr == 0 || s.addr <= s.end_addr)
+            .map(|s| GprofSymbol {
+                name: s.name,
+                addr: s.addr,
+                is_func: s.is_func,
+                is_static: s.is_static,
+                index: 0,
+            }),
+    );
+    let old_ends: HashMap<u64, u64> = base
+        .symtab
+        .syms
+        .iter()
+        .map(|s| (s.addr, s.end_addr))
+        .collect();
+    let mut a = base.clone();
+    a.symtab = SymTab::finalize(&merged, hi);
+    // Function symbols keep the end address of their own table (symtab_finalize only fills in
+    // end addresses that are still 0).
+    for s in &mut a.symtab.syms {
+        if s.is_func {
+            if let Some(&e) = old_ends.get(&s.addr) {
+                s.end_addr = e;
+            }
+        }
+    }
+    a.excluded = a
+        .symtab
+        .syms
+        .iter()
+        .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
+        .collect();
+    a.cg = CallGraph::new(&a.symtab);
+    a.lines = Some(LineLocations {
+        files: lines
+            .files
+            .iter()
+            .map(|path| path.rsplit('/').next().unwrap_or(path).as_bytes().to_vec())
+            .collect(),
+        at: a
+            .symtab
+            .syms
+            .iter()
+            .map(|s| location_at.get(&s.addr).copied())
+            .collect(),
+    });
+    for (name, bytes) in gmons {
+        a.read_gmon(name, bytes)?;
+    }
+    a.finish();
+    let last = gmons.last().map(|g| g.0.as_str()).unwrap_or_default();
+    cg_print::print_report(&a, req.sections, req.graph, last, data, out)
+}
