@@ -707,6 +707,8 @@ fn runtime_object_exports_only_its_own_symbols() {
     assert_eq!(
         globals,
         [
+            "__sysv_signal",
+            "bsd_signal",
             "execl",
             "execle",
             "execlp",
@@ -720,7 +722,16 @@ fn runtime_object_exports_only_its_own_symbols() {
             "profil",
             "profil_rt_finish",
             "profil_rt_start",
-            "setitimer"
+            "pthread_sigmask",
+            "setitimer",
+            "sigaction",
+            "signal",
+            "sigprocmask",
+            "sigset",
+            "sigtimedwait",
+            "sigwait",
+            "sigwaitinfo",
+            "sysv_signal"
         ]
     );
 }
@@ -1716,4 +1727,154 @@ fn ranges_all_profiles_an_object_loaded_later_with_dlopen() {
         "all objects {total:.3} s vs user CPU {:.3} s",
         r.user_s
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signals: the program sees exactly its own dispositions and masks (runtime/src/signals.rs).
+
+/// fixtures/runtime/signals.c without the runtime, and the ways of running it with the runtime:
+/// linked into a PIE, a static and a static-pie executable, and preloaded into the plain one.
+/// `-z now`: lazy binding's resolver saves the vector registers on the stack, which the small
+/// stacks of the `altstack`/`coroutine` modes have no room for, with or without us.
+fn signal_programs(dir: &Scratch) -> (PathBuf, Vec<(&'static str, PathBuf, bool)>) {
+    let flags = ["-pthread", "-Wl,-z,now"];
+    let plain = gcc(dir, "signals.c", "signals-plain", &flags, false);
+    let pie = gcc(dir, "signals.c", "signals-pie", &flags, true);
+    let stat = gcc(
+        dir,
+        "signals.c",
+        "signals-static",
+        &["-pthread", "-static"],
+        true,
+    );
+    let spie = gcc(
+        dir,
+        "signals.c",
+        "signals-static-pie",
+        &["-pthread", "-static-pie", "-fPIE"],
+        true,
+    );
+    let builds = vec![
+        ("linked", pie, false),
+        ("static", stat, false),
+        ("static-pie", spie, false),
+        ("LD_PRELOAD", plain.clone(), true),
+    ];
+    (plain, builds)
+}
+
+/// Run `args` without the runtime and then with it in every build and with each timer: exit
+/// status, stdout and stderr must be the same. Where the program exits normally the profile
+/// must hold samples (the runtime was really sampling all along).
+fn signals_as_without_us(args: &[&str], timers: &[&str], builds: &[&str]) {
+    let dir = Scratch::new(&format!("signals-{}", args.join("-")));
+    let (plain, all) = signal_programs(&dir);
+    let want = run(&dir, &plain, args, &[]);
+    let so = runtime_path(true);
+    for (name, exe, preload) in all.iter().filter(|b| builds.contains(&b.0)) {
+        for timer in timers {
+            let _ = fs::remove_file(dir.path("gmon.out"));
+            let mut env = vec![("PROFIL_HZ", "1000"), ("PROFIL_TIMER", *timer)];
+            if *preload {
+                env.push(("LD_PRELOAD", so.to_str().unwrap()));
+            }
+            let got = run(&dir, exe, args, &env);
+            assert_eq!(
+                (got.status, got.stdout.as_str(), got.stderr.as_str()),
+                (want.status, want.stdout.as_str(), want.stderr.as_str()),
+                "{args:?} {name} PROFIL_TIMER={timer}: with the runtime (left) and without"
+            );
+            if want.status == 0 {
+                let secs = gmon_seconds(&dir.path("gmon.out"));
+                assert!(secs > 0.0, "{args:?} {name} {timer}: no samples");
+            }
+        }
+    }
+}
+
+const ALL_BUILDS: &[&str] = &["linked", "static", "static-pie", "LD_PRELOAD"];
+
+#[test]
+fn sigtrap_set_to_its_default_action_does_not_kill_the_program() {
+    signals_as_without_us(&["dfl-trap"], &["perf"], ALL_BUILDS);
+}
+
+#[test]
+fn resetting_every_signal_to_its_default_does_not_kill_the_program() {
+    signals_as_without_us(&["reset-all"], &["perf", "itimer"], ALL_BUILDS);
+}
+
+#[test]
+fn a_crash_handler_for_sigtrap_sees_only_real_traps() {
+    signals_as_without_us(&["crash-handler"], &["perf"], ALL_BUILDS);
+    // Its own SIGTRAP still reaches it (exit 70 with its report).
+    signals_as_without_us(
+        &["crash-handler", "trap"],
+        &["perf"],
+        &["linked", "LD_PRELOAD"],
+    );
+}
+
+#[test]
+fn sigwait_family_and_signalfd_never_receive_our_samples() {
+    for how in ["sigtimedwait", "sigwaitinfo", "sigwait", "signalfd"] {
+        signals_as_without_us(&["wait", how], &["perf", "itimer"], ALL_BUILDS);
+    }
+}
+
+#[test]
+fn the_cpu_timer_never_interrupts_the_sleeps_of_other_threads() {
+    signals_as_without_us(
+        &["sleepers"],
+        &["itimer"],
+        &["linked", "static", "LD_PRELOAD"],
+    );
+}
+
+#[test]
+fn the_program_sees_its_own_dispositions_masks_and_signal_deliveries() {
+    signals_as_without_us(&["query"], &["perf", "itimer"], ALL_BUILDS);
+}
+
+#[test]
+fn its_own_handler_on_a_4_kib_alternate_stack_survives_our_samples() {
+    signals_as_without_us(&["altstack", "4096"], &["perf"], ALL_BUILDS);
+}
+
+/// Python checks at startup that SIGINT is at its default action before installing its
+/// KeyboardInterrupt handler; with the runtime preloaded it must still do so, and a Ctrl-C must
+/// run the program's cleanup path exactly as without us.
+#[test]
+fn python_under_ld_preload_still_gets_keyboard_interrupt() {
+    // The interpreter itself (a `python3` on PATH may be a shell-script shim).
+    let Ok(out) = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+    else {
+        println!("note: python3 is not installed; skipping the Python test");
+        return;
+    };
+    let python = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    assert!(python.is_file(), "{python:?}");
+    let script = "import os, signal, sys, time\n\
+        print('SIGINT handler installed:', signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n\
+        end = time.process_time() + 0.3\n\
+        while time.process_time() < end: pass\n\
+        try:\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(5)\n    print('not interrupted')\n\
+        except KeyboardInterrupt:\n    print('cleanup after KeyboardInterrupt')\n    sys.exit(3)\n";
+    let dir = Scratch::new("python");
+    let want = run(&dir, &python, &["-c", script], &[]);
+    assert_eq!(want.status, 3, "{want:?}");
+    let so = runtime_path(true);
+    let got = run(
+        &dir,
+        &python,
+        &["-c", script],
+        &[("PROFIL_HZ", "1000"), ("LD_PRELOAD", so.to_str().unwrap())],
+    );
+    assert_eq!(
+        (got.status, got.stdout.as_str(), got.stderr.as_str()),
+        (want.status, want.stdout.as_str(), want.stderr.as_str()),
+    );
+    assert!(dir.path("gmon.out").exists(), "profiled: {got:?}");
 }

@@ -95,6 +95,7 @@ pub mod interfaces;
 pub mod objects;
 pub mod output;
 pub mod pcmode;
+pub mod signals;
 pub mod sys;
 pub mod timer;
 
@@ -311,7 +312,7 @@ extern "C" fn after_fork_in_child() {
 /// A terminating signal arrived whose default action was in place when we started (our
 /// handler is one-shot, so the default is back already): write the profile, then re-raise so
 /// the process ends exactly as it would have.
-extern "C" fn on_terminate(
+pub(crate) extern "C" fn on_terminate(
     sig: core::ffi::c_int,
     _: *mut libc::siginfo_t,
     _: *mut core::ffi::c_void,
