@@ -1878,3 +1878,57 @@ fn python_under_ld_preload_still_gets_keyboard_interrupt() {
     );
     assert!(dir.path("gmon.out").exists(), "profiled: {got:?}");
 }
+
+/// The sampling handler's own stack use beyond the kernel's signal frame (the frame itself is
+/// about AT_MINSIGSTKSZ: 3 KiB with AVX-512 state, less without): measured on a pattern-filled
+/// alternate stack (the program's SA_ONSTACK handler for SIGTRAP/SIGPROF makes ours run there
+/// too), against a trivial handler's. The crate docs promise at most 256 bytes.
+#[test]
+fn the_sampling_handler_uses_at_most_256_bytes_of_stack_beyond_the_signal_frame() {
+    let dir = Scratch::new("stack-use");
+    let exe = gcc(
+        &dir,
+        "signals.c",
+        "signals",
+        &["-pthread", "-Wl,-z,now"],
+        true,
+    );
+    for env in [
+        &[("PROFIL_TIMER", "perf")][..],
+        &[("PROFIL_TIMER", "itimer")],
+        &[("PROFIL_MODE", "pcsample")],
+        &[("PROFIL_RANGES", "all")],
+    ] {
+        let mut env = env.to_vec();
+        env.push(("PROFIL_HZ", "1000"));
+        let r = run(&dir, &exe, &["stack-use"], &env);
+        assert_eq!(r.status, 0, "{env:?}: {r:?}");
+        // "stack use: trivial handler F bytes, during the burn B bytes (+D)"
+        let nums: Vec<i64> = r
+            .stderr
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let (frame, burn) = (nums[0], nums[1]);
+        assert!(
+            frame > 0 && burn > frame,
+            "{env:?}: samples ran elsewhere: {r:?}"
+        );
+        assert!(
+            burn - frame <= 256,
+            "{env:?}: {} bytes: {r:?}",
+            burn - frame
+        );
+    }
+}
+
+/// A coroutine on a stack 1 KiB above the kernel's minimum signal stack burns CPU while
+/// sampled (the stack has a guard page: an overflow faults).
+#[test]
+fn a_coroutine_on_a_small_stack_survives_our_samples() {
+    signals_as_without_us(
+        &["coroutine", "+1024"],
+        &["perf", "itimer"],
+        &["linked", "LD_PRELOAD"],
+    );
+}
