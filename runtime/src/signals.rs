@@ -36,7 +36,9 @@
 //! * **Alternate stacks.** While one of the program's `SA_ONSTACK` handlers runs, the sampling
 //!   signals are blocked (added to its real `sa_mask`, and removed again from what it is told),
 //!   so a sample never lands a second signal frame on a small alternate stack; such a sample is
-//!   delivered when the handler returns.
+//!   delivered when the handler returns. Our handler itself uses `SA_ONSTACK` exactly when the
+//!   program's virtual disposition of that signal does, so the program's own handler for it
+//!   runs on the stack it asked for.
 //!
 //! Limits (documented in the crate docs): threads start with the program's blocked bit clear
 //! (the TLS word is zero in a new thread, where the kernel copies the creator's real mask);
