@@ -1932,3 +1932,15 @@ fn a_coroutine_on_a_small_stack_survives_our_samples() {
         &["linked", "LD_PRELOAD"],
     );
 }
+
+/// The program's blocked bit and SIG_IGN for the sampling signals are virtual while it runs;
+/// an exec must hand the new image the real thing, as without us. (Not with LD_PRELOAD: there
+/// the new image, `grep`, is profiled too, and its /proc/self/status shows the real state.)
+#[test]
+fn exec_hands_the_new_image_the_programs_mask_and_ignored_signals() {
+    signals_as_without_us(
+        &["exec-state"],
+        &["perf", "itimer"],
+        &["linked", "static", "static-pie"],
+    );
+}

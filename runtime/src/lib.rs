@@ -82,6 +82,8 @@
 //!   attributes and raw `syscall(SYS_rt_sigaction, ...)`. A program that sets the sampling
 //!   signal's disposition through them replaces our handler; with the CPU-time timer a sample
 //!   can end a `sigsuspend`/`pause` early.
+//! * The virtual state is what the program's calls see; `/proc/<pid>/status` (`SigBlk`,
+//!   `SigIgn`, `SigCgt`) shows the real one.
 //! * The program's `SA_ONSTACK` handlers run with the sampling signals blocked (so that a
 //!   sample never lands a second signal frame on a small alternate stack): a sample that falls
 //!   in one is taken when it returns, at the PC it returns to.

@@ -3,8 +3,9 @@
 //! Our clock's signal (`SIGTRAP` for perf, `SIGPROF` for the CPU-time timer: the *sampling
 //! signals*) must reach our handler in every thread, whatever the program does with that
 //! signal; and the program must see none of it. The artifacts therefore export the signal
-//! calls ([`exports`]: `sigaction`, `signal`, `bsd_signal`, `sysv_signal`, `sigset`,
-//! `sigprocmask`, `pthread_sigmask`, `sigwait`, `sigwaitinfo`, `sigtimedwait`), which
+//! calls (the `exports` module, artifacts only: `sigaction`, `signal`, `bsd_signal`,
+//! `sysv_signal`, `sigset`, `sigprocmask`, `pthread_sigmask`, `sigwait`, `sigwaitinfo`,
+//! `sigtimedwait`), which
 //! interpose libc's for the executable and every library (a static executable's libc defines
 //! them weakly, so ours win there too). The real work is done with raw system calls
 //! ([`sys::raw_sigaction`] with our own `rt_sigreturn` trampoline, [`sys::raw_sigprocmask`]),
