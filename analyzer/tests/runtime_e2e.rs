@@ -1944,3 +1944,39 @@ fn exec_hands_the_new_image_the_programs_mask_and_ignored_signals() {
         &["linked", "static", "static-pie"],
     );
 }
+
+/// A Rust program (libc's signal calls from Rust, std threads) sees its own SIGTRAP default
+/// action and never receives our samples in a sigtimedwait, linked and preloaded.
+#[test]
+fn rust_programs_see_their_own_signals() {
+    let dir = Scratch::new("signals-rs");
+    let plain = rustc(&dir, "signals.rs", "signals-rs-plain", &[]);
+    let obj = runtime_path(false);
+    let linked = rustc(
+        &dir,
+        "signals.rs",
+        "signals-rs",
+        &["-C", &format!("link-arg={}", obj.display())],
+    );
+    let so = runtime_path(true);
+    for mode in ["dfl-trap", "wait"] {
+        let want = run(&dir, &plain, &[mode], &[]);
+        assert_eq!(want.status, 0, "{want:?}");
+        for timer in ["perf", "itimer"] {
+            for (exe, preload) in [(&linked, false), (&plain, true)] {
+                let _ = fs::remove_file(dir.path("gmon.out"));
+                let mut env = vec![("PROFIL_HZ", "1000"), ("PROFIL_TIMER", timer)];
+                if preload {
+                    env.push(("LD_PRELOAD", so.to_str().unwrap()));
+                }
+                let got = run(&dir, exe, &[mode], &env);
+                assert_eq!(
+                    (got.status, got.stdout.as_str(), got.stderr.as_str()),
+                    (want.status, want.stdout.as_str(), want.stderr.as_str()),
+                    "{mode} {timer} preload={preload}"
+                );
+                assert!(gmon_seconds(&dir.path("gmon.out")) > 0.0, "{mode} {timer}");
+            }
+        }
+    }
+}
