@@ -82,6 +82,10 @@
 //!   attributes and raw `syscall(SYS_rt_sigaction, ...)`. A program that sets the sampling
 //!   signal's disposition through them replaces our handler; with the CPU-time timer a sample
 //!   can end a `sigsuspend`/`pause` early.
+//! * With the CPU-time timer, that our `SIGPROF` never interrupts a sleeping thread's system
+//!   call relies on Linux 6.4 or later, which delivers a process CPU-time timer's signal to the
+//!   thread that is running; older kernels prefer the main thread whenever it does not block
+//!   the signal (per-thread CPU timers, `SIGEV_THREAD_ID`, would avoid that: not done).
 //! * The virtual state is what the program's calls see; `/proc/<pid>/status` (`SigBlk`,
 //!   `SigIgn`, `SigCgt`) shows the real one.
 //! * The program's `SA_ONSTACK` handlers run with the sampling signals blocked (so that a
