@@ -249,6 +249,13 @@ fn sigaction_k(sig: c_int, new: Option<KernelSigaction>) -> Result<KernelSigacti
     if let (true, Some(i)) = (is_sampling(sig), index(sig)) {
         let prev = virtual_get(i);
         if let Some(n) = new {
+            // What the kernel would keep after libc's call: the flags with SA_RESTORER and
+            // the trampoline.
+            let n = KernelSigaction {
+                flags: n.flags | sys::SA_RESTORER,
+                restorer: sys::restorer(),
+                ..n
+            };
             virtual_set(i, &n);
             // Our handler runs on the alternate stack when the program's would.
             let mut real = KernelSigaction::default();
@@ -424,7 +431,10 @@ pub unsafe fn sigtimedwait(
     info: *mut libc::siginfo_t,
     timeout: *const libc::timespec,
 ) -> Result<c_int, c_int> {
-    // SAFETY: the caller's set.
+    if set.is_null() {
+        return Err(libc::EFAULT);
+    }
+    // SAFETY: the caller's set, not null.
     let want = unsafe { sys::sigset_word(set) } & !INTERNAL;
     // SAFETY: the caller's timeout, null or valid.
     let limit = unsafe { timeout.as_ref() }.map(|t| {

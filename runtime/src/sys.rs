@@ -346,6 +346,12 @@ extern "C" fn restore_rt() {
     core::arch::naked_asm!(".byte 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05")
 }
 
+/// The return trampoline [`raw_sigaction`] gives every handler (what the kernel then reports
+/// as `sa_restorer`).
+pub fn restorer() -> usize {
+    restore_rt as extern "C" fn() as usize
+}
+
 /// `rt_sigaction(sig, new, old)` as a system call; the new action (if any) gets our return
 /// trampoline, as glibc's `sigaction` gives it its own. *Async-signal-safe.*
 pub fn raw_sigaction(
@@ -355,7 +361,7 @@ pub fn raw_sigaction(
 ) -> Result<(), c_int> {
     let with_restorer = new.map(|n| KernelSigaction {
         flags: n.flags | SA_RESTORER,
-        restorer: restore_rt as extern "C" fn() as usize,
+        restorer: restorer(),
         ..*n
     });
     let newp = with_restorer
