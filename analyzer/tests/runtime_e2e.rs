@@ -1950,6 +1950,17 @@ fn a_coroutine_on_a_small_stack_survives_our_samples() {
     );
 }
 
+/// A vfork child shares our memory, TLS included: its mask changes must not become the
+/// parent's, and its exec gets the mask it set.
+#[test]
+fn a_vfork_child_changes_only_its_own_mask() {
+    signals_as_without_us(
+        &["vfork-mask"],
+        &["perf", "itimer"],
+        &["linked", "static", "static-pie"],
+    );
+}
+
 /// The program's blocked bit and SIG_IGN for the sampling signals are virtual while it runs;
 /// an exec must hand the new image the real thing, as without us. (Not with LD_PRELOAD: there
 /// the new image, `grep`, is profiled too, and its /proc/self/status shows the real state.)

@@ -29,7 +29,9 @@
 //!   arriving while the program's bit is set is *held*: queued again at the thread with its
 //!   siginfo and blocked for real (through the mask the handler's return restores), so the
 //!   program's unblock delivers it, `sigwait*`/`signalfd` read it and `sigpending` shows it,
-//!   as without us.
+//!   as without us. A `vfork` child (another pid sharing our memory, TLS word included) gets
+//!   the real mask calls untouched, and before any exec a sample left pending by a blocked
+//!   sampling signal is taken, so the new image never inherits one.
 //! * **Waits.** `sigwait`, `sigwaitinfo` and `sigtimedwait` never return one of our samples:
 //!   one taken by the wait (a process-directed `SIGPROF` can land on a thread that waits for
 //!   it) is dropped and the wait goes on with the time left. `signalfd` needs nothing: our
@@ -160,6 +162,20 @@ fn set_blocked_bits(v: u64) {
     unsafe { core::ptr::write_volatile(tls_blocked(), v) }
 }
 
+/// The process whose TLS words these are: a `vfork` child (or a child made without fork
+/// handlers, `_Fork`, a raw `clone`) shares the parent's memory or at least not its clock, and
+/// gets the real signal calls, untouched ([`mask_k`]).
+static PID: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn after_fork_in_child() {
+    PID.store(sys::getpid(), Ordering::Relaxed);
+}
+
+fn foreign_process() -> bool {
+    let p = PID.load(Ordering::Relaxed);
+    p != 0 && p != sys::getpid()
+}
+
 /// Install our `handler` for the sampling signal `sig` (`SIGTRAP` or `SIGPROF`). The first time,
 /// the disposition in place becomes the program's virtual one; later calls (after a fork or a
 /// failed exec) keep the virtual one.
@@ -167,6 +183,10 @@ pub fn install_sampling(sig: c_int, handler: sys::SigInfoHandler) -> Result<(), 
     let Some(i) = index(sig) else {
         return Err(libc::EINVAL);
     };
+    if PID.load(Ordering::Relaxed) == 0 {
+        PID.store(sys::getpid(), Ordering::Relaxed);
+        let _ = sys::at_fork_child(after_fork_in_child);
+    }
     if !is_sampling(sig) {
         let mut old = KernelSigaction::default();
         sys::raw_sigaction(sig, None, Some(&mut old))?;
@@ -378,6 +398,13 @@ pub fn sigset(sig: c_int, disp: usize) -> usize {
 fn mask_k(how: c_int, set: Option<u64>) -> Result<u64, c_int> {
     let sampling = SAMPLING.load(Ordering::Acquire);
     let before = blocked_bits();
+    if foreign_process() {
+        // A vfork child: its TLS word is the parent thread's, so leave it alone; the mask it
+        // asks for is set for real (before_exec then drains any sample that is pending).
+        let mut real_old = 0;
+        sys::raw_sigprocmask(how, set.map(|w| w & !INTERNAL), Some(&mut real_old))?;
+        return Ok(real_old | (before & sampling));
+    }
     let real_new = match set {
         None => None,
         Some(w) => {
@@ -521,9 +548,39 @@ pub unsafe fn dispatch_foreign(sig: c_int, info: *mut libc::siginfo_t, uctx: *mu
 /// (exec resets handlers to the default but keeps `SIG_IGN` and the mask).
 pub fn before_exec() {
     let sampling = SAMPLING.load(Ordering::Acquire);
-    let v = blocked_bits() & sampling;
-    if v != 0 {
-        let _ = sys::raw_sigprocmask(libc::SIG_BLOCK, Some(v), None);
+    if sampling == 0 {
+        return;
+    }
+    if !foreign_process() {
+        let v = blocked_bits() & sampling;
+        if v != 0 {
+            let _ = sys::raw_sigprocmask(libc::SIG_BLOCK, Some(v), None);
+        }
+    }
+    // A sample that became pending once the signal was blocked would survive the exec and
+    // reach the new image (which may not catch it): take it now. A foreign one goes back.
+    let mut real = 0;
+    let _ = sys::raw_sigprocmask(libc::SIG_BLOCK, None, Some(&mut real));
+    let drain = real & sampling;
+    if drain != 0 {
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        loop {
+            // SAFETY: an all-zero siginfo is valid plain data.
+            let mut si: libc::siginfo_t = unsafe { core::mem::zeroed() };
+            // SAFETY: a local siginfo and timespec.
+            let Ok(sig) = (unsafe { sys::raw_sigtimedwait(drain, &mut si, &zero) }) else {
+                break;
+            };
+            // SAFETY: the kernel filled `si` for `sig`.
+            if !unsafe { crate::handler::is_our_sample(sig, &si) } {
+                // SAFETY: the siginfo the kernel gave us for `sig`.
+                unsafe { sys::requeue_to_self(sig, &si) };
+                break;
+            }
+        }
     }
     for sig in [libc::SIGTRAP, libc::SIGPROF] {
         if let (true, Some(i)) = (sampling & sigbit(sig) != 0, index(sig)) {
@@ -541,7 +598,9 @@ pub fn before_exec() {
 /// After a failed exec: our handlers and the real mask as they were.
 pub fn after_failed_exec() {
     let sampling = SAMPLING.load(Ordering::Acquire);
-    let _ = sys::raw_sigprocmask(libc::SIG_UNBLOCK, Some(sampling), None);
+    if !foreign_process() {
+        let _ = sys::raw_sigprocmask(libc::SIG_UNBLOCK, Some(sampling), None);
+    }
     for sig in [libc::SIGTRAP, libc::SIGPROF] {
         if sampling & sigbit(sig) != 0 {
             let _ = install_sampling(sig, crate::handler::on_sample);
