@@ -78,10 +78,12 @@
 //!   thread the kernel picks (all have it unblocked for real); if that thread blocks it, it is
 //!   held there even when another thread would have taken it.
 //! * Not interposed, because glibc implements them with internal calls: `sigsuspend`,
-//!   `pause`, `siginterrupt`, `sighold`/`sigrelse`/`sigignore`, `posix_spawn`'s signal
-//!   attributes and raw `syscall(SYS_rt_sigaction, ...)`. A program that sets the sampling
-//!   signal's disposition through them replaces our handler; with the CPU-time timer a sample
-//!   can end a `sigsuspend`/`pause` early.
+//!   `pause`, `siginterrupt`, `sighold`/`sigrelse`/`sigignore`, `posix_spawn` (hence
+//!   `system`, `popen`) and raw `syscall(SYS_rt_sigaction, ...)`. A program that sets the
+//!   sampling signal's disposition through them replaces our handler; a child started by
+//!   `posix_spawn` without `POSIX_SPAWN_SETSIGMASK` inherits the real mask, without the
+//!   program's blocked bit for the sampling signal (the exec family is wrapped and hands it
+//!   on).
 //! * With the CPU-time timer, that our `SIGPROF` never interrupts a sleeping thread's system
 //!   call relies on Linux 6.4 or later, which delivers a process CPU-time timer's signal to the
 //!   thread that is running; older kernels prefer the main thread whenever it does not block
