@@ -1950,6 +1950,13 @@ fn a_coroutine_on_a_small_stack_survives_our_samples() {
     );
 }
 
+/// The sigwait family are cancellation points with the runtime's wrappers too (a signal
+/// thread cancelled at shutdown must not hang the join).
+#[test]
+fn threads_waiting_in_the_sigwait_family_can_be_cancelled() {
+    signals_as_without_us(&["cancel"], &["perf"], ALL_BUILDS);
+}
+
 /// A vfork child shares our memory, TLS included: its mask changes must not become the
 /// parent's, and its exec gets the mask it set.
 #[test]

@@ -481,8 +481,9 @@ pub unsafe fn sigtimedwait(
             }
         });
         let tp = left.as_ref().map_or(core::ptr::null(), |t| t as *const _);
-        // SAFETY: a local siginfo and timespec.
-        let sig = unsafe { sys::raw_sigtimedwait(want, &mut si, tp) }?;
+        // SAFETY: a local siginfo and timespec. Like libc's, this wait is a cancellation point.
+        let sig =
+            sys::as_cancellation_point(|| unsafe { sys::raw_sigtimedwait(want, &mut si, tp) })?;
         // SAFETY: the kernel filled `si` for `sig`.
         if unsafe { crate::handler::is_our_sample(sig, &si) } {
             continue; // a sample of ours, taken by the wait: not the program's

@@ -392,6 +392,26 @@ pub fn raw_sigprocmask(how: c_int, set: Option<u64>, old: Option<&mut u64>) -> R
     }
 }
 
+/// Run `f` (a blocking system call) as a cancellation point, as libc's own wrappers do: the
+/// thread's cancellation type is asynchronous for the duration, so a `pthread_cancel` (already
+/// pending, or arriving while it blocks) acts there, unless the program disabled cancellation.
+pub fn as_cancellation_point<T>(f: impl FnOnce() -> T) -> T {
+    extern "C" {
+        // In libc.so.6 itself since glibc 2.34 (the libc crate does not declare it for Linux).
+        fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int;
+    }
+    const PTHREAD_CANCEL_ASYNCHRONOUS: c_int = 1;
+    let mut old: c_int = 0;
+    // SAFETY: pthread_setcanceltype only changes the calling thread's cancellation type; `old`
+    // is a valid int. Cancellation unwinds through our frames, which have unwind tables.
+    unsafe { pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &mut old) };
+    let r = f();
+    let mut ignored: c_int = 0;
+    // SAFETY: as above; restores the program's type.
+    unsafe { pthread_setcanceltype(old, &mut ignored) };
+    r
+}
+
 /// `rt_sigtimedwait(set, info, timeout)` as a system call; returns the signal or `errno`.
 ///
 /// # Safety
