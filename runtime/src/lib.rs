@@ -118,7 +118,8 @@
 //!   own copy of std's symbols into a Rust program. Messages and paths are formatted into fixed
 //!   stack buffers ([`buf`]).
 //! * **Only libc.** GNU ld resolves `-C link-arg` objects after `-lc`, so the runtime uses only
-//!   symbols that libc.so.6 itself exports (`__cxa_atexit`, not `atexit`).
+//!   symbols that libc.so.6 itself exports (`__cxa_atexit`, not `atexit`;
+//!   `pthread_setcanceltype`, there since glibc 2.34).
 //! * **Start in a constructor** (`.init_array`) so that everything after it is sampled, and
 //!   **write from both an exit handler and `.fini_array`**, exactly once: whichever runs first
 //!   (their order differs between the object and the shared object).

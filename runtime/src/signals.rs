@@ -34,8 +34,10 @@
 //!   sampling signal is taken, so the new image never inherits one.
 //! * **Waits.** `sigwait`, `sigwaitinfo` and `sigtimedwait` never return one of our samples:
 //!   one taken by the wait (a process-directed `SIGPROF` can land on a thread that waits for
-//!   it) is dropped and the wait goes on with the time left. `signalfd` needs nothing: our
-//!   samples are never pending.
+//!   it) is dropped and the wait goes on with the time left. Like libc's, these waits are
+//!   cancellation points (the raw wait runs with the asynchronous cancellation type, which is
+//!   what glibc's own wrappers do), so a signal thread cancelled at shutdown still ends.
+//!   `signalfd` needs nothing: our samples are never pending.
 //! * **Alternate stacks.** While one of the program's `SA_ONSTACK` handlers runs, the sampling
 //!   signals are blocked (added to its real `sa_mask`, and removed again from what it is told),
 //!   so a sample never lands a second signal frame on a small alternate stack; such a sample is
