@@ -491,6 +491,10 @@ pub unsafe fn sigtimedwait(
             continue; // a sample of ours, taken by the wait: not the program's
         }
         if !info.is_null() {
+            // As glibc's wrapper: `raise` (tgkill) reads as SI_USER, not SI_TKILL.
+            if si.si_code == libc::SI_TKILL {
+                si.si_code = libc::SI_USER;
+            }
             // SAFETY: the caller's writable siginfo.
             unsafe { *info = si };
         }
