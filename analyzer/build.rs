@@ -25,7 +25,9 @@ use std::process::Command;
 /// The runtime's exported entry points (everything else in the object becomes local): its own
 /// start/finish, the exec family it wraps (to write the profile before the image is replaced),
 /// `setitimer` (to stand aside when the program arms ITIMER_PROF), BSD `moncontrol` and the
-/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h). Not `dlopen`/`dlmopen`: only
+/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h), and the signal calls it
+/// interposes so that the program sees only its own dispositions and masks
+/// (runtime/src/signals.rs). Not `dlopen`/`dlmopen`: only
 /// the shared object wraps those (an object exporting them would take static libc's `dlopen`
 /// out of a static executable, whose wrapper then has nothing to call).
 const ENTRY_POINTS: &[&str] = &[
@@ -47,6 +49,17 @@ const ENTRY_POINTS: &[&str] = &[
     "fexecve",
     "prctl",
     "syscall",
+    "sigaction",
+    "signal",
+    "bsd_signal",
+    "sysv_signal",
+    "__sysv_signal",
+    "sigset",
+    "sigprocmask",
+    "pthread_sigmask",
+    "sigtimedwait",
+    "sigwaitinfo",
+    "sigwait",
 ];
 
 fn main() {

@@ -76,8 +76,10 @@ pub unsafe fn setitimer(
 /// Run `exec` between the profile's stop and (on failure) its resumption, keeping its errno.
 fn around(exec: impl FnOnce() -> c_int) -> c_int {
     let running = crate::before_exec();
+    crate::signals::before_exec();
     let r = exec();
     let e = sys::errno();
+    crate::signals::after_failed_exec();
     if running {
         crate::after_failed_exec();
     }

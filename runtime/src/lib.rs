@@ -9,9 +9,10 @@
 //!   `cc prog.c $(profil-report runtime-path)`. It is this crate built `no_std`, `panic=abort`,
 //!   fat LTO, one codegen unit, as a staticlib; `ld -r` keeps only the members it needs and
 //!   `objcopy` localizes every global symbol except the runtime's own entry points
-//!   (`profil_rt_start`/`_finish`, the exec family and `setitimer` it wraps, `profil`,
-//!   `pcsample`, `profil_rt_hz`/`_set_hz`, `moncontrol`), so no `core` or `compiler_builtins`
-//!   symbol can clash with a Rust program's.
+//!   (`profil_rt_start`/`_finish`, the exec family and `setitimer` it wraps, the signal calls
+//!   of [`signals`], `prctl`/`syscall` (seccomp), `profil`, `pcsample`,
+//!   `profil_rt_hz`/`_set_hz`, `moncontrol`), so no `core` or `compiler_builtins` symbol can
+//!   clash with a Rust program's.
 //! * `libprofil_rt.so`, the same code as a shared object for `LD_PRELOAD` (or for linking with
 //!   `-Wl,--no-as-needed`).
 //!
@@ -30,6 +31,9 @@
 //! * [`pcmode`]: `PROFIL_MODE=pcsample` — every sample (time, thread, PC) in a bounded buffer,
 //!   written in the pcsample format with the loaded objects.
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
+//! * [`signals`]: the program's view of signals — the signal calls interposed, so that it sees
+//!   only its own dispositions and masks and never receives, waits for or is interrupted by
+//!   our samples.
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
 //! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
@@ -99,13 +103,63 @@
 //! one warning line. The samples after the program closed the clock's descriptor, or installed
 //! a seccomp filter, are not recorded.
 //!
+//! # Signals: what the program sees, and how
+//!
+//! The clock's signal is `SIGTRAP` (perf) or `SIGPROF` (CPU-time timer). Three alternatives
+//! were weighed: a real-time signal per thread (`F_SETSIG`/`F_SETOWN_EX`: caps at about 13 k/s
+//! and still collides with programs that use real-time signals), filtering only in our
+//! handler (the program's `SIG_DFL`, masks and waits still see the signal), and interposition.
+//! [`signals`] interposes `sigaction`, `signal`, `bsd_signal`, `sysv_signal`, `sigset`,
+//! `sigprocmask`, `pthread_sigmask`, `sigwait`, `sigwaitinfo` and `sigtimedwait` (exported by
+//! both artifacts; in a static executable libc's are weak, so ours are the ones linked) and
+//! does the real work with raw system calls. Our handler stays installed and unblocked for
+//! real; the program's disposition and (per-thread) blocked bit for the sampling signal are
+//! virtual, and a signal that is not one of our samples is delivered as they say (default
+//! action re-raised, ignored, the program's handler called with its flags and mask, or held
+//! pending while the program blocks it). For a terminating signal where the runtime's handler
+//! stands in for the default action the program is told `SIG_DFL`, and its own disposition, if
+//! it sets one, wins. The sampling path costs nothing more than before: the one check that a
+//! signal is ours was always made.
+//!
 //! # Known limitations
 //!
-//! * The clock's signal is `SIGTRAP` (perf) or `SIGPROF` (CPU-time timer). A program that
-//!   installs its own handler for that signal after start receives our samples as extra
-//!   signals (the `SIGPROF` case is detected, and we stand aside, only when the program arms
-//!   `ITIMER_PROF` through `setitimer`). Under a debugger, which stops on every `SIGTRAP`, use
-//!   `PROFIL_TIMER=itimer` or `PROFIL_OFF=1`.
+//! * A new thread starts with the program's blocked bit for the sampling signal clear (glibc
+//!   restores the creator's mask in the new thread with an internal call, which only copies the
+//!   real mask): a thread created while its creator blocked `SIGTRAP`/`SIGPROF` is told it is
+//!   unblocked, and a foreign signal of that number sent to it is delivered, not held.
+//! * A process-directed foreign `SIGTRAP`/`SIGPROF` (`kill` from outside) lands on whichever
+//!   thread the kernel picks (all have it unblocked for real); if that thread blocks it, it is
+//!   held there even when another thread would have taken it.
+//! * Not interposed, because glibc implements them with internal calls: `sigsuspend`,
+//!   `pause`, `siginterrupt`, `sighold`/`sigrelse`/`sigignore`, `posix_spawn` (hence
+//!   `system`, `popen`) and raw `syscall(SYS_rt_sigaction, ...)`. A program that sets the
+//!   sampling signal's disposition through them replaces our handler; a child started by
+//!   `posix_spawn` without `POSIX_SPAWN_SETSIGMASK` inherits the real mask, without the
+//!   program's blocked bit for the sampling signal (the exec family is wrapped and hands it
+//!   on).
+//! * With the CPU-time timer, that our `SIGPROF` never interrupts a sleeping thread's system
+//!   call relies on Linux 6.4 or later, which delivers a process CPU-time timer's signal to the
+//!   thread that is running; older kernels prefer the main thread whenever it does not block
+//!   the signal (per-thread CPU timers, `SIGEV_THREAD_ID`, would avoid that: not done).
+//! * The virtual state is what the program's calls see; `/proc/<pid>/status` (`SigBlk`,
+//!   `SigIgn`, `SigCgt`) shows the real one.
+//! * The program's `SA_ONSTACK` handlers run with the sampling signals blocked (so that a
+//!   sample never lands a second signal frame on a small alternate stack): a sample that falls
+//!   in one is taken when it returns, at the PC it returns to.
+//! * Under a debugger, which stops on every `SIGTRAP`, use `PROFIL_TIMER=itimer` or
+//!   `PROFIL_OFF=1`.
+//!
+//! # Stack
+//!
+//! A sample puts the kernel's signal frame below the interrupted code's stack pointer (and its
+//! 128-byte red zone): about `AT_MINSIGSTKSZ`, 3,376 bytes on an AVX-512 machine (2,952 bytes
+//! measured), nearer 1 KiB without AVX. Our handler then needs at most 256 bytes more
+//! (measured: 96 bytes; 136 with `PROFIL_MODE=pcsample`; the test
+//! `the_sampling_handler_uses_at_most_256_bytes_of_stack_beyond_the_signal_frame` holds it to
+//! that). So code that is sampled needs `AT_MINSIGSTKSZ` + 128 + 256 bytes free below its own
+//! deepest use: a coroutine on a stack smaller than the signal frame (2 KiB on an AVX-512
+//! machine) cannot take any asynchronous signal, ours included, and is not supported. The
+//! program's alternate signal stacks are safe whatever their size (see above).
 //!
 //! # Design constraints, and why
 //!
@@ -114,7 +168,8 @@
 //!   own copy of std's symbols into a Rust program. Messages and paths are formatted into fixed
 //!   stack buffers ([`buf`]).
 //! * **Only libc.** GNU ld resolves `-C link-arg` objects after `-lc`, so the runtime uses only
-//!   symbols that libc.so.6 itself exports (`__cxa_atexit`, not `atexit`).
+//!   symbols that libc.so.6 itself exports (`__cxa_atexit`, not `atexit`;
+//!   `pthread_setcanceltype`, there since glibc 2.34).
 //! * **Start in a constructor** (`.init_array`) so that everything after it is sampled, and
 //!   **write from both an exit handler and `.fini_array`**, exactly once: whichever runs first
 //!   (their order differs between the object and the shared object).
@@ -148,6 +203,7 @@ pub mod interfaces;
 pub mod objects;
 pub mod output;
 pub mod pcmode;
+pub mod signals;
 pub mod sys;
 pub mod timer;
 
@@ -420,7 +476,7 @@ extern "C" fn after_fork_in_child() {
 /// A terminating signal arrived whose default action was in place when we started (our
 /// handler is one-shot, so the default is back already): write the profile, then re-raise so
 /// the process ends exactly as it would have.
-extern "C" fn on_terminate(
+pub(crate) extern "C" fn on_terminate(
     sig: core::ffi::c_int,
     _: *mut libc::siginfo_t,
     _: *mut core::ffi::c_void,

@@ -425,158 +425,270 @@ pub struct PrevAction {
     pub flags: c_int,
 }
 
-/// Install `handler` for `sig` with `SA_SIGINFO | SA_RESTART` and all other signals unmasked
-/// (so that the program's own signals are not delayed), returning the previous disposition.
-pub fn install_handler(sig: c_int, handler: SigInfoHandler) -> Result<PrevAction, c_int> {
-    // SAFETY: zeroed sigaction structs are valid; sigemptyset initialises the mask; sigaction
-    // reads `new` and fills `old`.
-    unsafe {
-        let mut new: libc::sigaction = core::mem::zeroed();
-        new.sa_sigaction = handler as usize;
-        new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        libc::sigemptyset(&mut new.sa_mask);
-        let mut old: libc::sigaction = core::mem::zeroed();
-        if libc::sigaction(sig, &new, &mut old) < 0 {
-            return Err(errno());
-        }
-        Ok(PrevAction {
-            handler: old.sa_sigaction,
-            flags: old.sa_flags,
-        })
+// Every signal call of the runtime is a raw system call: the artifacts export `sigaction`,
+// `sigprocmask`, `pthread_sigmask`, ... themselves (see [`crate::signals`]), so a call through
+// libc's symbol would come back to our own wrapper, and a static executable has no "next"
+// definition to forward to.
+
+/// The kernel's `struct sigaction` (x86_64 and aarch64 layout: handler, flags, restorer, mask).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelSigaction {
+    /// `SIG_DFL`, `SIG_IGN` or the handler's address.
+    pub handler: usize,
+    /// `SA_*` flags.
+    pub flags: u64,
+    /// The return trampoline (`SA_RESTORER`).
+    pub restorer: usize,
+    /// Signals blocked while the handler runs: bit `sig - 1`.
+    pub mask: u64,
+}
+
+/// `SA_RESTORER` (x86_64): `restorer` is the trampoline that returns from a handler.
+pub const SA_RESTORER: u64 = 0x0400_0000;
+
+/// The return trampoline for handlers installed by [`raw_sigaction`]: `rt_sigreturn`. Its
+/// bytes are exactly `mov rax, 15; syscall`, the sequence libgcc's unwinder and debuggers
+/// recognise as a signal frame (so a backtrace or an exception can cross it).
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+extern "C" fn restore_rt() {
+    core::arch::naked_asm!(".byte 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05")
+}
+
+/// The return trampoline [`raw_sigaction`] gives every handler (what the kernel then reports
+/// as `sa_restorer`).
+pub fn restorer() -> usize {
+    restore_rt as extern "C" fn() as usize
+}
+
+/// `rt_sigaction(sig, new, old)` as a system call; the new action (if any) gets our return
+/// trampoline, as glibc's `sigaction` gives it its own. *Async-signal-safe.*
+pub fn raw_sigaction(
+    sig: c_int,
+    new: Option<&KernelSigaction>,
+    old: Option<&mut KernelSigaction>,
+) -> Result<(), c_int> {
+    let with_restorer = new.map(|n| KernelSigaction {
+        flags: n.flags | SA_RESTORER,
+        restorer: restorer(),
+        ..*n
+    });
+    let newp = with_restorer
+        .as_ref()
+        .map_or(ptr::null(), |n| n as *const KernelSigaction);
+    let oldp = old.map_or(ptr::null_mut(), |o| o as *mut KernelSigaction);
+    // SAFETY: both pointers are null or point to a KernelSigaction, the layout the kernel
+    // expects for an 8-byte sigset; the restorer is a valid rt_sigreturn trampoline.
+    let r = unsafe { libc::syscall(libc::SYS_rt_sigaction, sig, newp, oldp, 8usize) };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
     }
+}
+
+/// `rt_sigprocmask(how, set, old)` on the calling thread as a system call (8-byte sigsets).
+/// *Async-signal-safe.*
+pub fn raw_sigprocmask(how: c_int, set: Option<u64>, old: Option<&mut u64>) -> Result<(), c_int> {
+    let setp = set.as_ref().map_or(ptr::null(), |s| s as *const u64);
+    let oldp = old.map_or(ptr::null_mut(), |o| o as *mut u64);
+    // SAFETY: both pointers are null or point to an 8-byte mask, the sigset size passed.
+    let r = unsafe { libc::syscall(libc::SYS_rt_sigprocmask, how, setp, oldp, 8usize) };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// Run `f` (a blocking system call) as a cancellation point, as libc's own wrappers do: the
+/// thread's cancellation type is asynchronous for the duration, so a `pthread_cancel` (already
+/// pending, or arriving while it blocks) acts there, unless the program disabled cancellation.
+pub fn as_cancellation_point<T>(f: impl FnOnce() -> T) -> T {
+    extern "C" {
+        // In libc.so.6 itself since glibc 2.34 (the libc crate does not declare it for Linux).
+        fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int;
+    }
+    const PTHREAD_CANCEL_ASYNCHRONOUS: c_int = 1;
+    let mut old: c_int = 0;
+    // SAFETY: pthread_setcanceltype only changes the calling thread's cancellation type; `old`
+    // is a valid int. Cancellation unwinds through our frames, which have unwind tables.
+    unsafe { pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &mut old) };
+    let r = f();
+    let mut ignored: c_int = 0;
+    // SAFETY: as above; restores the program's type.
+    unsafe { pthread_setcanceltype(old, &mut ignored) };
+    r
+}
+
+/// `rt_sigtimedwait(set, info, timeout)` as a system call; returns the signal or `errno`.
+///
+/// # Safety
+/// `info` must be null or point to a writable `siginfo_t`, `timeout` null or a valid timespec.
+pub unsafe fn raw_sigtimedwait(
+    set: u64,
+    info: *mut libc::siginfo_t,
+    timeout: *const libc::timespec,
+) -> Result<c_int, c_int> {
+    // SAFETY: the caller's pointers; the set is an 8-byte mask.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigtimedwait,
+            &set as *const u64,
+            info,
+            timeout,
+            8usize,
+        )
+    };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(r as c_int)
+    }
+}
+
+/// Queue `info` for `sig` again at the calling thread (`rt_tgsigqueueinfo` to ourselves, which
+/// keeps the original siginfo). *Async-signal-safe.*
+///
+/// # Safety
+/// `info` must point to a valid `siginfo_t`.
+pub unsafe fn requeue_to_self(sig: c_int, info: *const libc::siginfo_t) {
+    // SAFETY: the caller's siginfo; tgid and tid are our own.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_tgsigqueueinfo,
+            libc::getpid(),
+            gettid(),
+            sig,
+            info,
+        );
+    }
+}
+
+/// Bit of `sig` in an 8-byte kernel sigset (0 for a signal outside 1..=64).
+pub const fn sigbit(sig: c_int) -> u64 {
+    if sig >= 1 && sig <= 64 {
+        1u64 << (sig - 1)
+    } else {
+        0
+    }
+}
+
+/// The first 8 bytes of a libc `sigset_t` (signals 1..=64), as the kernel sees them.
+///
+/// # Safety
+/// `set` must point to a valid `sigset_t`.
+pub unsafe fn sigset_word(set: *const libc::sigset_t) -> u64 {
+    // SAFETY: sigset_t is at least 8 bytes; read_unaligned makes no alignment assumption.
+    unsafe { ptr::read_unaligned(set as *const u64) }
+}
+
+/// Store `word` as a whole libc `sigset_t` (signals above 64 clear).
+///
+/// # Safety
+/// `set` must point to a writable `sigset_t`.
+pub unsafe fn set_sigset_word(set: *mut libc::sigset_t, word: u64) {
+    // SAFETY: sigset_t is plain data of at least 8 bytes.
+    unsafe {
+        ptr::write_bytes(set as *mut u8, 0, size_of::<libc::sigset_t>());
+        ptr::write_unaligned(set as *mut u64, word);
+    }
+}
+
+/// The signal mask saved in a handler's `ucontext_t` (restored when the handler returns), as a
+/// kernel word.
+///
+/// # Safety
+/// `uctx` must be the `ucontext_t` the kernel passed to an `SA_SIGINFO` handler.
+pub unsafe fn saved_mask(uctx: *mut c_void) -> *mut u64 {
+    // SAFETY: the caller's ucontext; uc_sigmask is a sigset_t whose first 8 bytes the kernel
+    // restores.
+    unsafe { ptr::addr_of_mut!((*(uctx as *mut libc::ucontext_t)).uc_sigmask) as *mut u64 }
+}
+
+/// Install `handler` for `sig` with `SA_SIGINFO | SA_RESTART` (plus `extra_flags`) and all
+/// other signals unmasked (so that the program's own signals are not delayed), returning the
+/// previous disposition.
+pub fn install_handler(
+    sig: c_int,
+    handler: SigInfoHandler,
+    extra_flags: u64,
+) -> Result<KernelSigaction, c_int> {
+    let new = KernelSigaction {
+        handler: handler as usize,
+        flags: (libc::SA_SIGINFO | libc::SA_RESTART) as u64 | extra_flags,
+        restorer: 0,
+        mask: 0,
+    };
+    let mut old = KernelSigaction::default();
+    raw_sigaction(sig, Some(&new), Some(&mut old))?;
+    Ok(old)
 }
 
 /// The current disposition of `sig`, without changing it.
 pub fn current_action(sig: c_int) -> Option<PrevAction> {
-    // SAFETY: a null new action only queries; `old` is filled by sigaction.
-    unsafe {
-        let mut old: libc::sigaction = core::mem::zeroed();
-        if libc::sigaction(sig, ptr::null(), &mut old) < 0 {
-            return None;
-        }
-        Some(PrevAction {
-            handler: old.sa_sigaction,
-            flags: old.sa_flags,
-        })
-    }
+    let mut old = KernelSigaction::default();
+    raw_sigaction(sig, None, Some(&mut old)).ok()?;
+    Some(PrevAction {
+        handler: old.handler,
+        flags: old.flags as c_int,
+    })
 }
 
 /// Install a one-shot handler (`SA_RESETHAND`: the default action is back in place when it
 /// runs) for a terminating signal.
 pub fn install_oneshot_handler(sig: c_int, handler: SigInfoHandler) -> Result<(), c_int> {
-    // SAFETY: as in install_handler.
-    unsafe {
-        let mut new: libc::sigaction = core::mem::zeroed();
-        new.sa_sigaction = handler as usize;
-        new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_RESETHAND as c_int;
-        libc::sigemptyset(&mut new.sa_mask);
-        if libc::sigaction(sig, &new, ptr::null_mut()) < 0 {
-            return Err(errno());
-        }
-    }
-    Ok(())
+    let new = KernelSigaction {
+        handler: handler as usize,
+        flags: (libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_RESETHAND as c_int) as u64,
+        restorer: 0,
+        mask: 0,
+    };
+    raw_sigaction(sig, Some(&new), None)
 }
 
 /// Block `sigs` in this thread; returns the previous mask for [`restore_signal_mask`].
 /// Async-signal-safe.
-pub fn block_signals(sigs: &[c_int]) -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data that sigemptyset/sigaddset initialise;
-    // pthread_sigmask writes the old mask into `old`.
-    unsafe {
-        let mut set: libc::sigset_t = core::mem::zeroed();
-        let mut old: libc::sigset_t = core::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for &s in sigs {
-            libc::sigaddset(&mut set, s);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        old
-    }
+pub fn block_signals(sigs: &[c_int]) -> u64 {
+    let set = sigs.iter().fold(0, |m, &s| m | sigbit(s));
+    let mut old = 0;
+    let _ = raw_sigprocmask(libc::SIG_BLOCK, Some(set), Some(&mut old));
+    old
 }
 
 /// Block every signal that can arrive asynchronously in this thread (all but the synchronous
 /// fault signals, which the kernel would turn into a kill if they were blocked when they
 /// happen); returns the previous mask for [`restore_signal_mask`]. Async-signal-safe.
-pub fn block_async_signals() -> libc::sigset_t {
-    // SAFETY: as in block_signals.
-    unsafe {
-        let mut set: libc::sigset_t = core::mem::zeroed();
-        let mut old: libc::sigset_t = core::mem::zeroed();
-        libc::sigfillset(&mut set);
-        for s in [
-            libc::SIGSEGV,
-            libc::SIGBUS,
-            libc::SIGILL,
-            libc::SIGFPE,
-            libc::SIGTRAP,
-            libc::SIGSYS,
-        ] {
-            libc::sigdelset(&mut set, s);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        old
-    }
+pub fn block_async_signals() -> u64 {
+    let synchronous = [
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        libc::SIGILL,
+        libc::SIGFPE,
+        libc::SIGTRAP,
+        libc::SIGSYS,
+    ]
+    .iter()
+    .fold(0, |m, &s| m | sigbit(s));
+    let mut old = 0;
+    // The kernel ignores SIGKILL and SIGSTOP in a mask.
+    let _ = raw_sigprocmask(libc::SIG_BLOCK, Some(!synchronous), Some(&mut old));
+    old
 }
 
 /// Put back a mask saved by [`block_signals`] (a signal that arrived meanwhile is delivered
 /// now). Async-signal-safe.
-pub fn restore_signal_mask(old: &libc::sigset_t) {
-    // SAFETY: `old` is a mask pthread_sigmask filled in.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut());
-    }
+pub fn restore_signal_mask(old: &u64) {
+    let _ = raw_sigprocmask(libc::SIG_SETMASK, Some(*old), None);
 }
 
 /// Re-raise `sig` at this thread with its default action, so that the process ends exactly as
 /// it would have without a handler. Called from a handler; *async-signal-safe*.
 pub fn reraise_default(sig: c_int) {
-    // SAFETY: sigaction/raise are async-signal-safe; the default action is what the program had.
-    unsafe {
-        let mut dfl: libc::sigaction = core::mem::zeroed();
-        dfl.sa_sigaction = libc::SIG_DFL;
-        libc::sigaction(sig, &dfl, ptr::null_mut());
-        libc::raise(sig);
-    }
-}
-
-/// Forward a signal to a previously installed disposition. For `SIG_DFL` the default action is
-/// restored and the signal re-raised, so a stray `SIGTRAP` still does what it would have done
-/// without the runtime. *Async-signal-safe* (sigaction, raise).
-///
-/// # Safety
-/// `info` and `uctx` must be the pointers the kernel passed to the current handler, and
-/// `prev.handler` must be `SIG_DFL`, `SIG_IGN` or a handler of the matching kind.
-pub unsafe fn forward_signal(
-    sig: c_int,
-    info: *mut libc::siginfo_t,
-    uctx: *mut c_void,
-    prev: PrevAction,
-) {
-    if prev.handler == libc::SIG_IGN {
-        return;
-    }
-    if prev.handler == libc::SIG_DFL {
-        // SAFETY: restoring the default action and raising are async-signal-safe; the default
-        // action of SIGTRAP terminates the process as it would have without us.
-        unsafe {
-            let mut dfl: libc::sigaction = core::mem::zeroed();
-            dfl.sa_sigaction = libc::SIG_DFL;
-            libc::sigaction(sig, &dfl, ptr::null_mut());
-            libc::raise(sig);
-        }
-        return;
-    }
-    if prev.flags & libc::SA_SIGINFO != 0 {
-        // SAFETY: the previous handler was installed with SA_SIGINFO, so it has this signature.
-        let f: SigInfoHandler =
-            unsafe { core::mem::transmute::<usize, SigInfoHandler>(prev.handler) };
-        f(sig, info, uctx);
-    } else {
-        // SAFETY: without SA_SIGINFO the handler takes only the signal number.
-        let f: extern "C" fn(c_int) =
-            unsafe { core::mem::transmute::<usize, extern "C" fn(c_int)>(prev.handler) };
-        f(sig);
-    }
+    let _ = raw_sigaction(sig, Some(&KernelSigaction::default()), None);
+    // SAFETY: raise is async-signal-safe; the default action is what the program had.
+    unsafe { libc::raise(sig) };
 }
 
 /// `si_code` of a siginfo. *Async-signal-safe.*
