@@ -2108,7 +2108,10 @@ fn pcsample_mode_tells_an_unloaded_object_from_the_one_loaded_at_its_address() {
             "linked {linked}: A {a}, B {b} of {all} samples"
         );
         fs::remove_file(dir.path("gmon.out")).unwrap();
+    }
+}
 
+// ---------------------------------------------------------------------------------------------
 // Signals: the program sees exactly its own dispositions and masks (runtime/src/signals.rs).
 
 /// fixtures/runtime/signals.c without the runtime, and the ways of running it with the runtime:
