@@ -1454,11 +1454,12 @@ fn seed_odd_buffers_and_kept_counts() {
     check_api_mode(&["smaller"], &[("PROFIL_HZ", "1000")], 3);
 }
 
-/// Linux profil(3): "cannot be used together with ITIMER_PROF": with the CPU-time timer, a
-/// program's own SIGPROF handler makes profil() fail with EBUSY instead of counting nothing.
+/// With the CPU-time timer (SIGPROF), a program's own SIGPROF handler used to take our samples
+/// (profil() returned 0 and counted nothing; then EBUSY). The signal calls are interposed now:
+/// the program's handler sees none of our samples and profil() counts.
 #[test]
-fn seed_profil_reports_a_taken_sigprof() {
-    check_api_mode(&["own-sigprof"], &[("PROFIL_TIMER", "itimer")], 1);
+fn seed_profil_works_beside_the_programs_own_sigprof_handler() {
+    check_api_mode(&["own-sigprof"], &[("PROFIL_TIMER", "itimer")], 3);
 }
 
 #[test]
@@ -2281,9 +2282,9 @@ fn python_under_ld_preload_still_gets_keyboard_interrupt() {
 /// The sampling handler's own stack use beyond the kernel's signal frame (the frame itself is
 /// about AT_MINSIGSTKSZ: 3 KiB with AVX-512 state, less without): measured on a pattern-filled
 /// alternate stack (the program's SA_ONSTACK handler for SIGTRAP/SIGPROF makes ours run there
-/// too), against a trivial handler's. The crate docs promise at most 256 bytes.
+/// too), against a trivial handler's. The crate docs promise at most 512 bytes.
 #[test]
-fn the_sampling_handler_uses_at_most_256_bytes_of_stack_beyond_the_signal_frame() {
+fn the_sampling_handler_uses_at_most_512_bytes_of_stack_beyond_the_signal_frame() {
     let dir = Scratch::new("stack-use");
     let exe = gcc(
         &dir,
@@ -2313,8 +2314,9 @@ fn the_sampling_handler_uses_at_most_256_bytes_of_stack_beyond_the_signal_frame(
             frame > 0 && burn > frame,
             "{env:?}: samples ran elsewhere: {r:?}"
         );
+        eprintln!("{env:?}: the handler used {} bytes", burn - frame);
         assert!(
-            burn - frame <= 256,
+            burn - frame <= 512,
             "{env:?}: {} bytes: {r:?}",
             burn - frame
         );

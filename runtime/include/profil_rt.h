@@ -41,8 +41,10 @@ extern "C" {
  * ineffective. Each counter stops at 65535 (instead of Solaris's stop of all profiling at
  * 32767). Returns 0, or -1 with errno (4.4BSD's int return): EFAULT when the first counter
  * cannot be read, or reporting an update that faulted since the previous call (profiling is
- * then off); EBUSY when the clock's signal is taken by the program (its own SIGPROF handler
- * or ITIMER_PROF with the CPU-time timer, Linux: "cannot be used together with ITIMER_PROF");
+ * then off); EBUSY when the clock's signal is taken by the program (ITIMER_PROF armed with
+ * the CPU-time timer, Linux: "cannot be used together with ITIMER_PROF", or our handler
+ * replaced by a raw system call; a handler set with sigaction/signal is kept virtual and sees
+ * only the program's own signals);
  * EAGAIN with eight calls in progress at once. Every call, failed or not, first stops both
  * forms. */
 int profil(unsigned short *buf, size_t bufsiz, size_t offset, unsigned int scale);
