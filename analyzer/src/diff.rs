@@ -5,9 +5,10 @@
 //!
 //! Each gmon file is one run. Each side's runs are read into the export model
 //! ([`crate::export::model`]) with that side's executable, so the two sides may be
-//! different builds: functions are matched by demangled name. A function's **self** time is
-//! its samples as the leaf frame; its **total** time the samples with it anywhere on the
-//! stack (once per sample; without call stacks this adds only what was inlined into it).
+//! different builds: functions are matched by demangled name. A function is an out-of-line
+//! function (a symbol), as in the default report: code inlined into it is its own. Its
+//! **self** time is the samples whose leaf location is in it; its **total** time the samples
+//! with it anywhere on the stack (once per sample; without call stacks, the same as self).
 //! Several runs of a side are pooled and divided by the number of runs, so every figure is
 //! CPU seconds **per run**, and sides with different numbers of runs compare.
 //!
@@ -183,12 +184,25 @@ fn side_of(exe: &Input, gmons: &[Input]) -> Result<Side> {
         for w in &p.warnings {
             eprintln!("profil-report: warning: {w}");
         }
-        let selfs = p.self_samples();
-        let totals = p.total_samples_per_function();
-        let mut counts = vec![0u64; p.functions.len()];
+        // Per out-of-line function: self (the leaf location's), total (anywhere on the
+        // stack, once per sample), and self as whole samples for the exact test.
+        let nf = p.functions.len();
+        let (mut selfs, mut totals, mut counts) = (vec![0.0; nf], vec![0.0; nf], vec![0u64; nf]);
+        let mut seen: Vec<usize> = Vec::new();
         for s in &p.samples {
-            if let Some(leaf) = p.frames(s).next() {
-                counts[leaf.function] += s.count;
+            let mut outer = p.outer_functions(s);
+            if let Some(leaf) = outer.next() {
+                selfs[leaf] += s.samples;
+                counts[leaf] += s.count;
+                seen.clear();
+                seen.push(leaf);
+                totals[leaf] += s.samples;
+            }
+            for f in outer {
+                if !seen.contains(&f) {
+                    seen.push(f);
+                    totals[f] += s.samples;
+                }
             }
         }
         for (i, f) in p.functions.iter().enumerate() {

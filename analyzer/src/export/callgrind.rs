@@ -19,8 +19,8 @@ use std::io::Write;
 use super::model::StackProfile;
 use crate::Result;
 
-/// Self cost per function and line, and arcs per (caller, caller line, callee):
-/// (inclusive samples, samples) — the same number, kept apart for clarity of the writer.
+/// Self samples per function and line, and per caller the inclusive samples of each arc
+/// (caller line, callee).
 struct Costs {
     self_cost: BTreeMap<usize, BTreeMap<u64, u64>>,
     arcs: BTreeMap<usize, BTreeMap<(u64, usize), u64>>,

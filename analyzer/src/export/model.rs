@@ -20,6 +20,9 @@
 //!   `-pg` call arcs are not stacks (they count calls, not where samples were), and they are
 //!   not turned into stacks here.
 //!
+//! The time of the profile is the newest gmon file's modification time: the runtime writes
+//! the file when the program ends.
+//!
 //! What gmon does not record stays unknown (`None`), never made up: the wall-clock duration,
 //! the unsampled time (samples the runtime could not take), and the number of truncated
 //! stacks. The stack recorder of the call-stack issue fills them; every export writes them
@@ -113,6 +116,9 @@ pub struct StackProfile {
     pub total_samples: u64,
     /// Wall-clock duration of the run (not in gmon files).
     pub duration_ns: Option<u64>,
+    /// When the newest gmon file was written (its modification time), in nanoseconds since
+    /// the Unix epoch: the end of the run, for backends that place profiles in time.
+    pub written_ns: Option<u64>,
     /// CPU time that was not sampled (not in gmon files).
     pub unsampled_seconds: Option<f64>,
     /// Stacks cut short by the walker's depth limit or a broken chain (none recorded yet).
@@ -149,32 +155,13 @@ impl StackProfile {
             .flat_map(|&l| self.locations[l].lines.iter().copied())
     }
 
-    /// Self samples per function (the leaf frame of each sample), indexed like `functions`.
-    pub fn self_samples(&self) -> Vec<f64> {
-        let mut v = vec![0.0; self.functions.len()];
-        for s in &self.samples {
-            if let Some(leaf) = self.frames(s).next() {
-                v[leaf.function] += s.samples;
-            }
-        }
-        v
-    }
-
-    /// Inclusive samples per function: samples with the function anywhere on the stack,
-    /// counted once per sample however often it recurs.
-    pub fn total_samples_per_function(&self) -> Vec<f64> {
-        let mut v = vec![0.0; self.functions.len()];
-        let mut seen: Vec<usize> = Vec::new();
-        for s in &self.samples {
-            seen.clear();
-            for f in self.frames(s) {
-                if !seen.contains(&f.function) {
-                    seen.push(f.function);
-                    v[f.function] += s.samples;
-                }
-            }
-        }
-        v
+    /// The out-of-line function of each location of a sample, leaf first (the last frame of
+    /// each inline chain): the functions of the default report, where inlined code counts as
+    /// the function it was inlined into.
+    pub fn outer_functions<'a>(&'a self, s: &'a Sample) -> impl Iterator<Item = usize> + 'a {
+        s.locations
+            .iter()
+            .filter_map(|&l| self.locations[l].lines.last().map(|x| x.function))
     }
 }
 
@@ -463,6 +450,12 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<Stac
         hz: hist.hz,
         total_samples: total,
         duration_ns: None,
+        written_ns: gmons
+            .iter()
+            .filter_map(|g| std::fs::metadata(&g.path).ok()?.modified().ok())
+            .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+            .max(),
         unsampled_seconds: None,
         truncated_stacks: None,
         has_call_stacks: false,

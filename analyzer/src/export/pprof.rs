@@ -9,7 +9,8 @@
 //! What goes where:
 //!
 //! * sample types `samples/count` and `cpu/nanoseconds` (the default), period type
-//!   `cpu/nanoseconds` with the sampling period; `duration_nanos` only when known;
+//!   `cpu/nanoseconds` with the sampling period; `time_nanos` from the newest gmon file's
+//!   modification time (the end of the run); `duration_nanos` only when known;
 //! * one mapping per object with its file name and GNU build-id, flagged as having
 //!   functions, file names, line numbers and inline frames, so that a backend shows our
 //!   symbols and can still re-symbolize server-side by build-id;
@@ -269,7 +270,7 @@ pub fn to_proto(p: &StackProfile) -> Profile {
         location,
         function,
         string_table: s.table,
-        time_nanos: 0,
+        time_nanos: p.written_ns.map_or(0, to_i64),
         duration_nanos: p.duration_ns.map_or(0, to_i64),
         period_type,
         period: to_i64(period_ns),
