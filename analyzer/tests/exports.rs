@@ -80,12 +80,10 @@ fn ours_ok(dir: &Path, args: &[&str]) -> Vec<u8> {
     )
 }
 
-/// Whether `tool` runs; when it does not, fail under CI and skip (false) elsewhere.
+/// Whether `tool` can be started (callgrind_annotate exits 255 even for --help, so the exit
+/// status says nothing); when it cannot, fail under CI and skip (false) elsewhere.
 fn have(tool: &str, args: &[&str]) -> bool {
-    let ok = Command::new(tool)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new(tool).args(args).output().is_ok();
     if !ok {
         let msg = format!("{tool} is not installed (.ci/run installs it)");
         if std::env::var("CI").is_ok_and(|v| v == "true") {
@@ -466,7 +464,7 @@ fn svg_parses_and_names_every_function_above_one_percent() {
 
 #[test]
 fn callgrind_annotate_totals_and_top_functions_equal_ours() {
-    if !have("callgrind_annotate", &["--version"]) {
+    if !have("callgrind_annotate", &["--help"]) {
         return;
     }
     let dir = Scratch::new("callgrind");
@@ -511,7 +509,18 @@ fn callgrind_annotate_totals_and_top_functions_equal_ours() {
             )
         })
         .collect();
-    assert_same_ranking(&ours, &theirs, 1.0);
+    // Whole samples are exact; a bin shared by two functions is rounded within the bin.
+    let tol = if ours.iter().all(|r| r.1.fract() == 0.0) {
+        0.0
+    } else {
+        1.0
+    };
+    assert_same_ranking(&ours, &theirs, tol);
+    assert_eq!(
+        theirs.iter().map(|r| r.1).sum::<f64>(),
+        total as f64,
+        "{text}"
+    );
 }
 
 #[test]
