@@ -662,3 +662,132 @@ fn diff_flags_the_doubled_function_and_not_the_three_others() {
         "{table}"
     );
 }
+
+#[test]
+fn exports_carry_every_shared_object_of_a_ranges_all_profile() {
+    let dir = Scratch::new("objects");
+    let exe = dir.path("libm_prog");
+    must(
+        Command::new("gcc")
+            .args(["-O2", "-g", "-o"])
+            .arg(&exe)
+            .arg(fixture("runtime/libm.c"))
+            .arg(runtime_object())
+            .arg("-lm"),
+    );
+    // Double the work until the run has 300 samples (gmon.out, one file per object, and the
+    // manifest gmon.out.objects).
+    let mut units = 10;
+    let report = loop {
+        for f in fs::read_dir(&dir.0).unwrap() {
+            let f = f.unwrap().path();
+            if f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("gmon.out")
+            {
+                fs::remove_file(f).unwrap();
+            }
+        }
+        must(
+            Command::new(&exe)
+                .arg(units.to_string())
+                .current_dir(&dir.0)
+                .env("PROFIL_RANGES", "all")
+                .env_remove("PROFIL_OUT")
+                .env_remove("GMON_OUT_PREFIX"),
+        );
+        let r = report_json(&dir, &["gmon.out", "libm_prog"]);
+        if r["total_samples"].as_u64().unwrap() >= 300 || units > 2000 {
+            break r;
+        }
+        units *= 2;
+    };
+    let total = report["total_samples"].as_u64().unwrap();
+    let manifest = fs::read_to_string(dir.path("gmon.out.objects")).unwrap();
+    let libm = manifest
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f[0] == "lib" && f.last().unwrap().contains("libm.so"))
+        .unwrap_or_else(|| panic!("no libm in the manifest:\n{manifest}"));
+    let (libm_id, libm_path) = (libm[2], *libm.last().unwrap());
+
+    // Folded: every sample once; the outermost frames are the objects report's functions.
+    let folded = String::from_utf8(ours_ok(
+        &dir.0,
+        &[
+            "export",
+            "--to",
+            "folded",
+            "-o",
+            "-",
+            "gmon.out",
+            "libm_prog",
+        ],
+    ))
+    .unwrap();
+    let mut per_root: BTreeMap<String, u64> = BTreeMap::new();
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        let root = stack.split(';').next().unwrap().to_owned();
+        *per_root.entry(root).or_default() += count.parse::<u64>().unwrap();
+    }
+    assert_eq!(per_root.values().sum::<u64>(), total, "{folded}");
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    for r in report["rows"].as_array().unwrap() {
+        *sums
+            .entry(r["function"].as_str().unwrap().to_owned())
+            .or_default() += r["samples"].as_f64().unwrap();
+    }
+    for (name, samples) in &sums {
+        let got = per_root.get(name).copied().unwrap_or(0) as f64;
+        assert!(
+            (got - samples).abs() <= 1.0,
+            "{name}: {got} vs {samples}\n{folded}"
+        );
+    }
+
+    if !have("go", &["version"]) {
+        return;
+    }
+    let file = dir.path("libm.pb.gz");
+    ours_ok(
+        &dir.0,
+        &[
+            "export",
+            "--to",
+            "pprof",
+            "-o",
+            "libm.pb.gz",
+            "gmon.out",
+            "libm_prog",
+        ],
+    );
+    let raw = String::from_utf8(must(
+        Command::new("go")
+            .args(["tool", "pprof", "-raw"])
+            .arg(&file)
+            .current_dir(&dir.0)
+            .env("PPROF_TMPDIR", &dir.0),
+    ))
+    .unwrap();
+    let mappings: Vec<&str> = raw
+        .lines()
+        .skip_while(|l| !l.starts_with("Mappings"))
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(mappings.len(), 2, "{raw}");
+    assert!(
+        mappings
+            .iter()
+            .any(|m| m.contains(libm_path) && m.contains(libm_id)),
+        "{libm_path} {libm_id}: {raw}"
+    );
+    let top = pprof_top(&dir, &file, &["-sample_index=samples"]);
+    assert_eq!(
+        top.iter().map(|r| r.1).sum::<f64>(),
+        total as f64,
+        "{top:?}"
+    );
+}

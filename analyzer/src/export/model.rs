@@ -15,6 +15,11 @@
 //!   then each caller at the line it was inlined at. Without DWARF a location has one line,
 //!   the ELF symbol, line 0 (unknown). Code outside every symbol is
 //!   [`crate::report::default::OUTSIDE`], as in the default report.
+//! * **Objects**: the executable, and with a `PROFIL_RANGES=all` profile (one gmon file with
+//!   a `gmon.out.objects` manifest) every shared library it lists, each with its path and
+//!   build-id and its samples at its own link-time addresses, symbolized from its `.symtab`,
+//!   the debug file named by its build-id, or `.dynsym`, as the objects report does. A
+//!   library that cannot be read keeps its samples in one `<unreadable: reason>` frame.
 //! * A **sample** is one stack of locations. A gmon histogram records no call stacks, so
 //!   every stack is one location deep (its inline chain still gives several frames). The
 //!   `-pg` call arcs are not stacks (they count calls, not where samples were), and they are
@@ -44,14 +49,15 @@ use crate::report::lines::sampled_bins;
 use crate::report::Input;
 use crate::{Error, Result};
 
-/// A mapped object: the executable (shared objects join when the model reads manifests).
+/// A mapped object: the executable, or a shared library from a `PROFIL_RANGES=all` manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Object {
     /// Path as given on the command line.
     pub path: String,
     /// GNU build-id, lower-case hex, when the file has one.
     pub build_id: Option<String>,
-    /// Link-time start of its executable segments.
+    /// Link-time start of its executable segments (each object at its own link-time
+    /// addresses, so the ranges of two objects may overlap; a location names its object).
     pub start: u64,
     /// One past their end.
     pub limit: u64,
@@ -86,7 +92,7 @@ pub struct Line {
 pub struct Location {
     /// Link-time address.
     pub address: u64,
-    /// Index into [`StackProfile::objects`] (None: outside every object we know).
+    /// Index into [`StackProfile::objects`] (None: no object known).
     pub object: Option<usize>,
     /// Inline chain, leaf (innermost) first, the out-of-line function last.
     pub lines: Vec<Line>,
@@ -197,14 +203,21 @@ fn build_id(data: &[u8]) -> Option<String> {
 #[derive(Default)]
 struct Builder {
     functions: Vec<Function>,
-    function_ids: HashMap<String, usize>,
+    function_ids: HashMap<(usize, String), usize>,
     locations: Vec<Location>,
     location_ids: HashMap<(u64, Vec<Line>), usize>,
 }
 
 impl Builder {
-    fn function(&mut self, raw: &str, file: Option<String>, start_line: u64) -> usize {
-        if let Some(&i) = self.function_ids.get(raw) {
+    /// The function `raw` of object `object` (the same name in two objects is two functions).
+    fn function(
+        &mut self,
+        object: usize,
+        raw: &str,
+        file: Option<String>,
+        start_line: u64,
+    ) -> usize {
+        if let Some(&i) = self.function_ids.get(&(object, raw.to_owned())) {
             let f = &mut self.functions[i];
             if f.file.is_none() {
                 f.file = file;
@@ -221,7 +234,7 @@ impl Builder {
             file,
             start_line,
         });
-        self.function_ids.insert(raw.to_owned(), i);
+        self.function_ids.insert((object, raw.to_owned()), i);
         i
     }
 
@@ -262,110 +275,63 @@ pub(crate) fn largest_remainder(count: u64, shares: &[f64]) -> Vec<u64> {
     out
 }
 
-/// Build the stack profile of `gmons` (summed) for the executable `exe`.
-pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<StackProfile> {
-    let exe_name = exe.name();
-    let mut warnings = Vec::new();
-    for g in gmons {
-        if gmon::pcsample::looks_like_pcsample(&g.data) {
-            return Err(Error::input(format!(
-                "{}: a pcsample file cannot be exported yet: give gmon files",
-                g.name()
-            )));
-        }
-        if crate::report::objects::find_manifest(g).is_some() {
-            warnings.push(format!(
-                "{}: has a shared-object manifest; only the executable's histogram is exported",
-                g.name()
-            ));
-        }
-    }
-    let target = Target::of_executable(image.is_64, image.big_endian);
-    let mut hist = Histograms::default();
-    for g in gmons {
-        crate::gprof::read_records(&g.name(), &g.data, target, &mut hist, |_, _, _| {})?;
-    }
-    if hist.hz == 0 {
-        hist.hz = 100;
-    }
+/// Credit the sampled bins of one object (its ELF bytes `data`, parsed as `image`) to its
+/// code: locations with inline chains, one-location samples added to `per_stack`. Returns
+/// the object's samples.
+fn add_object(
+    b: &mut Builder,
+    object: usize,
+    data: &[u8],
+    image: &ElfImage<'_>,
+    hist: &Histograms,
+    per_stack: &mut HashMap<usize, (f64, u64)>,
+) -> u64 {
     let table = image.symtab.as_ref().or(image.dynsym.as_ref());
-    if image.symtab.is_none() && image.dynsym.is_some() {
-        warnings.push(format!(
-            "{exe_name}: no .symtab (stripped?); using the dynamic symbols, so static functions are missing"
-        ));
-    }
     let map = table.map(|t| FunctionMap::build(image, t));
-    let bins = sampled_bins(&hist);
+    let bins = sampled_bins(hist);
     let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
-    let inl = inline_map(&exe.data, &wanted);
-    let lines = line_map(&exe.data, &wanted);
-    let entry_locations = function_locations(&exe.data);
-    let object = exec_span(&exe.data).map(|(start, limit, offset)| Object {
-        path: exe_name.clone(),
-        build_id: build_id(&exe.data),
-        start,
-        limit,
-        offset,
-    });
-    let objects: Vec<Object> = object.into_iter().collect();
-    let object_of = |addr: u64| {
-        objects
-            .iter()
-            .position(|o| o.start <= addr && addr < o.limit)
+    let inl = inline_map(data, &wanted);
+    let lines = line_map(data, &wanted);
+    let entry_locations = function_locations(data);
+    // The out-of-line function at `addr`: raw name, file and line of its entry.
+    let symbol_at = |addr: u64| -> Option<(String, Option<String>, u64)> {
+        let f = map
+            .as_ref()
+            .and_then(|m| m.function_at(addr).map(|i| &m.functions[i]))?;
+        let loc = entry_locations.get(&f.addr);
+        Some((
+            String::from_utf8_lossy(f.name).into_owned(),
+            loc.map(|l| l.file.clone()),
+            loc.map_or(0, |l| l.line),
+        ))
     };
-
-    let mut b = Builder::default();
     // The frames of the code at `addr`, leaf first.
     let frames_at = |b: &mut Builder, addr: u64| -> Vec<Line> {
-        let symbol = map
-            .as_ref()
-            .and_then(|m| m.function_at(addr).map(|i| &m.functions[i]));
         let leaf_line = lines
             .lookup(addr)
             .map(|s| (lines.file(s).to_owned(), s.line));
         let chain = inl.chain(addr);
-        let mut out = Vec::new();
         if chain.is_empty() {
-            let (raw, file, start) = match symbol {
-                Some(f) => {
-                    let loc = entry_locations.get(&f.addr);
-                    (
-                        String::from_utf8_lossy(f.name).into_owned(),
-                        loc.map(|l| l.file.clone()),
-                        loc.map_or(0, |l| l.line),
-                    )
-                }
-                None => (OUTSIDE.to_owned(), None, 0),
-            };
+            let (raw, file, start) = symbol_at(addr).unwrap_or((OUTSIDE.to_owned(), None, 0));
             let file = file.or_else(|| leaf_line.as_ref().map(|l| l.0.clone()));
-            let function = b.function(&raw, file, start);
-            out.push(Line {
+            let function = b.function(object, &raw, file, start);
+            return vec![Line {
                 function,
                 line: leaf_line.map_or(0, |l| l.1),
-            });
-            return out;
+            }];
         }
         // Outermost first in `chain`; the line of frame k is where frame k+1 was inlined,
         // and the innermost frame's line is the address's own.
+        let mut out = Vec::new();
         for (k, f) in chain.iter().enumerate() {
-            let (raw, file, start) = if k == 0 {
-                match symbol {
-                    Some(s) => {
-                        let loc = entry_locations.get(&s.addr);
-                        (
-                            String::from_utf8_lossy(s.name).into_owned(),
-                            loc.map(|l| l.file.clone()),
-                            loc.map_or(0, |l| l.line),
-                        )
-                    }
-                    None => (inl.name(f).unwrap_or(OUTSIDE).to_owned(), None, 0),
-                }
-            } else {
-                (
+            let (raw, file, start) = match (k, symbol_at(addr)) {
+                (0, Some(s)) => s,
+                (0, None) => (inl.name(f).unwrap_or(OUTSIDE).to_owned(), None, 0),
+                _ => (
                     inl.name(f).unwrap_or("<unnamed inlined code>").to_owned(),
                     None,
                     0,
-                )
+                ),
             };
             let (line, own_file) = match chain.get(k + 1) {
                 Some(inner) => {
@@ -381,14 +347,13 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<Stac
                     leaf_line.as_ref().map(|l| l.0.clone()),
                 ),
             };
-            let function = b.function(&raw, file.or(own_file), start);
+            let function = b.function(object, &raw, file.or(own_file), start);
             out.push(Line { function, line });
         }
         out.reverse();
         out
     };
 
-    let mut per_stack: HashMap<usize, (f64, u64)> = HashMap::new();
     let mut total = 0u64;
     for bin in &bins {
         total += u64::from(bin.count);
@@ -421,13 +386,144 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<Stac
         let shares: Vec<f64> = pieces.iter().map(|p| p.1).collect();
         let counts = largest_remainder(u64::from(bin.count), &shares);
         for ((addr, share), count) in pieces.into_iter().zip(counts) {
-            let frames = frames_at(&mut b, addr);
-            let loc = b.location(addr, object_of(addr), frames);
+            let frames = frames_at(b, addr);
+            let loc = b.location(addr, Some(object), frames);
             let e = per_stack.entry(loc).or_default();
             e.0 += share;
             e.1 += count;
         }
     }
+    total
+}
+
+/// The object record of an ELF file (its executable segments, its build-id).
+fn object_record(path: String, data: &[u8], build_id_hex: Option<String>) -> Object {
+    let (start, limit, offset) = exec_span(data).unwrap_or((0, u64::MAX, 0));
+    Object {
+        path,
+        build_id: build_id_hex.or_else(|| build_id(data)),
+        start,
+        limit,
+        offset,
+    }
+}
+
+/// Read one gmon file's histograms.
+fn read_hist(name: &str, data: &[u8], target: Target, hist: &mut Histograms) -> Result<()> {
+    crate::gprof::read_records(name, data, target, hist, |_, _, _| {})?;
+    Ok(())
+}
+
+/// Build the stack profile of `gmons` (summed) for the executable `exe`. A single gmon file
+/// with a shared-object manifest next to it (`PROFIL_RANGES=all`) brings in every library
+/// it lists, each as its own object with its path and build-id, its symbols found as the
+/// objects report finds them ([`crate::report::objects::load_object`]).
+pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<StackProfile> {
+    let exe_name = exe.name();
+    let mut warnings = Vec::new();
+    for g in gmons {
+        if gmon::pcsample::looks_like_pcsample(&g.data) {
+            return Err(Error::input(format!(
+                "{}: a pcsample file cannot be exported yet: give gmon files",
+                g.name()
+            )));
+        }
+    }
+    let target = Target::of_executable(image.is_64, image.big_endian);
+    let mut hist = Histograms::default();
+    for g in gmons {
+        read_hist(&g.name(), &g.data, target, &mut hist)?;
+    }
+    if image.symtab.is_none() && image.dynsym.is_some() {
+        warnings.push(format!(
+            "{exe_name}: no .symtab (stripped?); using the dynamic symbols, so static functions are missing"
+        ));
+    }
+    let mut objects = vec![object_record(exe_name.clone(), &exe.data, None)];
+    let mut b = Builder::default();
+    let mut per_stack: HashMap<usize, (f64, u64)> = HashMap::new();
+    let mut total = add_object(&mut b, 0, &exe.data, image, &hist, &mut per_stack);
+    let mut hz = hist.hz;
+    let present = hist.present();
+
+    let manifest = match gmons {
+        [g] => crate::report::objects::find_manifest(g),
+        _ => None,
+    };
+    if let Some(m) = manifest {
+        let mname = m.display().to_string();
+        let text = std::fs::read(&m).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        let entries =
+            gmon::manifest::parse(&text).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        let dir = m.parent().unwrap_or(std::path::Path::new("."));
+        for e in entries
+            .iter()
+            .filter(|e| e.kind == gmon::manifest::Kind::Lib)
+        {
+            let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
+            let fname = file.display().to_string();
+            let gdata = std::fs::read(&file)
+                .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
+            let mut lib_hist = Histograms::default();
+            read_hist(&fname, &gdata, target, &mut lib_hist)?;
+            hz = hz.max(lib_hist.hz);
+            let path = String::from_utf8_lossy(&e.path.unescaped()).into_owned();
+            let id_hex: String = e
+                .build_id
+                .as_bytes()
+                .iter()
+                .map(|x| format!("{x:02x}"))
+                .collect();
+            let id_hex = (!id_hex.is_empty()).then_some(id_hex);
+            let k = objects.len();
+            let loaded = crate::report::objects::load_object(
+                std::path::Path::new(&path),
+                e.build_id.as_bytes(),
+                std::path::Path::new("/usr/lib/debug"),
+            );
+            let parsed = loaded.and_then(|(data, source)| {
+                ElfImage::parse(&data).map_err(|err| format!("{path}: {err}"))?;
+                Ok((data, source))
+            });
+            match parsed {
+                Ok((data, source)) => {
+                    if let crate::report::objects::SymbolSource::Dynsym(_) = source {
+                        warnings.push(format!(
+                            "{path}: no .symtab and no debug file for its build-id; static functions are missing"
+                        ));
+                    }
+                    objects.push(object_record(path.clone(), &data, id_hex));
+                    let lib_image = ElfImage::parse(&data)
+                        .map_err(|err| Error::input(format!("{path}: {err}")))?;
+                    total += add_object(&mut b, k, &data, &lib_image, &lib_hist, &mut per_stack);
+                }
+                Err(reason) => {
+                    // The samples stay, in one frame that says why they have no functions.
+                    warnings.push(format!("{path}: {reason}"));
+                    objects.push(Object {
+                        path: path.clone(),
+                        build_id: id_hex,
+                        start: 0,
+                        limit: u64::MAX,
+                        offset: 0,
+                    });
+                    let function = b.function(k, &format!("<unreadable: {reason}>"), None, 0);
+                    for bin in sampled_bins(&lib_hist) {
+                        total += u64::from(bin.count);
+                        let loc = b.location(
+                            bin.addr_range().0,
+                            Some(k),
+                            vec![Line { function, line: 0 }],
+                        );
+                        let e = per_stack.entry(loc).or_default();
+                        e.0 += f64::from(bin.count);
+                        e.1 += u64::from(bin.count);
+                    }
+                }
+            }
+        }
+    }
+
     let mut samples: Vec<Sample> = per_stack
         .into_iter()
         .map(|(loc, (samples, count))| Sample {
@@ -441,13 +537,13 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<Stac
             .total_cmp(&x.samples)
             .then(x.locations.cmp(&y.locations))
     });
-    if !hist.present() {
+    if !present {
         warnings.push("the profile has no histogram: there are no samples to export".into());
     }
     Ok(StackProfile {
         executable: exe_name,
         gmon_files: gmons.iter().map(|g| g.name()).collect(),
-        hz: hist.hz,
+        hz: if hz == 0 { 100 } else { hz },
         total_samples: total,
         duration_ns: None,
         written_ns: gmons

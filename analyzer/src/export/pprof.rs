@@ -11,9 +11,10 @@
 //! * sample types `samples/count` and `cpu/nanoseconds` (the default), period type
 //!   `cpu/nanoseconds` with the sampling period; `time_nanos` from the newest gmon file's
 //!   modification time (the end of the run); `duration_nanos` only when known;
-//! * one mapping per object with its file name and GNU build-id, flagged as having
-//!   functions, file names, line numbers and inline frames, so that a backend shows our
-//!   symbols and can still re-symbolize server-side by build-id;
+//! * one mapping per object (the executable, and the shared libraries of a
+//!   `PROFIL_RANGES=all` profile) at its link-time addresses, with its file name and GNU
+//!   build-id, flagged as having functions, file names, line numbers and inline frames, so
+//!   that a backend shows our symbols and can still re-symbolize server-side by build-id;
 //! * one location per sampled piece of code, with its link-time address and its inline
 //!   chain as several `line` entries (innermost first, as profile.proto orders them);
 //! * functions with their demangled name, raw (system) name, file and start line;
