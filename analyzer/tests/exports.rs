@@ -791,3 +791,37 @@ fn exports_carry_every_shared_object_of_a_ranges_all_profile() {
         "{top:?}"
     );
 }
+
+#[test]
+fn pg_call_arcs_are_not_turned_into_stacks() {
+    // glibc -pg profiles (checked in) have call arcs but no stacks: the exports keep one
+    // frame per sample (these programs inline nothing) and no call arcs of their own.
+    for prog in ["cycle", "loop2", "recursion", "threads"] {
+        let dir = fixture("gcc-pg");
+        let gmon = format!("{prog}.gmon");
+        let report: Value =
+            serde_json::from_slice(&ours_ok(&dir, &["--json", &gmon, prog])).unwrap();
+        let arcs = report["call_graph"].to_string();
+        assert!(
+            arcs.contains("\"calls\""),
+            "{prog}: the fixture has arcs: {arcs}"
+        );
+        let folded = String::from_utf8(ours_ok(
+            &dir,
+            &["export", "--to", "folded", "-o", "-", &gmon, prog],
+        ))
+        .unwrap();
+        assert!(!folded.contains(';'), "{prog}: {folded}");
+        let sum: u64 = folded
+            .lines()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(sum, report["total_samples"].as_u64().unwrap(), "{prog}");
+        let cg = String::from_utf8(ours_ok(
+            &dir,
+            &["export", "--to", "callgrind", "-o", "-", &gmon, prog],
+        ))
+        .unwrap();
+        assert!(!cg.contains("\ncalls="), "{prog}: {cg}");
+    }
+}
