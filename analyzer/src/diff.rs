@@ -36,7 +36,9 @@
 //! change is not significant. `--json` prints `{"test", "alpha", "base", "new", "rows"}`;
 //! every function is a row with `name`, `base_seconds`, `new_seconds`, `delta_seconds`,
 //! `significant`, and also `base_ci95`, `new_ci95` (`[low, high]`), `base_total_seconds`,
-//! `new_total_seconds`, `p_value` and `p_holm`, significant rows first.
+//! `new_total_seconds`, `base_total_ci95`, `new_total_ci95`, `p_value` and `p_holm`,
+//! significant rows first. The table shows the total columns only when some total differs
+//! from its self time (with call stacks).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -91,6 +93,19 @@ struct PerRun {
     counts: Vec<u64>,
     /// Total seconds in each run.
     total_seconds: Vec<f64>,
+    /// Total sample counts in each run.
+    total_counts: Vec<u64>,
+}
+
+impl PerRun {
+    /// The total-time figures in the place of the self-time ones (for [`estimate`]).
+    fn totals(&self) -> PerRun {
+        PerRun {
+            self_seconds: self.total_seconds.clone(),
+            counts: self.total_counts.clone(),
+            ..PerRun::default()
+        }
+    }
 }
 
 /// One side: runs, rates and per-function numbers.
@@ -141,6 +156,10 @@ pub struct Row {
     pub base_total_seconds: f64,
     /// New total (inclusive) seconds per run.
     pub new_total_seconds: f64,
+    /// 95% interval of `base_total_seconds`.
+    pub base_total_ci95: (f64, f64),
+    /// 95% interval of `new_total_seconds`.
+    pub new_total_ci95: (f64, f64),
     /// Uncorrected two-sided p-value.
     pub p_value: f64,
     /// Holm-corrected p-value.
@@ -187,7 +206,8 @@ fn side_of(exe: &Input, gmons: &[Input]) -> Result<Side> {
         // Per out-of-line function: self (the leaf location's), total (anywhere on the
         // stack, once per sample), and self as whole samples for the exact test.
         let nf = p.functions.len();
-        let (mut selfs, mut totals, mut counts) = (vec![0.0; nf], vec![0.0; nf], vec![0u64; nf]);
+        let (mut selfs, mut totals) = (vec![0.0; nf], vec![0.0; nf]);
+        let (mut counts, mut total_counts) = (vec![0u64; nf], vec![0u64; nf]);
         let mut seen: Vec<usize> = Vec::new();
         for s in &p.samples {
             let mut outer = p.outer_functions(s);
@@ -197,11 +217,13 @@ fn side_of(exe: &Input, gmons: &[Input]) -> Result<Side> {
                 seen.clear();
                 seen.push(leaf);
                 totals[leaf] += s.samples;
+                total_counts[leaf] += s.count;
             }
             for f in outer {
                 if !seen.contains(&f) {
                     seen.push(f);
                     totals[f] += s.samples;
+                    total_counts[f] += s.count;
                 }
             }
         }
@@ -213,10 +235,12 @@ fn side_of(exe: &Input, gmons: &[Input]) -> Result<Side> {
                 self_seconds: vec![0.0; n],
                 counts: vec![0; n],
                 total_seconds: vec![0.0; n],
+                total_counts: vec![0; n],
             });
             e.self_seconds[r] += p.seconds(selfs[i]);
             e.counts[r] += counts[i];
             e.total_seconds[r] += p.seconds(totals[i]);
+            e.total_counts[r] += total_counts[i];
         }
         runs.push(g.name());
         hz.push(p.hz);
@@ -331,14 +355,12 @@ pub fn compare(base: &Side, new: &Side, alpha: f64) -> Diff {
     };
     let mut rows: Vec<Row> = Vec::new();
     let mut ps = Vec::new();
-    let mean_total = |side: &Side, per: Option<&PerRun>| {
-        per.map_or(0.0, |p| {
-            p.total_seconds.iter().sum::<f64>() / side.runs.len() as f64
-        })
-    };
     for name in names {
         let (b, n) = (base.functions.get(name), new.functions.get(name));
         let (eb, en) = (estimate(base, b), estimate(new, n));
+        let total =
+            |side: &Side, per: Option<&PerRun>| estimate(side, per.map(PerRun::totals).as_ref());
+        let (tb, tn) = (total(base, b), total(new, n));
         let p = p_value(base, new, b, n);
         ps.push(p);
         rows.push(Row {
@@ -349,8 +371,10 @@ pub fn compare(base: &Side, new: &Side, alpha: f64) -> Diff {
             significant: false,
             base_ci95: eb.ci95,
             new_ci95: en.ci95,
-            base_total_seconds: mean_total(base, b),
-            new_total_seconds: mean_total(new, n),
+            base_total_seconds: tb.seconds,
+            new_total_seconds: tn.seconds,
+            base_total_ci95: tb.ci95,
+            new_total_ci95: tn.ci95,
             p_value: p,
             p_holm: 1.0,
         });
@@ -674,8 +698,16 @@ fn print_table(d: &Diff, out: &mut impl Write) -> Result<()> {
                 format!("{:.2e}", r.p_holm),
             ];
             if show_total {
-                rec.push(human_seconds(r.base_total_seconds));
-                rec.push(human_seconds(r.new_total_seconds));
+                rec.push(format!(
+                    "{} ({})",
+                    human_seconds(r.base_total_seconds),
+                    ci(r.base_total_ci95)
+                ));
+                rec.push(format!(
+                    "{} ({})",
+                    human_seconds(r.new_total_seconds),
+                    ci(r.new_total_ci95)
+                ));
             }
             b.push_record(rec);
         }
@@ -743,6 +775,73 @@ mod tests {
         assert!((erfc(0.0) - 1.0).abs() < 1e-15);
         assert!((erfc(3.0) - 2.209_049_699_858_544e-5).abs() < 1e-15);
         assert!((erfc(1.5) - 0.033_894_853_524_689_27).abs() < 1e-12);
+    }
+
+    /// A side of `runs` runs at 1000 Hz with these self (= total) counts per function.
+    fn side(funcs: &[(&str, &[u64])]) -> Side {
+        let runs = funcs[0].1.len();
+        let mut functions = BTreeMap::new();
+        for (name, counts) in funcs {
+            let secs: Vec<f64> = counts.iter().map(|&c| c as f64 / 1000.0).collect();
+            functions.insert(
+                name.to_string(),
+                PerRun {
+                    self_seconds: secs.clone(),
+                    counts: counts.to_vec(),
+                    total_seconds: secs,
+                    total_counts: counts.to_vec(),
+                },
+            );
+        }
+        Side {
+            executable: "prog".into(),
+            runs: (0..runs).map(|r| format!("run{r}")).collect(),
+            hz: vec![1000; runs],
+            functions,
+        }
+    }
+
+    #[test]
+    fn a_doubled_function_is_flagged_and_noise_is_not() {
+        // One run per side: the exact binomial test.
+        let base = side(&[("a", &[1000]), ("b", &[1000]), ("c", &[500])]);
+        let new = side(&[("a", &[2000]), ("b", &[1030]), ("c", &[480])]);
+        let d = compare(&base, &new, ALPHA);
+        assert!(d.test.starts_with("exact conditional binomial"));
+        let flagged: Vec<&str> = d
+            .rows
+            .iter()
+            .filter(|r| r.significant)
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(flagged, ["a"]);
+        assert_eq!(d.rows[0].name, "a");
+        assert!((d.rows[0].delta_seconds - 1.0).abs() < 1e-12);
+        // Total intervals are the self ones when total equals self.
+        assert_eq!(d.rows[0].base_total_ci95, d.rows[0].base_ci95);
+        // Several runs: the spread between runs is used. `b` moves by 8% on average, which
+        // Poisson noise alone would call significant (z ≈ 3.1), but its runs scatter by 10%,
+        // so it is not flagged; `a` doubles.
+        let base = side(&[("a", &[1000, 1010, 990]), ("b", &[1000, 1100, 900])]);
+        let new = side(&[("a", &[2000, 1990, 2010]), ("b", &[1180, 980, 1080])]);
+        let d = compare(&base, &new, ALPHA);
+        assert!(d.test.starts_with("Welch"));
+        let flagged: Vec<&str> = d
+            .rows
+            .iter()
+            .filter(|r| r.significant)
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(flagged, ["a"]);
+        // A function present on one side only is compared with zero.
+        let new = side(&[
+            ("a", &[1000, 1010, 990]),
+            ("b", &[1000, 1100, 900]),
+            ("z", &[300, 310, 290]),
+        ]);
+        let d = compare(&base, &new, ALPHA);
+        let z = d.rows.iter().find(|r| r.name == "z").unwrap();
+        assert!(z.significant && z.base_seconds == 0.0, "{z:?}");
     }
 
     #[test]
