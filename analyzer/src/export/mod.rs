@@ -113,3 +113,114 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
         write_atomically(&args.output, &buf)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::model::{Function, Line, Location, Object, Sample, StackProfile};
+    use super::*;
+    use prost::Message;
+
+    /// One function, five samples; the unknowns as given.
+    fn profile(
+        unsampled: Option<f64>,
+        truncated: Option<u64>,
+        duration: Option<u64>,
+    ) -> StackProfile {
+        StackProfile {
+            executable: "prog".into(),
+            gmon_files: vec!["gmon.out".into()],
+            hz: 1000,
+            total_samples: 5,
+            duration_ns: duration,
+            written_ns: None,
+            unsampled_seconds: unsampled,
+            truncated_stacks: truncated,
+            has_call_stacks: true,
+            objects: vec![Object {
+                path: "prog".into(),
+                build_id: Some("abcd".into()),
+                start: 0x1000,
+                limit: 0x2000,
+                offset: 0x1000,
+            }],
+            functions: vec![Function {
+                name: "main".into(),
+                raw_name: "main".into(),
+                file: Some("prog.c".into()),
+                start_line: 3,
+            }],
+            locations: vec![Location {
+                address: 0x1010,
+                object: Some(0),
+                lines: vec![Line {
+                    function: 0,
+                    line: 4,
+                }],
+            }],
+            samples: vec![Sample {
+                locations: vec![0],
+                samples: 5.0,
+                count: 5,
+            }],
+            warnings: Vec::new(),
+        }
+    }
+
+    fn text(p: &StackProfile, f: Format) -> String {
+        let mut buf = Vec::new();
+        render(p, f, &mut buf).unwrap();
+        if f == Format::Pprof {
+            let mut raw = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&buf[..]), &mut raw)
+                .unwrap();
+            let p = pprof::Profile::decode(&raw[..]).unwrap();
+            let comments: Vec<&str> = p
+                .comment
+                .iter()
+                .map(|&i| p.string_table[i as usize].as_str())
+                .collect();
+            return format!("duration {} {}", p.duration_nanos, comments.join("\n"));
+        }
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn unsampled_time_and_truncated_stacks_are_written_when_known() {
+        let known = profile(Some(0.25), Some(7), Some(2_000_000_000));
+        let t = text(&known, Format::Pprof);
+        assert!(t.contains("duration 2000000000"), "{t}");
+        assert!(
+            t.contains("unsampled CPU time: 0.25 s") && t.contains("truncated stacks: 7"),
+            "{t}"
+        );
+        let t = text(&known, Format::Callgrind);
+        assert!(t.contains("desc: Unsampled CPU time: 0.25 s\n"), "{t}");
+        assert!(t.contains("desc: Truncated stacks: 7\n"), "{t}");
+        let t = text(&known, Format::Svg);
+        assert!(
+            t.contains("unsampled: 0.25 s") && t.contains("truncated stacks: 7"),
+            "{t}"
+        );
+        let t = text(&known, Format::Speedscope);
+        assert!(t.contains("unsampled 0.25 s, 7 truncated stacks"), "{t}");
+    }
+
+    #[test]
+    fn unknowns_are_not_made_up() {
+        let unknown = profile(None, None, None);
+        for f in [
+            Format::Pprof,
+            Format::Callgrind,
+            Format::Svg,
+            Format::Speedscope,
+        ] {
+            let t = text(&unknown, f).to_lowercase();
+            assert!(
+                !t.contains("unsampled") && !t.contains("truncated"),
+                "{f:?}: {t}"
+            );
+        }
+        assert!(text(&unknown, Format::Pprof).contains("duration 0"));
+        assert_eq!(text(&unknown, Format::Folded), "main 5\n");
+    }
+}
