@@ -52,7 +52,8 @@ use crate::{Error, Result};
 /// A mapped object: the executable, or a shared library from a `PROFIL_RANGES=all` manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Object {
-    /// Path as given on the command line.
+    /// Path: the executable's as given on the command line, a library's as the loader
+    /// opened it (from the manifest).
     pub path: String,
     /// GNU build-id, lower-case hex, when the file has one.
     pub build_id: Option<String>,
