@@ -15,9 +15,16 @@
 //! tallies by [`gprof::read_records`] (the `--gprof` emulation, the default report and the
 //! lines, inline and objects reports all read through it), and every `--json` output writes
 //! its values with [`json`].
+//!
+//! [`export`] renders the profile for other tools (pprof, folded stacks and flame graphs,
+//! callgrind, speedscope) from its own narrow model ([`export::model::StackProfile`]:
+//! samples as stacks of frames), and [`diff`] compares two sets of runs through the same
+//! model with a stated significance test.
 
 pub mod cmd;
+pub mod diff;
 pub mod error;
+pub mod export;
 pub mod gprof;
 pub mod json;
 pub mod report;

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use profil_report::{cmd, report, Error};
+use profil_report::{cmd, diff, export, report, Error};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -36,6 +36,10 @@ enum Command {
     Run(cmd::run::Args),
     /// Build and profile the bundled demo workload, next to gprof's view of it.
     Demo(cmd::demo::Args),
+    /// Write the profile as pprof, folded stacks, a flame graph SVG, callgrind or speedscope.
+    Export(export::Args),
+    /// Compare two sets of runs: which functions changed, and which changes are noise.
+    Diff(diff::Args),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +53,8 @@ fn main() -> ExitCode {
         Some(Command::RuntimePath(a)) => cmd::runtime_path::run(&a, &mut out),
         Some(Command::LinkArgs(a)) => cmd::link_args::run(&a, &mut out),
         Some(Command::Demo(a)) => cmd::demo::run(&a, &mut out),
+        Some(Command::Export(a)) => export::run(&a, &mut out),
+        Some(Command::Diff(a)) => diff::run(&a, &mut out),
         Some(Command::Run(a)) => {
             // The program's own exit status, unless `run` failed before starting it.
             let result = cmd::run::run(&a, &mut out, &mut std::io::stderr());

@@ -1,0 +1,579 @@
+//! The stack profile every export renders: samples as stacks of frames, leaf first.
+//!
+//! This is deliberately narrow: what pprof, collapsed stacks, callgrind and speedscope can
+//! express, and nothing a report would compute. It is built from what a gmon file holds
+//! today, a histogram of PCs:
+//!
+//! * Each sampled histogram bin is cut where a function (its `st_size` range,
+//!   [`profil_symbols::ranges`]) or an inlined copy ([`profil_symbols::inline`]) begins or
+//!   ends, so every piece has one function and one inline chain. A piece gets the bin's
+//!   samples in proportion to its bytes, as the default report splits bins; its *count* (the
+//!   integer that formats without fractions need) is the same share rounded by largest
+//!   remainder inside the bin, so the counts of a bin still sum to the bin.
+//! * A piece is one **location** (its first address) whose lines are its inline chain, leaf
+//!   first: the innermost function at the line the DWARF line table gives for the address,
+//!   then each caller at the line it was inlined at. Without DWARF a location has one line,
+//!   the ELF symbol, line 0 (unknown). Code outside every symbol is
+//!   [`crate::report::default::OUTSIDE`], as in the default report.
+//! * **Objects**: the executable, and with a `PROFIL_RANGES=all` profile (one gmon file with
+//!   a `gmon.out.objects` manifest) every shared library it lists, each with its path and
+//!   build-id and its samples at its own link-time addresses, symbolized from its `.symtab`,
+//!   the debug file named by its build-id, or `.dynsym`, as the objects report does. A
+//!   library that cannot be read keeps its samples in one `<unreadable: reason>` frame.
+//! * A **sample** is one stack of locations. A gmon histogram records no call stacks, so
+//!   every stack is one location deep (its inline chain still gives several frames). The
+//!   `-pg` call arcs are not stacks (they count calls, not where samples were), and they are
+//!   not turned into stacks here.
+//!
+//! The time of the profile is the newest gmon file's modification time: the runtime writes
+//! the file when the program ends.
+//!
+//! What gmon does not record stays unknown (`None`), never made up: the wall-clock duration,
+//! the unsampled time (samples the runtime could not take), and the number of truncated
+//! stacks. The stack recorder of the call-stack issue fills them; every export writes them
+//! where its format has a place, and only when they are known.
+
+use std::collections::HashMap;
+
+use gmon::Target;
+use profil_symbols::demangle::display_name;
+use profil_symbols::dwarf::function_locations;
+use profil_symbols::inline::inline_map;
+use profil_symbols::lines::line_map;
+use profil_symbols::ranges::FunctionMap;
+use profil_symbols::ElfImage;
+
+use crate::gprof::hist::Histograms;
+use crate::report::default::OUTSIDE;
+use crate::report::lines::sampled_bins;
+use crate::report::Input;
+use crate::{Error, Result};
+
+/// A mapped object: the executable, or a shared library from a `PROFIL_RANGES=all` manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    /// Path: the executable's as given on the command line, a library's as the loader
+    /// opened it (from the manifest).
+    pub path: String,
+    /// GNU build-id, lower-case hex, when the file has one.
+    pub build_id: Option<String>,
+    /// Link-time start of its executable segments (each object at its own link-time
+    /// addresses, so the ranges of two objects may overlap; a location names its object).
+    pub start: u64,
+    /// One past their end.
+    pub limit: u64,
+    /// File offset of the first executable segment.
+    pub offset: u64,
+}
+
+/// A function (a symbol, or a source function that was inlined).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    /// Demangled name.
+    pub name: String,
+    /// Raw (usually mangled) name.
+    pub raw_name: String,
+    /// Source file, when DWARF names one.
+    pub file: Option<String>,
+    /// Line of its declaration (0: unknown).
+    pub start_line: u64,
+}
+
+/// One frame of a location: a function at a line (0: unknown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Line {
+    /// Index into [`StackProfile::functions`].
+    pub function: usize,
+    /// Source line.
+    pub line: u64,
+}
+
+/// An address and the frames its code belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Link-time address.
+    pub address: u64,
+    /// Index into [`StackProfile::objects`] (None: no object known).
+    pub object: Option<usize>,
+    /// Inline chain, leaf (innermost) first, the out-of-line function last.
+    pub lines: Vec<Line>,
+}
+
+/// Samples with one stack.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// Indexes into [`StackProfile::locations`], leaf first.
+    pub locations: Vec<usize>,
+    /// Samples (fractional where a bin was shared between pieces of code).
+    pub samples: f64,
+    /// The same as an integer (largest-remainder rounding inside each bin).
+    pub count: u64,
+}
+
+/// The profile the exports render.
+#[derive(Debug, Clone)]
+pub struct StackProfile {
+    /// The executable.
+    pub executable: String,
+    /// The gmon files summed into it.
+    pub gmon_files: Vec<String>,
+    /// Samples per second.
+    pub hz: u32,
+    /// All samples.
+    pub total_samples: u64,
+    /// Wall-clock duration of the run (not in gmon files).
+    pub duration_ns: Option<u64>,
+    /// When the newest gmon file was written (its modification time), in nanoseconds since
+    /// the Unix epoch: the end of the run, for backends that place profiles in time.
+    pub written_ns: Option<u64>,
+    /// CPU time that was not sampled (not in gmon files).
+    pub unsampled_seconds: Option<f64>,
+    /// Stacks cut short by the walker's depth limit or a broken chain (none recorded yet).
+    pub truncated_stacks: Option<u64>,
+    /// Whether the samples are real call stacks (false: one location per sample).
+    pub has_call_stacks: bool,
+    /// Objects.
+    pub objects: Vec<Object>,
+    /// Functions.
+    pub functions: Vec<Function>,
+    /// Locations.
+    pub locations: Vec<Location>,
+    /// Samples, most first.
+    pub samples: Vec<Sample>,
+    /// Things the reader should know (printed on stderr by the commands).
+    pub warnings: Vec<String>,
+}
+
+impl StackProfile {
+    /// Nanoseconds per sample (the sampling period), rounded to a whole nanosecond.
+    pub fn period_ns(&self) -> u64 {
+        (1e9 / f64::from(self.hz.max(1))).round() as u64
+    }
+
+    /// Seconds of `samples` samples.
+    pub fn seconds(&self, samples: f64) -> f64 {
+        samples / f64::from(self.hz.max(1))
+    }
+
+    /// The frames of a sample, leaf first: every location's inline chain in turn.
+    pub fn frames<'a>(&'a self, s: &'a Sample) -> impl Iterator<Item = Line> + 'a {
+        s.locations
+            .iter()
+            .flat_map(|&l| self.locations[l].lines.iter().copied())
+    }
+
+    /// The out-of-line function of each location of a sample, leaf first (the last frame of
+    /// each inline chain): the functions of the default report, where inlined code counts as
+    /// the function it was inlined into.
+    pub fn outer_functions<'a>(&'a self, s: &'a Sample) -> impl Iterator<Item = usize> + 'a {
+        s.locations
+            .iter()
+            .filter_map(|&l| self.locations[l].lines.last().map(|x| x.function))
+    }
+}
+
+/// The link-time span of the executable `PT_LOAD` segments and the first one's file offset.
+fn exec_span(data: &[u8]) -> Option<(u64, u64, u64)> {
+    use object::{Object as _, ObjectSegment, SegmentFlags};
+    let file = object::File::parse(data).ok()?;
+    let mut best: Option<(u64, u64, u64)> = None;
+    for seg in file.segments() {
+        let exec = matches!(seg.flags(), SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X));
+        if !exec || seg.size() == 0 {
+            continue;
+        }
+        let (lo, hi) = (seg.address(), seg.address().saturating_add(seg.size()));
+        best = Some(match best {
+            None => (lo, hi, seg.file_range().0),
+            Some((a, b, off)) if lo < a => (lo, b.max(hi), seg.file_range().0.min(off)),
+            Some((a, b, off)) => (a, b.max(hi), off),
+        });
+    }
+    best
+}
+
+/// The GNU build-id of an ELF file, as hex.
+fn build_id(data: &[u8]) -> Option<String> {
+    use object::Object as _;
+    let file = object::File::parse(data).ok()?;
+    let id = file.build_id().ok()??;
+    Some(id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Interning of functions and locations while the model is built.
+#[derive(Default)]
+struct Builder {
+    functions: Vec<Function>,
+    function_ids: HashMap<(usize, String), usize>,
+    locations: Vec<Location>,
+    location_ids: HashMap<(u64, Vec<Line>), usize>,
+}
+
+impl Builder {
+    /// The function `raw` of object `object` (the same name in two objects is two functions).
+    fn function(
+        &mut self,
+        object: usize,
+        raw: &str,
+        file: Option<String>,
+        start_line: u64,
+    ) -> usize {
+        if let Some(&i) = self.function_ids.get(&(object, raw.to_owned())) {
+            let f = &mut self.functions[i];
+            if f.file.is_none() {
+                f.file = file;
+            }
+            if f.start_line == 0 {
+                f.start_line = start_line;
+            }
+            return i;
+        }
+        let i = self.functions.len();
+        self.functions.push(Function {
+            name: display_name(raw).into_owned(),
+            raw_name: raw.to_owned(),
+            file,
+            start_line,
+        });
+        self.function_ids.insert((object, raw.to_owned()), i);
+        i
+    }
+
+    fn location(&mut self, address: u64, object: Option<usize>, lines: Vec<Line>) -> usize {
+        let key = (address, lines);
+        if let Some(&i) = self.location_ids.get(&key) {
+            return i;
+        }
+        let i = self.locations.len();
+        self.locations.push(Location {
+            address,
+            object,
+            lines: key.1.clone(),
+        });
+        self.location_ids.insert(key, i);
+        i
+    }
+}
+
+/// Split `count` into integers proportional to `shares` (which sum to `count`), by largest
+/// remainder; ties go to the earlier piece.
+pub(crate) fn largest_remainder(count: u64, shares: &[f64]) -> Vec<u64> {
+    let mut out: Vec<u64> = shares.iter().map(|s| s.max(0.0).floor() as u64).collect();
+    let given: u64 = out.iter().sum();
+    let mut rest = count.saturating_sub(given);
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (fa, fb) = (shares[a] - shares[a].floor(), shares[b] - shares[b].floor());
+        fb.total_cmp(&fa).then(a.cmp(&b))
+    });
+    for i in order {
+        if rest == 0 {
+            break;
+        }
+        out[i] += 1;
+        rest -= 1;
+    }
+    out
+}
+
+/// Credit the sampled bins of one object (its ELF bytes `data`, parsed as `image`) to its
+/// code: locations with inline chains, one-location samples added to `per_stack`. Returns
+/// the object's samples.
+fn add_object(
+    b: &mut Builder,
+    object: usize,
+    data: &[u8],
+    image: &ElfImage<'_>,
+    hist: &Histograms,
+    per_stack: &mut HashMap<usize, (f64, u64)>,
+) -> u64 {
+    let table = image.symtab.as_ref().or(image.dynsym.as_ref());
+    let map = table.map(|t| FunctionMap::build(image, t));
+    let bins = sampled_bins(hist);
+    let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
+    let inl = inline_map(data, &wanted);
+    let lines = line_map(data, &wanted);
+    let entry_locations = function_locations(data);
+    // The out-of-line function at `addr`: raw name, file and line of its entry.
+    let symbol_at = |addr: u64| -> Option<(String, Option<String>, u64)> {
+        let f = map
+            .as_ref()
+            .and_then(|m| m.function_at(addr).map(|i| &m.functions[i]))?;
+        let loc = entry_locations.get(&f.addr);
+        Some((
+            String::from_utf8_lossy(f.name).into_owned(),
+            loc.map(|l| l.file.clone()),
+            loc.map_or(0, |l| l.line),
+        ))
+    };
+    // The frames of the code at `addr`, leaf first.
+    let frames_at = |b: &mut Builder, addr: u64| -> Vec<Line> {
+        let leaf_line = lines
+            .lookup(addr)
+            .map(|s| (lines.file(s).to_owned(), s.line));
+        let chain = inl.chain(addr);
+        if chain.is_empty() {
+            let (raw, file, start) = symbol_at(addr).unwrap_or((OUTSIDE.to_owned(), None, 0));
+            let file = file.or_else(|| leaf_line.as_ref().map(|l| l.0.clone()));
+            let function = b.function(object, &raw, file, start);
+            return vec![Line {
+                function,
+                line: leaf_line.map_or(0, |l| l.1),
+            }];
+        }
+        // Outermost first in `chain`; the line of frame k is where frame k+1 was inlined,
+        // and the innermost frame's line is the address's own.
+        let mut out = Vec::new();
+        for (k, f) in chain.iter().enumerate() {
+            let (raw, file, start) = match (k, symbol_at(addr)) {
+                (0, Some(s)) => s,
+                (0, None) => (inl.name(f).unwrap_or(OUTSIDE).to_owned(), None, 0),
+                _ => (
+                    inl.name(f).unwrap_or("<unnamed inlined code>").to_owned(),
+                    None,
+                    0,
+                ),
+            };
+            let (line, own_file) = match chain.get(k + 1) {
+                Some(inner) => {
+                    let site = inl.call_site(inner);
+                    let file = site
+                        .as_deref()
+                        .and_then(|s| s.rsplit_once(':'))
+                        .map(|(f, _)| f.to_owned());
+                    (inner.call_line, file)
+                }
+                None => (
+                    leaf_line.as_ref().map_or(0, |l| l.1),
+                    leaf_line.as_ref().map(|l| l.0.clone()),
+                ),
+            };
+            let function = b.function(object, &raw, file.or(own_file), start);
+            out.push(Line { function, line });
+        }
+        out.reverse();
+        out
+    };
+
+    let mut total = 0u64;
+    for bin in &bins {
+        total += u64::from(bin.count);
+        let (lo_a, hi_a) = bin.addr_range();
+        let mut cuts: Vec<u128> = vec![bin.lo];
+        let mut inner: Vec<u64> = inl.boundaries(lo_a, hi_a);
+        if let Some(m) = &map {
+            let mut k = m.first_range_ending_after(lo_a);
+            while let Some(r) = m.ranges.get(k) {
+                if r.start >= hi_a {
+                    break;
+                }
+                inner.extend([r.start, r.end]);
+                k += 1;
+            }
+        }
+        cuts.extend(
+            inner
+                .into_iter()
+                .map(|a| u128::from(a) * bin.n)
+                .filter(|&c| bin.lo < c && c < bin.hi),
+        );
+        cuts.push(bin.hi);
+        cuts.sort_unstable();
+        cuts.dedup();
+        let pieces: Vec<(u64, f64)> = cuts
+            .windows(2)
+            .map(|w| ((w[0] / bin.n) as u64, bin.share(w[0], w[1])))
+            .collect();
+        let shares: Vec<f64> = pieces.iter().map(|p| p.1).collect();
+        let counts = largest_remainder(u64::from(bin.count), &shares);
+        for ((addr, share), count) in pieces.into_iter().zip(counts) {
+            let frames = frames_at(b, addr);
+            let loc = b.location(addr, Some(object), frames);
+            let e = per_stack.entry(loc).or_default();
+            e.0 += share;
+            e.1 += count;
+        }
+    }
+    total
+}
+
+/// The object record of an ELF file (its executable segments, its build-id).
+fn object_record(path: String, data: &[u8], build_id_hex: Option<String>) -> Object {
+    let (start, limit, offset) = exec_span(data).unwrap_or((0, u64::MAX, 0));
+    Object {
+        path,
+        build_id: build_id_hex.or_else(|| build_id(data)),
+        start,
+        limit,
+        offset,
+    }
+}
+
+/// Read one gmon file's histograms.
+fn read_hist(name: &str, data: &[u8], target: Target, hist: &mut Histograms) -> Result<()> {
+    crate::gprof::read_records(name, data, target, hist, |_, _, _| {})?;
+    Ok(())
+}
+
+/// Build the stack profile of `gmons` (summed) for the executable `exe`. A single gmon file
+/// with a shared-object manifest next to it (`PROFIL_RANGES=all`) brings in every library
+/// it lists, each as its own object with its path and build-id, its symbols found as the
+/// objects report finds them ([`crate::report::objects::load_object`]).
+pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<StackProfile> {
+    let exe_name = exe.name();
+    let mut warnings = Vec::new();
+    for g in gmons {
+        if gmon::pcsample::looks_like_pcsample(&g.data) {
+            return Err(Error::input(format!(
+                "{}: a pcsample file cannot be exported yet: give gmon files",
+                g.name()
+            )));
+        }
+    }
+    let target = Target::of_executable(image.is_64, image.big_endian);
+    let mut hist = Histograms::default();
+    for g in gmons {
+        read_hist(&g.name(), &g.data, target, &mut hist)?;
+    }
+    if image.symtab.is_none() && image.dynsym.is_some() {
+        warnings.push(format!(
+            "{exe_name}: no .symtab (stripped?); using the dynamic symbols, so static functions are missing"
+        ));
+    }
+    let mut objects = vec![object_record(exe_name.clone(), &exe.data, None)];
+    let mut b = Builder::default();
+    let mut per_stack: HashMap<usize, (f64, u64)> = HashMap::new();
+    let mut total = add_object(&mut b, 0, &exe.data, image, &hist, &mut per_stack);
+    let mut hz = hist.hz;
+    let present = hist.present();
+
+    let manifest = match gmons {
+        [g] => crate::report::objects::find_manifest(g),
+        _ => None,
+    };
+    if let Some(m) = manifest {
+        let mname = m.display().to_string();
+        let text = std::fs::read(&m).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        let entries =
+            gmon::manifest::parse(&text).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        let dir = m.parent().unwrap_or(std::path::Path::new("."));
+        for e in entries
+            .iter()
+            .filter(|e| e.kind == gmon::manifest::Kind::Lib)
+        {
+            let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
+            let fname = file.display().to_string();
+            let gdata = std::fs::read(&file)
+                .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
+            let mut lib_hist = Histograms::default();
+            read_hist(&fname, &gdata, target, &mut lib_hist)?;
+            hz = hz.max(lib_hist.hz);
+            let path = String::from_utf8_lossy(&e.path.unescaped()).into_owned();
+            let id_hex: String = e
+                .build_id
+                .as_bytes()
+                .iter()
+                .map(|x| format!("{x:02x}"))
+                .collect();
+            let id_hex = (!id_hex.is_empty()).then_some(id_hex);
+            let k = objects.len();
+            let loaded = crate::report::objects::load_object(
+                std::path::Path::new(&path),
+                e.build_id.as_bytes(),
+                std::path::Path::new("/usr/lib/debug"),
+            );
+            let parsed = loaded.and_then(|(data, source)| {
+                ElfImage::parse(&data).map_err(|err| format!("{path}: {err}"))?;
+                Ok((data, source))
+            });
+            match parsed {
+                Ok((data, source)) => {
+                    if let crate::report::objects::SymbolSource::Dynsym(_) = source {
+                        warnings.push(format!(
+                            "{path}: no .symtab and no debug file for its build-id; static functions are missing"
+                        ));
+                    }
+                    objects.push(object_record(path.clone(), &data, id_hex));
+                    let lib_image = ElfImage::parse(&data)
+                        .map_err(|err| Error::input(format!("{path}: {err}")))?;
+                    total += add_object(&mut b, k, &data, &lib_image, &lib_hist, &mut per_stack);
+                }
+                Err(reason) => {
+                    // The samples stay, in one frame that says why they have no functions.
+                    warnings.push(format!("{path}: {reason}"));
+                    objects.push(Object {
+                        path: path.clone(),
+                        build_id: id_hex,
+                        start: 0,
+                        limit: u64::MAX,
+                        offset: 0,
+                    });
+                    let function = b.function(k, &format!("<unreadable: {reason}>"), None, 0);
+                    for bin in sampled_bins(&lib_hist) {
+                        total += u64::from(bin.count);
+                        let loc = b.location(
+                            bin.addr_range().0,
+                            Some(k),
+                            vec![Line { function, line: 0 }],
+                        );
+                        let e = per_stack.entry(loc).or_default();
+                        e.0 += f64::from(bin.count);
+                        e.1 += u64::from(bin.count);
+                    }
+                }
+            }
+        }
+    }
+
+    let mut samples: Vec<Sample> = per_stack
+        .into_iter()
+        .map(|(loc, (samples, count))| Sample {
+            locations: vec![loc],
+            samples,
+            count,
+        })
+        .collect();
+    samples.sort_by(|x, y| {
+        y.samples
+            .total_cmp(&x.samples)
+            .then(x.locations.cmp(&y.locations))
+    });
+    if !present {
+        warnings.push("the profile has no histogram: there are no samples to export".into());
+    }
+    Ok(StackProfile {
+        executable: exe_name,
+        gmon_files: gmons.iter().map(|g| g.name()).collect(),
+        hz: if hz == 0 { 100 } else { hz },
+        total_samples: total,
+        duration_ns: None,
+        written_ns: gmons
+            .iter()
+            .filter_map(|g| std::fs::metadata(&g.path).ok()?.modified().ok())
+            .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+            .max(),
+        unsampled_seconds: None,
+        truncated_stacks: None,
+        has_call_stacks: false,
+        objects,
+        functions: b.functions,
+        locations: b.locations,
+        samples,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::largest_remainder;
+
+    #[test]
+    fn largest_remainder_keeps_the_sum() {
+        assert_eq!(largest_remainder(10, &[2.5, 7.5]), vec![3, 7]);
+        assert_eq!(largest_remainder(3, &[1.0, 1.0, 1.0]), vec![1, 1, 1]);
+        assert_eq!(largest_remainder(1, &[0.5, 0.5]), vec![1, 0]);
+        let v = largest_remainder(7, &[7.0 / 3.0; 3]);
+        assert_eq!(v.iter().sum::<u64>(), 7);
+    }
+}
