@@ -937,6 +937,32 @@ fn a_failed_exec_resumes_profiling() {
     assert!(gmon_files(&dir) == ["gmon.out"], "{:?}", gmon_files(&dir));
 }
 
+/// Issues 14 and 15: after a failed exec in a two-thread program the other thread used to be
+/// sampled no more (the restarted clock covered only the thread that called exec; the report
+/// said 51/49 instead of 20/80). The restarted clock gives every existing thread an event.
+#[test]
+fn a_failed_exec_in_a_threaded_program_resumes_sampling_every_thread() {
+    let dir = Scratch::new("exec-fail-mt");
+    let exe = procs(&dir);
+    let r = run(
+        &dir,
+        &exe,
+        &["exec-fail-mt", "200"],
+        &[("PROFIL_HZ", "1000")],
+    );
+    assert_eq!(r.status, 0, "{r:?}");
+    // The thread does twice main's work after the failure: 2:1 within 10 points.
+    check_profile(
+        &exe,
+        &dir.path("gmon.out"),
+        "thread_work",
+        "after_exec",
+        2.0 / 3.0,
+        10.0,
+        r.user_s,
+    );
+}
+
 /// Start `exe args`, wait until it has used 0.3 s of CPU (so the runtime is long set up and
 /// samples exist), send it `sig`, and return how it ended. The program must run until signalled.
 fn run_and_signal(dir: &Scratch, exe: &Path, args: &[&str], sig: i32) -> Run {
@@ -1446,6 +1472,14 @@ fn seed_profil_goes_on_after_profil_rt_finish() {
 #[test]
 fn seed_interfaces_tick_at_clk_tck() {
     check_api_mode(&["rate"], &[("PROFIL_HZ", "1000")], 6);
+}
+
+/// Solaris 2.6 profil(2): "a call to profil() impacts all LWPs/threads". With the automatic
+/// profile off, a call from a helper thread used to sample only that thread and later ones
+/// (main got 0 of ~300 ticks); now threads that exist when the clock starts get a clock too.
+#[test]
+fn seed_a_call_from_a_helper_thread_samples_the_threads_that_already_exist() {
+    check_api_mode(&["helper-thread"], &[("PROFIL_OFF", "1")], 1);
 }
 
 /// BSD's char *samples (odd addresses), and a failed pcsample keeps the previous count.
