@@ -12,7 +12,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use crate::{hist, objects, pcmode, signals, sys};
+use crate::{hist, objects, pcmode, signals, stacks, sys};
 
 /// Marks our signals: the perf event's `sig_data` (echoed in `si_perf_data`) and the CPU
 /// timer's `si_value`.
@@ -47,12 +47,16 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
         return;
     }
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.
-    let pc = unsafe { sys::interrupted_pc(uctx) };
+    let regs = unsafe { sys::interrupted_regs(uctx) };
+    let pc = regs.pc;
     let object = if hist::record(pc) {
         objects::record(pc)
     } else {
         None
     };
+    if hist::counting() {
+        stacks::record(regs);
+    }
     pcmode::record(pc, object);
     crate::api::record(pc);
 }

@@ -204,6 +204,7 @@ pub mod objects;
 pub mod output;
 pub mod pcmode;
 pub mod signals;
+pub mod stacks;
 pub mod sys;
 pub mod timer;
 
@@ -380,6 +381,12 @@ pub fn start() {
     if cfg.ranges_all || cfg.pcsample {
         objects::enable(cfg.scale);
     }
+    if cfg.stacks {
+        let lo = layout.link_lo.wrapping_add(text.bias) as usize;
+        if !stacks::enable(cfg.stack_slots as usize, lo, lo + layout.span() as usize) {
+            warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
+        }
+    }
     if cfg.pcsample && !pcmode::enable(cfg.pcsamples as usize) {
         warn(b"profil-rt: cannot map memory for the pcsample buffer; not profiling");
         return;
@@ -454,6 +461,7 @@ extern "C" fn after_fork_in_child() {
         hist::clear();
         objects::clear();
         pcmode::clear();
+        stacks::clear();
         FORK_CHILD.store(true, Ordering::Relaxed);
     }
     // The clock may also be running only for the programming interfaces ("profiling remains
@@ -743,6 +751,7 @@ fn write_profile(backend: Backend) {
         layout,
         counters,
         rate,
+        arcs: Some(EXE_BIAS.load(Ordering::Relaxed)),
     };
     let written = output::write(&dest, &profile);
     if let (Some(name), true) = (&written, objects::enabled()) {
