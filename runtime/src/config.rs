@@ -92,6 +92,8 @@ pub struct Config {
     pub stacks: bool,
     /// `PROFIL_STACK_SLOTS`: slots in each stack table (a test setting).
     pub stack_slots: u32,
+    /// `PROFIL_STACK_STATS=1`: print the walk statistics at exit (a test setting).
+    pub stack_stats: bool,
 }
 
 impl Default for Config {
@@ -109,6 +111,7 @@ impl Default for Config {
             pcsamples: DEFAULT_PCSAMPLES,
             stacks: true,
             stack_slots: crate::stacks::DEFAULT_SLOTS as u32,
+            stack_stats: false,
         }
     }
 }
@@ -235,6 +238,7 @@ impl Config {
                 ))),
             }
         }
+        c.stack_stats = get("PROFIL_STACK_STATS") == Some(b"1");
         if let Some(v) = get("PROFIL_STACK_SLOTS") {
             match parse_u32(v) {
                 Some(n) if (1..=1 << 24).contains(&n) => c.stack_slots = n,

@@ -30,6 +30,10 @@
 //!   `dlopen`/`dlmopen` are profiled without wrapping those functions.
 //! * [`pcmode`]: `PROFIL_MODE=pcsample` — every sample (time, thread, PC) in a bounded buffer,
 //!   written in the pcsample format with the loaded objects.
+//! * [`stacks`]: the call stack of every sample (a frame-pointer walk bounded to the
+//!   interrupted thread's stack, with a check for frameless leaves), aggregated into lock-free
+//!   arc and stack tables; the arcs go into `gmon.out`'s call-graph records. `PROFIL_STACKS=0`
+//!   records PCs only.
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
 //! * [`signals`]: the program's view of signals — the signal calls interposed, so that it sees
 //!   only its own dispositions and masks and never receives, waits for or is interrupted by
@@ -153,10 +157,10 @@
 //!
 //! A sample puts the kernel's signal frame below the interrupted code's stack pointer (and its
 //! 128-byte red zone): about `AT_MINSIGSTKSZ`, 3,376 bytes on an AVX-512 machine (2,952 bytes
-//! measured), nearer 1 KiB without AVX. Our handler then needs at most 256 bytes more
-//! (measured: 96 bytes; 136 with `PROFIL_MODE=pcsample`; the test
-//! `the_sampling_handler_uses_at_most_256_bytes_of_stack_beyond_the_signal_frame` holds it to
-//! that). So code that is sampled needs `AT_MINSIGSTKSZ` + 128 + 256 bytes free below its own
+//! measured), nearer 1 KiB without AVX. Our handler then needs at most 640 bytes more
+//! (measured: 96 bytes before the stack walk; 544 with it, [`stacks`]; the test
+//! `the_sampling_handler_uses_at_most_640_bytes_of_stack_beyond_the_signal_frame` holds it to
+//! that). So code that is sampled needs `AT_MINSIGSTKSZ` + 128 + 640 bytes free below its own
 //! deepest use: a coroutine on a stack smaller than the signal frame (2 KiB on an AVX-512
 //! machine) cannot take any asynchronous signal, ours included, and is not supported. The
 //! program's alternate signal stacks are safe whatever their size (see above).
@@ -383,7 +387,12 @@ pub fn start() {
     }
     if cfg.stacks {
         let lo = layout.link_lo.wrapping_add(text.bias) as usize;
-        if !stacks::enable(cfg.stack_slots as usize, lo, lo + layout.span() as usize) {
+        if !stacks::enable(
+            cfg.stack_slots as usize,
+            lo,
+            lo + layout.span() as usize,
+            cfg.stack_stats,
+        ) {
             warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
         }
     }
@@ -754,6 +763,7 @@ fn write_profile(backend: Backend) {
         arcs: Some(EXE_BIAS.load(Ordering::Relaxed)),
     };
     let written = output::write(&dest, &profile);
+    stacks::report(warn);
     if let (Some(name), true) = (&written, objects::enabled()) {
         let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
         output::write_objects(

@@ -108,6 +108,7 @@ const CLAIMED: u32 = 1;
 const READY: u32 = 2;
 
 static ON: AtomicBool = AtomicBool::new(false);
+static PRINT_STATS: AtomicBool = AtomicBool::new(false);
 static ARCS: AtomicPtr<ArcSlot> = AtomicPtr::new(core::ptr::null_mut());
 static STACKS: AtomicPtr<StackSlot> = AtomicPtr::new(core::ptr::null_mut());
 static POOL: AtomicPtr<AtomicU64> = AtomicPtr::new(core::ptr::null_mut());
@@ -118,7 +119,13 @@ static EXE_LO: AtomicUsize = AtomicUsize::new(0);
 static EXE_HI: AtomicUsize = AtomicUsize::new(0);
 static MAIN_TOP: AtomicUsize = AtomicUsize::new(0);
 static MAIN_LO: AtomicUsize = AtomicUsize::new(0);
-static FIND: AtomicUsize = AtomicUsize::new(0);
+/// The executable segments of the objects loaded at start (the executable first).
+const MAX_SEGMENTS: usize = 64;
+#[allow(clippy::declare_interior_mutable_const)]
+const ZU: AtomicUsize = AtomicUsize::new(0);
+static SEG_LO: [AtomicUsize; MAX_SEGMENTS] = [ZU; MAX_SEGMENTS];
+static SEG_HI: [AtomicUsize; MAX_SEGMENTS] = [ZU; MAX_SEGMENTS];
+static NSEG: AtomicUsize = AtomicUsize::new(0);
 static SAMPLE_ID: AtomicU64 = AtomicU64::new(0);
 
 /// What happened to the walks (for the exit report and the tests).
@@ -173,7 +180,8 @@ static C: Counters = Counters {
 /// Map the tables (`slots` per table, rounded up to a power of two; the pool holds 16 PCs per
 /// slot) for an executable whose text is at runtime `[exe_lo, exe_hi)`. Constructor only;
 /// false (and stacks stay off) when the memory cannot be reserved.
-pub fn enable(slots: usize, exe_lo: usize, exe_hi: usize) -> bool {
+pub fn enable(slots: usize, exe_lo: usize, exe_hi: usize, print_stats: bool) -> bool {
+    PRINT_STATS.store(print_stats, Ordering::Relaxed);
     let slots = slots.clamp(1, 1 << 24).next_power_of_two();
     let pool_len = slots * 16;
     let (Some(a), Some(s), Some(p)) = (
@@ -194,7 +202,13 @@ pub fn enable(slots: usize, exe_lo: usize, exe_hi: usize) -> bool {
     let limit = sys::stack_limit().unwrap_or(1 << 30).min(1 << 32) as usize;
     MAIN_TOP.store(top, Ordering::Relaxed);
     MAIN_LO.store(top.saturating_sub(limit), Ordering::Relaxed);
-    FIND.store(sys::find_object_function(), Ordering::Relaxed);
+    let mut segs = [(0usize, 0usize); MAX_SEGMENTS];
+    let n = sys::executable_segments(&mut segs);
+    for (i, &(lo, hi)) in segs[..n].iter().enumerate() {
+        SEG_LO[i].store(lo, Ordering::Relaxed);
+        SEG_HI[i].store(hi, Ordering::Relaxed);
+    }
+    NSEG.store(n, Ordering::Relaxed);
     ON.store(true, Ordering::Release);
     true
 }
@@ -249,39 +263,53 @@ fn indirect_call_len(modrm: u8, sib: u8) -> Option<usize> {
     Some(2 + usize::from(has_sib) + disp)
 }
 
-/// Is `r` a return address (the instruction before it a call)? For the executable the bytes
-/// are read (its text is mapped and readable); elsewhere `_dl_find_object` must know it.
+/// The executable segment (index) holding `pc`: the executable's text first, then the other
+/// objects loaded at start.
+#[inline]
+fn segment(pc: usize) -> Option<usize> {
+    if in_exe(pc) {
+        return Some(usize::MAX);
+    }
+    (0..NSEG.load(Ordering::Relaxed).min(MAX_SEGMENTS)).find(|&i| {
+        let lo = SEG_LO[i].load(Ordering::Relaxed);
+        pc.wrapping_sub(lo) < SEG_HI[i].load(Ordering::Relaxed).wrapping_sub(lo)
+    })
+}
+
+/// Is `r` a return address (the instruction before it a call)? It must lie in an executable
+/// segment known at start, whose bytes are read: segments stay mapped while their object is
+/// loaded, and `dlclose` of an object loaded before `main` is rare (its return addresses then
+/// end walks instead of faulting only if the range was reused; see Known limitations).
 fn return_address(r: usize) -> Option<Call> {
-    if in_exe(r) {
-        if r.wrapping_sub(EXE_LO.load(Ordering::Relaxed)) < 8 {
-            return None;
-        }
-        // SAFETY: r - 7 .. r lies inside the executable's text, mapped readable for the
-        // whole life of the process.
-        let b = |back: usize| unsafe { sys::read_byte(r - back) };
-        if b(5) == 0xe8 {
-            let rel = i32::from_le_bytes([b(4), b(3), b(2), b(1)]);
-            return Some(Call::Direct(r.wrapping_add(rel as isize as usize)));
-        }
-        for n in 2..=7 {
-            if b(n) == 0xff {
-                let sib = if n >= 3 { b(n - 2) } else { 0 };
-                if indirect_call_len(b(n - 1), sib) == Some(n) {
-                    return Some(Call::Unknown);
-                }
-            }
-        }
+    let lo = match segment(r)? {
+        usize::MAX => EXE_LO.load(Ordering::Relaxed),
+        i => SEG_LO[i].load(Ordering::Relaxed),
+    };
+    if r.wrapping_sub(lo) < 8 {
         return None;
     }
-    let find = FIND.load(Ordering::Relaxed);
-    sys::find_object(find, r).map(|_| Call::Unknown)
+    // SAFETY: r - 7 .. r lies inside an executable segment, mapped readable.
+    let b = |back: usize| unsafe { sys::read_byte(r - back) };
+    if b(5) == 0xe8 {
+        let rel = i32::from_le_bytes([b(4), b(3), b(2), b(1)]);
+        return Some(Call::Direct(r.wrapping_add(rel as isize as usize)));
+    }
+    for n in 2..=7 {
+        if b(n) == 0xff {
+            let sib = if n >= 3 { b(n - 2) } else { 0 };
+            if indirect_call_len(b(n - 1), sib) == Some(n) {
+                return Some(Call::Unknown);
+            }
+        }
+    }
+    None
 }
 
 /// Could `r` be the return address into the caller of a frameless function executing `pc`?
 fn leaf_return(r: usize, pc: usize) -> bool {
     match return_address(r) {
         Some(Call::Direct(t)) => {
-            (t <= pc && pc - t < LEAF_SPAN) || (in_exe(t) && !in_exe(pc) && in_exe(r))
+            (t <= pc && pc - t < LEAF_SPAN) || (segment(t).is_some() && segment(t) != segment(pc))
         }
         Some(Call::Unknown) => true,
         None => false,
@@ -390,6 +418,7 @@ fn mix(h: u64, pc: usize) -> u64 {
 /// Record the stack of one sample. *Async-signal-safe*: loads, compare-and-swaps and
 /// `fetch_add`s on memory mapped at start; `_dl_find_object` for return addresses outside the
 /// executable.
+#[inline(never)]
 pub fn record(regs: Regs) {
     if !ON.load(Ordering::Acquire) {
         return;
@@ -487,6 +516,20 @@ fn count_arc(from: usize, to: usize, id: u64) {
     C.arcs_dropped.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Copy the stack's PCs into its pool entries (a second walk; only for a stack seen the first
+/// time, out of line so the common path's stack frame stays small).
+#[cold]
+#[inline(never)]
+fn fill(regs: Regs, out: &[AtomicU64]) {
+    let mut k = 0;
+    walk(regs, |pc, _| {
+        if let Some(o) = out.get(k) {
+            o.store(pc as u64, Ordering::Relaxed);
+        }
+        k += 1;
+    });
+}
+
 fn count_stack(regs: Regs, hash: u64, depth: u32) {
     let t = stack_slots();
     if t.is_empty() {
@@ -519,13 +562,7 @@ fn count_stack(regs: Regs, hash: u64, depth: u32) {
                 s.state.store(EMPTY, Ordering::Release);
                 break;
             }
-            let mut k = start;
-            walk(regs, |pc, _| {
-                if k < start + depth as usize {
-                    pool[k].store(pc as u64, Ordering::Relaxed);
-                    k += 1;
-                }
-            });
+            fill(regs, &pool[start..start + depth as usize]);
             s.hash.store(hash, Ordering::Relaxed);
             s.depth.store(depth, Ordering::Relaxed);
             s.start.store(start as u64, Ordering::Relaxed);
@@ -536,6 +573,35 @@ fn count_stack(regs: Regs, hash: u64, depth: u32) {
         i = (i + 1) & mask;
     }
     C.stacks_dropped.fetch_add(1, Ordering::Relaxed);
+}
+
+/// At exit: one warning line when a table was full, and with `PROFIL_STACK_STATS=1` the walk
+/// statistics.
+pub fn report(warn: impl Fn(&[u8])) {
+    use core::fmt::Write;
+    if !enabled() {
+        return;
+    }
+    let s = stats();
+    if s.arcs_dropped > 0 || s.stacks_dropped > 0 {
+        let mut m = crate::buf::FixedBuf::<200>::new();
+        let _ = write!(
+            m,
+            "profil-rt: the stack tables were full (PROFIL_STACK_SLOTS); {} arc counts and {} stacks were not recorded",
+            s.arcs_dropped, s.stacks_dropped
+        );
+        warn(m.as_bytes());
+    }
+    if PRINT_STATS.load(Ordering::Relaxed) {
+        let mut m = crate::buf::FixedBuf::<300>::new();
+        let _ = write!(
+            m,
+            "profil-rt: stacks walks={} complete={} left_fp_code={} truncated={} too_deep={} no_range={} frameless_leaf={} arcs_dropped={} stacks_dropped={}",
+            s.walks, s.complete, s.left_fp_code, s.truncated, s.too_deep, s.no_range,
+            s.frameless_leaf, s.arcs_dropped, s.stacks_dropped
+        );
+        warn(m.as_bytes());
+    }
 }
 
 /// The walk statistics so far.

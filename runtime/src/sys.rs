@@ -1452,3 +1452,47 @@ pub fn stack_limit() -> Option<u64> {
     let r = unsafe { r.assume_init() };
     (r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
 }
+
+struct Segments<'a> {
+    out: &'a mut [(usize, usize)],
+    n: usize,
+}
+
+extern "C" fn segments_callback(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: dl_iterate_phdr passes a valid `dl_phdr_info` for the duration of the call and
+    // `data` is the `&mut Segments` handed to it by `executable_segments`; `dlpi_phdr` points to
+    // `dlpi_phnum` program headers.
+    unsafe {
+        let s = &mut *(data as *mut Segments<'_>);
+        let info = &*info;
+        for i in 0..info.dlpi_phnum as usize {
+            let ph = &*info.dlpi_phdr.add(i);
+            if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 && ph.p_memsz > 0 {
+                let lo = info.dlpi_addr.wrapping_add(ph.p_vaddr) as usize;
+                if let Some(slot) = s.out.get_mut(s.n) {
+                    *slot = (lo, lo.saturating_add(ph.p_memsz as usize));
+                    s.n += 1;
+                }
+            }
+        }
+    }
+    0
+}
+
+/// The runtime address ranges of every executable segment of every object loaded now (the
+/// executable first), as many as fit in `out`; returns how many. Constructor only.
+pub fn executable_segments(out: &mut [(usize, usize)]) -> usize {
+    let mut s = Segments { out, n: 0 };
+    // SAFETY: the callback only writes through `data`, which points to `s`, alive for the call.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(segments_callback),
+            &mut s as *mut Segments<'_> as *mut c_void,
+        );
+    }
+    s.n
+}
