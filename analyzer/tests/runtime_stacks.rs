@@ -117,16 +117,30 @@ fn inclusive_percent(graph: &str, name: &str) -> Option<f64> {
     })
 }
 
-/// gprof's inclusive share for `costly` from our sampled arcs is within 3 points of the share
-/// the program measures itself. Runs until at least 2,000 samples were walked (doubling the
-/// work, a bounded number of times), so it holds on any machine speed.
-#[test]
-fn gprof_shows_costly_inclusive_share_within_3_points_of_the_truth() {
-    let dir = Scratch::new("cheapcostly");
-    let exe = build(&dir);
+fn build_rust(dir: &Scratch, frame_pointers: bool) -> PathBuf {
+    let exe = dir.0.join("stacks_rs");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime/stacks.rs");
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut cmd = Command::new(rustc);
+    cmd.args(["-O", "--edition", "2021", "-C"])
+        .arg(format!("link-arg={}", runtime_object().display()));
+    if frame_pointers {
+        cmd.args(["-C", "force-frame-pointers=yes"]);
+    }
+    let out = cmd.arg("-o").arg(&exe).arg(src).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    exe
+}
+
+/// Run `exe [mode] scale` until at least 2,000 samples were walked (doubling the work, a
+/// bounded number of times, so it holds on any machine speed), then compare gprof's inclusive
+/// share for `costly` from our sampled arcs with the share the program measured itself.
+fn check_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>) {
     let mut scale = 200u64;
     for attempt in 0..6 {
-        let r = run(&dir, &exe, &["cheapcostly", &scale.to_string()], &[]);
+        let s = scale.to_string();
+        let args: Vec<&str> = mode.into_iter().chain([s.as_str()]).collect();
+        let r = run(dir, exe, &args, &[]);
         assert!(r.ok, "{}", r.stderr);
         if stat(&r, "walks") < 2000 && attempt < 5 {
             scale *= 2;
@@ -139,16 +153,32 @@ fn gprof_shows_costly_inclusive_share_within_3_points_of_the_truth() {
             .unwrap()
             .parse()
             .unwrap();
-        let g = gprof(&dir, &exe);
+        let g = gprof(dir, exe);
         let got = inclusive_percent(&g, "costly").unwrap_or_else(|| panic!("no costly:\n{g}"));
         assert!(
             (got - truth * 100.0).abs() <= 3.0,
             "gprof {got}% vs truth {:.1}%\n{g}",
             truth * 100.0
         );
-        assert!(stat(&r, "frameless_leaf") > 0, "{}", r.stderr);
         return;
     }
+}
+
+#[test]
+fn rust_with_forced_frame_pointers_gprof_costly_share_within_3_points() {
+    let dir = Scratch::new("rust-fp");
+    let exe = build_rust(&dir, true);
+    check_costly_share(&dir, &exe, None);
+}
+
+/// C at -O2 -fno-omit-frame-pointer: `work` is a frameless leaf, recognised as such.
+#[test]
+fn gprof_shows_costly_inclusive_share_within_3_points_of_the_truth() {
+    let dir = Scratch::new("cheapcostly");
+    let exe = build(&dir);
+    check_costly_share(&dir, &exe, Some("cheapcostly"));
+    let r = run(&dir, &exe, &["cheapcostly", "100"], &[]);
+    assert!(stat(&r, "frameless_leaf") > 0, "{}", r.stderr);
 }
 
 #[test]
