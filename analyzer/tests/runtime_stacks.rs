@@ -258,3 +258,32 @@ fn a_full_table_counts_what_it_dropped_and_pcs_only_writes_no_arcs() {
     let g = gprof(&dir, &exe);
     assert!(inclusive_percent(&g, "costly").is_none(), "{g}");
 }
+
+#[test]
+fn profil_stacks_file_writes_the_stacks_and_statistics_beside_the_profile() {
+    let dir = Scratch::new("file");
+    let exe = build(&dir);
+    let r = run(&dir, &exe, &["deep", "5"], &[("PROFIL_STACKS", "file")]);
+    assert!(r.ok, "{}", r.stderr);
+    let bytes = fs::read(dir.0.join("gmon.out.stacks")).expect("gmon.out.stacks");
+    let f = gmon::stacks::parse(&bytes).unwrap();
+    let s = f.header.stats;
+    assert_eq!(s.walks, stat(&r, "walks"));
+    assert_eq!(s.too_deep, stat(&r, "too_deep"));
+    assert_eq!(f.header.max_depth, 128);
+    // Every walk is one stack sample (nothing dropped at the default size).
+    let total: u64 = f.stacks.iter().map(|s| s.count).sum();
+    assert_eq!(total, s.walks);
+    // The executable comes first, and every leaf of this program is in it.
+    let exe_seg = f.objects[0];
+    assert!(f
+        .stacks
+        .iter()
+        .all(|s| s.pcs().next().is_some_and(|pc| exe_seg.contains(pc))));
+    // Recursion beyond the limit: the deepest stacks hold exactly the limit.
+    assert!(f.stacks.iter().any(|s| s.depth() == 128));
+    // Without the setting, no such file.
+    let dir2 = Scratch::new("nofile");
+    let r = run(&dir2, &exe, &["deep", "1"], &[]);
+    assert!(r.ok && !dir2.0.join("gmon.out.stacks").exists());
+}

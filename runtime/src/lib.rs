@@ -392,6 +392,7 @@ pub fn start() {
             lo,
             lo + layout.span() as usize,
             cfg.stack_stats,
+            cfg.stacks_file,
         ) {
             warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
         }
@@ -764,6 +765,9 @@ fn write_profile(backend: Backend) {
     };
     let written = output::write(&dest, &profile);
     stacks::report(warn);
+    if let (Some(name), true) = (&written, stacks::write_file()) {
+        output::write_stacks(name.as_bytes());
+    }
     if let (Some(name), true) = (&written, objects::enabled()) {
         let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
         output::write_objects(

@@ -170,6 +170,74 @@ pub fn bsd_clipped(counters: &[AtomicU32]) -> u64 {
         .sum()
 }
 
+/// Write the sampled stacks ([`crate::stacks`]) to `<gmon_name>.stacks`, atomically, in the
+/// gmon crate's stacks format. On failure, one line on stderr.
+pub fn write_stacks(gmon_name: &[u8]) {
+    use gmon::stacks::{Header, Object, StacksWriteError, StacksWriter, WalkStats, FLAG_DROPPED};
+    let st = crate::stacks::stats();
+    let nobjects = crate::stacks::segments().count() as u32;
+    let nstacks = crate::stacks::stacks_iter().count() as u64;
+    let mut name = PathBuf::new();
+    name.push(gmon_name);
+    name.push(b".stacks");
+    let result = write_atomically(&name, sys::getpid(), |sink| {
+        let mut w = StacksWriter::new(sink);
+        let header = Header {
+            max_depth: crate::stacks::MAX_DEPTH as u32,
+            flags: if st.arcs_dropped + st.stacks_dropped > 0 {
+                FLAG_DROPPED
+            } else {
+                0
+            },
+            objects: nobjects,
+            stacks: nstacks,
+            stats: WalkStats {
+                walks: st.walks,
+                complete: st.complete,
+                left_fp_code: st.left_fp_code,
+                truncated: st.truncated,
+                too_deep: st.too_deep,
+                no_range: st.no_range,
+                frameless_leaf: st.frameless_leaf,
+                arcs_dropped: st.arcs_dropped,
+                stacks_dropped: st.stacks_dropped,
+            },
+        };
+        let r = (|| {
+            w.header(&header)?;
+            for (lo, hi, bias, path) in crate::stacks::segments() {
+                w.object(&Object {
+                    bias: bias as u64,
+                    start: lo as u64,
+                    end: hi as u64,
+                    path,
+                })?;
+            }
+            for (pcs, count) in crate::stacks::stacks_iter().take(nstacks as usize) {
+                w.stack(
+                    count,
+                    pcs.len() as u32,
+                    pcs.iter().map(|p| p.load(Ordering::Relaxed)),
+                )?;
+            }
+            w.finish().map(|_| ())
+        })();
+        r.map_err(|e| match e {
+            StacksWriteError::Sink(e) => Failure {
+                errno: e,
+                what: "write",
+            },
+            _ => Failure {
+                errno: 0,
+                what: "the stack tables changed while they were written",
+            },
+        })
+    });
+    if let Err(f) = result {
+        f.report(name.as_bytes());
+    }
+}
+
 /// The sampled arcs whose both ends lie in the executable's text, at link-time addresses
 /// (shared objects' arcs are left to the stacks file).
 fn sampled_arcs(profile: &Profile<'_>) -> impl Iterator<Item = (u64, u64, u64)> + use<> {

@@ -18,16 +18,17 @@
 //!   own) records the leaf alone and counts as *no stack range*.
 //! * Frame pointers must be 8-byte aligned and strictly increase; each frame must lie inside
 //!   the range.
-//! * Each return address must lie in the executable's text, where the bytes before it must
-//!   encode a `call` (direct `e8 rel32`, or an indirect `ff /2` of matching length), or in an
-//!   object glibc's `_dl_find_object` knows (async-signal-safe, lock-free; its bytes are not
-//!   read there, since an object's mapping can have inaccessible holes).
+//! * Each return address must lie in an executable segment of an object loaded when sampling
+//!   started (recorded at start with `dl_iterate_phdr`, at most 64 segments; the executable
+//!   first), where the bytes before it must encode a `call` (direct `e8 rel32`, or an indirect
+//!   `ff /2` of matching length). Reading those bytes is safe: the segment is mapped readable.
 //!
 //! A chain that ends with `rbp = 0` is complete (`_start` and glibc's thread start clear it).
 //! A chain that breaks after it has left the executable (libc is built without frame
 //! pointers: `__libc_start_call_main`, `start_thread`, callbacks from `qsort`) counts as *left
 //! the frame-pointer code*; one that breaks inside the executable counts as *truncated*, and
-//! one that reaches [`MAX_DEPTH`] as *too deep*. All are reported at exit.
+//! one that reaches [`MAX_DEPTH`] as *too deep*. All are counted ([`Stats`]): in the stacks file,
+//! and on stderr at exit with the test setting `PROFIL_STACK_STATS=1`.
 //!
 //! # Frameless leaves: the decision
 //!
@@ -66,6 +67,16 @@
 //! claimed by another thread moves on (a duplicate key is harmless: the writers sum them). When
 //! a table or the pool is full, the sample's arc or stack is counted as dropped, never waited
 //! for. `PROFIL_STACKS=0` turns all of this off (PCs only).
+//!
+//! # Output
+//!
+//! The arcs whose both ends are in the executable go into `gmon.out`'s call-graph records at
+//! link-time addresses ([`crate::output`]): gprof then shows measured children times, and its
+//! "called" column counts samples, not calls. Arcs into or out of shared objects are left to
+//! the stacks file. With `PROFIL_STACKS=file` the stacks (runtime addresses, with the
+//! executable segments of the objects loaded at start and the walk statistics) are also
+//! written to `<profile>.stacks`, in the format of the gmon crate's `stacks` module. That file
+//! is opt-in for now: the analyzer does not read it yet.
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -109,6 +120,7 @@ const READY: u32 = 2;
 
 static ON: AtomicBool = AtomicBool::new(false);
 static PRINT_STATS: AtomicBool = AtomicBool::new(false);
+static WRITE_FILE: AtomicBool = AtomicBool::new(false);
 static ARCS: AtomicPtr<ArcSlot> = AtomicPtr::new(core::ptr::null_mut());
 static STACKS: AtomicPtr<StackSlot> = AtomicPtr::new(core::ptr::null_mut());
 static POOL: AtomicPtr<AtomicU64> = AtomicPtr::new(core::ptr::null_mut());
@@ -125,6 +137,8 @@ const MAX_SEGMENTS: usize = 64;
 const ZU: AtomicUsize = AtomicUsize::new(0);
 static SEG_LO: [AtomicUsize; MAX_SEGMENTS] = [ZU; MAX_SEGMENTS];
 static SEG_HI: [AtomicUsize; MAX_SEGMENTS] = [ZU; MAX_SEGMENTS];
+static SEG_BIAS: [AtomicUsize; MAX_SEGMENTS] = [ZU; MAX_SEGMENTS];
+static SEG_NAME: [AtomicUsize; MAX_SEGMENTS] = [ZU; MAX_SEGMENTS];
 static NSEG: AtomicUsize = AtomicUsize::new(0);
 static SAMPLE_ID: AtomicU64 = AtomicU64::new(0);
 
@@ -180,8 +194,15 @@ static C: Counters = Counters {
 /// Map the tables (`slots` per table, rounded up to a power of two; the pool holds 16 PCs per
 /// slot) for an executable whose text is at runtime `[exe_lo, exe_hi)`. Constructor only;
 /// false (and stacks stay off) when the memory cannot be reserved.
-pub fn enable(slots: usize, exe_lo: usize, exe_hi: usize, print_stats: bool) -> bool {
+pub fn enable(
+    slots: usize,
+    exe_lo: usize,
+    exe_hi: usize,
+    print_stats: bool,
+    write_file: bool,
+) -> bool {
     PRINT_STATS.store(print_stats, Ordering::Relaxed);
+    WRITE_FILE.store(write_file, Ordering::Relaxed);
     let slots = slots.clamp(1, 1 << 24).next_power_of_two();
     let pool_len = slots * 16;
     let (Some(a), Some(s), Some(p)) = (
@@ -202,15 +223,27 @@ pub fn enable(slots: usize, exe_lo: usize, exe_hi: usize, print_stats: bool) -> 
     let limit = sys::stack_limit().unwrap_or(1 << 30).min(1 << 32) as usize;
     MAIN_TOP.store(top, Ordering::Relaxed);
     MAIN_LO.store(top.saturating_sub(limit), Ordering::Relaxed);
-    let mut segs = [(0usize, 0usize); MAX_SEGMENTS];
+    let mut segs = [sys::Segment {
+        lo: 0,
+        hi: 0,
+        bias: 0,
+        name: core::ptr::null(),
+    }; MAX_SEGMENTS];
     let n = sys::executable_segments(&mut segs);
-    for (i, &(lo, hi)) in segs[..n].iter().enumerate() {
-        SEG_LO[i].store(lo, Ordering::Relaxed);
-        SEG_HI[i].store(hi, Ordering::Relaxed);
+    for (i, s) in segs[..n].iter().enumerate() {
+        SEG_LO[i].store(s.lo, Ordering::Relaxed);
+        SEG_HI[i].store(s.hi, Ordering::Relaxed);
+        SEG_BIAS[i].store(s.bias, Ordering::Relaxed);
+        SEG_NAME[i].store(s.name as usize, Ordering::Relaxed);
     }
     NSEG.store(n, Ordering::Relaxed);
     ON.store(true, Ordering::Release);
     true
+}
+
+/// Is the stacks file to be written (`PROFIL_STACKS=file`)?
+pub fn write_file() -> bool {
+    enabled() && WRITE_FILE.load(Ordering::Relaxed)
 }
 
 /// Are stacks being recorded?
@@ -648,6 +681,22 @@ pub fn stacks_iter() -> impl Iterator<Item = (&'static [AtomicU64], u64)> {
             pool.get(start..start + depth)?,
             s.count.load(Ordering::Relaxed),
         ))
+    })
+}
+
+/// The executable segments known at start: (start, end, bias, path), runtime addresses.
+pub fn segments() -> impl Iterator<Item = (usize, usize, usize, &'static [u8])> {
+    (0..NSEG.load(Ordering::Relaxed).min(MAX_SEGMENTS)).map(|i| {
+        let name = SEG_NAME[i].load(Ordering::Relaxed) as *const core::ffi::c_char;
+        (
+            SEG_LO[i].load(Ordering::Relaxed),
+            SEG_HI[i].load(Ordering::Relaxed),
+            SEG_BIAS[i].load(Ordering::Relaxed),
+            // SAFETY: the loader's name for an object loaded at start; such objects are
+            // rarely unloaded, and this is read at exit while they still are loaded (an
+            // object dlclose'd since start is the documented exception).
+            unsafe { sys::c_str_bytes(name) },
+        )
     })
 }
 

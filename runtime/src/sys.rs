@@ -1453,8 +1453,22 @@ pub fn stack_limit() -> Option<u64> {
     (r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
 }
 
+/// One executable segment of a loaded object.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    /// Runtime start.
+    pub lo: usize,
+    /// Runtime end (exclusive).
+    pub hi: usize,
+    /// The object's load bias.
+    pub bias: usize,
+    /// The loader's NUL-terminated name for the object (`""` for the executable), valid while it
+    /// stays loaded.
+    pub name: *const c_char,
+}
+
 struct Segments<'a> {
-    out: &'a mut [(usize, usize)],
+    out: &'a mut [Segment],
     n: usize,
 }
 
@@ -1474,7 +1488,12 @@ extern "C" fn segments_callback(
             if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 && ph.p_memsz > 0 {
                 let lo = info.dlpi_addr.wrapping_add(ph.p_vaddr) as usize;
                 if let Some(slot) = s.out.get_mut(s.n) {
-                    *slot = (lo, lo.saturating_add(ph.p_memsz as usize));
+                    *slot = Segment {
+                        lo,
+                        hi: lo.saturating_add(ph.p_memsz as usize),
+                        bias: info.dlpi_addr as usize,
+                        name: info.dlpi_name,
+                    };
                     s.n += 1;
                 }
             }
@@ -1483,9 +1502,9 @@ extern "C" fn segments_callback(
     0
 }
 
-/// The runtime address ranges of every executable segment of every object loaded now (the
-/// executable first), as many as fit in `out`; returns how many. Constructor only.
-pub fn executable_segments(out: &mut [(usize, usize)]) -> usize {
+/// The executable segments of every object loaded now (the executable first), as many as fit
+/// in `out`; returns how many. Constructor only.
+pub fn executable_segments(out: &mut [Segment]) -> usize {
     let mut s = Segments { out, n: 0 };
     // SAFETY: the callback only writes through `data`, which points to `s`, alive for the call.
     unsafe {
@@ -1495,4 +1514,17 @@ pub fn executable_segments(out: &mut [(usize, usize)]) -> usize {
         );
     }
     s.n
+}
+
+/// The bytes of a NUL-terminated string the loader keeps (an object's name), without the NUL;
+/// empty for a null pointer.
+///
+/// # Safety
+/// `p` must be null or point to a NUL-terminated string that outlives the returned slice.
+pub unsafe fn c_str_bytes<'a>(p: *const c_char) -> &'a [u8] {
+    if p.is_null() {
+        return &[];
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { CStr::from_ptr(p).to_bytes() }
 }
