@@ -700,16 +700,30 @@ pub fn segments() -> impl Iterator<Item = (usize, usize, usize, &'static [u8])> 
     })
 }
 
-/// Forget everything (a forked child starts afresh).
+/// Forget everything (a forked child starts afresh). The tables' pages are handed back to the
+/// kernel (instant, and the child's copies are freed); only if that fails are the slots
+/// written one by one, which would fault in every page.
 pub fn clear() {
-    for s in arcs() {
-        s.state.store(EMPTY, Ordering::Relaxed);
-        s.count.store(0, Ordering::Relaxed);
-        s.stamp.store(0, Ordering::Relaxed);
+    let a = arcs();
+    if !a.is_empty() && !sys::discard_pages(a.as_ptr() as *mut u8, core::mem::size_of_val(a)) {
+        for s in a {
+            s.state.store(EMPTY, Ordering::Relaxed);
+            s.count.store(0, Ordering::Relaxed);
+            s.stamp.store(0, Ordering::Relaxed);
+        }
     }
-    for s in stack_slots() {
-        s.state.store(EMPTY, Ordering::Relaxed);
-        s.count.store(0, Ordering::Relaxed);
+    let t = stack_slots();
+    if !t.is_empty() && !sys::discard_pages(t.as_ptr() as *mut u8, core::mem::size_of_val(t)) {
+        for s in t {
+            s.state.store(EMPTY, Ordering::Relaxed);
+            s.count.store(0, Ordering::Relaxed);
+        }
+    }
+    let p = pool();
+    if !p.is_empty() {
+        // The pool's contents are only read through published slots: no need to clear, but its
+        // pages are freed in the child all the same.
+        let _ = sys::discard_pages(p.as_ptr() as *mut u8, core::mem::size_of_val(p));
     }
     POOL_USED.store(0, Ordering::Relaxed);
     for c in [
