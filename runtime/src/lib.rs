@@ -83,7 +83,8 @@
 //! * the system calls it needs: `gettid`, `getpid`, `rt_sigprocmask`; for the clock `fstat`,
 //!   `ioctl` (`PERF_EVENT_IOC_ID`, `_DISABLE`) and `close`, or `timer_delete`; `getrusage`;
 //!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`, `close`,
-//!   `rename` (`unlink` on failure); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
+//!   `rename` (`unlink` on failure; the same again for `<profile>.stacks` with
+//!   `PROFIL_STACKS=file`); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
 //!   warning `poll`, `fstat`, `lseek`, `sendto`/`write`; `nanosleep` while waiting for another
 //!   thread's write.
 //! * **seccomp**: a sandbox that allows only what the program needs would kill the process
