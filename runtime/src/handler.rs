@@ -48,15 +48,22 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
     }
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.
     let regs = unsafe { sys::interrupted_regs(uctx) };
-    let pc = regs.pc;
+    count_pc(regs.pc);
+    if hist::counting() {
+        stacks::record(regs);
+    }
+}
+
+/// The histogram, the shared objects, pcsample mode and the programming interfaces. Out of
+/// line, so that its large frame (`_dl_find_object`'s result) and the stack walk's are never
+/// on the stack at once: the handler's stack use is the larger of the two, not their sum.
+#[inline(never)]
+fn count_pc(pc: usize) {
     let object = if hist::record(pc) {
         objects::record(pc)
     } else {
         None
     };
-    if hist::counting() {
-        stacks::record(regs);
-    }
     pcmode::record(pc, object);
     crate::api::record(pc);
 }

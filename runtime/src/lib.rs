@@ -158,10 +158,11 @@
 //!
 //! A sample puts the kernel's signal frame below the interrupted code's stack pointer (and its
 //! 128-byte red zone): about `AT_MINSIGSTKSZ`, 3,376 bytes on an AVX-512 machine (2,952 bytes
-//! measured), nearer 1 KiB without AVX. Our handler then needs at most 640 bytes more
-//! (measured: 96 bytes before the stack walk; 544 with it, [`stacks`]; the test
-//! `the_sampling_handler_uses_at_most_640_bytes_of_stack_beyond_the_signal_frame` holds it to
-//! that). So code that is sampled needs `AT_MINSIGSTKSZ` + 128 + 640 bytes free below its own
+//! measured), nearer 1 KiB without AVX. Our handler then needs at most 512 bytes more
+//! (measured: 96 bytes before the stack walk; with it, [`stacks`], 368, and 440 with
+//! `PROFIL_MODE=pcsample`; the test
+//! `the_sampling_handler_uses_at_most_512_bytes_of_stack_beyond_the_signal_frame` holds it to
+//! that). So code that is sampled needs `AT_MINSIGSTKSZ` + 128 + 512 bytes free below its own
 //! deepest use: a coroutine on a stack smaller than the signal frame (2 KiB on an AVX-512
 //! machine) cannot take any asynchronous signal, ours included, and is not supported. The
 //! program's alternate signal stacks are safe whatever their size (see above).
