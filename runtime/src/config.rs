@@ -88,6 +88,14 @@ pub struct Config {
     pub pcsample: bool,
     /// `PROFIL_PCSAMPLES`.
     pub pcsamples: u32,
+    /// `PROFIL_STACKS` (default on; `0`: PCs only).
+    pub stacks: bool,
+    /// `PROFIL_STACKS=file`: also write the stacks file beside the profile.
+    pub stacks_file: bool,
+    /// `PROFIL_STACK_SLOTS`: slots in each stack table (a test setting).
+    pub stack_slots: u32,
+    /// `PROFIL_STACK_STATS=1`: print the walk statistics at exit (a test setting).
+    pub stack_stats: bool,
 }
 
 impl Default for Config {
@@ -103,6 +111,10 @@ impl Default for Config {
             ranges_all: false,
             pcsample: false,
             pcsamples: DEFAULT_PCSAMPLES,
+            stacks: true,
+            stacks_file: false,
+            stack_slots: crate::stacks::DEFAULT_SLOTS as u32,
+            stack_stats: false,
         }
     }
 }
@@ -216,6 +228,29 @@ impl Config {
                 _ => warn(&warning(format_args!(
                     "ignoring PROFIL_PCSAMPLES={} (expected 1 to {MAX_PCSAMPLES}); using {DEFAULT_PCSAMPLES}",
                     Lossy(v)
+                ))),
+            }
+        }
+        if let Some(v) = get("PROFIL_STACKS") {
+            match v {
+                b"0" => c.stacks = false,
+                b"file" => c.stacks_file = true,
+                b"" | b"1" => {}
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_STACKS={} (expected 1, file or 0); recording stacks",
+                    Lossy(v)
+                ))),
+            }
+        }
+        c.stack_stats = get("PROFIL_STACK_STATS") == Some(b"1");
+        if let Some(v) = get("PROFIL_STACK_SLOTS") {
+            match parse_u32(v) {
+                Some(n) if (1..=1 << 24).contains(&n) => c.stack_slots = n,
+                _ => warn(&warning(format_args!(
+                    "ignoring PROFIL_STACK_SLOTS={} (expected 1 to {}); using {}",
+                    Lossy(v),
+                    1 << 24,
+                    crate::stacks::DEFAULT_SLOTS
                 ))),
             }
         }

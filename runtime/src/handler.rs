@@ -12,7 +12,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use crate::{hist, objects, pcmode, signals, sys};
+use crate::{hist, objects, pcmode, signals, stacks, sys};
 
 /// Marks our signals: the perf event's `sig_data` (echoed in `si_perf_data`) and the CPU
 /// timer's `si_value`.
@@ -47,7 +47,18 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
         return;
     }
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.
-    let pc = unsafe { sys::interrupted_pc(uctx) };
+    let regs = unsafe { sys::interrupted_regs(uctx) };
+    count_pc(regs.pc);
+    if hist::counting() {
+        stacks::record(regs);
+    }
+}
+
+/// The histogram, the shared objects, pcsample mode and the programming interfaces. Out of
+/// line, so that its large frame (`_dl_find_object`'s result) and the stack walk's are never
+/// on the stack at once: the handler's stack use is the larger of the two, not their sum.
+#[inline(never)]
+fn count_pc(pc: usize) {
     let object = if hist::record(pc) {
         objects::record(pc)
     } else {

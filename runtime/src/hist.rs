@@ -153,6 +153,12 @@ pub fn record(pc: usize) -> bool {
     false
 }
 
+/// Are samples being counted into the bins (recording, not paused)? *Async-signal-safe.*
+#[inline]
+pub fn counting() -> bool {
+    RECORDING.load(Ordering::Acquire) && !PAUSED.load(Ordering::Relaxed)
+}
+
 /// All samples taken so far (inside the range or not).
 pub fn samples() -> u64 {
     SAMPLES.load(Ordering::Relaxed)

@@ -30,6 +30,10 @@
 //!   `dlopen`/`dlmopen` are profiled without wrapping those functions.
 //! * [`pcmode`]: `PROFIL_MODE=pcsample` — every sample (time, thread, PC) in a bounded buffer,
 //!   written in the pcsample format with the loaded objects.
+//! * [`stacks`]: the call stack of every sample (a frame-pointer walk bounded to the
+//!   interrupted thread's stack, with a check for frameless leaves), aggregated into lock-free
+//!   arc and stack tables; the arcs go into `gmon.out`'s call-graph records. `PROFIL_STACKS=0`
+//!   records PCs only.
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
 //! * [`signals`]: the program's view of signals — the signal calls interposed, so that it sees
 //!   only its own dispositions and masks and never receives, waits for or is interrupted by
@@ -79,7 +83,8 @@
 //! * the system calls it needs: `gettid`, `getpid`, `rt_sigprocmask`; for the clock `fstat`,
 //!   `ioctl` (`PERF_EVENT_IOC_ID`, `_DISABLE`) and `close`, or `timer_delete`; `getrusage`;
 //!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`, `close`,
-//!   `rename` (`unlink` on failure); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
+//!   `rename` (`unlink` on failure; the same again for `<profile>.stacks` with
+//!   `PROFIL_STACKS=file`); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
 //!   warning `poll`, `fstat`, `lseek`, `sendto`/`write`; `nanosleep` while waiting for another
 //!   thread's write.
 //! * **seccomp**: a sandbox that allows only what the program needs would kill the process
@@ -154,8 +159,8 @@
 //! A sample puts the kernel's signal frame below the interrupted code's stack pointer (and its
 //! 128-byte red zone): about `AT_MINSIGSTKSZ`, 3,376 bytes on an AVX-512 machine (2,952 bytes
 //! measured), nearer 1 KiB without AVX. Our handler then needs at most 512 bytes more
-//! (measured: 288 bytes; 328 with `PROFIL_RANGES=all` or `PROFIL_MODE=pcsample`, where a
-//! shared object met for the first time is registered from the handler; the test
+//! (measured: 96 bytes at first; 288 once shared objects were registered from the handler;
+//! with the stack walk, [`stacks`], 368, and 440 with `PROFIL_MODE=pcsample`; the test
 //! `the_sampling_handler_uses_at_most_512_bytes_of_stack_beyond_the_signal_frame` holds it to
 //! that). So code that is sampled needs `AT_MINSIGSTKSZ` + 128 + 512 bytes free below its own
 //! deepest use: a coroutine on a stack smaller than the signal frame (2 KiB on an AVX-512
@@ -205,6 +210,7 @@ pub mod objects;
 pub mod output;
 pub mod pcmode;
 pub mod signals;
+pub mod stacks;
 pub mod sys;
 pub mod timer;
 
@@ -381,6 +387,18 @@ pub fn start() {
     if cfg.ranges_all || cfg.pcsample {
         objects::enable(cfg.scale);
     }
+    if cfg.stacks {
+        let lo = layout.link_lo.wrapping_add(text.bias) as usize;
+        if !stacks::enable(
+            cfg.stack_slots as usize,
+            lo,
+            lo + layout.span() as usize,
+            cfg.stack_stats,
+            cfg.stacks_file,
+        ) {
+            warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
+        }
+    }
     if cfg.pcsample && !pcmode::enable(cfg.pcsamples as usize) {
         warn(b"profil-rt: cannot map memory for the pcsample buffer; not profiling");
         return;
@@ -455,6 +473,7 @@ extern "C" fn after_fork_in_child() {
         hist::clear();
         objects::clear();
         pcmode::clear();
+        stacks::clear();
         FORK_CHILD.store(true, Ordering::Relaxed);
     }
     // The clock may also be running only for the programming interfaces ("profiling remains
@@ -744,8 +763,13 @@ fn write_profile(backend: Backend) {
         layout,
         counters,
         rate,
+        arcs: Some(EXE_BIAS.load(Ordering::Relaxed)),
     };
     let written = output::write(&dest, &profile);
+    stacks::report(warn);
+    if let (Some(name), true) = (&written, stacks::write_file()) {
+        output::write_stacks(name.as_bytes());
+    }
     if let (Some(name), true) = (&written, objects::enabled()) {
         let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
         output::write_objects(

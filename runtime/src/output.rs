@@ -157,6 +157,9 @@ pub struct Profile<'a> {
     pub counters: &'a [AtomicU32],
     /// Samples per second to record in the header (the achieved rate).
     pub rate: u32,
+    /// The executable's load bias, to write the sampled call-graph arcs of [`crate::stacks`]
+    /// (`None`: no arcs).
+    pub arcs: Option<u64>,
 }
 
 /// Number of samples the 4.4BSD format cannot hold (it has a single 16-bit histogram).
@@ -165,6 +168,90 @@ pub fn bsd_clipped(counters: &[AtomicU32]) -> u64 {
         .iter()
         .map(|c| u64::from(c.load(Ordering::Relaxed).saturating_sub(BIN_MAX)))
         .sum()
+}
+
+/// Write the sampled stacks ([`crate::stacks`]) to `<gmon_name>.stacks`, atomically, in the
+/// gmon crate's stacks format. On failure, one line on stderr.
+pub fn write_stacks(gmon_name: &[u8]) {
+    use gmon::stacks::{Header, Object, StacksWriteError, StacksWriter, WalkStats, FLAG_DROPPED};
+    let st = crate::stacks::stats();
+    let nobjects = crate::stacks::segments().count() as u32;
+    let nstacks = crate::stacks::stacks_iter().count() as u64;
+    let mut name = PathBuf::new();
+    name.push(gmon_name);
+    name.push(b".stacks");
+    let result = write_atomically(&name, sys::getpid(), |sink| {
+        let mut w = StacksWriter::new(sink);
+        let header = Header {
+            max_depth: crate::stacks::MAX_DEPTH as u32,
+            flags: if st.arcs_dropped + st.stacks_dropped > 0 {
+                FLAG_DROPPED
+            } else {
+                0
+            },
+            objects: nobjects,
+            stacks: nstacks,
+            stats: WalkStats {
+                walks: st.walks,
+                complete: st.complete,
+                left_fp_code: st.left_fp_code,
+                truncated: st.truncated,
+                too_deep: st.too_deep,
+                no_range: st.no_range,
+                frameless_leaf: st.frameless_leaf,
+                arcs_dropped: st.arcs_dropped,
+                stacks_dropped: st.stacks_dropped,
+            },
+        };
+        let r = (|| {
+            w.header(&header)?;
+            for (lo, hi, bias, path) in crate::stacks::segments() {
+                w.object(&Object {
+                    bias: bias as u64,
+                    start: lo as u64,
+                    end: hi as u64,
+                    path,
+                })?;
+            }
+            for (pcs, count) in crate::stacks::stacks_iter().take(nstacks as usize) {
+                w.stack(
+                    count,
+                    pcs.len() as u32,
+                    pcs.iter().map(|p| p.load(Ordering::Relaxed)),
+                )?;
+            }
+            w.finish().map(|_| ())
+        })();
+        r.map_err(|e| match e {
+            StacksWriteError::Sink(e) => Failure {
+                errno: e,
+                what: "write",
+            },
+            _ => Failure {
+                errno: 0,
+                what: "the stack tables changed while they were written",
+            },
+        })
+    });
+    if let Err(f) = result {
+        f.report(name.as_bytes());
+    }
+}
+
+/// The sampled arcs whose both ends lie in the executable's text, at link-time addresses
+/// (shared objects' arcs are left to the stacks file).
+fn sampled_arcs(profile: &Profile<'_>) -> impl Iterator<Item = (u64, u64, u64)> + use<> {
+    let l = profile.layout;
+    profile.arcs.into_iter().flat_map(move |bias| {
+        crate::stacks::arcs_iter().filter_map(move |(from, to, n)| {
+            let (f, t) = (
+                (from as u64).wrapping_sub(bias),
+                (to as u64).wrapping_sub(bias),
+            );
+            let inside = |a: u64| (l.link_lo..l.link_hi).contains(&a);
+            (n > 0 && inside(f) && inside(t)).then_some((f, t, n))
+        })
+    })
 }
 
 /// Encode `profile` in `format` into `sink`.
@@ -204,6 +291,9 @@ pub fn encode<S: Sink>(
                     .map(|c| (load(c).saturating_sub(k * BIN_MAX)).min(BIN_MAX) as u16);
                 w.gnu_histogram(&header, bins)?;
             }
+            for (from, to, n) in sampled_arcs(profile) {
+                w.gnu_arc(from, to, n.min(u64::from(u32::MAX)) as u32)?;
+            }
         }
         Format::Bsd => {
             w.bsd44_header(l.link_lo, l.file_high_pc(), nbins, profile.rate)?;
@@ -211,6 +301,9 @@ pub fn encode<S: Sink>(
                 nbins,
                 profile.counters.iter().map(|c| load(c).min(BIN_MAX) as u16),
             )?;
+            for (from, to, n) in sampled_arcs(profile) {
+                w.bsd_arc(from, to, n)?;
+            }
         }
     }
     Ok(())
@@ -350,6 +443,7 @@ pub fn write_objects(gmon_name: &[u8], format: Format, rate: u32, exe: &ExeInfo<
             layout: o.layout,
             counters: o.counters,
             rate,
+            arcs: None,
         };
         match write_to(&name, pid, format, &profile) {
             Ok(()) => *w = true,
@@ -548,6 +642,7 @@ mod tests {
             layout,
             counters: &all,
             rate: 1000,
+            arcs: None,
         };
         let mut buf = [0u8; 1024];
         let mut sink = gmon::write::SliceSink::new(&mut buf);
@@ -580,6 +675,7 @@ mod tests {
             layout,
             counters: &c,
             rate: 250,
+            arcs: None,
         };
         let mut buf = [0u8; 1024];
         let mut sink = gmon::write::SliceSink::new(&mut buf);

@@ -1348,3 +1348,183 @@ pub fn strerror(err: c_int, buf: &mut [u8; 128]) -> &str {
     let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     core::str::from_utf8(&buf[..len]).unwrap_or("unknown error")
 }
+
+// ---------------------------------------------------------------------------------------------
+// stack walking (crate::stacks)
+
+/// The interrupted thread's registers a frame-pointer walk starts from.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Regs {
+    /// Program counter.
+    pub pc: usize,
+    /// Stack pointer.
+    pub sp: usize,
+    /// Frame pointer (`rbp`).
+    pub fp: usize,
+}
+
+/// The interrupted PC, stack pointer and frame pointer. *Async-signal-safe.*
+///
+/// # Safety
+/// `uctx` must be the `ucontext_t` pointer the kernel passed to an `SA_SIGINFO` handler.
+#[cfg(target_arch = "x86_64")]
+pub unsafe fn interrupted_regs(uctx: *const c_void) -> Regs {
+    // SAFETY: the caller guarantees `uctx` is the kernel's ucontext_t for this signal.
+    unsafe {
+        let g = &(*(uctx as *const libc::ucontext_t)).uc_mcontext.gregs;
+        Regs {
+            pc: g[libc::REG_RIP as usize] as usize,
+            sp: g[libc::REG_RSP as usize] as usize,
+            fp: g[libc::REG_RBP as usize] as usize,
+        }
+    }
+}
+
+/// See the x86_64 version (no walk on other architectures yet: frame pointer 0 ends it).
+///
+/// # Safety
+/// `uctx` must be the `ucontext_t` pointer the kernel passed to an `SA_SIGINFO` handler.
+#[cfg(not(target_arch = "x86_64"))]
+pub unsafe fn interrupted_regs(uctx: *const c_void) -> Regs {
+    Regs {
+        // SAFETY: as the caller guarantees.
+        pc: unsafe { interrupted_pc(uctx) },
+        sp: 0,
+        fp: 0,
+    }
+}
+
+/// The calling thread's thread pointer (`%fs:0`, the TCB's self pointer), or 0.
+/// *Async-signal-safe*: one load.
+#[cfg(target_arch = "x86_64")]
+pub fn thread_pointer() -> usize {
+    let p: usize;
+    // SAFETY: on x86_64 Linux every thread's %fs points at its TCB, whose first word is the TCB's
+    // own address (the TLS ABI); reading it has no side effect.
+    unsafe {
+        core::arch::asm!("movq %fs:0, {p}", p = out(reg) p, options(att_syntax, nostack, readonly, preserves_flags))
+    };
+    p
+}
+
+/// See the x86_64 version.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn thread_pointer() -> usize {
+    0
+}
+
+/// Read the word at `addr`. *Async-signal-safe.*
+///
+/// # Safety
+/// `addr..addr + 8` must be mapped readable memory (the caller checks it against the
+/// interrupted thread's stack range or a loaded object's text).
+#[inline]
+pub unsafe fn read_word(addr: usize) -> usize {
+    // SAFETY: the caller guarantees the address is readable; unaligned reads are fine on x86.
+    unsafe { ptr::read_unaligned(addr as *const usize) }
+}
+
+/// Read the byte at `addr`.
+///
+/// # Safety
+/// As [`read_word`], for one byte.
+#[inline]
+pub unsafe fn read_byte(addr: usize) -> u8 {
+    // SAFETY: as the caller guarantees.
+    unsafe { ptr::read_volatile(addr as *const u8) }
+}
+
+/// Address of the executable's file name string (`AT_EXECFN`), which the kernel puts at the top
+/// of the main thread's stack, or 0. Constructor only.
+pub fn exec_fn_address() -> usize {
+    // SAFETY: getauxval has no preconditions; it returns 0 for an absent entry.
+    unsafe { libc::getauxval(libc::AT_EXECFN) as usize }
+}
+
+/// The soft `RLIMIT_STACK` (`None`: unlimited or unknown). Constructor only.
+pub fn stack_limit() -> Option<u64> {
+    let mut r = MaybeUninit::<libc::rlimit>::zeroed();
+    // SAFETY: getrlimit fills the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_STACK, r.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: filled on success.
+    let r = unsafe { r.assume_init() };
+    (r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
+/// One executable segment of a loaded object.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    /// Runtime start.
+    pub lo: usize,
+    /// Runtime end (exclusive).
+    pub hi: usize,
+    /// The object's load bias.
+    pub bias: usize,
+    /// The loader's NUL-terminated name for the object (`""` for the executable), valid while it
+    /// stays loaded.
+    pub name: *const c_char,
+}
+
+struct Segments<'a> {
+    out: &'a mut [Segment],
+    n: usize,
+}
+
+extern "C" fn segments_callback(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: dl_iterate_phdr passes a valid `dl_phdr_info` for the duration of the call and
+    // `data` is the `&mut Segments` handed to it by `executable_segments`; `dlpi_phdr` points to
+    // `dlpi_phnum` program headers.
+    unsafe {
+        let s = &mut *(data as *mut Segments<'_>);
+        let info = &*info;
+        for i in 0..info.dlpi_phnum as usize {
+            let ph = &*info.dlpi_phdr.add(i);
+            if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 && ph.p_memsz > 0 {
+                let lo = info.dlpi_addr.wrapping_add(ph.p_vaddr) as usize;
+                if let Some(slot) = s.out.get_mut(s.n) {
+                    *slot = Segment {
+                        lo,
+                        hi: lo.saturating_add(ph.p_memsz as usize),
+                        bias: info.dlpi_addr as usize,
+                        name: info.dlpi_name,
+                    };
+                    s.n += 1;
+                }
+            }
+        }
+    }
+    0
+}
+
+/// The executable segments of every object loaded now (the executable first), as many as fit
+/// in `out`; returns how many. Constructor only.
+pub fn executable_segments(out: &mut [Segment]) -> usize {
+    let mut s = Segments { out, n: 0 };
+    // SAFETY: the callback only writes through `data`, which points to `s`, alive for the call.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(segments_callback),
+            &mut s as *mut Segments<'_> as *mut c_void,
+        );
+    }
+    s.n
+}
+
+/// The bytes of a NUL-terminated string the loader keeps (an object's name), without the NUL;
+/// empty for a null pointer.
+///
+/// # Safety
+/// `p` must be null or point to a NUL-terminated string that outlives the returned slice.
+pub unsafe fn c_str_bytes<'a>(p: *const c_char) -> &'a [u8] {
+    if p.is_null() {
+        return &[];
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { CStr::from_ptr(p).to_bytes() }
+}

@@ -20,7 +20,8 @@
 //!   collects it into a [`read::GmonFile`].
 //! * [`pcsample`]: the raw-PC sample file of `PROFIL_MODE=pcsample` (no-allocation writer,
 //!   `alloc` reader), and [`manifest`]: the text file that maps each per-object gmon file of
-//!   `PROFIL_RANGES=all` to its object.
+//!   `PROFIL_RANGES=all` to its object; [`stacks`]: the sampled call stacks and the stack walk's
+//!   statistics (`<profile>.stacks`).
 //! * [`merge`] (feature `alloc`): sums several files with gprof's rules into a
 //!   [`merge::Profile`] with wide counters, which can be written in any format.
 //!
@@ -52,6 +53,7 @@ pub mod merge;
 pub mod pcsample;
 pub mod profil;
 pub mod read;
+pub mod stacks;
 pub mod target;
 pub mod write;
 

@@ -8,6 +8,7 @@ pub fn check(data: &[u8]) {
     use gmon::write::Writer;
     use gmon::{parse, read, Target};
 
+    check_stacks(data);
     let _ = Target::guess(data);
     for t in Target::candidates() {
         let parsed = parse(data, t);
@@ -37,4 +38,21 @@ pub fn check(data: &[u8]) {
             }
         }
     }
+}
+
+// The stacks file (gmon::stacks): never panics; what parses is written back and reads the same.
+fn check_stacks(data: &[u8]) {
+    use gmon::stacks::{parse, StacksWriter};
+    let Ok(f) = parse(data) else { return };
+    let mut w = StacksWriter::new(Vec::new());
+    w.header(&f.header).unwrap();
+    for o in &f.objects {
+        w.object(o).unwrap();
+    }
+    for s in &f.stacks {
+        w.stack(s.count, s.depth() as u32, s.pcs()).unwrap();
+    }
+    let out = w.finish().unwrap();
+    assert!(out.len() <= data.len());
+    assert_eq!(parse(&out).unwrap(), f);
 }

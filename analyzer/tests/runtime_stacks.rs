@@ -1,0 +1,289 @@
+//! End-to-end tests of the runtime's sampled call stacks (issue 17): fixtures/runtime/stacks.c
+//! built `-O2 -fno-omit-frame-pointer` with the runtime object linked in, run, and the real
+//! GNU `gprof -b` reads the call graph the runtime wrote into gmon.out. The walk statistics come
+//! from the test setting `PROFIL_STACK_STATS=1` (one line on stderr at exit).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+/// One profiled child at a time (they are CPU-bound; see runtime_e2e.rs).
+static ONE_CHILD: Mutex<()> = Mutex::new(());
+
+fn runtime_object() -> PathBuf {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| {
+        let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+            .arg("runtime-path")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end())
+    })
+    .clone()
+}
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("profil-stacks-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn build(dir: &Scratch) -> PathBuf {
+    let exe = dir.0.join("stacks");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime/stacks.c");
+    let out = Command::new("gcc")
+        .args(["-O2", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(src)
+        .arg(runtime_object())
+        .arg("-lpthread")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    exe
+}
+
+struct Run {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(dir: &Scratch, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let _one = ONE_CHILD.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cmd = Command::new(exe);
+    cmd.args(args).current_dir(&dir.0);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PROFIL_") || k == "GMON_OUT_PREFIX" || k == "LD_PRELOAD" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("PROFIL_STACK_STATS", "1").envs(env.iter().copied());
+    let out = cmd.output().unwrap();
+    Run {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The named figure of the `profil-rt: stacks ...` line.
+fn stat(r: &Run, name: &str) -> u64 {
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("profil-rt: stacks "))
+        .unwrap_or_else(|| panic!("no stacks line: {}", r.stderr));
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
+
+fn gprof(dir: &Scratch, exe: &Path) -> String {
+    let out = Command::new("gprof")
+        .arg("-b")
+        .arg(exe)
+        .arg(dir.0.join("gmon.out"))
+        .output()
+        .expect("gprof");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `% time` of `name`'s primary line in gprof's call graph.
+fn inclusive_percent(graph: &str, name: &str) -> Option<f64> {
+    graph.lines().find_map(|l| {
+        let l = l.trim_start();
+        if !l.starts_with('[') || !l.ends_with(']') {
+            return None;
+        }
+        let w: Vec<&str> = l.split_whitespace().collect();
+        (w.len() >= 3 && w[w.len() - 2] == name).then(|| w[1].parse().ok())?
+    })
+}
+
+fn build_rust(dir: &Scratch, frame_pointers: bool) -> PathBuf {
+    let exe = dir.0.join("stacks_rs");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime/stacks.rs");
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut cmd = Command::new(rustc);
+    cmd.args(["-O", "--edition", "2021", "-C"])
+        .arg(format!("link-arg={}", runtime_object().display()));
+    if frame_pointers {
+        cmd.args(["-C", "force-frame-pointers=yes"]);
+    }
+    let out = cmd.arg("-o").arg(&exe).arg(src).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    exe
+}
+
+/// Run `exe [mode] scale` until at least 2,000 samples were walked (doubling the work, a
+/// bounded number of times, so it holds on any machine speed), then compare gprof's inclusive
+/// share for `costly` from our sampled arcs with the share the program measured itself.
+fn check_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>) {
+    let mut scale = 200u64;
+    for attempt in 0..6 {
+        let s = scale.to_string();
+        let args: Vec<&str> = mode.into_iter().chain([s.as_str()]).collect();
+        let r = run(dir, exe, &args, &[]);
+        assert!(r.ok, "{}", r.stderr);
+        if stat(&r, "walks") < 2000 && attempt < 5 {
+            scale *= 2;
+            continue;
+        }
+        let truth: f64 = r
+            .stdout
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("costly_share="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let g = gprof(dir, exe);
+        let got = inclusive_percent(&g, "costly").unwrap_or_else(|| panic!("no costly:\n{g}"));
+        assert!(
+            (got - truth * 100.0).abs() <= 3.0,
+            "gprof {got}% vs truth {:.1}%\n{g}",
+            truth * 100.0
+        );
+        return;
+    }
+}
+
+#[test]
+fn rust_with_forced_frame_pointers_gprof_costly_share_within_3_points() {
+    let dir = Scratch::new("rust-fp");
+    let exe = build_rust(&dir, true);
+    check_costly_share(&dir, &exe, None);
+}
+
+/// C at -O2 -fno-omit-frame-pointer: `work` is a frameless leaf, recognised as such.
+#[test]
+fn gprof_shows_costly_inclusive_share_within_3_points_of_the_truth() {
+    let dir = Scratch::new("cheapcostly");
+    let exe = build(&dir);
+    check_costly_share(&dir, &exe, Some("cheapcostly"));
+    let r = run(&dir, &exe, &["cheapcostly", "100"], &[]);
+    assert!(stat(&r, "frameless_leaf") > 0, "{}", r.stderr);
+}
+
+#[test]
+fn a_clobbered_frame_pointer_never_crashes_and_counts_truncated_walks() {
+    let dir = Scratch::new("badfp");
+    let exe = build(&dir);
+    let r = run(&dir, &exe, &["badfp", "20"], &[]);
+    assert!(r.ok, "{}", r.stderr);
+    assert!(
+        stat(&r, "walks") > 0 && stat(&r, "truncated") > 0,
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn recursion_deeper_than_the_limit_counts_as_too_deep_and_does_not_inflate_arcs() {
+    let dir = Scratch::new("deep");
+    let exe = build(&dir);
+    let r = run(&dir, &exe, &["deep", "20"], &[]);
+    assert!(r.ok, "{}", r.stderr);
+    let walks = stat(&r, "walks");
+    assert!(walks > 0 && stat(&r, "too_deep") > 0, "{}", r.stderr);
+    // The recursive arc deep -> deep is on every stack ~128 times, but counted once a sample:
+    // gprof shows it as "N deep [2]" under the cycle-free self-recursion line.
+    let g = gprof(&dir, &exe);
+    let rec: u64 = g
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() == 3 && w[1] == "deep" && w[2].starts_with('[')).then(|| w[0].parse().ok())?
+        })
+        .next()
+        .unwrap_or_else(|| panic!("no recursive arc:\n{g}"));
+    assert!(rec <= walks, "recursive arc {rec} > {walks} samples\n{g}");
+}
+
+#[test]
+fn a_thread_with_a_tiny_stack_is_walked_to_its_start() {
+    let dir = Scratch::new("tiny");
+    let exe = build(&dir);
+    let r = run(&dir, &exe, &["tinythread", "200"], &[]);
+    assert!(r.ok, "{}", r.stderr);
+    assert!(stat(&r, "complete") > 0, "{}", r.stderr);
+    assert_eq!(stat(&r, "no_range"), 0, "{}", r.stderr);
+    let g = gprof(&dir, &exe);
+    assert!(inclusive_percent(&g, "thread_main").is_some(), "{g}");
+}
+
+#[test]
+fn a_full_table_counts_what_it_dropped_and_pcs_only_writes_no_arcs() {
+    let dir = Scratch::new("full");
+    let exe = build(&dir);
+    let r = run(
+        &dir,
+        &exe,
+        &["cheapcostly", "50"],
+        &[("PROFIL_STACK_SLOTS", "1")],
+    );
+    assert!(r.ok, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the stack tables were full") && stat(&r, "stacks_dropped") > 0,
+        "{}",
+        r.stderr
+    );
+    let r = run(
+        &dir,
+        &exe,
+        &["cheapcostly", "50"],
+        &[("PROFIL_STACKS", "0")],
+    );
+    assert!(
+        r.ok && !r.stderr.contains("profil-rt: stacks"),
+        "{}",
+        r.stderr
+    );
+    let g = gprof(&dir, &exe);
+    assert!(inclusive_percent(&g, "costly").is_none(), "{g}");
+}
+
+#[test]
+fn profil_stacks_file_writes_the_stacks_and_statistics_beside_the_profile() {
+    let dir = Scratch::new("file");
+    let exe = build(&dir);
+    let r = run(&dir, &exe, &["deep", "5"], &[("PROFIL_STACKS", "file")]);
+    assert!(r.ok, "{}", r.stderr);
+    let bytes = fs::read(dir.0.join("gmon.out.stacks")).expect("gmon.out.stacks");
+    let f = gmon::stacks::parse(&bytes).unwrap();
+    let s = f.header.stats;
+    assert_eq!(s.walks, stat(&r, "walks"));
+    assert_eq!(s.too_deep, stat(&r, "too_deep"));
+    assert_eq!(f.header.max_depth, 128);
+    // Every walk is one stack sample (nothing dropped at the default size).
+    let total: u64 = f.stacks.iter().map(|s| s.count).sum();
+    assert_eq!(total, s.walks);
+    // The executable comes first, and every leaf of this program is in it.
+    let exe_seg = f.objects[0];
+    assert!(f
+        .stacks
+        .iter()
+        .all(|s| s.pcs().next().is_some_and(|pc| exe_seg.contains(pc))));
+    // Recursion beyond the limit: the deepest stacks hold exactly the limit.
+    assert!(f.stacks.iter().any(|s| s.depth() == 128));
+    // Without the setting, no such file.
+    let dir2 = Scratch::new("nofile");
+    let r = run(&dir2, &exe, &["deep", "1"], &[]);
+    assert!(r.ok && !dir2.0.join("gmon.out.stacks").exists());
+}
