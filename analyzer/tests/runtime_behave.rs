@@ -392,12 +392,17 @@ fn forked_workers_keep_the_descriptor_they_share() {
             ..base.clone()
         };
         assert_eq!(o, &expected, "{way:?}");
-        // The parent's profile, and one per worker (`gmon.out.<pid>`), all whole.
+        // The parent's profile, and one per worker that took a sample (`gmon.out.<pid>`;
+        // a worker that only writes its line usually takes none, and then writes nothing:
+        // issue 14), all whole.
         let gmons: Vec<String> = files(cwd)
             .into_iter()
             .filter(|n| n.starts_with("gmon.out"))
             .collect();
-        assert_eq!(gmons.len(), 4, "{way:?}: {gmons:?}");
+        assert!(
+            gmons.contains(&"gmon.out".to_owned()) && (1..=4).contains(&gmons.len()),
+            "{way:?}: {gmons:?}"
+        );
         for g in gmons {
             assert_whole_profile(p.exe(*way), &cwd.join(g));
         }

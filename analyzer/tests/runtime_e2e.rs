@@ -1153,14 +1153,36 @@ fn stress_exec_chain_of_10_programs() {
     assert_eq!((r.status, r.stderr.as_str()), (0, ""), "{r:?}");
     let links: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(links.len(), 10, "{}", r.stdout);
-    // Each image wrote gmon.out (same pid, same name) before the next replaced it: what is
-    // left is the last image's whole profile, and no temporary.
-    assert_eq!(other_files(&dir, &["stress"]), ["gmon.out"]);
-    let (_, rows) = gprof_flat(&exe, &dir.path("gmon.out"));
-    let burn = seconds_of(&rows, "burn");
+    // Each image keeps its own file (issue 14: the same pid, different programs): the first
+    // gmon.out, the second gmon.out.<pid>, the n-th after that gmon.out.<pid>.<n>; each has
+    // its own burn and no temporary is left.
+    let files = other_files(&dir, &["stress"]);
+    assert_eq!(files.len(), 10, "{files:?}");
+    let pid = files
+        .iter()
+        .find_map(|f| f.strip_prefix("gmon.out.").filter(|p| !p.contains('.')))
+        .unwrap_or_else(|| panic!("no gmon.out.<pid> in {files:?}"))
+        .to_owned();
+    let mut expected = vec!["gmon.out".to_owned(), format!("gmon.out.{pid}")];
+    expected.extend((1..=8).map(|n| format!("gmon.out.{pid}.{n}")));
+    expected.sort();
+    assert_eq!(files, expected);
+    let mut total = 0.0;
+    for f in &files {
+        let (_, rows) = gprof_flat(&exe, &dir.path(f));
+        let burn = seconds_of(&rows, "burn");
+        assert!(
+            burn > 0.0 && burn < r.user_s / 3.0,
+            "{f}: {rows:?} of {:.3} s",
+            r.user_s
+        );
+        total += gmon_seconds(&dir.path(f));
+    }
+    // Together they hold the chain's CPU time, but for each image's start (loading, the
+    // constructor), which no clock samples yet.
     assert!(
-        burn > 0.0 && burn < r.user_s / 3.0,
-        "{rows:?} of {:.3} s",
+        total > 0.8 * r.user_s && total < 1.1 * r.user_s,
+        "the chain's files hold {total:.3} s of {:.3} s",
         r.user_s
     );
 }
@@ -2098,4 +2120,160 @@ fn pcsample_mode_tells_an_unloaded_object_from_the_one_loaded_at_its_address() {
         );
         fs::remove_file(dir.path("gmon.out")).unwrap();
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process trees (issue 14): no profile ever overwrites another process's profile.
+
+/// The profile of process `pid` of `tree` in `dir`: `gmon.out.<pid>`, or `gmon.out` when that
+/// process was the root of the tree (or took the plain name over from a wrapper that replaced
+/// itself without a sample).
+fn tree_file(dir: &Scratch, pid: &str) -> PathBuf {
+    let numbered = dir.path(&format!("gmon.out.{pid}"));
+    if numbered.exists() {
+        numbered
+    } else {
+        dir.path("gmon.out")
+    }
+}
+
+/// The first histogram record's (low_pc, high_pc) in a GNU gmon file of this machine.
+fn hist_range(path: &Path) -> (u64, u64) {
+    let data = fs::read(path).unwrap();
+    assert!(data.len() > 37 && &data[..4] == b"gmon" && data[20] == 0);
+    let word = |o: usize| u64::from_ne_bytes(data[o..o + 8].try_into().unwrap());
+    (word(21), word(29))
+}
+
+/// The histogram range of `tree`'s own profile (from a run of it alone, preloaded).
+fn tree_range(tree: &Path) -> (u64, u64) {
+    static RANGE: OnceLock<(u64, u64)> = OnceLock::new();
+    *RANGE.get_or_init(|| {
+        let dir = Scratch::new("tree-range");
+        let so = runtime_path(true);
+        let r = run(&dir, tree, &["1"], &[("LD_PRELOAD", so.to_str().unwrap())]);
+        assert_eq!(r.status, 0, "{r:?}");
+        hist_range(&dir.path("gmon.out"))
+    })
+}
+
+/// Run `cmd args` (preloaded) in `dir`, expecting `expect` lines `tree <pid>` on stdout: each
+/// of those processes has a file of its own, with its `tree_work`.
+fn check_tree_run(dir: &Scratch, tree: &Path, cmd: &Path, args: &[&str], expect: usize) -> Run {
+    for f in gmon_files(dir) {
+        let _ = fs::remove_file(dir.path(&f));
+    }
+    let so = runtime_path(true);
+    let r = run(
+        dir,
+        cmd,
+        args,
+        &[("LD_PRELOAD", so.to_str().unwrap()), ("PROFIL_HZ", "1000")],
+    );
+    assert_eq!(r.status, 0, "{cmd:?} {args:?}: {r:?}");
+    let pids: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("tree "))
+        .collect();
+    assert_eq!(pids.len(), expect, "{cmd:?} {args:?}: {}", r.stdout);
+    let mut files: Vec<PathBuf> = pids.iter().map(|p| tree_file(dir, p)).collect();
+    for (pid, f) in pids.iter().zip(&files) {
+        // The file is tree's (its histogram covers tree's text), not another program's that
+        // gprof would read against tree's symbols all the same.
+        assert_eq!(
+            hist_range(f),
+            tree_range(tree),
+            "{cmd:?} {args:?}: process {pid}'s profile {} is another program's; files {:?}",
+            f.display(),
+            gmon_files(dir)
+        );
+        let (_, rows) = gprof_flat(tree, f);
+        assert!(
+            seconds_of(&rows, "tree_work") > 0.0,
+            "{cmd:?} {args:?}: process {pid}'s profile {} has no tree_work: {rows:?}; files {:?}",
+            f.display(),
+            gmon_files(dir)
+        );
+    }
+    files.sort();
+    files.dedup();
+    assert_eq!(
+        files.len(),
+        expect,
+        "{cmd:?} {args:?}: two processes share a file; files {:?}",
+        gmon_files(dir)
+    );
+    r
+}
+
+#[test]
+fn every_process_under_a_wrapper_keeps_its_own_profile() {
+    let dir = Scratch::new("tree-wrappers");
+    let tree = gcc(&dir, "tree.c", "tree", &[], false);
+    let sh = Path::new("/bin/sh");
+    if Path::new("/usr/bin/time").exists() {
+        // time forks and execs the program, then writes its own (empty) profile at exit.
+        check_tree_run(
+            &dir,
+            &tree,
+            Path::new("/usr/bin/time"),
+            &["./tree", "30"],
+            1,
+        );
+    }
+    check_tree_run(&dir, &tree, sh, &["-c", "./tree 30; ./tree 30"], 2);
+    // A shell that execs its last command: the program takes the plain name over.
+    check_tree_run(&dir, &tree, sh, &["-c", "exec ./tree 30"], 1);
+    if Path::new("/bin/bash").exists() {
+        check_tree_run(
+            &dir,
+            &tree,
+            Path::new("/bin/bash"),
+            &["-c", "./tree 30; ./tree 30; true"],
+            2,
+        );
+    }
+    check_tree_run(&dir, &tree, Path::new("/usr/bin/env"), &["./tree", "30"], 1);
+    // Through system()/posix_spawn (glibc's internal exec, which no wrapper sees).
+    check_tree_run(
+        &dir,
+        &tree,
+        sh,
+        &["-c", "./tree 30 & ./tree 30 & wait; ./tree 30"],
+        3,
+    );
+}
+
+#[test]
+fn make_recipes_keep_their_own_profiles() {
+    let found = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("make"))
+            .find(|m| m.is_file())
+    });
+    let Some(make) = found else {
+        eprintln!("make not installed; skipped");
+        return;
+    };
+    let dir = Scratch::new("tree-make");
+    let tree = gcc(&dir, "tree.c", "tree", &[], false);
+    fs::write(
+        dir.path("Makefile"),
+        "all: a b\na:\n\t@./tree 30\nb:\n\t@./tree 30 && true\n.PHONY: all a b\n",
+    )
+    .unwrap();
+    check_tree_run(&dir, &tree, &make, &["-s"], 2);
+}
+
+#[test]
+fn a_fork_exec_parent_and_its_children_each_keep_a_profile() {
+    let dir = Scratch::new("tree-spawn");
+    let tree = gcc(&dir, "tree.c", "tree", &[], false);
+    let r = check_tree_run(&dir, &tree, &tree, &["spawn", "30", "3"], 3);
+    // The parent is the root: gmon.out is its own, with its parent_work; nothing else is left.
+    let (_, rows) = gprof_flat(&tree, &dir.path("gmon.out"));
+    assert!(seconds_of(&rows, "parent_work") > 0.0, "{rows:?}");
+    assert_eq!(seconds_of(&rows, "tree_work"), 0.0, "{rows:?}");
+    assert_eq!(gmon_files(&dir).len(), 4, "{:?} {r:?}", gmon_files(&dir));
 }

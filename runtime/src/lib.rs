@@ -43,6 +43,10 @@
 //!   after [`finish`] and register the fork hook themselves when the automatic profile is off.
 //!   `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
+//! * [`lineage`]: process trees — which name each process image writes, so that no profile
+//!   overwrites another's (the first process `gmon.out`, every other `gmon.out.<pid>`, later
+//!   programs of an exec chain `gmon.out.<pid>.<n>`; nothing for a descendant without a
+//!   sample), told from process to process by a variable of ours in the environment.
 //! * this module: the life cycle — [`start`] (the constructor), fork (the child starts an
 //!   empty histogram, a clock of its own and a file `<name>.<pid>`), terminating signals left at
 //!   their default action (write, then re-raise), exec, a seccomp filter going in, and
@@ -145,6 +149,7 @@ pub mod handler;
 pub mod hist;
 #[cfg(not(feature = "artifact"))]
 pub mod interfaces;
+pub mod lineage;
 pub mod objects;
 pub mod output;
 pub mod pcmode;
@@ -164,7 +169,6 @@ static FINISHED: AtomicBool = AtomicBool::new(false);
 /// A process sharing our memory under another pid (a `vfork` child) must not touch the clock.
 static OWNER_PID: AtomicU32 = AtomicU32::new(0);
 static BACKEND: AtomicU8 = AtomicU8::new(0); // 0 none, 1 perf, 2 itimer
-static FORK_CHILD: AtomicBool = AtomicBool::new(false);
 static START_CPU_NS: AtomicU64 = AtomicU64::new(0);
 static NOMINAL_HZ: AtomicU32 = AtomicU32::new(config::DEFAULT_HZ);
 static TIMER_CHOICE: AtomicU8 = AtomicU8::new(config::TimerChoice::Auto as u8);
@@ -321,6 +325,9 @@ pub fn start() {
     }
     remember(&cfg, &layout);
     EXE_BIAS.store(text.bias, Ordering::Relaxed);
+    if !lineage::start() {
+        warn(b"profil-rt: cannot add PROFIL_RT_LINEAGE to the environment; profiled child processes may overwrite this profile");
+    }
     if cfg.ranges_all || cfg.pcsample {
         objects::enable(cfg.scale);
     }
@@ -398,7 +405,7 @@ extern "C" fn after_fork_in_child() {
         hist::clear();
         objects::clear();
         pcmode::clear();
-        FORK_CHILD.store(true, Ordering::Relaxed);
+        lineage::after_fork();
     }
     // The clock may also be running only for the programming interfaces ("profiling remains
     // on in child and parent after a fork").
@@ -449,6 +456,7 @@ pub fn before_exec() -> bool {
         return false;
     }
     finish_as(Ending::Exec);
+    lineage::before_exec();
     true
 }
 
@@ -456,6 +464,7 @@ pub fn before_exec() -> bool {
 /// and the profile will be written again (complete) at exit.
 pub fn after_failed_exec() {
     let Some(b) = backend() else { return };
+    lineage::after_failed_exec();
     if STOOD_ASIDE.load(Ordering::Acquire) {
         FINISHED.store(false, Ordering::Release);
         return;
@@ -614,7 +623,7 @@ fn finish_as(ending: Ending) {
         EXITING.store(true, Ordering::Release);
     }
     let mask = sys::block_async_signals();
-    write_profile(backend);
+    write_profile(backend, ending);
     WRITER_TID.store(0, Ordering::Release);
     sys::restore_signal_mask(&mask);
 }
@@ -643,7 +652,7 @@ fn wait_for_writer(ending: Ending) {
     }
 }
 
-fn write_profile(backend: Backend) {
+fn write_profile(backend: Backend, ending: Ending) {
     // An explicit profil()/pcsample() in progress goes on after the automatic profile is
     // written: the clock keeps running for it.
     if !api::in_use() {
@@ -676,8 +685,16 @@ fn write_profile(backend: Backend) {
         out: OUT.load(),
         prefix: PREFIX.load(),
         format,
-        fork_child: FORK_CHILD.load(Ordering::Relaxed),
+        root: lineage::is_root(),
+        seq: lineage::sequence(),
     };
+    // A process image that took no sample writes nothing, unless it is the root at its exit
+    // (glibc's gmon always writes there) or the program asked (`profil_rt_finish`): a forked
+    // child that only runs exec, a wrapper that replaces itself ([`lineage`]).
+    let wanted = ending == Ending::Call || (dest.root && ending != Ending::Exec);
+    if hist::samples() == 0 && !wanted {
+        return;
+    }
     if pcmode::enabled_once() {
         finish_pcsample(&dest, rate);
         return;
@@ -689,6 +706,9 @@ fn write_profile(backend: Backend) {
         rate,
     };
     let written = output::write(&dest, &profile);
+    if written.is_some() {
+        lineage::wrote(dest.numbered());
+    }
     if let (Some(name), true) = (&written, objects::enabled()) {
         let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
         output::write_objects(
@@ -740,7 +760,11 @@ fn finish_pcsample(dest: &Destination, rate: u32) {
     let Some(layout) = layout else { return };
     let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
     let exe = exe_info(layout, &mut p, &mut id);
-    if output::write_pcsample(dest, rate, &exe) && pcmode::full() {
+    let written = output::write_pcsample(dest, rate, &exe);
+    if written {
+        lineage::wrote(dest.numbered());
+    }
+    if written && pcmode::full() {
         let mut m = buf::FixedBuf::<200>::new();
         let _ = write!(
             m,

@@ -44,24 +44,40 @@ pub struct Destination {
     pub prefix: Option<&'static [u8]>,
     /// File format.
     pub format: Format,
-    /// This process is a forked child of the profiled process: its file is the parent's name
-    /// plus `.<pid>` (with `GMON_OUT_PREFIX` the name has the pid already).
-    pub fork_child: bool,
+    /// This image is the root of its process tree ([`crate::lineage`]): it writes the plain
+    /// name; every other image adds `.<pid>` (with `GMON_OUT_PREFIX` the name has the pid
+    /// already).
+    pub root: bool,
+    /// The image's number among the images of its process that wrote a numbered file
+    /// (0: the first; n adds `.<n>` after the pid).
+    pub seq: u32,
+}
+
+impl Destination {
+    /// Does the name carry the pid (so that it counts among the process's numbered files)?
+    pub fn numbered(&self) -> bool {
+        !self.root || (self.out.is_none() && self.prefix.is_some())
+    }
 }
 
 /// The final file name: `PROFIL_OUT` if set, else `PREFIX.PID` if `GMON_OUT_PREFIX` is set
 /// (unless `use_default` asks for the fallback glibc also uses when that name cannot be
-/// opened), else `gmon.out` in the current directory. A forked child adds `.PID` to the first
-/// and last.
+/// opened), else `gmon.out` in the current directory. An image other than the root of its
+/// process tree adds `.PID` to the first and last, and an image with a non-zero `seq`
+/// (a later program in the same process) adds `.SEQ` after the pid ([`crate::lineage`]).
 pub fn final_path(dest: &Destination, pid: u32, use_default: bool, buf: &mut PathBuf) {
     if let (None, Some(prefix), false) = (dest.out, dest.prefix, use_default) {
         buf.push(prefix);
         let _ = write!(buf, ".{pid}");
-        return;
-    }
-    buf.push(dest.out.unwrap_or(b"gmon.out"));
-    if dest.fork_child {
+    } else {
+        buf.push(dest.out.unwrap_or(b"gmon.out"));
+        if dest.root {
+            return;
+        }
         let _ = write!(buf, ".{pid}");
+    }
+    if dest.seq > 0 {
+        let _ = write!(buf, ".{}", dest.seq);
     }
 }
 
@@ -512,7 +528,8 @@ mod tests {
             out: None,
             prefix: None,
             format: Format::Gnu,
-            fork_child: false,
+            root: true,
+            seq: 0,
         };
         assert_eq!(path(&d, false), b"gmon.out");
         d.prefix = Some(b"/tmp/run");
@@ -520,8 +537,21 @@ mod tests {
         assert_eq!(path(&d, true), b"gmon.out");
         d.out = Some(b"x/prof.out");
         assert_eq!(path(&d, false), b"x/prof.out");
-        d.fork_child = true;
+        d.root = false;
         assert_eq!(path(&d, false), b"x/prof.out.4242");
+        d.seq = 2;
+        assert_eq!(path(&d, false), b"x/prof.out.4242.2");
+        d.out = None;
+        assert_eq!(path(&d, false), b"/tmp/run.4242.2");
+        assert_eq!(path(&d, true), b"gmon.out.4242.2");
+        d.root = true;
+        assert_eq!(path(&d, false), b"/tmp/run.4242.2");
+        d.prefix = None;
+        assert_eq!(path(&d, false), b"gmon.out");
+        d.prefix = Some(b"/tmp/run");
+        d.out = Some(b"x/prof.out");
+        d.root = false;
+        d.seq = 0;
         d.out = None;
         assert_eq!(path(&d, false), b"/tmp/run.4242");
         assert_eq!(path(&d, true), b"gmon.out.4242");

@@ -827,6 +827,15 @@ pub fn address_space_limit() -> Option<u64> {
     (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
 }
 
+/// Point glibc's `environ` at `env` (a NULL-terminated array that lives for the rest of the
+/// process). Constructor only: no other thread can be reading it.
+pub fn set_environ(env: *mut *mut c_char) {
+    // SAFETY: the constructor runs before any thread of the program's; the array is valid and
+    // NULL-terminated, as the caller guarantees, and glibc's setenv/putenv copy a foreign array
+    // before changing it.
+    unsafe { libc::environ = env };
+}
+
 /// The process environment (`environ`).
 pub fn environ() -> *const *const c_char {
     // SAFETY: reading the pointer value of glibc's `environ` variable.
