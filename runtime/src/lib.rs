@@ -21,8 +21,9 @@
 //!   function (the interrupted PC from a `ucontext_t`).
 //! * [`config`]: the environment variables, read once in the constructor.
 //! * [`hist`]: the histogram (bin layout, link-time vs runtime addresses, atomic counters).
-//! * [`objects`]: `PROFIL_RANGES=all` — a histogram per shared object in a fixed, lock-free
-//!   table, each written to its own gmon file at the object's link-time addresses, plus the
+//! * [`objects`]: every shared object is profiled by default (`PROFIL_RANGES=all`;
+//!   `PROFIL_RANGES=exe` for the executable only) — a histogram per shared object in a fixed,
+//!   lock-free table, each written to its own gmon file at the object's link-time addresses, plus the
 //!   manifest. The handler registers an object the first time its code is sampled (glibc's
 //!   async-signal-safe `_dl_find_object`; identity = load bias + path, so an object loaded
 //!   where another was unloaded gets its own slot), so objects loaded later with
@@ -126,6 +127,14 @@
 //!   clock measured (user time for perf, user + system for the itimer), so gprof's seconds are
 //!   CPU seconds even when the kernel delivers fewer signals than requested (the itimer is
 //!   capped at one per tick).
+//!   What was lost is stated beside it, in the manifest's `process` line (version 2; written
+//!   with the per-object files, so by default): the clock, its *nominal* rate (`PROFIL_HZ` for
+//!   perf; for the itimer the kernel tick's rate when that is lower, estimated from the
+//!   achieved rate: a process cannot read `CONFIG_HZ`), every sample taken, the process's user
+//!   and system CPU time while the clock ran, the threads that could not get a clock, and
+//!   whether the program closed the clock; a report's unsampled CPU is the clock's CPU time
+//!   minus samples ÷ nominal rate. An itimer asked for more than the tick allows says so in
+//!   one line at exit (from the first process of a tree).
 //! * **A profiler never changes the program's fate**: bad settings and write failures are one
 //!   line on stderr, the exit status is never touched, and a `SIGTRAP` that is not ours goes
 //!   where it would have gone.
@@ -135,9 +144,14 @@
 //!   ignored ([`config`]).
 //!
 //! Samples outside the main executable's text (shared libraries, the vdso) count toward the
-//! achieved rate but not into the histogram: gmon's single-range histogram has no place for them.
-//! With `PROFIL_RANGES=all` ([`objects`]) each shared object gets a histogram and a file of its
-//! own, named in a manifest beside the executable's file.
+//! achieved rate but not into the executable's histogram: gmon's single-range histogram has no
+//! place for them. By default ([`objects`]; `PROFIL_RANGES=exe` turns it off) each shared
+//! object gets a histogram and a file of its own, named in a manifest beside the executable's
+//! file, so the library time is in the profile too; `gmon.out` stays the executable's own,
+//! gprof-valid file. That costs every profiled process an address-space reservation of 1 GiB
+//! (`MAP_NORESERVE`: memory only where samples land; a sixteenth of `RLIMIT_AS` under a limit;
+//! under strict overcommit, `vm.overcommit_memory=2`, the kernel charges it anyway, and the
+//! runtime halves it down to 16 MiB until it fits).
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
@@ -170,6 +184,9 @@ static FINISHED: AtomicBool = AtomicBool::new(false);
 static OWNER_PID: AtomicU32 = AtomicU32::new(0);
 static BACKEND: AtomicU8 = AtomicU8::new(0); // 0 none, 1 perf, 2 itimer
 static START_CPU_NS: AtomicU64 = AtomicU64::new(0);
+/// User and system CPU time when the clock started (for the manifest's process line).
+static START_USER_NS: AtomicU64 = AtomicU64::new(0);
+static START_SYS_NS: AtomicU64 = AtomicU64::new(0);
 static NOMINAL_HZ: AtomicU32 = AtomicU32::new(config::DEFAULT_HZ);
 static TIMER_CHOICE: AtomicU8 = AtomicU8::new(config::TimerChoice::Auto as u8);
 static LAYOUT_LO: AtomicU64 = AtomicU64::new(0);
@@ -265,8 +282,15 @@ fn begin(backend: Backend) {
         if backend == Backend::Perf { 1 } else { 2 },
         Ordering::Relaxed,
     );
+    let (user, system) = sys::cpu_times_ns();
+    START_USER_NS.store(user, Ordering::Relaxed);
+    START_SYS_NS.store(system, Ordering::Relaxed);
     START_CPU_NS.store(
-        sys::cpu_time_ns(backend.counts_system_time()),
+        if backend.counts_system_time() {
+            user + system
+        } else {
+            user
+        },
         Ordering::Relaxed,
     );
     OWNER_PID.store(sys::getpid(), Ordering::Relaxed);
@@ -695,6 +719,7 @@ fn write_profile(backend: Backend, ending: Ending) {
     if hist::samples() == 0 && !wanted {
         return;
     }
+    warn_tick_limited(backend, hist::samples(), rate);
     if pcmode::enabled_once() {
         finish_pcsample(&dest, rate);
         return;
@@ -716,6 +741,7 @@ fn write_profile(backend: Backend, ending: Ending) {
             format,
             rate,
             &exe_info(layout, &mut p, &mut id),
+            &process_info(backend, rate),
         );
     }
     if written.is_some() && format == Format::Bsd {
@@ -729,6 +755,88 @@ fn write_profile(backend: Backend, ending: Ending) {
             warn(m.as_bytes());
         }
     }
+}
+
+/// The kernel tick rates (`CONFIG_HZ`) Linux offers.
+const TICK_RATES: [u32; 4] = [100, 250, 300, 1000];
+
+/// The samples per CPU-second the clock gives when none is lost. perf: the rate asked for.
+/// The itimer fires at most once per kernel tick, and a process cannot read `CONFIG_HZ`: when
+/// the rate achieved is well below the one asked for, the tick is taken to be the lowest
+/// `CONFIG_HZ` at or above 95% of the achieved rate (samples lost for other reasons lower the
+/// achieved rate, never raise it), capped at the rate asked for.
+pub fn nominal_rate(backend: Backend, asked: u32, samples: u64, achieved: u32) -> u32 {
+    if backend == Backend::Perf
+        || samples < RATE_EVIDENCE
+        || u64::from(achieved) * 10 >= u64::from(asked) * 9
+    {
+        return asked;
+    }
+    let floor = u64::from(achieved) * 95 / 100;
+    TICK_RATES
+        .iter()
+        .copied()
+        .find(|&t| u64::from(t) >= floor)
+        .unwrap_or(achieved)
+        .min(asked)
+}
+
+/// What the manifest says about this process ([`gmon::manifest::Process`]).
+fn process_info(backend: Backend, achieved: u32) -> gmon::manifest::Process {
+    let (user, system) = sys::cpu_times_ns();
+    let samples = hist::samples();
+    gmon::manifest::Process {
+        pid: Some(sys::getpid()),
+        ppid: Some(sys::getppid()),
+        clock: Some(match backend {
+            Backend::Perf => gmon::manifest::Clock::Perf,
+            Backend::Itimer => gmon::manifest::Clock::Itimer,
+        }),
+        nominal_hz: Some(nominal_rate(
+            backend,
+            NOMINAL_HZ.load(Ordering::Relaxed),
+            samples,
+            achieved,
+        )),
+        samples: Some(samples),
+        cpu_user_ns: Some(user.saturating_sub(START_USER_NS.load(Ordering::Relaxed))),
+        cpu_system_ns: Some(system.saturating_sub(START_SYS_NS.load(Ordering::Relaxed))),
+        threads_without_clock: Some(if backend == Backend::Perf {
+            timer::threads_without_clock()
+        } else {
+            0
+        }),
+        clock_closed: Some(timer::clock_taken()),
+        // Counted by the signal-call interposition (not on this branch yet).
+        blocked_samples: None,
+    }
+}
+
+/// The fewest samples from which the achieved rate says something about the clock (a process
+/// that runs for a few ticks only may be unlucky).
+const RATE_EVIDENCE: u64 = 50;
+
+/// `PROFIL_TIMER=itimer` (or the fallback) with a `PROFIL_HZ` above what the kernel tick allows
+/// (`CONFIG_HZ`, often 250): the clock silently gave fewer samples. Measured, not assumed (the
+/// tick rate is not visible to a process): one line at exit when the rate achieved is below
+/// three quarters of the one asked for, from the first process of a tree only ([`lineage`]),
+/// so that a shell or make running many programs says it once.
+fn warn_tick_limited(backend: Backend, samples: u64, achieved: u32) {
+    let asked = NOMINAL_HZ.load(Ordering::Relaxed);
+    if backend != Backend::Itimer
+        || stood_aside()
+        || !lineage::is_root()
+        || samples < RATE_EVIDENCE
+        || u64::from(achieved) * 4 >= u64::from(asked) * 3
+    {
+        return;
+    }
+    let mut m = buf::FixedBuf::<300>::new();
+    let _ = write!(
+        m,
+        "profil-rt: PROFIL_TIMER=itimer took about {achieved} samples per CPU-second, not the {asked} of PROFIL_HZ: the CPU-time timer fires at most once per kernel tick; the perf clock (PROFIL_TIMER=perf) gives higher rates"
+    );
+    warn(m.as_bytes());
 }
 
 /// The executable's entry for a manifest or pcsample object list (path, build-id, range,
@@ -1122,6 +1230,20 @@ mod artifact {
 #[cfg(test)]
 mod tests {
     use super::achieved_rate;
+
+    #[test]
+    fn the_itimer_nominal_rate_is_the_tick_when_the_tick_limits_it() {
+        use super::{nominal_rate, Backend};
+        assert_eq!(nominal_rate(Backend::Perf, 1000, 5000, 400), 1000);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 5000, 246), 250);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 5000, 257), 250);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 5000, 290), 300);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 5000, 99), 100);
+        assert_eq!(nominal_rate(Backend::Itimer, 5000, 5000, 990), 1000);
+        assert_eq!(nominal_rate(Backend::Itimer, 200, 5000, 199), 200);
+        assert_eq!(nominal_rate(Backend::Itimer, 200, 5000, 150), 200);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 10, 250), 1000);
+    }
 
     #[test]
     fn achieved_rate_is_samples_per_cpu_second() {

@@ -349,7 +349,13 @@ pub struct ExeInfo<'a> {
 /// each shared object that has samples to `<gmon_name>.<object file name>.<n>` and the
 /// manifest `<gmon_name>.objects` naming them (gmon crate's `manifest` format), each atomically.
 /// Failures are one line each on stderr.
-pub fn write_objects(gmon_name: &[u8], format: Format, rate: u32, exe: &ExeInfo<'_>) {
+pub fn write_objects(
+    gmon_name: &[u8],
+    format: Format,
+    rate: u32,
+    exe: &ExeInfo<'_>,
+    process: &gmon::manifest::Process,
+) {
     use gmon::manifest::{self, BuildId, Entry, Kind};
     let pid = sys::getpid();
     let mut written = [false; crate::objects::MAX_OBJECTS];
@@ -381,6 +387,7 @@ pub fn write_objects(gmon_name: &[u8], format: Format, rate: u32, exe: &ExeInfo<
             what: "write",
         };
         manifest::write_header(sink).map_err(werr)?;
+        manifest::write_process(sink, process).map_err(werr)?;
         manifest::write_entry(
             sink,
             &Entry {
@@ -496,19 +503,33 @@ pub fn write_pcsample(dest: &Destination, rate: u32, exe: &ExeInfo<'_>) -> bool 
     }
 }
 
+/// The longest file name (one path component), Linux `NAME_MAX`.
+const NAME_MAX: usize = 255;
+
 /// `<gmon_name>.<object's file name>.<slot>`, with bytes the manifest cannot hold in a file
-/// name (TAB, LF, CR) replaced by `_`.
+/// name (TAB, LF, CR) replaced by `_`; `<gmon_name>.<slot>` when that would be longer than a
+/// file name may be (a long `PROFIL_OUT`; the manifest names the object either way), then
+/// `<gmon_name>.o<slot>`.
 pub fn object_file_name(gmon_name: &[u8], path: &[u8], slot: usize, buf: &mut PathBuf) {
+    let obj = base_name(path);
+    let mut digits = FixedBuf::<24>::new();
+    let _ = write!(digits, ".{slot}");
+    let long = base_name(gmon_name).len() + 1 + obj.len() + digits.as_bytes().len() > NAME_MAX;
     buf.push(gmon_name);
+    if long {
+        // `.o<slot>`: never a pid, so never another process's file.
+        let _ = write!(buf, ".o{slot}");
+        return;
+    }
     buf.push(b".");
-    for &b in base_name(path) {
+    for &b in obj {
         buf.push(if matches!(b, b'\t' | b'\n' | b'\r') {
             b"_"
         } else {
             core::slice::from_ref(&b)
         });
     }
-    let _ = write!(buf, ".{slot}");
+    buf.push(digits.as_bytes());
 }
 
 #[cfg(test)]
@@ -563,6 +584,17 @@ mod tests {
         let mut t = PathBuf::new();
         temp_path(b"gmon.out", 7, &mut t);
         assert_eq!(t.as_bytes(), b".profil-tmp.7");
+    }
+
+    #[test]
+    fn object_file_names_stay_valid_file_names() {
+        let mut b = PathBuf::new();
+        object_file_name(b"d/gmon.out", b"/lib/libc.so.6", 3, &mut b);
+        assert_eq!(b.as_bytes(), b"d/gmon.out.libc.so.6.3");
+        let long = [b'p'; 245];
+        let mut b = PathBuf::new();
+        object_file_name(&long, b"/lib/libc.so.6", 3, &mut b);
+        assert_eq!(&b.as_bytes()[245..], b".o3");
     }
 
     fn counters(v: &[u32]) -> Vec<AtomicU32> {
