@@ -2325,6 +2325,12 @@ fn a_fork_exec_parent_and_its_children_each_keep_a_profile() {
     assert!(seconds_of(&rows, "parent_work") > 0.0, "{rows:?}");
     assert_eq!(seconds_of(&rows, "tree_work"), 0.0, "{rows:?}");
     assert_eq!(gmon_files(&dir).len(), 4, "{:?} {r:?}", gmon_files(&dir));
+    // Children started with an environment of the parent's own making (only LD_PRELOAD): the
+    // exec wrappers add the lineage to it, so they are still descendants.
+    check_tree_run(&dir, &tree, &tree, &["spawn-env", "30", "2"], 2);
+    let (_, rows) = gprof_flat(&tree, &dir.path("gmon.out"));
+    assert!(seconds_of(&rows, "parent_work") > 0.0, "{rows:?}");
+    assert_eq!(gmon_files(&dir).len(), 3, "{:?}", gmon_files(&dir));
 }
 
 /// `PROFIL_TIMER=itimer PROFIL_HZ=5000`: the CPU-time timer fires at most once per kernel tick

@@ -25,9 +25,11 @@
 //! passes it on: the exec wrappers, but also `posix_spawn`, `system`, `popen` (glibc calls its
 //! internal exec there, which no wrapper sees), make's and the shells' own spawns, and a raw
 //! `execve` system call. The program sees one more variable in its environment (as it sees
-//! `LD_PRELOAD`). What it cannot survive: a program that starts its children with an
-//! environment of its own making without our variable (`env -i`, sudo's reset): those
-//! children are roots again and write the plain name in their working directory. A profiled
+//! `LD_PRELOAD`). A program that starts its children with an environment of its own making
+//! (`env -i`, Python's `subprocess` with `env=`) through the exec family gets our entry added
+//! to a copy of that environment by the wrappers ([`envp_with_entry`]). What it cannot
+//! survive: such an environment passed to `posix_spawn` or a raw `execve` (sudo's reset):
+//! those children are roots again and write the plain name in their working directory. A profiled
 //! child of an unprofiled parent (the runtime linked into `a` and `b`, run by a plain shell)
 //! is a root too.
 //!
@@ -159,6 +161,49 @@ pub fn start() -> bool {
     sys::set_environ(new);
     INSTALLED.store(true, Ordering::Relaxed);
     true
+}
+
+/// The most environment entries an exec wrapper copies to add our variable (on its stack, 4 KiB):
+/// an environment with more, that lacks the variable, is passed on as it is.
+pub const MAX_ENV_COPY: usize = 511;
+
+/// `envp` for an exec: `envp` itself when it holds our variable already (the usual case: the
+/// process's own environment) or when our entry is not installed; else a copy in `store` with
+/// our entry added — a program that builds its children's environment itself (`env -i`,
+/// Python's `subprocess` with `env=`) still passes the lineage on.
+///
+/// # Safety
+/// `envp` must be null or a NULL-terminated array of NUL-terminated strings.
+pub unsafe fn envp_with_entry(
+    envp: *const *const c_char,
+    store: &mut [*const c_char; MAX_ENV_COPY + 2],
+) -> *const *const c_char {
+    if !INSTALLED.load(Ordering::Relaxed) {
+        return envp;
+    }
+    let mut n = 0usize;
+    if !envp.is_null() {
+        // SAFETY: the caller's array, NULL-terminated.
+        unsafe {
+            while !(*envp.add(n)).is_null() {
+                let e = *envp.add(n) as *const u8;
+                if (0..NAME.len()).all(|i| *e.add(i) == NAME[i]) {
+                    return envp;
+                }
+                n += 1;
+            }
+        }
+    }
+    if n > MAX_ENV_COPY {
+        return envp;
+    }
+    for (i, slot) in store.iter_mut().enumerate().take(n) {
+        // SAFETY: i < n, the number of entries.
+        *slot = unsafe { *envp.add(i) };
+    }
+    store[n] = ENTRY.as_ptr() as *const c_char;
+    store[n + 1] = core::ptr::null();
+    store.as_ptr()
 }
 
 /// In a forked child: a descendant, with its own pid and no numbered file yet.
