@@ -262,9 +262,20 @@ fn files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !is_object_file(n))
         .collect();
     v.sort();
     v
+}
+
+/// The shared objects' profiles and the manifest that the runtime writes beside each profile by
+/// default (`PROFIL_RANGES=all`: `<profile>.objects`, `<profile>.<object>.<n>`, or
+/// `<profile>.o<n>` for a long name): not the files these tests count.
+fn is_object_file(n: &str) -> bool {
+    n.ends_with(".objects")
+        || n.contains(".so")
+        || n.rsplit_once(".o")
+            .is_some_and(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `gmon` is a whole profile of `exe`: GNU gprof reads it.
@@ -392,12 +403,17 @@ fn forked_workers_keep_the_descriptor_they_share() {
             ..base.clone()
         };
         assert_eq!(o, &expected, "{way:?}");
-        // The parent's profile, and one per worker (`gmon.out.<pid>`), all whole.
+        // The parent's profile, and one per worker that took a sample (`gmon.out.<pid>`;
+        // a worker that only writes its line usually takes none, and then writes nothing:
+        // issue 14), all whole.
         let gmons: Vec<String> = files(cwd)
             .into_iter()
             .filter(|n| n.starts_with("gmon.out"))
             .collect();
-        assert_eq!(gmons.len(), 4, "{way:?}: {gmons:?}");
+        assert!(
+            gmons.contains(&"gmon.out".to_owned()) && (1..=4).contains(&gmons.len()),
+            "{way:?}: {gmons:?}"
+        );
         for g in gmons {
             assert_whole_profile(p.exe(*way), &cwd.join(g));
         }

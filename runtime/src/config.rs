@@ -11,7 +11,7 @@
 //! | `GMON_OUT_PREFIX` | as glibc: output `PREFIX.PID`, ignored in secure-execution processes | unset |
 //! | `PROFIL_MODE` | `pcsample`: keep every sample (time, thread, PC) and write a pcsample file instead of the histogram, at the same name ([`crate::pcmode`]); `gmon` | `gmon` |
 //! | `PROFIL_PCSAMPLES` | pcsample buffer size in samples, 1 ..= 2^28 | [`DEFAULT_PCSAMPLES`] |
-//! | `PROFIL_RANGES` | `all`: also profile every shared object, each into its own file, listed in `<output>.objects` ([`crate::objects`]); `exe` | `exe` |
+//! | `PROFIL_RANGES` | `all`: also profile every shared object, each into its own file, listed in `<output>.objects` ([`crate::objects`]); `exe`: the executable only | `all` |
 //!
 //! Without `PROFIL_OUT` and `GMON_OUT_PREFIX` the profile goes to `gmon.out` in the working
 //! directory at exit. An unknown or invalid value produces one warning line on stderr and the
@@ -82,7 +82,7 @@ pub struct Config {
     pub out: Option<&'static [u8]>,
     /// `GMON_OUT_PREFIX`, if set, non-empty and honoured (not a secure-execution process).
     pub prefix: Option<&'static [u8]>,
-    /// `PROFIL_RANGES=all`: profile the shared objects too.
+    /// `PROFIL_RANGES=all` (the default): profile the shared objects too.
     pub ranges_all: bool,
     /// `PROFIL_MODE=pcsample`.
     pub pcsample: bool,
@@ -108,7 +108,7 @@ impl Default for Config {
             format: Format::Gnu,
             out: None,
             prefix: None,
-            ranges_all: false,
+            ranges_all: true,
             pcsample: false,
             pcsamples: DEFAULT_PCSAMPLES,
             stacks: true,
@@ -204,10 +204,10 @@ impl Config {
         }
         if let Some(v) = get("PROFIL_RANGES") {
             match v {
-                b"all" => c.ranges_all = true,
-                b"" | b"exe" => {}
+                b"" | b"all" => {}
+                b"exe" => c.ranges_all = false,
                 _ => warn(&warning(format_args!(
-                    "ignoring PROFIL_RANGES={} (expected all or exe); profiling the executable only",
+                    "ignoring PROFIL_RANGES={} (expected all or exe); profiling every object",
                     Lossy(v)
                 ))),
             }
@@ -321,14 +321,18 @@ mod tests {
                 ("PROFIL_FORMAT", "bsd"),
                 ("PROFIL_OUT", "/tmp/x.out"),
                 ("GMON_OUT_PREFIX", "pre"),
-                ("PROFIL_RANGES", "all"),
+                ("PROFIL_RANGES", "exe"),
                 ("PROFIL_MODE", "pcsample"),
                 ("PROFIL_PCSAMPLES", "500"),
             ],
             false,
         );
         assert!(w.is_empty(), "{w:?}");
-        assert!(c.ranges_all && c.pcsample);
+        assert!(!c.ranges_all && c.pcsample);
+        assert!(
+            Config::default().ranges_all,
+            "every shared object is profiled by default"
+        );
         assert_eq!(c.pcsamples, 500);
         assert_eq!(c.hz, 4000);
         assert_eq!(c.timer, TimerChoice::Itimer);

@@ -22,8 +22,9 @@
 //!   function (the interrupted PC from a `ucontext_t`).
 //! * [`config`]: the environment variables, read once in the constructor.
 //! * [`hist`]: the histogram (bin layout, link-time vs runtime addresses, atomic counters).
-//! * [`objects`]: `PROFIL_RANGES=all` — a histogram per shared object in a fixed, lock-free
-//!   table, each written to its own gmon file at the object's link-time addresses, plus the
+//! * [`objects`]: every shared object is profiled by default (`PROFIL_RANGES=all`;
+//!   `PROFIL_RANGES=exe` for the executable only) — a histogram per shared object in a fixed,
+//!   lock-free table, each written to its own gmon file at the object's link-time addresses, plus the
 //!   manifest. The handler registers an object the first time its code is sampled (glibc's
 //!   async-signal-safe `_dl_find_object`; identity = load bias + path, so an object loaded
 //!   where another was unloaded gets its own slot), so objects loaded later with
@@ -51,6 +52,10 @@
 //!   after [`finish`] and register the fork hook themselves when the automatic profile is off.
 //!   `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
+//! * [`lineage`]: process trees — which name each process image writes, so that no profile
+//!   overwrites another's (the first process `gmon.out`, every other `gmon.out.<pid>`, later
+//!   programs of an exec chain `gmon.out.<pid>.<n>`; nothing for a descendant without a
+//!   sample), told from process to process by a variable of ours in the environment.
 //! * this module: the life cycle — [`start`] (the constructor), fork (the child starts an
 //!   empty histogram, a clock of its own and a file `<name>.<pid>`), terminating signals left at
 //!   their default action (write, then re-raise), exec, a seccomp filter going in, and
@@ -182,7 +187,21 @@
 //! * **The rate in the file is the achieved rate**: samples taken divided by the CPU time the
 //!   clock measured (user time for perf, user + system for the itimer), so gprof's seconds are
 //!   CPU seconds even when the kernel delivers fewer signals than requested (the itimer is
-//!   capped at one per tick).
+//!   capped at one per tick). That spreads CPU time that went unsampled (threads without a
+//!   clock, a closed clock) over what was sampled; what was lost is therefore stated beside
+//!   it, in the manifest's `process` line (version 2; written with the per-object files, so by
+//!   default): the clock, its *nominal* rate ([`nominal_rate`]: `PROFIL_HZ` for perf; for the
+//!   itimer, which fires at most once per kernel tick, the tick's rate when that is lower — a
+//!   process cannot read `CONFIG_HZ`, so it is estimated from the achieved rate as the
+//!   `CONFIG_HZ` value at or just above it), every sample taken, the process's user and system
+//!   CPU time while the clock ran, the threads that could not get a clock, and whether the
+//!   program closed the clock; a report's unsampled CPU is the clock's CPU time (user for
+//!   perf, user + system for the itimer) minus samples ÷ nominal rate. Writing the nominal
+//!   rate into the histogram header itself was tried and left out for now: at 30 kHz the perf
+//!   task clock also counts the signal delivery, so samples ÷ 30000 exceeded the user time
+//!   (4.17 s vs 3.01 s), and a tree of 50 forked children lost 6% (the time between fork and
+//!   the child's clock). An itimer asked for more than the tick allows says so in one line at
+//!   exit (from the first process of a tree).
 //! * **A profiler never changes the program's fate**: bad settings and write failures are one
 //!   line on stderr, the exit status is never touched, and a `SIGTRAP` that is not ours goes
 //!   where it would have gone.
@@ -192,9 +211,14 @@
 //!   ignored ([`config`]).
 //!
 //! Samples outside the main executable's text (shared libraries, the vdso) count toward the
-//! achieved rate but not into the histogram: gmon's single-range histogram has no place for them.
-//! With `PROFIL_RANGES=all` ([`objects`]) each shared object gets a histogram and a file of its
-//! own, named in a manifest beside the executable's file.
+//! achieved rate but not into the executable's histogram: gmon's single-range histogram has no
+//! place for them. By default ([`objects`]; `PROFIL_RANGES=exe` turns it off) each shared
+//! object gets a histogram and a file of its own, named in a manifest beside the executable's
+//! file, so the library time is in the profile too; `gmon.out` stays the executable's own,
+//! gprof-valid file. That costs every profiled process an address-space reservation of 1 GiB
+//! (`MAP_NORESERVE`: memory only where samples land; a sixteenth of `RLIMIT_AS` under a limit;
+//! under strict overcommit, `vm.overcommit_memory=2`, the kernel charges it anyway, and the
+//! runtime halves it down to 16 MiB until it fits).
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
@@ -206,6 +230,7 @@ pub mod handler;
 pub mod hist;
 #[cfg(not(feature = "artifact"))]
 pub mod interfaces;
+pub mod lineage;
 pub mod objects;
 pub mod output;
 pub mod pcmode;
@@ -227,8 +252,10 @@ static FINISHED: AtomicBool = AtomicBool::new(false);
 /// A process sharing our memory under another pid (a `vfork` child) must not touch the clock.
 static OWNER_PID: AtomicU32 = AtomicU32::new(0);
 static BACKEND: AtomicU8 = AtomicU8::new(0); // 0 none, 1 perf, 2 itimer
-static FORK_CHILD: AtomicBool = AtomicBool::new(false);
 static START_CPU_NS: AtomicU64 = AtomicU64::new(0);
+/// User and system CPU time when the clock started (for the manifest's process line).
+static START_USER_NS: AtomicU64 = AtomicU64::new(0);
+static START_SYS_NS: AtomicU64 = AtomicU64::new(0);
 static NOMINAL_HZ: AtomicU32 = AtomicU32::new(config::DEFAULT_HZ);
 static TIMER_CHOICE: AtomicU8 = AtomicU8::new(config::TimerChoice::Auto as u8);
 static LAYOUT_LO: AtomicU64 = AtomicU64::new(0);
@@ -324,8 +351,15 @@ fn begin(backend: Backend) {
         if backend == Backend::Perf { 1 } else { 2 },
         Ordering::Relaxed,
     );
+    let (user, system) = sys::cpu_times_ns();
+    START_USER_NS.store(user, Ordering::Relaxed);
+    START_SYS_NS.store(system, Ordering::Relaxed);
     START_CPU_NS.store(
-        sys::cpu_time_ns(backend.counts_system_time()),
+        if backend.counts_system_time() {
+            user + system
+        } else {
+            user
+        },
         Ordering::Relaxed,
     );
     OWNER_PID.store(sys::getpid(), Ordering::Relaxed);
@@ -384,6 +418,9 @@ pub fn start() {
     }
     remember(&cfg, &layout);
     EXE_BIAS.store(text.bias, Ordering::Relaxed);
+    if !lineage::start() {
+        warn(b"profil-rt: cannot add PROFIL_RT_LINEAGE to the environment; profiled child processes may overwrite this profile");
+    }
     if cfg.ranges_all || cfg.pcsample {
         objects::enable(cfg.scale);
     }
@@ -474,7 +511,7 @@ extern "C" fn after_fork_in_child() {
         objects::clear();
         pcmode::clear();
         stacks::clear();
-        FORK_CHILD.store(true, Ordering::Relaxed);
+        lineage::after_fork();
     }
     // The clock may also be running only for the programming interfaces ("profiling remains
     // on in child and parent after a fork").
@@ -525,6 +562,7 @@ pub fn before_exec() -> bool {
         return false;
     }
     finish_as(Ending::Exec);
+    lineage::before_exec();
     true
 }
 
@@ -532,6 +570,7 @@ pub fn before_exec() -> bool {
 /// and the profile will be written again (complete) at exit.
 pub fn after_failed_exec() {
     let Some(b) = backend() else { return };
+    lineage::after_failed_exec();
     if STOOD_ASIDE.load(Ordering::Acquire) {
         FINISHED.store(false, Ordering::Release);
         return;
@@ -690,7 +729,7 @@ fn finish_as(ending: Ending) {
         EXITING.store(true, Ordering::Release);
     }
     let mask = sys::block_async_signals();
-    write_profile(backend);
+    write_profile(backend, ending);
     WRITER_TID.store(0, Ordering::Release);
     sys::restore_signal_mask(&mask);
 }
@@ -719,7 +758,7 @@ fn wait_for_writer(ending: Ending) {
     }
 }
 
-fn write_profile(backend: Backend) {
+fn write_profile(backend: Backend, ending: Ending) {
     // An explicit profil()/pcsample() in progress goes on after the automatic profile is
     // written: the clock keeps running for it.
     if !api::in_use() {
@@ -732,7 +771,9 @@ fn write_profile(backend: Backend) {
         t => t,
     };
     let cpu = end.saturating_sub(START_CPU_NS.load(Ordering::Relaxed));
-    let rate = achieved_rate(hist::samples(), cpu, NOMINAL_HZ.load(Ordering::Relaxed));
+    let achieved = achieved_rate(hist::samples(), cpu, NOMINAL_HZ.load(Ordering::Relaxed));
+    // Still the achieved rate (see the crate docs: the nominal one is in the manifest).
+    let rate = achieved;
     let Some(layout) = hist::Layout::new(
         LAYOUT_LO.load(Ordering::Relaxed),
         LAYOUT_HI.load(Ordering::Relaxed),
@@ -752,8 +793,17 @@ fn write_profile(backend: Backend) {
         out: OUT.load(),
         prefix: PREFIX.load(),
         format,
-        fork_child: FORK_CHILD.load(Ordering::Relaxed),
+        root: lineage::is_root(),
+        seq: lineage::sequence(),
     };
+    // A process image that took no sample writes nothing, unless it is the root at its exit
+    // (glibc's gmon always writes there) or the program asked (`profil_rt_finish`): a forked
+    // child that only runs exec, a wrapper that replaces itself ([`lineage`]).
+    let wanted = ending == Ending::Call || (dest.root && ending != Ending::Exec);
+    if hist::samples() == 0 && !wanted {
+        return;
+    }
+    warn_tick_limited(backend, hist::samples(), achieved);
     if pcmode::enabled_once() {
         finish_pcsample(&dest, rate);
         return;
@@ -770,6 +820,9 @@ fn write_profile(backend: Backend) {
     if let (Some(name), true) = (&written, stacks::write_file()) {
         output::write_stacks(name.as_bytes());
     }
+    if written.is_some() {
+        lineage::wrote(dest.numbered());
+    }
     if let (Some(name), true) = (&written, objects::enabled()) {
         let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
         output::write_objects(
@@ -777,6 +830,7 @@ fn write_profile(backend: Backend) {
             format,
             rate,
             &exe_info(layout, &mut p, &mut id),
+            &process_info(backend, achieved),
         );
     }
     if written.is_some() && format == Format::Bsd {
@@ -790,6 +844,88 @@ fn write_profile(backend: Backend) {
             warn(m.as_bytes());
         }
     }
+}
+
+/// The kernel tick rates (`CONFIG_HZ`) Linux offers.
+const TICK_RATES: [u32; 4] = [100, 250, 300, 1000];
+
+/// The samples per CPU-second the clock gives when none is lost. perf: the rate asked for.
+/// The itimer fires at most once per kernel tick, and a process cannot read `CONFIG_HZ`: when
+/// the rate achieved is well below the one asked for, the tick is taken to be the lowest
+/// `CONFIG_HZ` at or above 95% of the achieved rate (samples lost for other reasons lower the
+/// achieved rate, never raise it), capped at the rate asked for.
+pub fn nominal_rate(backend: Backend, asked: u32, samples: u64, achieved: u32) -> u32 {
+    if backend == Backend::Perf
+        || samples < RATE_EVIDENCE
+        || u64::from(achieved) * 10 >= u64::from(asked) * 9
+    {
+        return asked;
+    }
+    let floor = u64::from(achieved) * 95 / 100;
+    TICK_RATES
+        .iter()
+        .copied()
+        .find(|&t| u64::from(t) >= floor)
+        .unwrap_or(achieved)
+        .min(asked)
+}
+
+/// What the manifest says about this process ([`gmon::manifest::Process`]).
+fn process_info(backend: Backend, achieved: u32) -> gmon::manifest::Process {
+    let (user, system) = sys::cpu_times_ns();
+    let samples = hist::samples();
+    gmon::manifest::Process {
+        pid: Some(sys::getpid()),
+        ppid: Some(sys::getppid()),
+        clock: Some(match backend {
+            Backend::Perf => gmon::manifest::Clock::Perf,
+            Backend::Itimer => gmon::manifest::Clock::Itimer,
+        }),
+        nominal_hz: Some(nominal_rate(
+            backend,
+            NOMINAL_HZ.load(Ordering::Relaxed),
+            samples,
+            achieved,
+        )),
+        samples: Some(samples),
+        cpu_user_ns: Some(user.saturating_sub(START_USER_NS.load(Ordering::Relaxed))),
+        cpu_system_ns: Some(system.saturating_sub(START_SYS_NS.load(Ordering::Relaxed))),
+        threads_without_clock: Some(if backend == Backend::Perf {
+            timer::threads_without_clock()
+        } else {
+            0
+        }),
+        clock_closed: Some(timer::clock_taken()),
+        // Counted by the signal-call interposition (not on this branch yet).
+        blocked_samples: None,
+    }
+}
+
+/// The fewest samples from which the achieved rate says something about the clock (a process
+/// that runs for a few ticks only may be unlucky).
+const RATE_EVIDENCE: u64 = 50;
+
+/// `PROFIL_TIMER=itimer` (or the fallback) with a `PROFIL_HZ` above what the kernel tick allows
+/// (`CONFIG_HZ`, often 250): the clock silently gave fewer samples. Measured, not assumed (the
+/// tick rate is not visible to a process): one line at exit when the rate achieved is below
+/// three quarters of the one asked for, from the first process of a tree only ([`lineage`]),
+/// so that a shell or make running many programs says it once.
+fn warn_tick_limited(backend: Backend, samples: u64, achieved: u32) {
+    let asked = NOMINAL_HZ.load(Ordering::Relaxed);
+    if backend != Backend::Itimer
+        || stood_aside()
+        || !lineage::is_root()
+        || samples < RATE_EVIDENCE
+        || u64::from(achieved) * 4 >= u64::from(asked) * 3
+    {
+        return;
+    }
+    let mut m = buf::FixedBuf::<300>::new();
+    let _ = write!(
+        m,
+        "profil-rt: PROFIL_TIMER=itimer took about {achieved} samples per CPU-second, not the {asked} of PROFIL_HZ: the CPU-time timer fires at most once per kernel tick; the perf clock (PROFIL_TIMER=perf) gives higher rates"
+    );
+    warn(m.as_bytes());
 }
 
 /// The executable's entry for a manifest or pcsample object list (path, build-id, range,
@@ -821,7 +957,11 @@ fn finish_pcsample(dest: &Destination, rate: u32) {
     let Some(layout) = layout else { return };
     let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
     let exe = exe_info(layout, &mut p, &mut id);
-    if output::write_pcsample(dest, rate, &exe) && pcmode::full() {
+    let written = output::write_pcsample(dest, rate, &exe);
+    if written {
+        lineage::wrote(dest.numbered());
+    }
+    if written && pcmode::full() {
         let mut m = buf::FixedBuf::<200>::new();
         let _ = write!(
             m,
@@ -1179,6 +1319,20 @@ mod artifact {
 #[cfg(test)]
 mod tests {
     use super::achieved_rate;
+
+    #[test]
+    fn the_itimer_nominal_rate_is_the_tick_when_the_tick_limits_it() {
+        use super::{nominal_rate, Backend};
+        assert_eq!(nominal_rate(Backend::Perf, 1000, 5000, 400), 1000);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 5000, 246), 250);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 5000, 257), 250);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 5000, 290), 300);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 5000, 99), 100);
+        assert_eq!(nominal_rate(Backend::Itimer, 5000, 5000, 990), 1000);
+        assert_eq!(nominal_rate(Backend::Itimer, 200, 5000, 199), 200);
+        assert_eq!(nominal_rate(Backend::Itimer, 200, 5000, 150), 200);
+        assert_eq!(nominal_rate(Backend::Itimer, 1000, 10, 250), 1000);
+    }
 
     #[test]
     fn achieved_rate_is_samples_per_cpu_second() {

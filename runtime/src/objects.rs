@@ -1,5 +1,5 @@
 //! Histograms for the text of every shared object the program runs code in
-//! (`PROFIL_RANGES=all`, and the object list of `PROFIL_MODE=pcsample`).
+//! (by default: `PROFIL_RANGES=all`; and the object list of `PROFIL_MODE=pcsample`).
 //!
 //! The executable keeps its histogram in [`crate::hist`] and its file (`gmon.out`) unchanged.
 //! Every other object with a path gets a slot in a fixed table of [`MAX_OBJECTS`]: its

@@ -44,24 +44,40 @@ pub struct Destination {
     pub prefix: Option<&'static [u8]>,
     /// File format.
     pub format: Format,
-    /// This process is a forked child of the profiled process: its file is the parent's name
-    /// plus `.<pid>` (with `GMON_OUT_PREFIX` the name has the pid already).
-    pub fork_child: bool,
+    /// This image is the root of its process tree ([`crate::lineage`]): it writes the plain
+    /// name; every other image adds `.<pid>` (with `GMON_OUT_PREFIX` the name has the pid
+    /// already).
+    pub root: bool,
+    /// The image's number among the images of its process that wrote a numbered file
+    /// (0: the first; n adds `.<n>` after the pid).
+    pub seq: u32,
+}
+
+impl Destination {
+    /// Does the name carry the pid (so that it counts among the process's numbered files)?
+    pub fn numbered(&self) -> bool {
+        !self.root || (self.out.is_none() && self.prefix.is_some())
+    }
 }
 
 /// The final file name: `PROFIL_OUT` if set, else `PREFIX.PID` if `GMON_OUT_PREFIX` is set
 /// (unless `use_default` asks for the fallback glibc also uses when that name cannot be
-/// opened), else `gmon.out` in the current directory. A forked child adds `.PID` to the first
-/// and last.
+/// opened), else `gmon.out` in the current directory. An image other than the root of its
+/// process tree adds `.PID` to the first and last, and an image with a non-zero `seq`
+/// (a later program in the same process) adds `.SEQ` after the pid ([`crate::lineage`]).
 pub fn final_path(dest: &Destination, pid: u32, use_default: bool, buf: &mut PathBuf) {
     if let (None, Some(prefix), false) = (dest.out, dest.prefix, use_default) {
         buf.push(prefix);
         let _ = write!(buf, ".{pid}");
-        return;
-    }
-    buf.push(dest.out.unwrap_or(b"gmon.out"));
-    if dest.fork_child {
+    } else {
+        buf.push(dest.out.unwrap_or(b"gmon.out"));
+        if dest.root {
+            return;
+        }
         let _ = write!(buf, ".{pid}");
+    }
+    if dest.seq > 0 {
+        let _ = write!(buf, ".{}", dest.seq);
     }
 }
 
@@ -426,7 +442,13 @@ pub struct ExeInfo<'a> {
 /// each shared object that has samples to `<gmon_name>.<object file name>.<n>` and the
 /// manifest `<gmon_name>.objects` naming them (gmon crate's `manifest` format), each atomically.
 /// Failures are one line each on stderr.
-pub fn write_objects(gmon_name: &[u8], format: Format, rate: u32, exe: &ExeInfo<'_>) {
+pub fn write_objects(
+    gmon_name: &[u8],
+    format: Format,
+    rate: u32,
+    exe: &ExeInfo<'_>,
+    process: &gmon::manifest::Process,
+) {
     use gmon::manifest::{self, BuildId, Entry, Kind};
     let pid = sys::getpid();
     let mut written = [false; crate::objects::MAX_OBJECTS];
@@ -459,6 +481,7 @@ pub fn write_objects(gmon_name: &[u8], format: Format, rate: u32, exe: &ExeInfo<
             what: "write",
         };
         manifest::write_header(sink).map_err(werr)?;
+        manifest::write_process(sink, process).map_err(werr)?;
         manifest::write_entry(
             sink,
             &Entry {
@@ -574,19 +597,33 @@ pub fn write_pcsample(dest: &Destination, rate: u32, exe: &ExeInfo<'_>) -> bool 
     }
 }
 
+/// The longest file name (one path component), Linux `NAME_MAX`.
+const NAME_MAX: usize = 255;
+
 /// `<gmon_name>.<object's file name>.<slot>`, with bytes the manifest cannot hold in a file
-/// name (TAB, LF, CR) replaced by `_`.
+/// name (TAB, LF, CR) replaced by `_`; `<gmon_name>.<slot>` when that would be longer than a
+/// file name may be (a long `PROFIL_OUT`; the manifest names the object either way), then
+/// `<gmon_name>.o<slot>`.
 pub fn object_file_name(gmon_name: &[u8], path: &[u8], slot: usize, buf: &mut PathBuf) {
+    let obj = base_name(path);
+    let mut digits = FixedBuf::<24>::new();
+    let _ = write!(digits, ".{slot}");
+    let long = base_name(gmon_name).len() + 1 + obj.len() + digits.as_bytes().len() > NAME_MAX;
     buf.push(gmon_name);
+    if long {
+        // `.o<slot>`: never a pid, so never another process's file.
+        let _ = write!(buf, ".o{slot}");
+        return;
+    }
     buf.push(b".");
-    for &b in base_name(path) {
+    for &b in obj {
         buf.push(if matches!(b, b'\t' | b'\n' | b'\r') {
             b"_"
         } else {
             core::slice::from_ref(&b)
         });
     }
-    let _ = write!(buf, ".{slot}");
+    buf.push(digits.as_bytes());
 }
 
 #[cfg(test)]
@@ -606,7 +643,8 @@ mod tests {
             out: None,
             prefix: None,
             format: Format::Gnu,
-            fork_child: false,
+            root: true,
+            seq: 0,
         };
         assert_eq!(path(&d, false), b"gmon.out");
         d.prefix = Some(b"/tmp/run");
@@ -614,8 +652,21 @@ mod tests {
         assert_eq!(path(&d, true), b"gmon.out");
         d.out = Some(b"x/prof.out");
         assert_eq!(path(&d, false), b"x/prof.out");
-        d.fork_child = true;
+        d.root = false;
         assert_eq!(path(&d, false), b"x/prof.out.4242");
+        d.seq = 2;
+        assert_eq!(path(&d, false), b"x/prof.out.4242.2");
+        d.out = None;
+        assert_eq!(path(&d, false), b"/tmp/run.4242.2");
+        assert_eq!(path(&d, true), b"gmon.out.4242.2");
+        d.root = true;
+        assert_eq!(path(&d, false), b"/tmp/run.4242.2");
+        d.prefix = None;
+        assert_eq!(path(&d, false), b"gmon.out");
+        d.prefix = Some(b"/tmp/run");
+        d.out = Some(b"x/prof.out");
+        d.root = false;
+        d.seq = 0;
         d.out = None;
         assert_eq!(path(&d, false), b"/tmp/run.4242");
         assert_eq!(path(&d, true), b"gmon.out.4242");
@@ -627,6 +678,17 @@ mod tests {
         let mut t = PathBuf::new();
         temp_path(b"gmon.out", 7, &mut t);
         assert_eq!(t.as_bytes(), b".profil-tmp.7");
+    }
+
+    #[test]
+    fn object_file_names_stay_valid_file_names() {
+        let mut b = PathBuf::new();
+        object_file_name(b"d/gmon.out", b"/lib/libc.so.6", 3, &mut b);
+        assert_eq!(b.as_bytes(), b"d/gmon.out.libc.so.6.3");
+        let long = [b'p'; 245];
+        let mut b = PathBuf::new();
+        object_file_name(&long, b"/lib/libc.so.6", 3, &mut b);
+        assert_eq!(&b.as_bytes()[245..], b".o3");
     }
 
     fn counters(v: &[u32]) -> Vec<AtomicU32> {

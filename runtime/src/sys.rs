@@ -68,6 +68,12 @@ pub fn getpid() -> u32 {
     unsafe { libc::getpid() as u32 }
 }
 
+/// The parent's pid (getppid(2)).
+pub fn getppid() -> u32 {
+    // SAFETY: getppid has no preconditions and cannot fail.
+    unsafe { libc::getppid() as u32 }
+}
+
 /// The main executable's executable segments, as found by `dl_iterate_phdr`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExeText {
@@ -750,6 +756,16 @@ pub unsafe fn interrupted_pc(uctx: *const c_void) -> usize {
 /// CPU time this process has used so far (all threads, living and finished), in nanoseconds:
 /// user time only, or user + system.
 pub fn cpu_time_ns(include_system: bool) -> u64 {
+    let (user, system) = cpu_times_ns();
+    if include_system {
+        user + system
+    } else {
+        user
+    }
+}
+
+/// The process's (user, system) CPU time so far, all threads, in nanoseconds (`getrusage`).
+pub fn cpu_times_ns() -> (u64, u64) {
     let mut ru = MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid.
     let ru = unsafe {
@@ -757,11 +773,7 @@ pub fn cpu_time_ns(include_system: bool) -> u64 {
         ru.assume_init()
     };
     let tv_ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
-    let mut t = tv_ns(ru.ru_utime);
-    if include_system {
-        t += tv_ns(ru.ru_stime);
-    }
-    t
+    (tv_ns(ru.ru_utime), tv_ns(ru.ru_stime))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -937,6 +949,15 @@ pub fn address_space_limit() -> Option<u64> {
     // SAFETY: getrlimit fills the struct it is given.
     let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } == 0;
     (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
+/// Point glibc's `environ` at `env` (a NULL-terminated array that lives for the rest of the
+/// process). Constructor only: no other thread can be reading it.
+pub fn set_environ(env: *mut *mut c_char) {
+    // SAFETY: the constructor runs before any thread of the program's; the array is valid and
+    // NULL-terminated, as the caller guarantees, and glibc's setenv/putenv copy a foreign array
+    // before changing it.
+    unsafe { libc::environ = env };
 }
 
 /// The process environment (`environ`).

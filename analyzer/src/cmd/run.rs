@@ -399,6 +399,11 @@ pub fn execute(launch: &Launch, scratch: &Path) -> Result<Outcome> {
     cmd.env("GMON_OUT_PREFIX", &prefix)
         .env_remove("PROFIL_OUT")
         .env_remove("PROFIL_OFF");
+    // The runtime profiles every shared object by default now; `run` does not read their files
+    // yet (issue 14, analyzer side), so it asks for the executable only, as before.
+    if std::env::var_os("PROFIL_RANGES").is_none() {
+        cmd.env("PROFIL_RANGES", "exe");
+    }
     if let Some(hz) = launch.hz {
         cmd.env("PROFIL_HZ", hz.to_string());
     }

@@ -29,13 +29,150 @@
 //! Blank lines and lines starting with `#` are ignored; anything else malformed is an error
 //! naming the line and its byte offset ([`ManifestError`]). The writer ([`write_entry`]) is
 //! `no_std` and does not allocate, for the runtime; the reader ([`parse`]) needs `alloc`.
+//!
+//! # Version 2: the process
+//!
+//! Version 2 (first line `profil-rs objects 2`, written by the runtime since issue 14) adds one
+//! optional line, before the objects, describing the process that wrote the profile, so that
+//! a report can state the CPU time that was not sampled instead of spreading it over the rest:
+//!
+//! ```text
+//! process <TAB> pid=4242 <TAB> ppid=4200 <TAB> clock=perf <TAB> nominal_hz=1000 <TAB> samples=2012 <TAB> cpu_user_ns=2030000000 <TAB> cpu_system_ns=1000000 <TAB> threads_without_clock=0 <TAB> clock_closed=0
+//! ```
+//!
+//! `key=value` fields, values decimal except `clock` (`perf` or `itimer`). `pid`/`ppid` place the
+//! process in its tree; `clock` is the sampling clock; `nominal_hz` the samples per CPU-second
+//! the clock gives when nothing is lost (`PROFIL_HZ` for perf; for the itimer, `PROFIL_HZ` or the
+//! kernel tick's rate when that is lower, as measured); `samples` every sample taken (in the
+//! executable and in every object, counted or not); `cpu_user_ns`/`cpu_system_ns` the process's
+//! CPU time (all its threads, `getrusage`) over the time the clock ran; the rest say why
+//! samples may be missing: `threads_without_clock` (threads that existed when the clock started
+//! and could not get one), `clock_closed` (1: the program closed the clock's descriptor),
+//! `blocked_samples` (samples that arrived while the program held the signal blocked). The
+//! CPU time the clock would have sampled is the user time for perf and user + system for the
+//! itimer; a report's unsampled time is that minus `samples / nominal_hz`. Unknown keys are
+//! ignored (later versions may add some); a version 1 manifest is read as before, with no
+//! process line ([`parse_manifest`]).
 
 use core::fmt;
 
 use crate::write::Sink;
 
-/// The first line of every manifest.
-pub const FIRST_LINE: &str = "profil-rs objects 1";
+/// The first line of every manifest this crate writes.
+pub const FIRST_LINE: &str = "profil-rs objects 2";
+/// The first line of a version 1 manifest (no process line), still read.
+pub const FIRST_LINE_V1: &str = "profil-rs objects 1";
+
+/// The process that wrote the profiles (version 2's `process` line); every field is optional
+/// when read (`None`: absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Process {
+    /// Its pid.
+    pub pid: Option<u32>,
+    /// Its parent's pid.
+    pub ppid: Option<u32>,
+    /// The sampling clock: `perf` or `itimer`.
+    pub clock: Option<Clock>,
+    /// Samples per CPU-second when none is lost.
+    pub nominal_hz: Option<u32>,
+    /// Every sample taken.
+    pub samples: Option<u64>,
+    /// User CPU time over the time the clock ran, in nanoseconds.
+    pub cpu_user_ns: Option<u64>,
+    /// System CPU time over the same time.
+    pub cpu_system_ns: Option<u64>,
+    /// Threads that existed when the clock started and got no clock of their own.
+    pub threads_without_clock: Option<u32>,
+    /// The program closed the clock's descriptor (no samples after that).
+    pub clock_closed: Option<bool>,
+    /// Samples that arrived while the program held the sampling signal blocked.
+    pub blocked_samples: Option<u64>,
+}
+
+/// The sampling clock of a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// perf_event task clock (user time).
+    Perf,
+    /// The process CPU-time timer (user + system time, at most once per tick).
+    Itimer,
+}
+
+impl Process {
+    /// The CPU time the clock measures (user for perf, user + system for the itimer), in
+    /// nanoseconds, when known.
+    pub fn sampled_cpu_ns(&self) -> Option<u64> {
+        match self.clock? {
+            Clock::Perf => self.cpu_user_ns,
+            Clock::Itimer => Some(self.cpu_user_ns?.saturating_add(self.cpu_system_ns?)),
+        }
+    }
+
+    /// The CPU time the samples do not account for, in seconds (never negative): the clock's
+    /// CPU time minus `samples / nominal_hz`.
+    pub fn unsampled_seconds(&self) -> Option<f64> {
+        let cpu = self.sampled_cpu_ns()? as f64 / 1e9;
+        let hz = f64::from(self.nominal_hz.filter(|&h| h > 0)?);
+        Some((cpu - self.samples? as f64 / hz).max(0.0))
+    }
+}
+
+/// Write the `process` line (no allocation). Call after [`write_header`], before the entries.
+/// `None` fields are left out.
+pub fn write_process<S: Sink>(sink: &mut S, p: &Process) -> Result<(), S::Error> {
+    let mut w = FmtSink { sink, err: None };
+    let r = (|| -> fmt::Result {
+        use fmt::Write;
+        w.write_str("process")?;
+        let mut num = |k: &str, v: Option<u64>| -> fmt::Result {
+            match v {
+                Some(v) => write!(w, "\t{k}={v}"),
+                None => Ok(()),
+            }
+        };
+        num("pid", p.pid.map(u64::from))?;
+        num("ppid", p.ppid.map(u64::from))?;
+        if let Some(c) = p.clock {
+            w.write_str(match c {
+                Clock::Perf => "\tclock=perf",
+                Clock::Itimer => "\tclock=itimer",
+            })?;
+        }
+        let mut num = |k: &str, v: Option<u64>| -> fmt::Result {
+            match v {
+                Some(v) => write!(w, "\t{k}={v}"),
+                None => Ok(()),
+            }
+        };
+        num("nominal_hz", p.nominal_hz.map(u64::from))?;
+        num("samples", p.samples)?;
+        num("cpu_user_ns", p.cpu_user_ns)?;
+        num("cpu_system_ns", p.cpu_system_ns)?;
+        num(
+            "threads_without_clock",
+            p.threads_without_clock.map(u64::from),
+        )?;
+        num("clock_closed", p.clock_closed.map(u64::from))?;
+        num("blocked_samples", p.blocked_samples)?;
+        w.write_str("\n")
+    })();
+    match (r, w.err) {
+        (Err(_), Some(err)) => Err(err),
+        _ => Ok(()),
+    }
+}
+
+/// A whole manifest: the process (version 2, when its line is there) and the objects.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Manifest<'a> {
+    /// 1 or 2.
+    pub version: u32,
+    /// The `process` line, if any.
+    pub process: Option<Process>,
+    /// The objects, in file order.
+    pub entries: alloc::vec::Vec<Entry<'a>>,
+}
 
 /// The manifest's name for a gmon file name: `<gmon name>.objects`.
 #[cfg(feature = "alloc")]
@@ -265,10 +402,74 @@ fn parse_hex(s: &[u8]) -> Option<u64> {
         .try_fold(0u64, |acc, &c| Some(acc << 4 | u64::from(hex_digit(c)?)))
 }
 
-/// Parse a whole manifest.
+/// Parse a whole manifest's objects (version 1 or 2; see [`parse_manifest`] for the process).
 #[cfg(feature = "alloc")]
 pub fn parse(data: &[u8]) -> Result<alloc::vec::Vec<Entry<'_>>, ManifestError> {
+    parse_manifest(data).map(|m| m.entries)
+}
+
+#[cfg(feature = "alloc")]
+fn parse_process(raw: &[u8], start: usize, line: usize) -> Result<Process, ManifestError> {
+    let mut p = Process::default();
+    let mut pos = start;
+    for (k, field) in raw.split(|&b| b == b'\t').enumerate() {
+        let at = pos;
+        pos += field.len() + 1;
+        if k == 0 {
+            continue; // "process"
+        }
+        let err = |what| ManifestError {
+            line,
+            offset: at as u64,
+            what,
+        };
+        let Some(eq) = field.iter().position(|&b| b == b'=') else {
+            return Err(err("process field is not key=value"));
+        };
+        let (key, value) = (&field[..eq], &field[eq + 1..]);
+        let dec = || -> Result<u64, ManifestError> {
+            if value.is_empty() || value.len() > 20 || !value.iter().all(u8::is_ascii_digit) {
+                return Err(err("process value is not a decimal number"));
+            }
+            value
+                .iter()
+                .try_fold(0u64, |n, &d| {
+                    n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+                })
+                .ok_or_else(|| err("process value is too large"))
+        };
+        let dec32 = || -> Result<u32, ManifestError> {
+            u32::try_from(dec()?).map_err(|_| err("process value is too large"))
+        };
+        match key {
+            b"pid" => p.pid = Some(dec32()?),
+            b"ppid" => p.ppid = Some(dec32()?),
+            b"clock" => {
+                p.clock = Some(match value {
+                    b"perf" => Clock::Perf,
+                    b"itimer" => Clock::Itimer,
+                    _ => return Err(err("clock is neither perf nor itimer")),
+                })
+            }
+            b"nominal_hz" => p.nominal_hz = Some(dec32()?),
+            b"samples" => p.samples = Some(dec()?),
+            b"cpu_user_ns" => p.cpu_user_ns = Some(dec()?),
+            b"cpu_system_ns" => p.cpu_system_ns = Some(dec()?),
+            b"threads_without_clock" => p.threads_without_clock = Some(dec32()?),
+            b"clock_closed" => p.clock_closed = Some(dec()? != 0),
+            b"blocked_samples" => p.blocked_samples = Some(dec()?),
+            _ => {} // a later version's
+        }
+    }
+    Ok(p)
+}
+
+/// Parse a whole manifest, version 1 or 2.
+#[cfg(feature = "alloc")]
+pub fn parse_manifest(data: &[u8]) -> Result<Manifest<'_>, ManifestError> {
     let mut out = alloc::vec::Vec::new();
+    let mut version = 0;
+    let mut process = None;
     let mut offset = 0usize;
     let mut first = true;
     for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
@@ -281,13 +482,27 @@ pub fn parse(data: &[u8]) -> Result<alloc::vec::Vec<Entry<'_>>, ManifestError> {
             what,
         };
         if first {
-            if raw != FIRST_LINE.as_bytes() {
-                return Err(err(start, "not a profil-rs objects manifest, version 1"));
-            }
+            version = match raw {
+                r if r == FIRST_LINE_V1.as_bytes() => 1,
+                r if r == FIRST_LINE.as_bytes() => 2,
+                _ => {
+                    return Err(err(
+                        start,
+                        "not a profil-rs objects manifest, version 1 or 2",
+                    ))
+                }
+            };
             first = false;
             continue;
         }
         if raw.is_empty() || raw.starts_with(b"#") {
+            continue;
+        }
+        if version >= 2 && (raw == b"process" || raw.starts_with(b"process\t")) {
+            if process.is_some() {
+                return Err(err(start, "a second process line"));
+            }
+            process = Some(parse_process(raw, start, line_no)?);
             continue;
         }
         let mut fields: [&[u8]; 7] = [&[]; 7];
@@ -357,7 +572,11 @@ pub fn parse(data: &[u8]) -> Result<alloc::vec::Vec<Entry<'_>>, ManifestError> {
             what: "empty file",
         });
     }
-    Ok(out)
+    Ok(Manifest {
+        version,
+        process,
+        entries: out,
+    })
 }
 
 #[cfg(all(test, feature = "alloc"))]
@@ -393,7 +612,7 @@ mod tests {
         for e in &entries {
             write_entry(&mut buf, e).unwrap();
         }
-        let expected: &[u8] = b"profil-rs objects 1\nexe\tgmon.out\t3c5e01\t0x7f3a1c000000\t0xe000\t0x8f0e5\t/home/me/prog\nlib\tgmon.out.1\t-\t0x7f3a1c000000\t0xe000\t0x8f0e5\t/tmp/a%09b%0ac%25d%0d\xffe\n";
+        let expected: &[u8] = b"profil-rs objects 2\nexe\tgmon.out\t3c5e01\t0x7f3a1c000000\t0xe000\t0x8f0e5\t/home/me/prog\nlib\tgmon.out.1\t-\t0x7f3a1c000000\t0xe000\t0x8f0e5\t/tmp/a%09b%0ac%25d%0d\xffe\n";
         assert_eq!(buf, expected);
         let got = parse(&buf).unwrap();
         assert_eq!(got.len(), 2);
@@ -410,12 +629,67 @@ mod tests {
     }
 
     #[test]
+    fn process_line_round_trips_and_old_manifests_still_read() {
+        let p = Process {
+            pid: Some(4242),
+            ppid: Some(1),
+            clock: Some(Clock::Itimer),
+            nominal_hz: Some(250),
+            samples: Some(500),
+            cpu_user_ns: Some(2_500_000_000),
+            cpu_system_ns: Some(500_000_000),
+            threads_without_clock: Some(2),
+            clock_closed: Some(false),
+            blocked_samples: None,
+        };
+        let mut buf = Vec::new();
+        write_header(&mut buf).unwrap();
+        write_process(&mut buf, &p).unwrap();
+        write_entry(&mut buf, &entry(Kind::Exe, b"gmon.out.4242", b"/p", b"")).unwrap();
+        assert!(buf.starts_with(b"profil-rs objects 2\nprocess\tpid=4242\tppid=1\tclock=itimer\tnominal_hz=250\tsamples=500\tcpu_user_ns=2500000000\tcpu_system_ns=500000000\tthreads_without_clock=2\tclock_closed=0\nexe\t"));
+        let m = parse_manifest(&buf).unwrap();
+        assert_eq!((m.version, m.process), (2, Some(p)));
+        assert_eq!(m.entries.len(), 1);
+        // 3 s of CPU sampled by the itimer, 500 samples at 250/s = 2 s: 1 s unsampled.
+        assert_eq!(p.unsampled_seconds(), Some(1.0));
+        let perf = Process {
+            clock: Some(Clock::Perf),
+            ..p
+        };
+        assert_eq!(perf.unsampled_seconds(), Some(0.5));
+        assert_eq!(Process::default().unsampled_seconds(), None);
+        // Unknown keys (a later version's) are skipped; a version 1 manifest has no process.
+        let later = b"profil-rs objects 2\nprocess\tpid=7\tfuture=xyz\n";
+        assert_eq!(parse_manifest(later).unwrap().process.unwrap().pid, Some(7));
+        let v1 = b"profil-rs objects 1\nexe\tgmon.out\t-\t0x0\t0x10\t0x20\t/p\n";
+        let m = parse_manifest(v1).unwrap();
+        assert_eq!((m.version, m.process, m.entries.len()), (1, None, 1));
+    }
+
+    #[test]
     fn malformed_lines_name_line_and_offset() {
         let good = b"profil-rs objects 1\n# comment\n\nexe\tgmon.out\t-\t0x0\t0x10\t0x20\t/p\n";
         assert_eq!(parse(good).unwrap().len(), 1);
         let bad = |s: &[u8]| parse(s).unwrap_err();
-        assert_eq!(bad(b"").what, "not a profil-rs objects manifest, version 1");
-        assert_eq!(bad(b"profil-rs objects 2\n").line, 1);
+        assert_eq!(
+            bad(b"").what,
+            "not a profil-rs objects manifest, version 1 or 2"
+        );
+        assert_eq!(bad(b"profil-rs objects 3\n").line, 1);
+        // Version 1 has no process line: "process" there is an unknown kind.
+        let e = bad(b"profil-rs objects 1\nprocess\tpid=1\n");
+        assert_eq!(e.what, "expected 7 TAB-separated fields");
+        let e = bad(b"profil-rs objects 2\nprocess\tpid=x\n");
+        assert_eq!(
+            (e.what, e.offset),
+            ("process value is not a decimal number", 28)
+        );
+        let e = bad(b"profil-rs objects 2\nprocess\tclock=tsc\n");
+        assert_eq!(e.what, "clock is neither perf nor itimer");
+        let e = bad(b"profil-rs objects 2\nprocess\npid=1\n");
+        assert_eq!(e.line, 3);
+        let e = bad(b"profil-rs objects 2\nprocess\nprocess\n");
+        assert_eq!(e.what, "a second process line");
         let e = bad(b"profil-rs objects 1\nexe\tgmon.out\t-\t0x0\t0x10\n");
         assert_eq!((e.line, e.offset), (2, 20));
         let e = bad(b"profil-rs objects 1\ndll\tg\t-\t0x0\t0x10\t0x20\t/p\n");
