@@ -109,7 +109,8 @@ fn build(dir: &Scratch, exe: &str, defines: &[&str]) -> PathBuf {
     out
 }
 
-/// Run `exe UNITS [extra]` in `dir`, keep its profile as `dir/save_as`.
+/// Run `exe UNITS [extra]` in `dir`, keep its profile as `dir/save_as`: the executable's own
+/// (`PROFIL_RANGES=exe`; the shared-library case has a test of its own).
 fn run(dir: &Scratch, exe: &str, units: u64, extra: &[&str], save_as: &str) -> PathBuf {
     let gmon = dir.path(save_as);
     must(
@@ -118,6 +119,7 @@ fn run(dir: &Scratch, exe: &str, units: u64, extra: &[&str], save_as: &str) -> P
             .args(extra)
             .current_dir(&dir.0)
             .env("PROFIL_OUT", &gmon)
+            .env("PROFIL_RANGES", "exe")
             .env_remove("GMON_OUT_PREFIX")
             .env_remove("PROFIL_HZ"),
     );
