@@ -1166,7 +1166,11 @@ fn check_stress_tree(name: &str, threads: u32, children: u32, units: u32, tolera
 
 #[test]
 fn stress_16_threads_and_50_children_exiting_at_once() {
-    check_stress_tree("stress", 16, 50, 15, 0.05);
+    // 10%: each of the 51 processes now spends unsampled CPU outside its clock (from fork to the
+    // child's clock, and at exit encoding every shared object's histogram, about 0.7 ms each);
+    // under a CPU hog the files came to 1.720 s of 1.817 s (5.3% short). The manifest's process
+    // line records each process's CPU time, for the analyzer to report what was not sampled.
+    check_stress_tree("stress", 16, 50, 15, 0.10);
 }
 
 #[test]
