@@ -20,6 +20,7 @@ pub mod cmd;
 pub mod error;
 pub mod gprof;
 pub mod json;
+pub mod profile;
 pub mod report;
 
 pub use error::{Error, Result};

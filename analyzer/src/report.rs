@@ -25,12 +25,13 @@ pub mod pcsample;
 pub mod timeline;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use profil_symbols::ElfImage;
 
 use crate::gprof::cg_print::{GraphOptions, Sections};
 use crate::gprof::{self, Analysis, Options};
+pub use crate::profile::input::{load_inputs, GmonInput, Input, Inputs};
 use crate::{Error, Result};
 
 /// Arguments of the report (the command without a subcommand).
@@ -86,32 +87,6 @@ pub struct ReportArgs {
     pub svg: Option<PathBuf>,
 }
 
-/// An input file, mapped read-only (only the pages read cost memory: a flat profile of a
-/// large executable touches little more than its symbol table).
-#[derive(Debug)]
-pub struct Input {
-    /// The path as given.
-    pub path: PathBuf,
-    /// Its bytes (`Vec<u8>::into()` for bytes already in memory).
-    pub data: profil_symbols::file::FileBytes,
-}
-
-impl Input {
-    /// The path for messages.
-    pub fn name(&self) -> String {
-        self.path.display().to_string()
-    }
-}
-
-/// The executable and the gmon files, sorted out by content.
-#[derive(Debug)]
-pub struct Inputs {
-    /// The executable.
-    pub exe: Input,
-    /// The gmon files, in command-line order.
-    pub gmons: Vec<Input>,
-}
-
 /// One CSV field of the reports' `--csv` outputs: quoted (inner quotes doubled) when it holds
 /// a comma, a quote or a line break, as is otherwise.
 pub(crate) fn csv_field(s: &str) -> String {
@@ -120,85 +95,6 @@ pub(crate) fn csv_field(s: &str) -> String {
     } else {
         s.to_owned()
     }
-}
-
-fn read(path: &Path) -> Result<Input> {
-    let data = profil_symbols::file::FileBytes::open(path).map_err(|e| {
-        Error::input(format!(
-            "{}: {}{}",
-            path.display(),
-            io_reason(&e),
-            missing_hint(path, &e)
-        ))
-    })?;
-    Ok(Input {
-        path: path.to_owned(),
-        data,
-    })
-}
-
-/// What a new user should do when the default inputs are missing.
-fn missing_hint(path: &Path, e: &std::io::Error) -> &'static str {
-    if e.kind() != std::io::ErrorKind::NotFound {
-        return "";
-    }
-    match path.file_name().and_then(|n| n.to_str()) {
-        Some("gmon.out") => {
-            " (no profile yet: run the program with `profil-report run ./prog`, or link the \
-             runtime in with `profil-report link-args` / `cargo profil` and run it; it writes \
-             gmon.out in its working directory when it exits)"
-        }
-        Some("a.out") if path == Path::new("a.out") => {
-            " (name the profiled program: `profil-report gmon.out ./prog`)"
-        }
-        _ => "",
-    }
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
-    }
-}
-
-/// Read the files and tell the executable from the gmon files.
-pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs> {
-    let files: Vec<PathBuf> = if files.is_empty() {
-        vec![PathBuf::from("a.out"), PathBuf::from("gmon.out")]
-    } else {
-        files.to_vec()
-    };
-    let mut exe: Option<Input> = None;
-    let mut gmons = Vec::new();
-    for f in &files {
-        let input = read(f)?;
-        if profil_symbols::elf::looks_like_elf(&input.data) {
-            if let Some(first) = &exe {
-                return Err(Error::input(format!(
-                    "{}: a second executable (already have {}); give exactly one",
-                    input.name(),
-                    first.name()
-                )));
-            }
-            exe = Some(input);
-        } else {
-            gmons.push(input);
-        }
-    }
-    let exe = exe.ok_or_else(|| {
-        // Name what was read, so that a damaged or wrong "executable" is recognisable.
-        let names: Vec<String> = gmons.iter().map(Input::name).collect();
-        Error::input(format!(
-            "no executable among the inputs ({} not ELF; give the program as well as its gmon files)",
-            names.join(", ")
-        ))
-    })?;
-    if gmons.is_empty() {
-        gmons.push(read(Path::new("gmon.out"))?);
-    }
-    Ok(Inputs { exe, gmons })
 }
 
 /// Parse the executable.
@@ -214,7 +110,7 @@ pub fn gprof_analysis<'d>(
 ) -> Result<Analysis<'d>> {
     let mut a = Analysis::new(image, &inputs.exe.name(), opts)?;
     for g in &inputs.gmons {
-        a.read_gmon(&g.name(), &g.data)?;
+        a.read_gmon(&g.name(), &g.bytes()?)?;
     }
     a.finish();
     Ok(a)
@@ -227,7 +123,7 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
     if let Some(pc) = inputs
         .gmons
         .iter()
-        .find(|g| gmon::pcsample::looks_like_pcsample(&g.data))
+        .find(|g| gmon::pcsample::looks_like_pcsample(g.head()))
     {
         if inputs.gmons.len() > 1 || args.gprof {
             return Err(Error::input(format!(
@@ -269,7 +165,7 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<()> {
                 no_static: args.no_static,
             },
         )?;
-        let last = inputs.gmons.last().map(Input::name).unwrap_or_default();
+        let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
         let sections = Sections {
             flat: args.flat_profile,
             no_flat: args.no_flat_profile,

@@ -35,16 +35,13 @@ fn fuzz_regressions_replay_without_panic() {
 /// valid input whose analysis fails would mean the harness tests nothing).
 #[test]
 fn base_profile_reaches_every_report() {
-    use profil_report::report::{self, Input, Inputs};
+    use profil_report::report::{self, GmonInput, Input, Inputs};
     let inputs = Inputs {
         exe: Input {
             path: "prog".into(),
             data: BASE_ELF.to_vec().into(),
         },
-        gmons: vec![Input {
-            path: "gmon.out".into(),
-            data: BASE_GMON.to_vec().into(),
-        }],
+        gmons: vec![GmonInput::from_bytes("gmon.out", BASE_GMON.to_vec())],
     };
     let image = report::parse_exe(&inputs.exe).expect("base ELF parses");
     assert!(image.symtab.is_some(), "base ELF has symbols");

@@ -230,9 +230,13 @@ fn read_profiles(inputs: &Inputs, target: Target) -> Result<(Histograms, Vec<Raw
     let mut hist = Histograms::default();
     let mut arcs = Vec::new();
     for g in &inputs.gmons {
-        read_records(&g.name(), &g.data, target, &mut hist, |from, to, count| {
-            arcs.push(RawArc { from, to, count })
-        })?;
+        read_records(
+            &g.name(),
+            &g.bytes()?,
+            target,
+            &mut hist,
+            |from, to, count| arcs.push(RawArc { from, to, count }),
+        )?;
     }
     if hist.hz == 0 {
         hist.hz = 100;

@@ -86,7 +86,7 @@ pub struct LineReport {
 pub fn read_histograms(inputs: &Inputs, target: Target) -> Result<Histograms> {
     let mut hist = Histograms::default();
     for g in &inputs.gmons {
-        crate::gprof::read_records(&g.name(), &g.data, target, &mut hist, |_, _, _| {})?;
+        crate::gprof::read_records(&g.name(), &g.bytes()?, target, &mut hist, |_, _, _| {})?;
     }
     if hist.hz == 0 {
         hist.hz = 100;
@@ -662,7 +662,7 @@ pub fn run_gprof(
         .collect();
     a.cg = CallGraph::new(&a.symtab);
     for g in &inputs.gmons {
-        a.read_gmon(&g.name(), &g.data)?;
+        a.read_gmon(&g.name(), &g.bytes()?)?;
     }
     a.finish();
     let mut buf = Vec::new();

@@ -25,8 +25,9 @@ use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::default::{human_seconds, poisson_ci95, OUTSIDE};
-use super::{Input, Inputs, ReportArgs};
+use super::{GmonInput, Inputs, ReportArgs};
 use crate::gprof::hist::Histograms;
+use crate::profile::input::read_file;
 use crate::{Error, Result};
 
 /// `(lo, hi, samples)`: samples in the half-open link-time range `[lo, hi)`.
@@ -87,7 +88,9 @@ pub fn load_object(
     build_id: &[u8],
     debug_root: &Path,
 ) -> std::result::Result<(Vec<u8>, SymbolSource), String> {
-    let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let data = read_file(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .to_vec();
     let has_symtab = ElfImage::parse(&data)
         .map_err(|e| format!("{}: {e}", path.display()))?
         .symtab
@@ -96,7 +99,7 @@ pub fn load_object(
         return Ok((data, SymbolSource::Symtab(path.to_owned())));
     }
     if let Some(dbg) = debug_file_path(debug_root, build_id) {
-        if let Ok(d) = std::fs::read(&dbg) {
+        if let Ok(d) = read_file(&dbg).map(|d| d.to_vec()) {
             if ElfImage::parse(&d).is_ok_and(|i| i.symtab.is_some()) {
                 return Ok((d, SymbolSource::DebugFile(dbg)));
             }
@@ -310,7 +313,7 @@ pub fn print_rows(
 }
 
 /// The manifest next to a gmon file, if there is one.
-pub fn find_manifest(gmon: &Input) -> Option<PathBuf> {
+pub fn find_manifest(gmon: &GmonInput) -> Option<PathBuf> {
     let name = gmon.path.file_name()?.to_str()?;
     let p = gmon
         .path
@@ -340,7 +343,7 @@ pub fn run_manifest(
     out: &mut impl Write,
 ) -> Result<()> {
     let mname = manifest.display().to_string();
-    let text = std::fs::read(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+    let text = read_file(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
     let entries =
         gmon::manifest::parse(&text).map_err(|e| Error::input(format!("{mname}: {e}")))?;
     let dir = manifest.parent().unwrap_or(Path::new("."));
@@ -356,7 +359,7 @@ pub fn run_manifest(
     }];
     let mut hz = 0;
     for g in &inputs.gmons {
-        let (p, h) = gmon_pieces(&g.name(), &g.data, target)?;
+        let (p, h) = gmon_pieces(&g.name(), &g.bytes()?, target)?;
         objects[0].pieces.extend(p);
         hz = hz.max(h);
     }
@@ -366,7 +369,7 @@ pub fn run_manifest(
     {
         let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
         let fname = file.display().to_string();
-        let data = std::fs::read(&file)
+        let data = read_file(&file)
             .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
         let (pieces, h) = gmon_pieces(&fname, &data, target)?;
         hz = hz.max(h);

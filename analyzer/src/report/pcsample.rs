@@ -19,7 +19,7 @@ use profil_symbols::ElfImage;
 
 use super::default::OUTSIDE;
 use super::objects::{load_object, print_rows, ObjectRow};
-use super::{Input, Inputs, ReportArgs};
+use super::{GmonInput, Input, Inputs, ReportArgs};
 use crate::{Error, Result};
 
 /// Name of the row for samples outside every object of the snapshot.
@@ -38,9 +38,10 @@ pub struct Resolved {
 }
 
 /// Read and symbolize a pcsample file. `debug_root` is normally `/usr/lib/debug`.
-pub fn resolve(file: &Input, exe: &Input, debug_root: &Path) -> Result<Resolved> {
+pub fn resolve(file: &GmonInput, exe: &Input, debug_root: &Path) -> Result<Resolved> {
     let name = file.name();
-    let pc = parse(&file.data).map_err(|e| Error::input(format!("{name}: {e}")))?;
+    let data = file.bytes()?;
+    let pc = parse(&data).map_err(|e| Error::input(format!("{name}: {e}")))?;
     let mut warnings = Vec::new();
     if pc.header.flags & FLAG_BUFFER_FULL != 0 || pc.header.dropped > 0 {
         warnings.push(format!(
@@ -133,7 +134,12 @@ pub fn resolve(file: &Input, exe: &Input, debug_root: &Path) -> Result<Resolved>
 }
 
 /// Print the pcsample report.
-pub fn run(args: &ReportArgs, inputs: &Inputs, file: &Input, out: &mut impl Write) -> Result<()> {
+pub fn run(
+    args: &ReportArgs,
+    inputs: &Inputs,
+    file: &GmonInput,
+    out: &mut impl Write,
+) -> Result<()> {
     let r = resolve(file, &inputs.exe, Path::new("/usr/lib/debug"))?;
     for w in &r.warnings {
         eprintln!("profil-report: warning: {w}");

@@ -1,0 +1,8 @@
+//! The profile model: what every report is built from, independent of the gprof emulation.
+//!
+//! * [`input`]: the files on the command line, read without blocking, bounded when they are
+//!   pipes or devices, and gmon files one at a time.
+//! * [`extent`]: how much of a pipe or device a file's own headers justify reading.
+
+pub mod extent;
+pub mod input;
