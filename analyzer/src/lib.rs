@@ -11,16 +11,27 @@
 //! a per-version cache directory first, and the last three then run the program and print the
 //! default report through the same code as the plain report.
 //!
-//! Shared pieces have one home each: gmon files are decoded into gprof's histogram and arc
-//! tallies by [`gprof::read_records`] (the `--gprof` emulation, the default report and the
-//! lines, inline and objects reports all read through it), and every `--json` output writes
-//! its values with [`json`].
+//! The plain report (`profil-report [OPTIONS] [FILE]...`) is asked for with a typed
+//! [`request::Request`] (which report: [`request::Mode`]; how it is written:
+//! [`request::Format`]) that `main.rs` builds from its clap arguments; [`report::run`] writes
+//! to the writer it is given and returns its warnings for `main` to print. Its inputs are
+//! read by [`profile::input`]: without blocking on FIFOs, bounded for pipes and devices, and
+//! gmon files one at a time, so summing many large profiles holds one of them.
+//!
+//! gmon files are decoded into histogram and arc tallies by [`gprof::read_records`] (the
+//! `--gprof` emulation, the default report and the lines, inline and objects reports all
+//! read through it). JSON is written by hand in each report, with the string and number
+//! helpers of [`json`] in the default, lines, inline, call-graph, `dump` and `cargo profil`
+//! outputs; the objects and pcsample reports (`objects::print_rows`) escape their few strings
+//! themselves.
 
 pub mod cmd;
 pub mod error;
 pub mod gprof;
 pub mod json;
 pub mod profile;
+pub mod render;
 pub mod report;
+pub mod request;
 
 pub use error::{Error, Result};

@@ -48,11 +48,9 @@ fn base_profile_reaches_every_report() {
     let a = report::gprof_analysis(&inputs, &image, Default::default()).expect("base analysis");
     assert!(a.total_time > 0.0, "base profile has samples");
     let mut json = Vec::new();
-    let args = report::ReportArgs {
-        json: true,
-        ..Default::default()
-    };
-    report::default::run(&args, &inputs, &image, &mut json).expect("default report");
+    let format = profil_report::request::Format::Json;
+    report::default::run(format, &inputs, &image, &mut json, &mut Vec::new())
+        .expect("default report");
     assert!(
         String::from_utf8_lossy(&json).contains("\"fib\""),
         "fib in the report"

@@ -53,12 +53,13 @@ use profil_symbols::dwarf::function_locations;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::{Inputs, ReportArgs};
+use super::Inputs;
 use crate::gprof::cg::{CallGraph, Exclusions};
 use crate::gprof::hist::Histograms;
 use crate::gprof::read_records;
 use crate::gprof::symtab::{Sym, SymTab};
 use crate::json::{json_list, json_num, json_str};
+use crate::request::Format;
 use crate::{Error, Result};
 
 /// Name of the row that collects samples outside every function.
@@ -597,6 +598,28 @@ fn derive(report: &Report) -> Vec<Derived> {
         .collect()
 }
 
+/// `lo–hi` with the unit once when both ends share it (`122–309 ms`), else both units.
+fn interval(lo: f64, hi: f64) -> String {
+    let (l, h) = (human_seconds(lo), human_seconds(hi));
+    match (l.rsplit_once(' '), h.rsplit_once(' ')) {
+        (Some((lv, lu)), Some((hv, hu))) if lu == hu => format!("{lv}–{hv} {hu}"),
+        _ => format!("{l}–{h}"),
+    }
+}
+
+/// Names longer than this are shortened in the table (generic arguments first; JSON and CSV
+/// keep the full name).
+const NAME_WIDTH: usize = 48;
+
+/// What a profile without samples in the executable means, and what to do about it.
+pub fn no_samples_note(exe: &str) -> String {
+    format!(
+        "no samples fell in {exe}'s own code: it used too little CPU, or spent it in shared \
+         libraries or the kernel (which gmon's single histogram cannot hold); profile a longer \
+         run or sample faster (PROFIL_HZ, `profil-report run --hz`)"
+    )
+}
+
 fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
     let hz = f64::from(report.hz);
     writeln!(
@@ -614,53 +637,74 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
         human_seconds(report.total_samples as f64 / hz)
     )?;
     writeln!(out)?;
+    if report.total_samples == 0 {
+        // An empty table says nothing; what happened, and what to do, does.
+        writeln!(out, "note: {}", no_samples_note(&report.executable))?;
+        super::callgraph::print_text(&report.call_graph, out)?;
+        return Ok(());
+    }
+    // Columns that would be empty for every row are left out: the per-call columns without
+    // call counts (a profile without arcs), the location without debug info.
+    let calls = report.rows.iter().any(|r| r.calls.is_some());
+    let locations = report.rows.iter().any(|r| r.location.is_some());
+    // No "cumulative" column (gprof's running sum of self times) in the table: it repeats
+    // what the rows say, and the width goes to names. JSON and CSV keep it.
+    let mut header = vec!["% time", "self", "samples", "95% interval"];
+    if calls {
+        header.extend(["calls", "self/call", "total/call"]);
+    }
+    header.push("function");
+    if locations {
+        header.push("location");
+    }
+    let numeric = header.len() - 1 - usize::from(locations);
+    let cwd = crate::render::names::current_dir();
     let mut b = tabled::builder::Builder::default();
-    b.push_record([
-        "%",
-        "cumulative",
-        "self",
-        "samples",
-        "95% interval",
-        "calls",
-        "self/call",
-        "total/call",
-        "function",
-        "location",
-    ]);
+    b.push_record(header);
     for (r, d) in report.rows.iter().zip(derive(report)) {
         let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
-        let mut name = r.name.clone();
+        let mut name = crate::render::names::short_name(&r.name, NAME_WIDTH);
         if !r.fragments.is_empty() {
             name += &format!(" (+{})", r.fragments.len());
         }
-        b.push_record([
+        // Samples are counts: a bin shared by two functions is split by byte overlap, so a
+        // row's share can be fractional; the table rounds it (JSON and CSV keep it exact).
+        let mut row = vec![
             format!("{:.2}", d.percent),
-            human_seconds(d.cumulative),
             human_seconds(d.self_s),
-            if r.samples.fract() == 0.0 {
-                format!("{}", r.samples)
-            } else {
-                format!("{:.1}", r.samples)
-            },
-            format!("{}–{}", human_seconds(d.ci.0), human_seconds(d.ci.1)),
-            r.calls.map(|c| c.to_string()).unwrap_or_default(),
-            opt(d.self_per_call),
-            opt(d.total_per_call),
-            name,
-            r.location.clone().unwrap_or_default(),
-        ]);
+            format!("{:.0}", r.samples),
+            interval(d.ci.0, d.ci.1),
+        ];
+        if calls {
+            row.extend([
+                r.calls.map(|c| c.to_string()).unwrap_or_default(),
+                opt(d.self_per_call),
+                opt(d.total_per_call),
+            ]);
+        }
+        row.push(name);
+        if locations {
+            row.push(
+                r.location
+                    .as_deref()
+                    .map(|l| crate::render::names::short_location(l, cwd.as_deref()))
+                    .unwrap_or_default(),
+            );
+        }
+        b.push_record(row);
     }
     let mut table = b.build();
     table.with(tabled::settings::Style::psql());
     table.modify(
-        tabled::settings::object::Columns::new(0..8),
+        tabled::settings::object::Columns::new(0..numeric),
         tabled::settings::Alignment::right(),
     );
     writeln!(out, "{table}")?;
     writeln!(out)?;
     writeln!(
         out,
-        "95% interval: the self times a sample count like this one is consistent with; differences inside it are noise."
+        "95% interval: the self times a sample count like this one is consistent with;\n\
+         differences inside it are noise."
     )?;
     if report.rows.iter().any(|r| !r.fragments.is_empty()) {
         writeln!(
@@ -765,29 +809,21 @@ fn print_csv(report: &Report, out: &mut impl Write) -> Result<()> {
 }
 
 /// Print the default report (table, `--json` or `--csv`).
+/// The report's warnings are added to `warnings`.
 pub fn run(
-    args: &ReportArgs,
+    format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
+    warnings: &mut Vec<String>,
 ) -> Result<()> {
     let report = build(inputs, image)?;
-    for w in &report.warnings {
-        eprintln!("profil-report: warning: {w}");
+    warnings.extend(report.warnings.iter().cloned());
+    match format {
+        Format::Json => print_json(&report, out),
+        Format::Csv => print_csv(&report, out),
+        Format::Table => print_table(&report, out),
     }
-    // Stdout is line-buffered; thousands of rows want a real buffer.
-    let mut out = std::io::BufWriter::new(out);
-    if args.compare_gprof {
-        super::compare::run(&report, inputs, image, &mut out)?;
-    } else if args.json {
-        print_json(&report, &mut out)?;
-    } else if args.csv {
-        print_csv(&report, &mut out)?;
-    } else {
-        print_table(&report, &mut out)?;
-    }
-    out.flush()?;
-    Ok(())
 }
 
 #[cfg(test)]

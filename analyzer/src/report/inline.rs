@@ -37,8 +37,9 @@ use profil_symbols::ElfImage;
 
 use super::default::{human_seconds, OUTSIDE};
 use super::lines::{read_histograms, sampled_bins};
-use super::{Inputs, ReportArgs};
+use super::Inputs;
 use crate::json::{json_list, json_str};
+use crate::request::Format;
 use crate::Result;
 
 /// One step of an inline chain.
@@ -390,16 +391,15 @@ fn print_json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
 
 /// Print the inline report (tables, `--json` or `--csv`).
 pub fn run(
-    args: &ReportArgs,
+    format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
     let rep = build(inputs, image)?;
-    let mut out = std::io::BufWriter::new(out);
-    if args.json {
-        print_json(&rep, &mut out)?;
-    } else if args.csv {
+    if format == Format::Json {
+        print_json(&rep, out)?;
+    } else if format == Format::Csv {
         let hz = f64::from(rep.hz);
         let total = rep.total_samples.max(1) as f64;
         writeln!(out, "{}", CSV_FIELDS.join(","))?;
@@ -419,8 +419,7 @@ pub fn run(
             writeln!(out, "{}", f.join(","))?;
         }
     } else {
-        print_table(&rep, &mut out)?;
+        print_table(&rep, out)?;
     }
-    out.flush()?;
     Ok(())
 }

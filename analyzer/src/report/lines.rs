@@ -35,9 +35,10 @@ use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::default::{human_seconds, poisson_ci95, OUTSIDE};
-use super::{Inputs, ReportArgs};
+use super::Inputs;
 use crate::gprof::hist::Histograms;
 use crate::json::{json_num, json_str};
+use crate::request::{Format, GprofRequest};
 use crate::{Error, Result};
 
 /// One row: a source line (or the code of one function without line information).
@@ -434,24 +435,22 @@ fn print_json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
 
 /// Print the line report (table, `--json` or `--csv`).
 pub fn run(
-    args: &ReportArgs,
+    format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
     let rep = build(inputs, image)?;
-    let mut out = std::io::BufWriter::new(out);
-    if args.json {
-        print_json(&rep, &mut out)?;
-    } else if args.csv {
-        writeln!(out, "{}", CSV_FIELDS.join(","))?;
-        for f in fields(&rep, false) {
-            writeln!(out, "{}", f.join(","))?;
+    match format {
+        Format::Json => print_json(&rep, out)?,
+        Format::Csv => {
+            writeln!(out, "{}", CSV_FIELDS.join(","))?;
+            for f in fields(&rep, false) {
+                writeln!(out, "{}", f.join(","))?;
+            }
         }
-    } else {
-        print_table(&rep, &mut out)?;
+        Format::Table => print_table(&rep, out)?,
     }
-    out.flush()?;
     Ok(())
 }
 
@@ -494,7 +493,7 @@ struct LineSym {
 ///   (`-O0`, header code), and optimized Rust (cross-crate inlining): see
 ///   `analyzer/tests/lines_gprof.rs`.
 pub fn run_gprof(
-    args: &ReportArgs,
+    args: &GprofRequest,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
@@ -505,7 +504,7 @@ pub fn run_gprof(
     use profil_symbols::gprof::GprofSymbol;
     use profil_symbols::inline::inline_map;
 
-    if !args.flat_profile || args.graph {
+    if !args.sections.flat || args.sections.graph {
         return Err(Error::input(
             "--gprof -l reproduces gprof's line-by-line flat profile only: use --gprof -b -p -l",
         ));

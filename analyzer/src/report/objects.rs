@@ -25,9 +25,10 @@ use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::default::{human_seconds, poisson_ci95, OUTSIDE};
-use super::{GmonInput, Inputs, ReportArgs};
+use super::{GmonInput, Inputs};
 use crate::gprof::hist::Histograms;
 use crate::profile::input::read_file;
+use crate::request::Format;
 use crate::{Error, Result};
 
 /// `(lo, hi, samples)`: samples in the half-open link-time range `[lo, hi)`.
@@ -209,7 +210,7 @@ pub fn attribute(
 /// Print rows with an object column (table, `--json` or `--csv`). `title` is the first
 /// line of the table form.
 pub fn print_rows(
-    args: &ReportArgs,
+    format: Format,
     title: &str,
     hz: u32,
     rows: &[ObjectRow],
@@ -219,7 +220,7 @@ pub fn print_rows(
     let hz_f = f64::from(hz.max(1));
     let total: f64 = rows.iter().map(|r| r.samples).sum();
     let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
-    if args.csv {
+    if format == Format::Csv {
         writeln!(out, "rank,object,function,percent,self_seconds,samples")?;
         for (i, r) in rows.iter().enumerate() {
             let q = |s: &str| {
@@ -242,7 +243,7 @@ pub fn print_rows(
         }
         return Ok(());
     }
-    if args.json {
+    if format == Format::Json {
         let js = |s: &str| {
             let mut o = String::from("\"");
             for c in s.chars() {
@@ -334,13 +335,14 @@ fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u
 }
 
 /// `profil-report gmon.out ./prog` when `gmon.out.objects` exists: one report across the
-/// executable and every library in the manifest.
+/// executable and every library in the manifest. Its warnings are added to `all_warnings`.
 pub fn run_manifest(
-    args: &ReportArgs,
+    format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     manifest: &Path,
     out: &mut impl Write,
+    all_warnings: &mut Vec<String>,
 ) -> Result<()> {
     let mname = manifest.display().to_string();
     let text = read_file(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
@@ -391,25 +393,21 @@ pub fn run_manifest(
         Path::new("/usr/lib/debug"),
         &mut warnings,
     );
-    for w in &warnings {
-        eprintln!("profil-report: warning: {w}");
-    }
     let title = format!(
         "Flat profile of {} and {} shared object{}",
         inputs.exe.name(),
         objects.len() - 1,
         if objects.len() == 2 { "" } else { "s" }
     );
-    let mut out = std::io::BufWriter::new(out);
     print_rows(
-        args,
+        format,
         &title,
         if hz == 0 { 100 } else { hz },
         &rows,
         &warnings,
-        &mut out,
+        out,
     )?;
-    out.flush()?;
+    all_warnings.extend(warnings);
     Ok(())
 }
 

@@ -19,7 +19,8 @@ use profil_symbols::ElfImage;
 
 use super::default::OUTSIDE;
 use super::objects::{load_object, print_rows, ObjectRow};
-use super::{GmonInput, Input, Inputs, ReportArgs};
+use super::{GmonInput, Input, Inputs};
+use crate::request::Request;
 use crate::{Error, Result};
 
 /// Name of the row for samples outside every object of the snapshot.
@@ -135,17 +136,15 @@ pub fn resolve(file: &GmonInput, exe: &Input, debug_root: &Path) -> Result<Resol
 
 /// Print the pcsample report.
 pub fn run(
-    args: &ReportArgs,
+    req: &Request,
     inputs: &Inputs,
     file: &GmonInput,
     out: &mut impl Write,
+    warnings: &mut Vec<String>,
 ) -> Result<()> {
     let r = resolve(file, &inputs.exe, Path::new("/usr/lib/debug"))?;
-    for w in &r.warnings {
-        eprintln!("profil-report: warning: {w}");
-    }
-    let mut out = std::io::BufWriter::new(out);
-    if args.timeline || args.svg.is_some() {
+    warnings.extend(r.warnings.iter().cloned());
+    if req.timeline.any() {
         let keyed: Vec<(u64, String)> = r
             .samples
             .iter()
@@ -159,7 +158,7 @@ pub fn run(
             .collect();
         let refs: Vec<(u64, &str)> = keyed.iter().map(|(t, s)| (*t, s.as_str())).collect();
         let tl = super::timeline::build(&refs, super::timeline::BUCKETS);
-        if let Some(path) = &args.svg {
+        if let Some(path) = &req.timeline.svg {
             let title = format!(
                 "{}: {} samples, {} thread{}",
                 inputs.exe.name(),
@@ -170,9 +169,8 @@ pub fn run(
             std::fs::write(path, super::timeline::svg(&tl, &title))
                 .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
         }
-        if args.timeline {
-            super::timeline::print_text(&tl, &mut out)?;
-            out.flush()?;
+        if req.timeline.text {
+            super::timeline::print_text(&tl, out)?;
             return Ok(());
         }
     }
@@ -201,7 +199,6 @@ pub fn run(
         r.threads,
         if r.threads == 1 { "" } else { "s" }
     );
-    print_rows(args, &title, r.hz, &rows, &r.warnings, &mut out)?;
-    out.flush()?;
+    print_rows(req.format, &title, r.hz, &rows, &r.warnings, out)?;
     Ok(())
 }

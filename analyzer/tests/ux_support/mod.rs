@@ -81,9 +81,19 @@ pub fn show(out: &Output) -> String {
 
 /// Percent column of the default report's table row for `function`.
 pub fn percent_of(report: &str, function: &str) -> Option<f64> {
+    let cells = |l: &str| {
+        l.split('|')
+            .map(str::trim)
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    // The function column's place depends on which columns the profile fills.
+    let col = report
+        .lines()
+        .find_map(|l| cells(l).iter().position(|c| c == "function"))?;
     report.lines().find_map(|l| {
-        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-        (cells.len() > 8 && cells[8] == function).then(|| cells[0].parse().ok())?
+        let cells = cells(l);
+        (cells.get(col).map(String::as_str) == Some(function)).then(|| cells[0].parse().ok())?
     })
 }
 

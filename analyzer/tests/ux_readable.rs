@@ -1,0 +1,195 @@
+//! The default report reads well: no empty table for a profile without samples (a note
+//! instead), no columns that are empty for the profile, a table that fits 100 columns for C;
+//! and `run` / `cargo profil` take the report and cargo options.
+
+mod ux_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use ux_support::*;
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("fixtures/gcc-pg").join(name)
+}
+
+/// The GNU file header and the first (histogram) record of `gmon`, without the arcs after it.
+fn histogram_only(gmon: &[u8]) -> Vec<u8> {
+    assert_eq!(&gmon[..4], b"gmon");
+    assert_eq!(gmon[20], 0, "the first record is the histogram");
+    let n = u32::from_le_bytes(gmon[37..41].try_into().unwrap()) as usize;
+    let end = 20 + 1 + 16 + 24 + 2 * n;
+    gmon[..end].to_vec()
+}
+
+fn report(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    text(&out.stdout)
+}
+
+/// Lines of the table: the header, the rule and the rows.
+fn table_lines(report: &str) -> Vec<&str> {
+    report
+        .lines()
+        .skip_while(|l| !l.contains("function"))
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn a_profile_without_samples_gets_a_note_and_no_empty_table() {
+    let s = Scratch::new("readable-zero");
+    let mut g = histogram_only(&std::fs::read(fixture("loop2.gmon")).unwrap());
+    let bins = 20 + 1 + 16 + 24;
+    g[bins..].fill(0);
+    std::fs::write(s.path("gmon.out"), g).unwrap();
+    std::fs::copy(fixture("loop2"), s.path("loop2")).unwrap();
+    let r = report(&s.0, &["gmon.out", "loop2"]);
+    assert!(
+        r.contains("note: no samples fell in loop2's own code"),
+        "{r}"
+    );
+    assert!(!r.contains("% time") && !r.contains("---"), "{r}");
+}
+
+#[test]
+fn per_call_columns_are_left_out_without_arcs() {
+    let s = Scratch::new("readable-noarcs");
+    let g = histogram_only(&std::fs::read(fixture("loop2.gmon")).unwrap());
+    std::fs::write(s.path("gmon.out"), g).unwrap();
+    std::fs::copy(fixture("loop2"), s.path("loop2")).unwrap();
+    let r = report(&s.0, &["gmon.out", "loop2"]);
+    let header = table_lines(&r)[0];
+    assert!(
+        header.contains("samples") && header.contains("function"),
+        "{r}"
+    );
+    for gone in ["calls", "self/call", "total/call"] {
+        assert!(!header.contains(gone), "{gone} in\n{r}");
+    }
+    // No debug info in this fixture: no location column either.
+    assert!(!header.contains("location"), "{r}");
+    // With arcs, the per-call columns are there.
+    let r = report(
+        &root(),
+        &[
+            fixture("loop2").to_str().unwrap(),
+            fixture("loop2.gmon").to_str().unwrap(),
+        ],
+    );
+    assert!(table_lines(&r)[0].contains("self/call"), "{r}");
+}
+
+#[test]
+fn the_table_of_a_c_program_with_calls_fits_100_columns() {
+    for prog in ["loop2", "cycle", "recursion", "threads"] {
+        let r = report(
+            &root(),
+            &[
+                fixture(prog).to_str().unwrap(),
+                fixture(&format!("{prog}.gmon")).to_str().unwrap(),
+            ],
+        );
+        let lines = table_lines(&r);
+        assert!(lines.len() > 2, "{r}");
+        for l in lines {
+            assert!(
+                l.chars().count() <= 100,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+        // Every sample count is a whole number.
+        for l in table_lines(&r).iter().skip(2) {
+            let samples = l.split('|').nth(2).unwrap().trim();
+            assert!(samples.parse::<u64>().is_ok(), "{samples:?} in {l}");
+        }
+    }
+}
+
+#[test]
+fn run_takes_lines_and_inline() {
+    let s = Scratch::new("readable-run");
+    gcc(&demo_source(), &s.path("demo"), &["-g"]);
+    for (flag, title) in [
+        ("-l", "Self time per source line of "),
+        ("--inline", "Self time by source function of "),
+    ] {
+        let out = Command::new(BIN)
+            .args(["run", flag, "--report", "-", "--hz", "1000", "./demo", "3"])
+            .current_dir(&s.0)
+            .env_remove("LD_PRELOAD")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{flag}: {}", show(&out));
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains(title), "{flag}: {stdout}");
+    }
+}
+
+#[test]
+fn cargo_profil_passes_features_profile_and_manifest_path_to_cargo() {
+    let s = Scratch::new("readable-cargo");
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["new", "--quiet", "--vcs", "none", "feat"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let proj = s.path("feat");
+    std::fs::write(
+        proj.join("src/main.rs"),
+        r#"fn main() {
+    if cfg!(feature = "loud") { println!("loud"); }
+    if cfg!(feature = "quiet") { println!("quiet"); }
+    if cfg!(debug_assertions) { println!("debug"); } else { println!("optimized"); }
+}
+"#,
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(proj.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        proj.join("Cargo.toml"),
+        format!(
+            "{manifest}\n[features]\ndefault = [\"quiet\"]\nloud = []\nquiet = []\n\n\
+             [profile.fast]\ninherits = \"release\"\n"
+        ),
+    )
+    .unwrap();
+    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    // From the parent directory: only --manifest-path says which project.
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "profil",
+            "--manifest-path",
+            "feat/Cargo.toml",
+            "--features",
+            "loud",
+            "--no-default-features",
+            "--profile",
+            "fast",
+            "--report",
+            "-",
+        ])
+        .current_dir(&s.0)
+        .env("PATH", path)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    let program: Vec<&str> = stdout.lines().take(2).collect();
+    assert_eq!(program, ["loud", "optimized"], "{}", show(&out));
+    assert!(
+        stdout.contains("Flat profile of") || stdout.contains("note: "),
+        "{stdout}"
+    );
+}
