@@ -329,7 +329,7 @@ impl Graph {
 
 /// Seconds with an adaptive unit (the flat table's format).
 fn secs(s: f64) -> String {
-    super::default::human_seconds(s)
+    crate::render::units::human_seconds(s)
 }
 
 /// Break `text` into lines of at most `width` characters.

@@ -12,9 +12,11 @@ use std::process::Command;
 
 use profil_symbols::ElfImage;
 
-use super::default::{human_seconds, Report, OUTSIDE};
+use super::default::Report;
 use super::Inputs;
 use crate::gprof::Options;
+use crate::profile::OUTSIDE;
+use crate::render::units::human_seconds;
 use crate::{Error, Result};
 
 /// One row of gprof's flat profile.

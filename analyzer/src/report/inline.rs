@@ -35,10 +35,11 @@ use profil_symbols::inline::inline_map;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::default::{human_seconds, OUTSIDE};
 use super::lines::{read_histograms, sampled_bins};
 use super::Inputs;
 use crate::json::{json_list, json_str};
+use crate::profile::OUTSIDE;
+use crate::render::units::human_seconds;
 use crate::request::Format;
 use crate::Result;
 

@@ -34,10 +34,12 @@ use profil_symbols::lines::{line_map, line_map_with, LineMap};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::default::{human_seconds, poisson_ci95, OUTSIDE};
 use super::Inputs;
 use crate::gprof::hist::Histograms;
 use crate::json::{json_num, json_str};
+use crate::profile::stats::poisson_ci95;
+use crate::profile::OUTSIDE;
+use crate::render::units::human_seconds;
 use crate::request::{Format, GprofRequest};
 use crate::{Error, Result};
 

@@ -24,10 +24,12 @@ use gmon::Target;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::default::{human_seconds, poisson_ci95, OUTSIDE};
 use super::{GmonInput, Inputs};
 use crate::gprof::hist::Histograms;
 use crate::profile::input::read_file;
+use crate::profile::stats::poisson_ci95;
+use crate::profile::OUTSIDE;
+use crate::render::units::human_seconds;
 use crate::request::Format;
 use crate::{Error, Result};
 

@@ -17,9 +17,9 @@ use gmon::pcsample::{parse, FLAG_BUFFER_FULL};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::default::OUTSIDE;
 use super::objects::{load_object, print_rows, ObjectRow};
 use super::{GmonInput, Input, Inputs};
+use crate::profile::OUTSIDE;
 use crate::request::Request;
 use crate::{Error, Result};
 

@@ -1,0 +1,37 @@
+//! Quantities as people read them.
+
+/// Seconds with an adaptive unit, three significant digits.
+pub fn human_seconds(s: f64) -> String {
+    let (v, unit) = if s == 0.0 {
+        (0.0, "s")
+    } else if s.abs() >= 1.0 {
+        (s, "s")
+    } else if s.abs() >= 1e-3 {
+        (s * 1e3, "ms")
+    } else if s.abs() >= 1e-6 {
+        (s * 1e6, "us")
+    } else {
+        (s * 1e9, "ns")
+    };
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_readable() {
+        assert_eq!(human_seconds(0.0), "0.00 s");
+        assert_eq!(human_seconds(1.5), "1.50 s");
+        assert_eq!(human_seconds(0.0123), "12.3 ms");
+        assert_eq!(human_seconds(2.5e-7), "250 ns");
+    }
+}
