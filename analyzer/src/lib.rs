@@ -1,15 +1,18 @@
 //! profil-report: the analyzer library behind the `profil-report` binary.
 //!
-//! `main.rs` only parses arguments; every subcommand is a module under [`cmd`] with an
-//! `Args` struct (clap derive) and a `run(&Args, &mut impl Write)` function, and the
-//! profile reports live under [`report`].
+//! `main.rs` only parses arguments. The subcommands that work on files are modules under
+//! [`cmd`], those that start programs under [`launch`], each with an `Args` struct (clap
+//! derive) and a `run` function writing to the writers it is given; the profile reports live
+//! under [`report`], built from the inputs [`profile`] reads, and rendered with [`render`]'s
+//! helpers.
 //!
 //! The runtime (runtime/) is built by `build.rs` and embedded in this library
 //! ([`cmd::artifacts`]), so that both binaries — `profil-report` and `cargo-profil`
 //! (`src/bin/`) — work anywhere after `cargo install`: the commands that inject it
-//! (`runtime-path`, `link-args`, [`cmd::run`], [`cmd::demo`], [`cmd::cargo_profil`]) write it to
-//! a per-version cache directory first, and the last three then run the program and print the
-//! default report through the same code as the plain report.
+//! (`runtime-path`, `link-args`, and the three in [`launch`]: [`launch::run`],
+//! [`launch::demo`], [`launch::cargo_profil`]) write it to a per-version cache directory first,
+//! and the last three then run the program and print the default report through the same
+//! code as the plain report.
 //!
 //! The plain report (`profil-report [OPTIONS] [FILE]...`) is asked for with a typed
 //! [`request::Request`] (which report: [`request::Mode`]; how it is written:
@@ -29,6 +32,7 @@ pub mod cmd;
 pub mod error;
 pub mod gprof;
 pub mod json;
+pub mod launch;
 pub mod profile;
 pub mod render;
 pub mod report;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use profil_report::gprof::cg_print::Sections;
 use profil_report::request::{Format, GprofRequest, Mode, Request, Timeline};
-use profil_report::{cmd, report, Error};
+use profil_report::{cmd, launch, report, Error};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -134,9 +134,9 @@ enum Command {
     /// Print the RUSTFLAGS words that link the runtime into a Rust program.
     LinkArgs(cmd::link_args::Args),
     /// Run a dynamically linked program with the runtime preloaded, then print its report.
-    Run(cmd::run::Args),
+    Run(launch::run::Args),
     /// Build and profile the bundled demo workload, next to gprof's view of it.
-    Demo(cmd::demo::Args),
+    Demo(launch::demo::Args),
 }
 
 fn main() -> ExitCode {
@@ -146,7 +146,7 @@ fn main() -> ExitCode {
         // The program's own exit status, unless `run` failed before starting it. Its report
         // goes out unbuffered, after the program's own output.
         let mut out = stdout.lock();
-        let result = cmd::run::run(a, &mut out, &mut std::io::stderr());
+        let result = launch::run::run(a, &mut out, &mut std::io::stderr());
         let _ = out.flush();
         return match result {
             Ok(code) => ExitCode::from(code),
@@ -165,7 +165,7 @@ fn main() -> ExitCode {
         Some(Command::Merge(a)) => cmd::merge::run(&a, &mut out),
         Some(Command::RuntimePath(a)) => cmd::runtime_path::run(&a, &mut out),
         Some(Command::LinkArgs(a)) => cmd::link_args::run(&a, &mut out),
-        Some(Command::Demo(a)) => cmd::demo::run(&a, &mut out),
+        Some(Command::Demo(a)) => launch::demo::run(&a, &mut out),
         Some(Command::Run(_)) => unreachable!("handled above"),
         None => report::run(&cli.report.request(), &mut out).map(|warnings| {
             for w in warnings {

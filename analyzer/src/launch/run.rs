@@ -38,7 +38,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
-use super::artifacts::{self, Kind};
+use crate::cmd::artifacts::{self, Kind};
 use crate::report;
 use crate::request::Format;
 use crate::{Error, Result};

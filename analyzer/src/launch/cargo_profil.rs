@@ -22,7 +22,7 @@
 //!   `target/debug` and `target/release` binaries of normal builds, which stay unprofiled.
 //! * The relink: cargo does not track files named in link arguments, so a runtime replaced at
 //!   the same path would not be relinked. The runtime object's path contains a hash of its
-//!   contents ([`super::artifacts`]), so a different runtime is a different argument, which
+//!   contents ([`crate::cmd::artifacts`]), so a different runtime is a different argument, which
 //!   cargo's fingerprint does see; and cargo keeps one artifact per set of `cargo rustc`
 //!   arguments, so alternating with plain `cargo rustc` builds never hands back a stale link.
 //!
@@ -38,8 +38,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::artifacts::{self, Kind};
 use super::run::{self, Launch};
+use crate::cmd::artifacts::{self, Kind};
 use crate::{Error, Result};
 
 /// Options of `cargo profil`.
