@@ -21,9 +21,12 @@
 //! read by [`profile::input`]: without blocking on FIFOs, bounded for pipes and devices, and
 //! gmon files one at a time, so summing many large profiles holds one of them.
 //!
-//! gmon files are decoded into histogram and arc tallies by [`gprof::read_records`] (the
-//! `--gprof` emulation, the default report and the lines, inline and objects reports all
-//! read through it). JSON is written by hand in each report, with the string and number
+//! gmon files are decoded into summed histograms and arcs by [`profile::samples`] for every
+//! report but the `--gprof` emulation, which reads them with gprof's own rules
+//! ([`gprof::read_records`]), so that a bug-for-bug change there cannot alter the other
+//! reports; a histogram bin is split between functions, lines or objects by one model
+//! ([`profile::samples::Bin`]). (The default report's call graph still propagates time with
+//! the emulation's [`gprof::cg`] over a symbol table of its own functions.) JSON is written by hand in each report, with the string and number
 //! helpers of [`json`] in the default, lines, inline, call-graph, `dump` and `cargo profil`
 //! outputs; the objects and pcsample reports (`objects::print_rows`) escape their few strings
 //! themselves.

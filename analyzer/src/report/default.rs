@@ -55,11 +55,11 @@ use profil_symbols::ElfImage;
 
 use super::Inputs;
 use crate::gprof::cg::{CallGraph, Exclusions};
-use crate::gprof::hist::Histograms;
-use crate::gprof::read_records;
 use crate::gprof::symtab::{Sym, SymTab};
 use crate::json::{json_list, json_num, json_str};
+use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
+use crate::render::table::Table;
 use crate::render::units::human_seconds;
 use crate::request::Format;
 use crate::{Error, Result};
@@ -110,30 +110,6 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// The call graph ([`super::callgraph`]).
     pub call_graph: super::callgraph::Graph,
-}
-
-struct RawArc {
-    from: u64,
-    to: u64,
-    count: u64,
-}
-
-fn read_profiles(inputs: &Inputs, target: Target) -> Result<(Histograms, Vec<RawArc>)> {
-    let mut hist = Histograms::default();
-    let mut arcs = Vec::new();
-    for g in &inputs.gmons {
-        read_records(
-            &g.name(),
-            &g.bytes()?,
-            target,
-            &mut hist,
-            |from, to, count| arcs.push(RawArc { from, to, count }),
-        )?;
-    }
-    if hist.hz == 0 {
-        hist.hz = 100;
-    }
-    Ok((hist, arcs))
 }
 
 /// The histogram range each known writer records for an executable (link-time addresses).
@@ -235,7 +211,8 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         return Err(Error::input(format!("{exe_name}: has no function symbols")));
     }
     let target = Target::of_executable(image.is_64, image.big_endian);
-    let (hist, raw_arcs) = read_profiles(inputs, target)?;
+    let hist = Samples::read(inputs, target, true)?;
+    let raw_arcs = &hist.arcs;
     let nf = map.functions.len();
     let mut samples = vec![0.0f64; nf];
     let mut straddled = vec![false; nf];
@@ -245,56 +222,38 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let expected = ExpectedText::of(&inputs.exe.data, image);
     let mut misfits = Vec::new();
     for r in &hist.ranges {
-        let nbins = r.samples.len();
-        if nbins == 0 {
+        let nbins = r.bins.len();
+        if nbins == 0 || r.high_pc == r.low_pc {
             continue;
         }
         let exec_overlap = image
             .sections
             .iter()
             .any(|s| s.is_exec() && s.addr < r.high_pc && r.low_pc < s.addr.saturating_add(s.size));
-        // Exact arithmetic in units of 1/nbins byte: bin i covers
-        // [low*n + i*span, low*n + (i+1)*span) where span = high - low.
-        let n = nbins as u128;
-        let span = u128::from(r.high_pc - r.low_pc);
-        if span == 0 {
-            continue;
-        }
         let mut range_samples = 0u64;
-        for (i, &sum) in r.samples.iter().enumerate() {
-            let count = sum;
-            if count == 0 {
-                continue;
-            }
-            range_samples += u64::from(count);
-            let lo = u128::from(r.low_pc) * n + i as u128 * span;
-            let hi = lo + span;
+        for bin in r.sampled_bins() {
+            let count = bin.count;
+            range_samples += count;
             let mut credited = 0.0;
-            let mut k = map.first_range_ending_after((lo / n) as u64);
+            let mut k = map.first_range_ending_after(bin.addr_range().0);
             while let Some(fr) = map.ranges.get(k) {
-                let (fs, fe) = (u128::from(fr.start) * n, u128::from(fr.end) * n);
-                if fs >= hi {
+                if u128::from(fr.start) * bin.n >= bin.hi {
                     break;
                 }
-                let ov = hi.min(fe).saturating_sub(lo.max(fs));
-                if ov > 0 {
-                    let c = if ov == span {
-                        f64::from(count)
-                    } else {
-                        f64::from(count) * (ov as f64 / span as f64)
-                    };
+                let (c, part) = bin.overlap(fr.start, fr.end);
+                if c > 0.0 || part {
                     samples[fr.function] += c;
                     credited += c;
-                    if ov < span {
+                    if part {
                         straddled[fr.function] = true;
                     }
-                    if count >= u32::from(u16::MAX) {
+                    if count >= u64::from(u16::MAX) {
                         saturated[fr.function] = true;
                     }
                 }
                 k += 1;
             }
-            let rest = f64::from(count) - credited;
+            let rest = count as f64 - credited;
             if rest > 1e-9 {
                 outside += rest;
             }
@@ -314,7 +273,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             ));
         }
     }
-    if !hist.present() {
+    if !hist.has_histogram() {
         warnings.push("the profile has no histogram: there are no times, only call counts".into());
     }
     if total > 0 && outside / total as f64 > 0.5 {
@@ -343,7 +302,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let mut cg = CallGraph::new(&symtab);
     let mut has_calls = vec![false; nf];
     let mut unplaced = Vec::new();
-    for a in &raw_arcs {
+    for a in raw_arcs {
         let Some(child) = map.function_at(a.to) else {
             unplaced.push(super::callgraph::UnplacedArc {
                 from: a.from,
@@ -360,10 +319,14 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     }
     cg.assemble(&symtab, &samples, &Exclusions::default());
     let locations = function_locations(&inputs.exe.data);
-    let call_graph =
-        super::callgraph::Graph::build(&cg, &symtab, hist.hz, hist.present(), &unplaced, |i| {
-            locations.get(&map.functions[i].addr).map(|l| l.to_string())
-        });
+    let call_graph = super::callgraph::Graph::build(
+        &cg,
+        &symtab,
+        hist.hz,
+        hist.has_histogram(),
+        &unplaced,
+        |i| locations.get(&map.functions[i].addr).map(|l| l.to_string()),
+    );
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut rows: Vec<Row> = Vec::new();
     for (i, f) in map.functions.iter().enumerate() {
@@ -527,8 +490,8 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
     }
     let numeric = header.len() - 1 - usize::from(locations);
     let cwd = crate::render::names::current_dir();
-    let mut b = tabled::builder::Builder::default();
-    b.push_record(header);
+    let mut b = Table::new();
+    b.row(header);
     for (r, d) in report.rows.iter().zip(derive(report)) {
         let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
         let mut name = crate::render::names::short_name(&r.name, NAME_WIDTH);
@@ -559,15 +522,9 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
                     .unwrap_or_default(),
             );
         }
-        b.push_record(row);
+        b.row(row);
     }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..numeric),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", b.render(numeric))?;
     writeln!(out)?;
     writeln!(
         out,

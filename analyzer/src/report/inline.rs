@@ -35,10 +35,11 @@ use profil_symbols::inline::inline_map;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::lines::{read_histograms, sampled_bins};
+use super::lines::read_histograms;
 use super::Inputs;
 use crate::json::{json_list, json_str};
 use crate::profile::OUTSIDE;
+use crate::render::table::Table;
 use crate::render::units::human_seconds;
 use crate::request::Format;
 use crate::Result;
@@ -103,7 +104,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
     let hist = read_histograms(inputs, Target::of_executable(image.is_64, image.big_endian))?;
     let table = image.symtab.as_ref().or(image.dynsym.as_ref());
     let map = table.map(|t| FunctionMap::build(image, t));
-    let bins = sampled_bins(&hist);
+    let bins: Vec<_> = hist.sampled_bins().collect();
     let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
     let inl = inline_map(&inputs.exe.data, &wanted);
     let symbol_at = |addr: u64| -> String {
@@ -137,7 +138,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
     let mut per_chain: HashMap<Vec<Step>, f64> = HashMap::new();
     let mut total = 0u64;
     for b in &bins {
-        total += u64::from(b.count);
+        total += b.count;
         let (lo_a, hi_a) = b.addr_range();
         let mut cuts: Vec<u128> = vec![b.lo];
         cuts.extend(
@@ -257,8 +258,8 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
         human_seconds(rep.total_samples as f64 / hz)
     )?;
     writeln!(out)?;
-    let mut b = tabled::builder::Builder::default();
-    b.push_record([
+    let mut b = Table::new();
+    b.row([
         "%",
         "self",
         "samples",
@@ -269,7 +270,7 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
         "inlined into",
     ]);
     for r in &rep.functions {
-        b.push_record([
+        b.row([
             format!("{:.2}", 100.0 * r.samples / total),
             human_seconds(r.samples / hz),
             samples_text(r.samples),
@@ -280,13 +281,7 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
             r.inlined_into.join(", "),
         ]);
     }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..6),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", b.render(6))?;
     writeln!(
         out,
         "inlined: samples in inlined copies; inclusive: samples of every chain the function is in."
@@ -294,23 +289,17 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
     writeln!(out)?;
     writeln!(out, "By inline chain (outermost function first):")?;
     writeln!(out)?;
-    let mut b = tabled::builder::Builder::default();
-    b.push_record(["%", "self", "samples", "chain"]);
+    let mut b = Table::new();
+    b.row(["%", "self", "samples", "chain"]);
     for c in &rep.chains {
-        b.push_record([
+        b.row([
             format!("{:.2}", 100.0 * c.samples / total),
             human_seconds(c.samples / hz),
             samples_text(c.samples),
             chain_text(&c.steps),
         ]);
     }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..3),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", b.render(3))?;
     Ok(())
 }
 

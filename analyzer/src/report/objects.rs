@@ -25,10 +25,11 @@ use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::{GmonInput, Inputs};
-use crate::gprof::hist::Histograms;
 use crate::profile::input::read_file;
+use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
 use crate::profile::OUTSIDE;
+use crate::render::table::Table;
 use crate::render::units::human_seconds;
 use crate::request::Format;
 use crate::{Error, Result};
@@ -288,11 +289,11 @@ pub fn print_rows(
         human_seconds(total / hz_f)
     )?;
     writeln!(out)?;
-    let mut b = tabled::builder::Builder::default();
-    b.push_record(["%", "self", "samples", "95% interval", "object", "function"]);
+    let mut b = Table::new();
+    b.row(["%", "self", "samples", "95% interval", "object", "function"]);
     for r in rows {
         let (lo, hi) = poisson_ci95(r.samples);
-        b.push_record([
+        b.row([
             format!("{:.2}", pct(r.samples)),
             human_seconds(r.samples / hz_f),
             if r.samples.fract() == 0.0 {
@@ -305,13 +306,7 @@ pub fn print_rows(
             r.function.clone(),
         ]);
     }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..4),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", b.render(4))?;
     Ok(())
 }
 
@@ -326,12 +321,12 @@ pub fn find_manifest(gmon: &GmonInput) -> Option<PathBuf> {
 
 /// Histogram samples of one gmon file as pieces.
 fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u32)> {
-    let mut hist = Histograms::default();
-    crate::gprof::read_records(name, data, target, &mut hist, |_, _, _| {})?;
+    let mut hist = Samples::default();
+    hist.add_file(name, data, target, false)?;
     let mut pieces = Vec::new();
-    for b in super::lines::sampled_bins(&hist) {
+    for b in hist.sampled_bins() {
         let (lo, hi) = b.addr_range();
-        pieces.push((lo, hi, f64::from(b.count)));
+        pieces.push((lo, hi, b.count as f64));
     }
     Ok((pieces, hist.hz))
 }
