@@ -34,16 +34,6 @@ pub use crate::profile::input::{load_inputs, GmonInput, Input, Inputs};
 use crate::request::{Mode, Request};
 use crate::{Error, Result};
 
-/// One CSV field of the reports' `--csv` outputs: quoted (inner quotes doubled) when it holds
-/// a comma, a quote or a line break, as is otherwise.
-pub(crate) fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
 /// Parse the executable.
 pub fn parse_exe(exe: &Input) -> Result<ElfImage<'_>> {
     ElfImage::parse(&exe.data).map_err(|e| Error::input(format!("{}: {e}", exe.name())))
@@ -125,19 +115,4 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
         Mode::Default => default::run(req.format, &inputs, &image, out, &mut warnings)?,
     }
     Ok(warnings)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::csv_field;
-
-    #[test]
-    fn csv_fields_are_quoted_only_when_needed() {
-        assert_eq!(csv_field("main"), "main");
-        assert_eq!(csv_field(""), "");
-        assert_eq!(csv_field("f(int, int)"), "\"f(int, int)\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("a\nb"), "\"a\nb\"");
-        assert_eq!(csv_field("a\rb"), "\"a\rb\"");
-    }
 }

@@ -608,29 +608,32 @@ pub const CSV_FIELDS: [&str; 15] = [
 ];
 
 fn print_csv(report: &Report, out: &mut impl Write) -> Result<()> {
-    writeln!(out, "{}", CSV_FIELDS.join(","))?;
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
-    for (i, (r, d)) in report.rows.iter().zip(derive(report)).enumerate() {
-        let fields = [
-            (i + 1).to_string(),
-            super::csv_field(&r.name),
-            super::csv_field(&r.raw_name),
-            super::csv_field(r.location.as_deref().unwrap_or("")),
-            format!("{}", d.percent),
-            format!("{}", d.cumulative),
-            format!("{}", d.self_s),
-            format!("{}", r.samples),
-            format!("{}", d.ci.0),
-            format!("{}", d.ci.1),
-            r.calls.map(|c| c.to_string()).unwrap_or_default(),
-            opt(d.self_per_call),
-            opt(d.total_per_call),
-            super::csv_field(&r.aliases.join(";")),
-            super::csv_field(&r.fragments.join(";")),
-        ];
-        writeln!(out, "{}", fields.join(","))?;
-    }
-    Ok(())
+    let rows = report
+        .rows
+        .iter()
+        .zip(derive(report))
+        .enumerate()
+        .map(|(i, (r, d))| {
+            [
+                (i + 1).to_string(),
+                r.name.clone(),
+                r.raw_name.clone(),
+                r.location.clone().unwrap_or_default(),
+                format!("{}", d.percent),
+                format!("{}", d.cumulative),
+                format!("{}", d.self_s),
+                format!("{}", r.samples),
+                format!("{}", d.ci.0),
+                format!("{}", d.ci.1),
+                r.calls.map(|c| c.to_string()).unwrap_or_default(),
+                opt(d.self_per_call),
+                opt(d.total_per_call),
+                r.aliases.join(";"),
+                r.fragments.join(";"),
+            ]
+        });
+    crate::render::csv::write(out, &CSV_FIELDS, rows)
 }
 
 /// Print the default report (table, `--json` or `--csv`).

@@ -392,22 +392,21 @@ pub fn run(
     } else if format == Format::Csv {
         let hz = f64::from(rep.hz);
         let total = rep.total_samples.max(1) as f64;
-        writeln!(out, "{}", CSV_FIELDS.join(","))?;
-        for (i, r) in rep.functions.iter().enumerate() {
-            let f = [
+        let rows = rep.functions.iter().enumerate().map(|(i, r)| {
+            [
                 (i + 1).to_string(),
-                super::csv_field(&r.name),
-                super::csv_field(&r.raw_name),
+                r.name.clone(),
+                r.raw_name.clone(),
                 format!("{}", 100.0 * r.samples / total),
                 format!("{}", r.samples / hz),
                 format!("{}", r.samples),
                 format!("{}", r.inlined_samples),
                 format!("{}", r.inclusive_samples),
                 r.copies.to_string(),
-                super::csv_field(&r.inlined_into.join(";")),
-            ];
-            writeln!(out, "{}", f.join(","))?;
-        }
+                r.inlined_into.join(";"),
+            ]
+        });
+        crate::render::csv::write(out, &CSV_FIELDS, rows)?;
     } else {
         print_table(&rep, out)?;
     }

@@ -265,14 +265,14 @@ fn print_table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-/// The fields of each row, as strings (JSON-encoded when `json`).
+/// The fields of each row, as strings (JSON-encoded when `json`, plain for the CSV writer).
 fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
     let hz = f64::from(rep.hz);
     let total = rep.total_samples.max(1) as f64;
     let text = |s: Option<&str>| match (s, json) {
         (Some(s), true) => json_str(s),
         (None, true) => "null".into(),
-        (Some(s), false) => super::csv_field(s),
+        (Some(s), false) => s.to_owned(),
         (None, false) => String::new(),
     };
     let mut cum = 0.0;
@@ -292,7 +292,7 @@ fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
                         .join(",")
                 )
             } else {
-                super::csv_field(&r.functions.join(";"))
+                r.functions.join(";")
             };
             vec![
                 (i + 1).to_string(),
@@ -377,12 +377,7 @@ pub fn run(
     let rep = build(inputs, image)?;
     match format {
         Format::Json => print_json(&rep, out)?,
-        Format::Csv => {
-            writeln!(out, "{}", CSV_FIELDS.join(","))?;
-            for f in fields(&rep, false) {
-                writeln!(out, "{}", f.join(","))?;
-            }
-        }
+        Format::Csv => crate::render::csv::write(out, &CSV_FIELDS, fields(&rep, false))?,
         Format::Table => print_table(&rep, out)?,
     }
     Ok(())

@@ -224,27 +224,25 @@ pub fn print_rows(
     let total: f64 = rows.iter().map(|r| r.samples).sum();
     let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
     if format == Format::Csv {
-        writeln!(out, "rank,object,function,percent,self_seconds,samples")?;
-        for (i, r) in rows.iter().enumerate() {
-            let q = |s: &str| {
-                if s.contains([',', '"', '\n']) {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                } else {
-                    s.to_owned()
-                }
-            };
-            writeln!(
-                out,
-                "{},{},{},{},{},{}",
-                i + 1,
-                q(&r.object),
-                q(&r.function),
-                pct(r.samples),
-                r.samples / hz_f,
-                r.samples
-            )?;
-        }
-        return Ok(());
+        let header = [
+            "rank",
+            "object",
+            "function",
+            "percent",
+            "self_seconds",
+            "samples",
+        ];
+        let records = rows.iter().enumerate().map(|(i, r)| {
+            [
+                (i + 1).to_string(),
+                r.object.clone(),
+                r.function.clone(),
+                format!("{}", pct(r.samples)),
+                format!("{}", r.samples / hz_f),
+                format!("{}", r.samples),
+            ]
+        });
+        return crate::render::csv::write(out, &header, records);
     }
     if format == Format::Json {
         let js = |s: &str| {
@@ -411,6 +409,21 @@ pub fn run_manifest(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_quotes_a_carriage_return_in_a_name() {
+        let rows = [ObjectRow {
+            object: "lib\rodd.so".into(),
+            function: "f, g".into(),
+            samples: 2.0,
+        }];
+        let mut v = Vec::new();
+        print_rows(Format::Csv, "t", 100, &rows, &[], &mut v).unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "rank,object,function,percent,self_seconds,samples\n1,\"lib\rodd.so\",\"f, g\",100,0.02,2\n"
+        );
+    }
 
     #[test]
     fn debug_files_are_found_by_build_id() {
