@@ -18,6 +18,8 @@
 //! `fixtures/malformed/expected/<role>.<file>.txt`. `PROFIL_BLESS=1` rewrites the golden files;
 //! `fixtures/malformed/regenerate.sh` rebuilds the inputs and re-blesses.
 
+mod golden;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -251,7 +253,6 @@ fn check(role: Role, content: Content, file: &str, args: &[String], o: &Outcome)
 /// golden file. Runs in a scratch directory of its own (cases run in parallel).
 fn check_case(role: Role, file: &str) -> Result<(), Failed> {
     let dir = fixtures();
-    let bless = std::env::var_os("PROFIL_BLESS").is_some();
     let name = golden_name(role, file);
     let tmp = std::env::temp_dir().join(format!(
         "profil-malformed-{}-{}",
@@ -295,17 +296,8 @@ fn check_case(role: Role, file: &str) -> Result<(), Failed> {
         golden.push_str(&o.stderr.replace(out_str, "OUT"));
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    let expected_path = dir.join("expected").join(&name);
-    if bless {
-        std::fs::write(&expected_path, &golden).unwrap();
-    } else {
-        let want = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if want != golden {
-            problems.push(format!(
-                "golden errors differ (PROFIL_BLESS=1 to accept): {}:\n--- expected\n{want}--- got\n{golden}",
-                expected_path.display()
-            ));
-        }
+    if let Err(e) = golden::check(&dir.join("expected").join(&name), golden.as_bytes()) {
+        problems.push(e);
     }
     if problems.is_empty() {
         Ok(())
