@@ -42,12 +42,12 @@ fn table_lines(report: &str) -> Vec<&str> {
 
 #[test]
 fn a_profile_without_samples_gets_a_note_and_no_empty_table() {
-    let s = Scratch::new("readable-zero");
+    let s = TempDir::new("readable-zero");
     let mut g = histogram_only(&std::fs::read(fixture("loop2.gmon")).unwrap());
     let bins = 20 + 1 + 16 + 24;
     g[bins..].fill(0);
-    std::fs::write(s.path("gmon.out"), g).unwrap();
-    std::fs::copy(fixture("loop2"), s.path("loop2")).unwrap();
+    std::fs::write(s.join("gmon.out"), g).unwrap();
+    std::fs::copy(fixture("loop2"), s.join("loop2")).unwrap();
     let r = report(&s.0, &["gmon.out", "loop2"]);
     assert!(
         r.contains("note: no samples fell in loop2's own code"),
@@ -58,10 +58,10 @@ fn a_profile_without_samples_gets_a_note_and_no_empty_table() {
 
 #[test]
 fn per_call_columns_are_left_out_without_arcs() {
-    let s = Scratch::new("readable-noarcs");
+    let s = TempDir::new("readable-noarcs");
     let g = histogram_only(&std::fs::read(fixture("loop2.gmon")).unwrap());
-    std::fs::write(s.path("gmon.out"), g).unwrap();
-    std::fs::copy(fixture("loop2"), s.path("loop2")).unwrap();
+    std::fs::write(s.join("gmon.out"), g).unwrap();
+    std::fs::copy(fixture("loop2"), s.join("loop2")).unwrap();
     let r = report(&s.0, &["gmon.out", "loop2"]);
     let header = table_lines(&r)[0];
     assert!(
@@ -113,8 +113,8 @@ fn the_table_of_a_c_program_with_calls_fits_100_columns() {
 
 #[test]
 fn run_takes_lines_and_inline() {
-    let s = Scratch::new("readable-run");
-    gcc(&demo_source(), &s.path("demo"), &["-g"]);
+    let s = TempDir::new("readable-run");
+    gcc(&demo_source(), &s.join("demo"), &["-g"]);
     for (flag, title) in [
         ("-l", "Self time per source line of "),
         ("--inline", "Self time by source function of "),
@@ -133,14 +133,14 @@ fn run_takes_lines_and_inline() {
 
 #[test]
 fn cargo_profil_passes_features_profile_and_manifest_path_to_cargo() {
-    let s = Scratch::new("readable-cargo");
+    let s = TempDir::new("readable-cargo");
     let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["new", "--quiet", "--vcs", "none", "feat"])
         .current_dir(&s.0)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    let proj = s.path("feat");
+    let proj = s.join("feat");
     std::fs::write(
         proj.join("src/main.rs"),
         r#"fn main() {
