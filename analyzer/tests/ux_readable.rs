@@ -193,3 +193,111 @@ fn cargo_profil_passes_features_profile_and_manifest_path_to_cargo() {
         "{stdout}"
     );
 }
+
+/// A Rust program whose hot functions have long generic paths: the table stays within 120
+/// columns, the names lose their generic arguments and leading modules but keep the method's
+/// type (JSON keeps them whole), and the locations are relative to the project (no absolute
+/// path into a build directory).
+#[test]
+fn long_rust_names_are_shortened_and_the_table_fits_120_columns() {
+    let s = TempDir::new("readable-rust");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["new", "--quiet", "--vcs", "none", "generic_names_project"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let proj = s.join("generic_names_project");
+    std::fs::write(
+        proj.join("src/main.rs"),
+        r#"
+pub mod deeply { pub mod nested { pub mod module_path {
+    pub struct Accumulator<T, const N: usize>(pub [T; N]);
+    impl<T: Copy + Into<u64>, const N: usize> Accumulator<T, N> {
+        #[inline(never)]
+        pub fn accumulate_with<F: Fn(u64) -> u64>(&self, rounds: u64, f: F) -> u64 {
+            let mut x = 0u64;
+            for r in 0..rounds {
+                for v in self.0 { x = std::hint::black_box(f(x ^ v.into()).wrapping_add(r)); }
+            }
+            x
+        }
+    }
+}}}
+use deeply::nested::module_path::Accumulator;
+fn main() {
+    let n: u64 = std::env::args().nth(1).unwrap().parse().unwrap();
+    let a = Accumulator::<u32, 64>([7; 64]);
+    let b = Accumulator::<u16, 64>([3; 64]);
+    let x = a.accumulate_with(n, |v| v.wrapping_mul(31));
+    let y = b.accumulate_with(n, |v| v.rotate_left(5));
+    println!("{}", x ^ y);
+}
+"#,
+    )
+    .unwrap();
+    // Line tables, so that the report has locations.
+    let manifest = std::fs::read_to_string(proj.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        proj.join("Cargo.toml"),
+        format!("{manifest}\n[profile.release]\ndebug = 1\n"),
+    )
+    .unwrap();
+    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let out = Command::new(&cargo)
+        .args(["profil", "--release", "--report", "-", "--", "3000000"])
+        .current_dir(&proj)
+        .env("PATH", path)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    let lines = table_lines(&stdout);
+    assert!(lines.len() > 2, "{stdout}");
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 120,
+            "{} columns: {l}\n{stdout}",
+            l.chars().count()
+        );
+    }
+    let table = lines.join("\n");
+    assert!(
+        table.contains("…::module_path::Accumulator<…>::accumulate_with"),
+        "{stdout}"
+    );
+    assert!(
+        !table.contains("<T") && !table.contains("/tmp/"),
+        "{stdout}"
+    );
+    assert!(table.contains("src/main.rs:"), "{stdout}");
+    // JSON keeps the full name.
+    let json = Command::new(BIN)
+        .args(["--json", "gmon.out"])
+        .arg(proj.join(format!("target/{}/release/generic_names_project", host())))
+        .current_dir(&proj)
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{}", show(&json));
+    // (Legacy mangling names the generic parameters, v0 mangling the arguments.)
+    let json = text(&json.stdout);
+    assert!(
+        json.contains("generic_names_project::deeply::nested::module_path::Accumulator<")
+            && json.contains(">::accumulate_with"),
+        "{json}"
+    );
+}
+
+fn host() -> String {
+    let out = Command::new("rustc").arg("-vV").output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .unwrap()
+}

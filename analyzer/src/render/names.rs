@@ -13,11 +13,46 @@
 use std::path::{Path, PathBuf};
 
 /// `name` with its generic arguments elided, then cut to at most `max` characters at a `::`
-/// boundary from the left (the function's own name is the part that matters).
+/// boundary from the left (the function's own name is the part that matters). A method keeps
+/// its type (the last two segments) even beyond `max`.
 pub fn short_name(name: &str, max: usize) -> String {
-    let elided = elide_generics(name);
+    cut_path(&elide_generics(name, 1), max)
+}
+
+/// [`short_name`] for names that would otherwise look the same (instances of one generic
+/// function): the outermost generic arguments are kept, only nested ones are elided
+/// (`Accumulator<u32,64>::sum`, `HashMap<String,Vec<…>>::insert`).
+pub fn short_name_with_arguments(name: &str, max: usize) -> String {
+    cut_path(&elide_generics(name, 2), max)
+}
+
+/// Shorten every name of a table with [`short_name`], falling back to
+/// [`short_name_with_arguments`] for names that would collide.
+pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
+    let short: Vec<String> = names.iter().map(|n| short_name(n, max)).collect();
+    // The distinct full names behind each short one (identical full names, such as the
+    // instances of a generic function under legacy mangling, stay identical anyway).
+    let mut behind: std::collections::HashMap<&str, std::collections::HashSet<&str>> =
+        std::collections::HashMap::new();
+    for (s, n) in short.iter().zip(names) {
+        behind.entry(s.as_str()).or_default().insert(n);
+    }
+    names
+        .iter()
+        .zip(&short)
+        .map(|(n, s)| {
+            if behind[s.as_str()].len() > 1 {
+                short_name_with_arguments(n, max)
+            } else {
+                s.clone()
+            }
+        })
+        .collect()
+}
+
+fn cut_path(elided: &str, max: usize) -> String {
     if elided.chars().count() <= max {
-        return elided;
+        return elided.to_owned();
     }
     // Drop leading path segments (outside angle brackets) until it fits.
     let mut depth = 0i32;
@@ -27,17 +62,23 @@ pub fn short_name(name: &str, max: usize) -> String {
         match b {
             b'<' => depth += 1,
             b'>' => depth -= 1,
-            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => cuts.push(i + 2),
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') && i > 0 => cuts.push(i + 2),
             _ => {}
         }
     }
-    for c in cuts {
+    // Never fewer than the last two segments (a method's type and its name), even beyond
+    // `max`.
+    let keep = cuts
+        .len()
+        .saturating_sub(1)
+        .max(usize::from(cuts.len() == 1));
+    for &c in &cuts[..keep] {
         let tail = &elided[c..];
-        if tail.chars().count() + 3 <= max {
+        if tail.chars().count() + 3 <= max || c == cuts[keep - 1] {
             return format!("…::{tail}");
         }
     }
-    // One segment longer than the limit: keep its end.
+    // One segment far longer than the limit: keep its end.
     let n = elided.chars().count();
     let tail: String = elided.chars().skip(n + 1 - max.max(2)).collect();
     format!("…{tail}")
@@ -46,19 +87,29 @@ pub fn short_name(name: &str, max: usize) -> String {
 /// Replace the contents of every generic argument list (a `<` right after an identifier or
 /// `::`-less path end) by `…`. A `<` that opens a qualified path (`<T as Trait>`) or an
 /// `impl` segment (`<impl Trait for T>`) starts a name or follows `::`, and is kept.
-fn elide_generics(name: &str) -> String {
+/// Argument lists at nesting depth `depth` or deeper (1: every list) are elided.
+fn elide_generics(name: &str, depth: usize) -> String {
     let chars: Vec<char> = name.chars().collect();
     let mut out = String::with_capacity(name.len());
+    // Open generic-argument lists around the current position (qualified-path brackets do
+    // not count).
+    let mut open: Vec<bool> = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         let after_ident = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
-        if c == '<' && after_ident {
-            if let Some(end) = matching_close(&chars, i) {
+        if c == '<' {
+            let generic = after_ident && matching_close(&chars, i).is_some();
+            let level = open.iter().filter(|&&g| g).count() + 1;
+            if generic && level >= depth {
+                let end = matching_close(&chars, i).unwrap_or(i);
                 out.push_str("<…>");
                 i = end + 1;
                 continue;
             }
+            open.push(generic);
+        } else if c == '>' && !open.is_empty() && !(i > 0 && chars[i - 1] == '-') {
+            open.pop();
         }
         out.push(c);
         i += 1;
@@ -151,6 +202,31 @@ mod tests {
         );
         assert_eq!(short_name("parse_records", 80), "parse_records");
         assert_eq!(short_name("operator<<", 80), "operator<<");
+    }
+
+    #[test]
+    fn colliding_names_keep_their_outer_arguments() {
+        let names = [
+            "p::m::Accumulator<u32,64>::accumulate",
+            "p::m::Accumulator<u16,64>::accumulate",
+            "p::m::other",
+        ];
+        assert_eq!(
+            short_names(&names, 80),
+            [
+                "p::m::Accumulator<u32,64>::accumulate",
+                "p::m::Accumulator<u16,64>::accumulate",
+                "p::m::other"
+            ]
+        );
+        assert_eq!(
+            short_name_with_arguments("a::HashMap<String,Vec<u8>>::insert", 80),
+            "a::HashMap<String,Vec<…>>::insert"
+        );
+        assert_eq!(
+            short_name("a::HashMap<String,Vec<u8>>::insert", 80),
+            "a::HashMap<…>::insert"
+        );
     }
 
     #[test]

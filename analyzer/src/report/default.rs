@@ -492,9 +492,11 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
     let cwd = crate::render::names::current_dir();
     let mut b = Table::new();
     b.row(header);
-    for (r, d) in report.rows.iter().zip(derive(report)) {
+    let full: Vec<&str> = report.rows.iter().map(|r| r.name.as_str()).collect();
+    let names = crate::render::names::short_names(&full, NAME_WIDTH);
+    for ((r, d), name) in report.rows.iter().zip(derive(report)).zip(names) {
         let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
-        let mut name = crate::render::names::short_name(&r.name, NAME_WIDTH);
+        let mut name = name;
         if !r.fragments.is_empty() {
             name += &format!(" (+{})", r.fragments.len());
         }
