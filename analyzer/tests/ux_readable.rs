@@ -128,6 +128,17 @@ fn run_takes_lines_and_inline() {
         assert!(out.status.success(), "{flag}: {}", show(&out));
         let stdout = text(&out.stdout);
         assert!(stdout.contains(title), "{flag}: {stdout}");
+        // Sample counts are whole numbers here too (shares of split bins are rounded).
+        let rows = stdout
+            .lines()
+            .skip_while(|l| !(l.contains("samples") && l.contains('|')))
+            .skip(2)
+            .take_while(|l| l.contains('|'));
+        let col = if flag == "-l" { 3 } else { 2 };
+        for l in rows {
+            let cell = l.split('|').nth(col).unwrap().trim();
+            assert!(cell.parse::<u64>().is_ok(), "{flag}: {cell:?} in {l}");
+        }
     }
 }
 
@@ -300,4 +311,39 @@ fn host() -> String {
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
         .unwrap()
+}
+
+/// One histogram bin over two functions is split between them by byte overlap: the shares
+/// are fractional, the table still shows whole samples (JSON keeps the exact share).
+#[test]
+fn split_bins_show_whole_samples_in_tables() {
+    let s = TempDir::new("readable-split");
+    // nm: inner at 0x11c9 (0x37 bytes), outer at 0x1200 (0x65 bytes): one bin over
+    // [0x11f0, 0x1210) has 16 bytes of each.
+    let mut g = b"gmon".to_vec();
+    g.extend_from_slice(&1u32.to_le_bytes());
+    g.extend_from_slice(&[0; 12]);
+    g.push(0);
+    g.extend_from_slice(&0x11f0u64.to_le_bytes());
+    g.extend_from_slice(&0x1210u64.to_le_bytes());
+    g.extend_from_slice(&1u32.to_le_bytes());
+    g.extend_from_slice(&100u32.to_le_bytes());
+    g.extend_from_slice(b"seconds\0\0\0\0\0\0\0\0s");
+    g.extend_from_slice(&7u16.to_le_bytes());
+    std::fs::write(s.join("gmon.out"), g).unwrap();
+    std::fs::copy(fixture("loop2"), s.join("loop2")).unwrap();
+    let r = report(&s.0, &["gmon.out", "loop2"]);
+    let lines = table_lines(&r);
+    let col = lines[0]
+        .split('|')
+        .position(|c| c.trim() == "samples")
+        .unwrap();
+    let rows = &lines[2..];
+    assert_eq!(rows.len(), 2, "{r}");
+    for l in rows {
+        let cell = l.split('|').nth(col).unwrap().trim();
+        assert!(cell.parse::<u64>().is_ok(), "{cell:?} in {l}\n{r}");
+    }
+    let json = report(&s.0, &["--json", "gmon.out", "loop2"]);
+    assert!(json.contains("\"samples\": 3.5"), "{json}");
 }

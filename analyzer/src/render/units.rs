@@ -23,6 +23,12 @@ pub fn human_seconds(s: f64) -> String {
     format!("{v:.digits$} {unit}")
 }
 
+/// A sample count as a table shows it: whole samples. (A bin shared by two functions or lines
+/// is split by byte overlap, so a row's share can be fractional; JSON and CSV keep it exact.)
+pub fn samples(n: f64) -> String {
+    format!("{n:.0}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

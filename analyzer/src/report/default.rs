@@ -500,12 +500,10 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
         if !r.fragments.is_empty() {
             name += &format!(" (+{})", r.fragments.len());
         }
-        // Samples are counts: a bin shared by two functions is split by byte overlap, so a
-        // row's share can be fractional; the table rounds it (JSON and CSV keep it exact).
         let mut row = vec![
             format!("{:.2}", d.percent),
             human_seconds(d.self_s),
-            format!("{:.0}", r.samples),
+            crate::render::units::samples(r.samples),
             interval(d.ci.0, d.ci.1),
         ];
         if calls {

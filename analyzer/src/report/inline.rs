@@ -239,11 +239,7 @@ pub fn chain_text(steps: &[Step]) -> String {
 }
 
 fn samples_text(s: f64) -> String {
-    if s.fract() == 0.0 {
-        format!("{s}")
-    } else {
-        format!("{s:.1}")
-    }
+    crate::render::units::samples(s)
 }
 
 fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {

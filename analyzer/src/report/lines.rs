@@ -245,11 +245,7 @@ fn print_table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
             format!("{:.2}", 100.0 * r.samples / total),
             human_seconds(cum / hz),
             human_seconds(r.samples / hz),
-            if r.samples.fract() == 0.0 {
-                format!("{}", r.samples)
-            } else {
-                format!("{:.1}", r.samples)
-            },
+            crate::render::units::samples(r.samples),
             format!("{}–{}", human_seconds(lo / hz), human_seconds(hi / hz)),
             label(r),
             functions_text(r),

@@ -294,11 +294,7 @@ pub fn print_rows(
         b.row([
             format!("{:.2}", pct(r.samples)),
             human_seconds(r.samples / hz_f),
-            if r.samples.fract() == 0.0 {
-                format!("{}", r.samples)
-            } else {
-                format!("{:.1}", r.samples)
-            },
+            crate::render::units::samples(r.samples),
             format!("{}–{}", human_seconds(lo / hz_f), human_seconds(hi / hz_f)),
             r.object.clone(),
             r.function.clone(),
