@@ -1,9 +1,12 @@
 //! Rendering report data for people: how names and locations are shortened in tables
-//! ([`names`]), how times are written ([`units`]), the one table layout ([`table`]) and
-//! the CSV writer ([`csv`]).
+//! ([`names`]), how times are written ([`units`]), the one table layout ([`table`]), the
+//! CSV writer ([`csv`]), the default report's call graph as text and JSON ([`callgraph`]) and
+//! the pcsample timeline as text and SVG ([`timeline`]).
 //! (The reports' JSON and CSV keep the full forms.)
 
+pub mod callgraph;
 pub mod csv;
 pub mod names;
 pub mod table;
+pub mod timeline;
 pub mod units;

@@ -471,7 +471,7 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
     if report.total_samples == 0 {
         // An empty table says nothing; what happened, and what to do, does.
         writeln!(out, "note: {}", no_samples_note(&report.executable))?;
-        super::callgraph::print_text(&report.call_graph, out)?;
+        crate::render::callgraph::print_text(&report.call_graph, out)?;
         return Ok(());
     }
     // Columns that would be empty for every row are left out: the per-call columns without
@@ -537,7 +537,7 @@ fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
             "(+N): N .cold/.part fragments folded into the function."
         )?;
     }
-    super::callgraph::print_text(&report.call_graph, out)?;
+    crate::render::callgraph::print_text(&report.call_graph, out)?;
     Ok(())
 }
 
@@ -582,7 +582,7 @@ fn print_json(report: &Report, out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
         "  \"call_graph\": {}",
-        super::callgraph::to_json(&report.call_graph, 2)
+        crate::render::callgraph::to_json(&report.call_graph, 2)
     )?;
     writeln!(out, "}}")?;
     Ok(())

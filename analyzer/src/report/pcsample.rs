@@ -166,11 +166,11 @@ pub fn run(
                 r.threads,
                 if r.threads == 1 { "" } else { "s" }
             );
-            std::fs::write(path, super::timeline::svg(&tl, &title))
+            std::fs::write(path, crate::render::timeline::svg(&tl, &title))
                 .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
         }
         if req.timeline.text {
-            super::timeline::print_text(&tl, out)?;
+            crate::render::timeline::print_text(&tl, out)?;
             return Ok(());
         }
     }
