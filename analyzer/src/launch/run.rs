@@ -622,7 +622,9 @@ pub fn print_report(
     }
     // The default table says this itself; JSON, CSV and the other reports get it as a note.
     if built.total_samples == 0 && (format != Format::Table || style.lines || style.inline) {
-        notes.push(report::default::no_samples_note(&exe.display().to_string()));
+        notes.push(crate::render::default::no_samples_note(
+            &exe.display().to_string(),
+        ));
     }
     let mut text = Vec::new();
     let mut warnings = Vec::new();
