@@ -22,6 +22,27 @@ fn interval(lo: f64, hi: f64) -> String {
 /// keep the full name).
 const NAME_WIDTH: usize = 48;
 
+/// The widest the table gets while names can still be shortened to fit.
+const TABLE_WIDTH: usize = 120;
+
+/// Names are not shortened below this to fit [`TABLE_WIDTH`].
+const MIN_NAME_WIDTH: usize = 24;
+
+/// Locations longer than this keep their first directory and their file.
+const LOCATION_WIDTH: usize = 32;
+
+/// Characters of a psql-style table line: every column's widest cell plus its two spaces of
+/// padding, and one `|` between columns.
+fn table_width(header: &[&str], rows: &[Vec<String>]) -> usize {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    widths.iter().map(|w| w + 2).sum::<usize>() + widths.len().saturating_sub(1)
+}
+
 /// What a profile without samples in the executable means, and what to do about it.
 pub fn no_samples_note(exe: &str) -> String {
     format!(
@@ -71,38 +92,57 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     }
     let numeric = header.len() - 1 - usize::from(locations);
     let cwd = crate::render::names::current_dir();
+    let full: Vec<&str> = report.rows.iter().map(|r| r.name.as_str()).collect();
+    let rows_with = |name_width: usize| -> Vec<Vec<String>> {
+        let names = crate::render::names::short_names(&full, name_width);
+        let mut rows = Vec::with_capacity(report.rows.len());
+        for ((r, d), name) in report.rows.iter().zip(&report.numbers).zip(names) {
+            let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
+            let mut name = name;
+            if !r.fragments.is_empty() {
+                name += &format!(" (+{})", r.fragments.len());
+            }
+            let mut row = vec![
+                format!("{:.2}", d.percent),
+                human_seconds(d.self_s),
+                crate::render::units::samples(r.samples),
+                interval(d.ci.0, d.ci.1),
+            ];
+            if calls {
+                row.extend([
+                    r.calls.map(|c| c.to_string()).unwrap_or_default(),
+                    opt(d.self_per_call),
+                    opt(d.total_per_call),
+                ]);
+            }
+            row.push(name);
+            if locations {
+                row.push(
+                    r.location
+                        .as_deref()
+                        .map(|l| {
+                            let l = crate::render::names::short_location(l, cwd.as_deref());
+                            crate::render::names::fit_location(&l, LOCATION_WIDTH)
+                        })
+                        .unwrap_or_default(),
+                );
+            }
+            rows.push(row);
+        }
+        rows
+    };
+    // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH).
+    let mut rows = rows_with(NAME_WIDTH);
+    let width = table_width(&header, &rows);
+    if width > TABLE_WIDTH {
+        let narrower = NAME_WIDTH
+            .saturating_sub(width - TABLE_WIDTH)
+            .max(MIN_NAME_WIDTH);
+        rows = rows_with(narrower);
+    }
     let mut b = Table::new();
     b.row(header);
-    let full: Vec<&str> = report.rows.iter().map(|r| r.name.as_str()).collect();
-    let names = crate::render::names::short_names(&full, NAME_WIDTH);
-    for ((r, d), name) in report.rows.iter().zip(&report.numbers).zip(names) {
-        let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
-        let mut name = name;
-        if !r.fragments.is_empty() {
-            name += &format!(" (+{})", r.fragments.len());
-        }
-        let mut row = vec![
-            format!("{:.2}", d.percent),
-            human_seconds(d.self_s),
-            crate::render::units::samples(r.samples),
-            interval(d.ci.0, d.ci.1),
-        ];
-        if calls {
-            row.extend([
-                r.calls.map(|c| c.to_string()).unwrap_or_default(),
-                opt(d.self_per_call),
-                opt(d.total_per_call),
-            ]);
-        }
-        row.push(name);
-        if locations {
-            row.push(
-                r.location
-                    .as_deref()
-                    .map(|l| crate::render::names::short_location(l, cwd.as_deref()))
-                    .unwrap_or_default(),
-            );
-        }
+    for row in rows {
         b.row(row);
     }
     writeln!(out, "{}", b.render(numeric))?;

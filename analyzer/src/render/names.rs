@@ -177,6 +177,23 @@ fn short_file(file: &str, cwd: Option<&Path>) -> String {
     file.to_owned()
 }
 
+/// A location of at most `max` characters: longer ones keep their first directory and their
+/// file (`library/…/memchr.rs:111`), or only the file when even that is too long.
+pub fn fit_location(location: &str, max: usize) -> String {
+    if location.chars().count() <= max {
+        return location.to_owned();
+    }
+    let parts: Vec<&str> = location.split('/').collect();
+    let last = parts.last().copied().unwrap_or(location);
+    if parts.len() > 2 {
+        let kept = format!("{}/…/{last}", parts[0]);
+        if kept.chars().count() <= max {
+            return kept;
+        }
+    }
+    last.to_owned()
+}
+
 /// The current directory, for [`short_location`].
 pub fn current_dir() -> Option<PathBuf> {
     std::env::current_dir().ok()
@@ -242,6 +259,19 @@ mod tests {
         );
         let s = short_name(&"x".repeat(100), 20);
         assert_eq!(s.chars().count(), 20, "{s}");
+    }
+
+    #[test]
+    fn long_locations_keep_their_first_directory_and_file() {
+        assert_eq!(fit_location("src/main.rs:6", 32), "src/main.rs:6");
+        assert_eq!(
+            fit_location("library/core/src/slice/memchr.rs:111", 32),
+            "library/…/memchr.rs:111"
+        );
+        assert_eq!(
+            fit_location("a/b/c/a-very-long-file-name.rs:1", 10),
+            "a-very-long-file-name.rs:1"
+        );
     }
 
     #[test]
