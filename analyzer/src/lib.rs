@@ -34,7 +34,10 @@
 //! [`export`] renders the profile for other tools (pprof, folded stacks and flame graphs,
 //! callgrind, speedscope) from its own narrow model ([`export::model::StackProfile`]:
 //! samples as stacks of frames), and [`diff`] compares two sets of runs through the same
-//! model with a stated significance test.
+//! model with a stated significance test. That model is built from the profile model like
+//! the reports: inputs sorted by [`profile::input`], histograms summed by
+//! [`profile::samples`] and split with its [`profile::samples::Bin`], intervals and
+//! distributions from [`profile::stats`]; neither reads through the gprof emulation.
 
 pub mod cmd;
 pub mod diff;

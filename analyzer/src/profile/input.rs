@@ -250,17 +250,12 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// Tell the executable from the gmon files (by content) and read the executable. gmon
-/// files are only looked at here; their bytes are read by [`GmonInput::bytes`].
-pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs> {
-    let files: Vec<PathBuf> = if files.is_empty() {
-        vec![PathBuf::from("a.out"), PathBuf::from("gmon.out")]
-    } else {
-        files.to_vec()
-    };
+/// Sort `files` by content into the executable (at most one, read) and the gmon files (only
+/// looked at; read by [`GmonInput::bytes`]), in order. No defaults are filled in.
+pub fn sort_inputs(files: &[PathBuf]) -> Result<(Option<Input>, Vec<GmonInput>)> {
     let mut exe: Option<Input> = None;
     let mut gmons = Vec::new();
-    for f in &files {
+    for f in files {
         let (head, held) = peek(f)?;
         if profil_symbols::elf::looks_like_elf(&head) {
             if let Some(first) = &exe {
@@ -286,6 +281,18 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs> {
             });
         }
     }
+    Ok((exe, gmons))
+}
+
+/// Tell the executable from the gmon files (by content) and read the executable. gmon
+/// files are only looked at here; their bytes are read by [`GmonInput::bytes`].
+pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs> {
+    let files: Vec<PathBuf> = if files.is_empty() {
+        vec![PathBuf::from("a.out"), PathBuf::from("gmon.out")]
+    } else {
+        files.to_vec()
+    };
+    let (exe, mut gmons) = sort_inputs(&files)?;
     let exe = exe.ok_or_else(|| {
         // Name what was read, so that a damaged or wrong "executable" is recognisable.
         let names: Vec<String> = gmons.iter().map(GmonInput::name).collect();

@@ -1,7 +1,8 @@
 //! Statistics of sample counts: how much a count of samples says about the time behind it.
 
-/// `ln Γ(x)` for `x > 0` (Lanczos approximation, g = 7, n = 9).
-fn ln_gamma(x: f64) -> f64 {
+/// `ln Γ(x)` for `x > 0` (Lanczos approximation, g = 7, n = 9): the intervals here and the
+/// significance tests of [`crate::diff`].
+pub fn ln_gamma(x: f64) -> f64 {
     const C: [f64; 9] = [
         0.999_999_999_999_809_9,
         676.520_368_121_885_1,
