@@ -22,7 +22,8 @@ const BASE_GMON: &[u8] = include_bytes!("base/prog.gmon");
 /// Run every report over the input described by `data`.
 pub fn check(data: &[u8]) {
     use profil_report::gprof::cg_print::{GraphOptions, Sections};
-    use profil_report::report::{self, Input, Inputs, ReportArgs};
+    use profil_report::report::{self, GmonInput, Input, Inputs};
+    use profil_report::request::Format;
     use std::path::PathBuf;
 
     let Some((&flags, rest)) = data.split_first() else {
@@ -43,15 +44,9 @@ pub fn check(data: &[u8]) {
         }
         e
     };
-    let mut gmons = vec![Input {
-        path: PathBuf::from("gmon.out"),
-        data: gmon.to_vec().into(),
-    }];
+    let mut gmons = vec![GmonInput::from_bytes("gmon.out", gmon.to_vec())];
     if flags & 2 != 0 {
-        gmons.push(Input {
-            path: PathBuf::from("base.gmon"),
-            data: BASE_GMON.to_vec().into(),
-        });
+        gmons.push(GmonInput::from_bytes("base.gmon", BASE_GMON.to_vec()));
     }
     let inputs = Inputs {
         exe: Input {
@@ -90,10 +85,11 @@ pub fn check(data: &[u8]) {
     }
 
     // The default report, in the format chosen by bits 4-5.
-    let args = ReportArgs {
-        json: (flags >> 4) & 3 == 1,
-        csv: (flags >> 4) & 3 == 2,
-        ..ReportArgs::default()
+    let format = match (flags >> 4) & 3 {
+        1 => Format::Json,
+        2 => Format::Csv,
+        _ => Format::Table,
     };
-    let _ = report::default::run(&args, &inputs, &image, &mut std::io::sink());
+    let mut warnings = Vec::new();
+    let _ = report::default::run(format, &inputs, &image, &mut std::io::sink(), &mut warnings);
 }

@@ -47,8 +47,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::export::model::{self, StackProfile};
-use crate::report::default::{human_seconds, poisson_ci95};
-use crate::report::Input;
+use crate::profile::input::{read_path, sort_inputs, GmonInput, Input};
+use crate::profile::stats::{ln_gamma, poisson_ci95};
+use crate::render::units::human_seconds;
 use crate::{Error, Result};
 
 /// The default family-wise significance level.
@@ -192,7 +193,7 @@ pub struct SideSummary {
     pub seconds_per_run: f64,
 }
 
-fn side_of(exe: &Input, gmons: &[Input]) -> Result<Side> {
+fn side_of(exe: &Input, gmons: &[GmonInput]) -> Result<Side> {
     let image = crate::report::parse_exe(exe)?;
     let mut functions: BTreeMap<String, PerRun> = BTreeMap::new();
     let mut runs = Vec::new();
@@ -419,32 +420,6 @@ pub fn compare(base: &Side, new: &Side, alpha: f64) -> Diff {
 
 // ---- distributions -------------------------------------------------------------------
 
-/// `ln Γ(x)`, `x > 0` (Lanczos, g = 7).
-fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let s = G[1..]
-        .iter()
-        .enumerate()
-        .fold(G[0], |acc, (i, g)| acc + g / (x + i as f64 + 1.0));
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
-}
-
 /// Continued fraction of the incomplete beta function (modified Lentz).
 fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
     let tiny = 1e-300;
@@ -567,29 +542,10 @@ pub fn erfc(x: f64) -> f64 {
 
 // ---- the command ------------------------------------------------------------------------
 
-/// Split a side's files into its executable (if one is among them) and its gmon files.
-fn load_side(files: &[PathBuf]) -> Result<(Option<Input>, Vec<Input>)> {
-    let mut exe = None;
-    let mut gmons = Vec::new();
-    for f in files {
-        let data = profil_symbols::file::FileBytes::open(f)
-            .map_err(|e| Error::input(format!("{}: {e}", f.display())))?;
-        let input = Input {
-            path: f.clone(),
-            data,
-        };
-        if profil_symbols::elf::looks_like_elf(&input.data) {
-            if exe.is_some() {
-                return Err(Error::input(format!(
-                    "{}: a second executable on one side; give one",
-                    f.display()
-                )));
-            }
-            exe = Some(input);
-        } else {
-            gmons.push(input);
-        }
-    }
+/// Split a side's files into its executable (if one is among them) and its gmon files, as
+/// the report sorts its inputs ([`sort_inputs`]: by content, gmon files read one at a time).
+fn load_side(files: &[PathBuf]) -> Result<(Option<Input>, Vec<GmonInput>)> {
+    let (exe, gmons) = sort_inputs(files)?;
     if gmons.is_empty() {
         return Err(Error::input("each side needs at least one gmon file"));
     }
@@ -597,8 +553,7 @@ fn load_side(files: &[PathBuf]) -> Result<(Option<Input>, Vec<Input>)> {
 }
 
 fn open_exe(path: &Path) -> Result<Input> {
-    let data = profil_symbols::file::FileBytes::open(path)
-        .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    let data = read_path(path)?;
     Ok(Input {
         path: path.to_owned(),
         data,

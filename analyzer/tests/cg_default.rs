@@ -24,12 +24,12 @@ fn graph_profile() -> Profile {
 fn graph_json(dir: &std::path::Path, args: &[&str]) -> (Json, HashMap<String, usize>) {
     let text = ours_ok(dir, args);
     let doc = Json::parse(&text);
-    let g = doc.get("call_graph").clone();
+    let g = doc.key("call_graph").clone();
     let ids = g
-        .get("functions")
+        .key("functions")
         .arr()
         .iter()
-        .map(|f| (f.get("raw_name").str().to_owned(), f.get("id").u() as usize))
+        .map(|f| (f.key("raw_name").str().to_owned(), f.key("id").u() as usize))
         .collect();
     (g, ids)
 }
@@ -42,52 +42,52 @@ fn close(a: f64, b: f64) -> bool {
 fn json_graph_of_the_corpus() {
     let p = graph_profile();
     let (g, ids) = graph_json(p.dir.path(), &["--json", "prog", "gmon.out"]);
-    let funcs = g.get("functions").arr();
+    let funcs = g.key("functions").arr();
     let by_id = |id: u64| &funcs[id as usize - 1];
     for (i, f) in funcs.iter().enumerate() {
-        assert_eq!(f.get("id").u() as usize, i + 1);
+        assert_eq!(f.key("id").u() as usize, i + 1);
     }
-    let arcs = g.get("arcs").arr();
+    let arcs = g.key("arcs").arr();
     let arc = |from: &str, to: &str| {
         arcs.iter()
             .find(|a| {
-                a.get("caller").u() as usize == ids[from] && a.get("callee").u() as usize == ids[to]
+                a.key("caller").u() as usize == ids[from] && a.key("callee").u() as usize == ids[to]
             })
             .unwrap_or_else(|| panic!("no arc {from} -> {to}"))
     };
     // Counts the program makes by construction (graph.c, scale 1).
-    assert_eq!(arc("main", "fib").get("count").u(), 40);
-    assert_eq!(by_id(ids["fib"] as u64).get("calls").u(), 40);
+    assert_eq!(arc("main", "fib").key("count").u(), 40);
+    assert_eq!(by_id(ids["fib"] as u64).key("calls").u(), 40);
     // fib(20) makes 21890 recursive calls; 40 times.
-    assert_eq!(by_id(ids["fib"] as u64).get("self_calls").u(), 40 * 21890);
-    assert_eq!(arc("main", "sorter").get("count").u(), 150);
-    assert_eq!(arc("site_c", "site_a").get("count").u(), 2000);
-    assert_eq!(by_id(ids["site_a"] as u64).get("calls").u(), 4000);
+    assert_eq!(by_id(ids["fib"] as u64).key("self_calls").u(), 40 * 21890);
+    assert_eq!(arc("main", "sorter").key("count").u(), 150);
+    assert_eq!(arc("site_c", "site_a").key("count").u(), 2000);
+    assert_eq!(by_id(ids["site_a"] as u64).key("calls").u(), 4000);
     // Every call into a function is an arc from a known caller or counted as unknown.
     for f in funcs {
-        let id = f.get("id").u();
+        let id = f.key("id").u();
         let known: u64 = arcs
             .iter()
-            .filter(|a| a.get("callee").u() == id && a.get("caller").u() != id)
-            .map(|a| a.get("count").u())
+            .filter(|a| a.key("callee").u() == id && a.key("caller").u() != id)
+            .map(|a| a.key("count").u())
             .sum();
         assert_eq!(
-            f.get("calls").u(),
-            known + f.get("calls_from_unknown").u(),
+            f.key("calls").u(),
+            known + f.key("calls_from_unknown").u(),
             "{f:?}"
         );
     }
     // The three cycles of the source, by member names.
     let mut cycles: Vec<Vec<String>> = g
-        .get("cycles")
+        .key("cycles")
         .arr()
         .iter()
         .map(|c| {
             let mut m: Vec<String> = c
-                .get("members")
+                .key("members")
                 .arr()
                 .iter()
-                .map(|id| by_id(id.u()).get("raw_name").str().to_owned())
+                .map(|id| by_id(id.u()).key("raw_name").str().to_owned())
                 .collect();
             m.sort();
             m
@@ -102,39 +102,39 @@ fn json_graph_of_the_corpus() {
             vec!["tri_a", "tri_b", "tri_c"],
         ]
     );
-    assert!(arc("ping", "pong").get("within_cycle").bool());
-    assert!(!arc("main", "ping").get("within_cycle").bool());
+    assert!(arc("ping", "pong").key("within_cycle").bool());
+    assert!(!arc("main", "ping").key("within_cycle").bool());
     // The equal-cost rule, recomputed: a caller outside the callee's cycle is charged
     // count / (calls into the callee, or into its cycle) of the callee's (or cycle's) time.
     let cycle_of = |num: u64| {
-        g.get("cycles")
+        g.key("cycles")
             .arr()
             .iter()
-            .find(|c| c.get("number").u() == num)
+            .find(|c| c.key("number").u() == num)
             .unwrap()
     };
     let mut checked = 0;
     for a in arcs {
-        if a.get("within_cycle").bool() {
-            assert_eq!(a.get("self_seconds").num(), 0.0);
+        if a.key("within_cycle").bool() {
+            assert_eq!(a.key("self_seconds").num(), 0.0);
             continue;
         }
-        let callee = by_id(a.get("callee").u());
-        let (time, calls) = match callee.get("cycle") {
-            Json::Num(n) => {
-                let c = cycle_of(*n as u64);
+        let callee = by_id(a.key("callee").u());
+        let (time, calls) = match callee.key("cycle") {
+            Json::Number(n) => {
+                let c = cycle_of(n.as_u64().expect("a cycle number"));
                 (
-                    c.get("self_seconds").num() + c.get("children_seconds").num(),
-                    c.get("calls").u(),
+                    c.key("self_seconds").num() + c.key("children_seconds").num(),
+                    c.key("calls").u(),
                 )
             }
             _ => (
-                callee.get("self_seconds").num() + callee.get("children_seconds").num(),
-                callee.get("calls").u(),
+                callee.key("self_seconds").num() + callee.key("children_seconds").num(),
+                callee.key("calls").u(),
             ),
         };
-        let share = a.get("self_seconds").num() + a.get("children_seconds").num();
-        let want = time * a.get("count").u() as f64 / calls as f64;
+        let share = a.key("self_seconds").num() + a.key("children_seconds").num();
+        let want = time * a.key("count").u() as f64 / calls as f64;
         assert!(close(share, want), "{a:?}: {share} != {want}");
         checked += 1;
     }
@@ -143,15 +143,15 @@ fn json_graph_of_the_corpus() {
     let main = by_id(ids["main"] as u64);
     let charged: f64 = arcs
         .iter()
-        .filter(|a| a.get("caller").u() as usize == ids["main"])
-        .map(|a| a.get("self_seconds").num() + a.get("children_seconds").num())
+        .filter(|a| a.key("caller").u() as usize == ids["main"])
+        .map(|a| a.key("self_seconds").num() + a.key("children_seconds").num())
         .sum();
-    assert!(close(main.get("children_seconds").num(), charged));
+    assert!(close(main.key("children_seconds").num(), charged));
     assert!(g
-        .get("estimate_note")
+        .key("estimate_note")
         .str()
         .contains("as if every call cost"));
-    assert_eq!(g.get("unplaced_arcs").get("arcs").u(), 0);
+    assert_eq!(g.key("unplaced_arcs").key("arcs").u(), 0);
 }
 
 #[test]
@@ -225,13 +225,13 @@ fn arcs_the_graph_cannot_show_are_explained() {
     );
     assert!(graph.contains("1 arcs have a zero count"), "{graph}");
     let (g, ids) = graph_json(dir.path(), &["--json", "prog", "arcs.out"]);
-    assert_eq!(g.get("unplaced_arcs").get("arcs").u(), 1);
-    assert_eq!(g.get("unplaced_arcs").get("calls").u(), 7);
-    assert_eq!(g.get("zero_count_arcs").u(), 1);
-    let fib_f = &g.get("functions").arr()[ids["fib"] - 1];
-    assert_eq!(fib_f.get("calls").u(), 15);
-    assert_eq!(fib_f.get("calls_from_unknown").u(), 5);
-    assert_eq!(g.get("notes").arr().len(), 4);
+    assert_eq!(g.key("unplaced_arcs").key("arcs").u(), 1);
+    assert_eq!(g.key("unplaced_arcs").key("calls").u(), 7);
+    assert_eq!(g.key("zero_count_arcs").u(), 1);
+    let fib_f = &g.key("functions").arr()[ids["fib"] - 1];
+    assert_eq!(fib_f.key("calls").u(), 15);
+    assert_eq!(fib_f.key("calls_from_unknown").u(), 5);
+    assert_eq!(g.key("notes").arr().len(), 4);
 }
 
 /// A histogram-only profile (no arcs) has no call-graph section, and an empty graph in JSON.
@@ -247,6 +247,6 @@ fn no_arcs_no_graph() {
     let text = ours_ok(dir.path(), &["prog", "hist.out"]);
     assert!(!text.contains("Call graph"), "{text}");
     let (g, _) = graph_json(dir.path(), &["--json", "prog", "hist.out"]);
-    assert!(g.get("functions").arr().is_empty());
-    assert!(g.get("arcs").arr().is_empty());
+    assert!(g.key("functions").arr().is_empty());
+    assert!(g.key("arcs").arr().is_empty());
 }

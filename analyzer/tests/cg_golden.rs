@@ -4,6 +4,7 @@
 //! nor on sampling. Re-bless with `PROFIL_BLESS=1` (see fixtures/callgraph/regenerate.sh).
 
 mod cg_support;
+mod golden;
 
 use std::path::PathBuf;
 
@@ -16,19 +17,7 @@ fn golden(name: &str) -> PathBuf {
 }
 
 fn check_golden(name: &str, got: &str) {
-    let path = golden(name);
-    if std::env::var_os("PROFIL_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (PROFIL_BLESS=1 creates it)", path.display()));
-    assert!(
-        want == got,
-        "{name} differs from the golden file (PROFIL_BLESS=1 re-blesses):\n{}",
-        diff(want.as_bytes(), got.as_bytes())
-    );
+    golden::assert_golden(&golden(name), got.as_bytes());
 }
 
 /// The profile: calls as graph.c makes them at scale 1 (fixed counts), a caller outside the

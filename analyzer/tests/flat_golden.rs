@@ -3,6 +3,8 @@
 //! output is fixed). One test per file; `PROFIL_BLESS=1` rewrites them. See
 //! `fixtures/flat/README.md`.
 
+mod golden;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,18 +25,7 @@ fn golden(name: &str, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
     let path = root().join("fixtures/flat/golden").join(name);
-    if std::env::var_os("PROFIL_BLESS").is_some() {
-        std::fs::write(&path, &out.stdout).unwrap();
-        return;
-    }
-    let want = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(
-        want == out.stdout,
-        "{} differs; if the change is intended, rerun with PROFIL_BLESS=1\n--- want\n{}\n--- got\n{}",
-        path.display(),
-        String::from_utf8_lossy(&want),
-        String::from_utf8_lossy(&out.stdout)
-    );
+    golden::assert_golden(&path, &out.stdout);
 }
 
 #[test]

@@ -35,27 +35,22 @@ fn fuzz_regressions_replay_without_panic() {
 /// valid input whose analysis fails would mean the harness tests nothing).
 #[test]
 fn base_profile_reaches_every_report() {
-    use profil_report::report::{self, Input, Inputs};
+    use profil_report::report::{self, GmonInput, Input, Inputs};
     let inputs = Inputs {
         exe: Input {
             path: "prog".into(),
             data: BASE_ELF.to_vec().into(),
         },
-        gmons: vec![Input {
-            path: "gmon.out".into(),
-            data: BASE_GMON.to_vec().into(),
-        }],
+        gmons: vec![GmonInput::from_bytes("gmon.out", BASE_GMON.to_vec())],
     };
     let image = report::parse_exe(&inputs.exe).expect("base ELF parses");
     assert!(image.symtab.is_some(), "base ELF has symbols");
     let a = report::gprof_analysis(&inputs, &image, Default::default()).expect("base analysis");
     assert!(a.total_time > 0.0, "base profile has samples");
     let mut json = Vec::new();
-    let args = report::ReportArgs {
-        json: true,
-        ..Default::default()
-    };
-    report::default::run(&args, &inputs, &image, &mut json).expect("default report");
+    let format = profil_report::request::Format::Json;
+    report::default::run(format, &inputs, &image, &mut json, &mut Vec::new())
+        .expect("default report");
     assert!(
         String::from_utf8_lossy(&json).contains("\"fib\""),
         "fib in the report"

@@ -2,6 +2,8 @@
 //! Re-bless after an intended change with `PROFIL_BLESS=1 cargo test -p profil-report --test gmon_golden`
 //! (fixtures/gcc-pg/regenerate.sh does it after rebuilding the profiles).
 
+mod golden;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -18,19 +20,8 @@ fn check(golden: &str, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
     let path = dir.join(golden);
-    if std::env::var_os("PROFIL_BLESS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, &out.stdout).unwrap();
-        return;
-    }
-    let want = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (bless with PROFIL_BLESS=1)", path.display()));
-    if out.stdout != want {
-        panic!(
-            "{} differs from `profil-report {}`; if the change is intended, rerun with PROFIL_BLESS=1\n--- got ---\n{}",
-            path.display(),
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout)
-        );
+    if let Err(e) = golden::check(&path, &out.stdout) {
+        panic!("`profil-report {}`: {e}", args.join(" "));
     }
 }
 

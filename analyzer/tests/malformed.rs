@@ -12,14 +12,21 @@
 //! * status 0: every stderr line starts `profil-report: ` (warnings only);
 //! * peak memory (the child's `ru_maxrss` from `wait4`) stays under 64 MiB.
 //!
+//! Each case is a test of its own (`case::<role>.<file>.txt`, run with libtest-mimic: this
+//! file has `harness = false`), so one failing case hides no other.
+//!
 //! The status and stderr of every command are then compared with the golden file
 //! `fixtures/malformed/expected/<role>.<file>.txt`. `PROFIL_BLESS=1` rewrites the golden files;
 //! `fixtures/malformed/regenerate.sh` rebuilds the inputs and re-blesses.
+
+mod golden;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use libtest_mimic::{Arguments, Failed, Trial};
 
 const BIN: &str = env!("CARGO_BIN_EXE_profil-report");
 const MAX_RSS_KIB: i64 = 64 * 1024;
@@ -249,11 +256,16 @@ fn check(role: Role, content: Content, file: &str, args: &[String], o: &Outcome)
         .collect()
 }
 
-#[test]
-fn malformed_inputs_fail_cleanly_and_match_the_golden_errors() {
+/// One case: every command on `file` in the role `role`, checked and compared with its
+/// golden file. Runs in a scratch directory of its own (cases run in parallel).
+fn check_case(role: Role, file: &str) -> Result<(), Failed> {
     let dir = fixtures();
-    let bless = std::env::var_os("PROFIL_BLESS").is_some();
-    let tmp = std::env::temp_dir().join(format!("profil-malformed-{}", std::process::id()));
+    let name = golden_name(role, file);
+    let tmp = std::env::temp_dir().join(format!(
+        "profil-malformed-{}-{}",
+        std::process::id(),
+        name.replace('/', "_")
+    ));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     let out_dir = tmp.join("out");
@@ -261,75 +273,81 @@ fn malformed_inputs_fail_cleanly_and_match_the_golden_errors() {
     std::fs::create_dir_all(&io_dir).unwrap();
 
     let mut problems = Vec::new();
-    let mut mismatches = Vec::new();
-    let mut max_rss = (0, String::new());
-    let mut n_cmds = 0;
-    let all = cases();
-    assert!(all.len() >= 40, "cases.txt lists only {} cases", all.len());
-    for (role, file) in &all {
-        let path = dir.join(file);
-        let content = if role == &Role::Gmon && path.is_file() {
-            Content::GmonBytes
-        } else {
-            Content::Other
-        };
-        let mut golden = String::new();
-        for cmd in commands(*role, file) {
-            std::fs::create_dir_all(&out_dir).unwrap();
-            let out_str = out_dir.to_str().unwrap();
-            let args: Vec<String> = cmd.iter().map(|a| a.replace("OUT", out_str)).collect();
-            let o = run(&dir, &io_dir, &args);
-            n_cmds += 1;
-            if o.maxrss_kib > max_rss.0 {
-                max_rss = (o.maxrss_kib, cmd.join(" "));
-            }
-            problems.extend(check(*role, content, file, &cmd, &o));
-            // A refused merge or convert leaves nothing behind in the output directory.
-            let left: Vec<_> = std::fs::read_dir(&out_dir)
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            if o.code != 0 && !left.is_empty() {
-                problems.push(format!(
-                    "profil-report {}: failed but left {left:?}",
-                    cmd.join(" ")
-                ));
-            }
-            std::fs::remove_dir_all(&out_dir).unwrap();
-            let _ = writeln!(golden, "$ profil-report {}", cmd.join(" "));
-            let _ = writeln!(golden, "exit {}", o.code);
-            golden.push_str(&o.stderr.replace(out_str, "OUT"));
+    let path = dir.join(file);
+    let content = if role == Role::Gmon && path.is_file() {
+        Content::GmonBytes
+    } else {
+        Content::Other
+    };
+    let mut golden = String::new();
+    for cmd in commands(role, file) {
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let out_str = out_dir.to_str().unwrap();
+        let args: Vec<String> = cmd.iter().map(|a| a.replace("OUT", out_str)).collect();
+        let o = run(&dir, &io_dir, &args);
+        problems.extend(check(role, content, file, &cmd, &o));
+        // A refused merge or convert leaves nothing behind in the output directory.
+        let left: Vec<_> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        if o.code != 0 && !left.is_empty() {
+            problems.push(format!(
+                "profil-report {}: failed but left {left:?}",
+                cmd.join(" ")
+            ));
         }
-        let expected_path = dir.join("expected").join(golden_name(*role, file));
-        if bless {
-            std::fs::write(&expected_path, &golden).unwrap();
-        } else {
-            let want = std::fs::read_to_string(&expected_path).unwrap_or_default();
-            if want != golden {
-                mismatches.push(format!(
-                    "{}:\n--- expected\n{want}--- got\n{golden}",
-                    expected_path.display()
-                ));
-            }
-        }
+        std::fs::remove_dir_all(&out_dir).unwrap();
+        let _ = writeln!(golden, "$ profil-report {}", cmd.join(" "));
+        let _ = writeln!(golden, "exit {}", o.code);
+        golden.push_str(&o.stderr.replace(out_str, "OUT"));
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    eprintln!(
-        "{} cases, {n_cmds} commands; largest peak memory {} KiB ({})",
-        all.len(),
-        max_rss.0,
-        max_rss.1
-    );
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(
-        mismatches.is_empty(),
-        "golden errors differ (PROFIL_BLESS=1 to accept):\n{}",
-        mismatches.join("\n")
-    );
+    if let Err(e) = golden::check(&dir.join("expected").join(&name), golden.as_bytes()) {
+        problems.push(e);
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+/// Every case of `cases.txt` is a test of its own (`case::<role>.<file>.txt`), next to the
+/// checks over all of them.
+fn main() {
+    let args = Arguments::from_args();
+    let all = cases();
+    let mut trials = vec![
+        Trial::test("cases_txt_lists_at_least_40_cases", move || {
+            let n = cases().len();
+            if n >= 40 {
+                Ok(())
+            } else {
+                Err(format!("cases.txt lists only {n} cases").into())
+            }
+        }),
+        Trial::test("every_golden_file_has_a_case", || {
+            every_golden_file_has_a_case();
+            Ok(())
+        }),
+        Trial::test("gprof_mode_agrees_with_gprof_on_malformed_inputs", || {
+            gprof_mode_agrees_with_gprof_on_malformed_inputs();
+            Ok(())
+        }),
+        Trial::test("arcs_outside_the_text_are_reported_not_refused", || {
+            arcs_outside_the_text_are_reported_not_refused();
+            Ok(())
+        }),
+    ];
+    for (role, file) in all {
+        let name = format!("case::{}", golden_name(role, &file));
+        trials.push(Trial::test(name, move || check_case(role, &file)));
+    }
+    libtest_mimic::run(&args, trials).exit();
 }
 
 /// The golden directory holds exactly one file per case (no stale goldens).
-#[test]
 fn every_golden_file_has_a_case() {
     let names: std::collections::BTreeSet<String> = cases()
         .into_iter()
@@ -374,7 +392,6 @@ fn gprof(dir: &Path, args: &[&str]) -> Option<(i32, Vec<u8>)> {
 /// On every malformed input, `--gprof -b [-p]` does what gprof 2.40 does: the same bytes when
 /// gprof prints a report, a failure (status 2) when gprof fails (status 1), except for the
 /// cases `cases.txt` marks, where the test checks the noted difference instead.
-#[test]
 fn gprof_mode_agrees_with_gprof_on_malformed_inputs() {
     let dir = fixtures();
     let tmp = std::env::temp_dir().join(format!("profil-malformed-g-{}", std::process::id()));
@@ -434,7 +451,6 @@ fn gprof_mode_agrees_with_gprof_on_malformed_inputs() {
 
 /// Arcs outside the text are not an error (gprof ignores them silently), but the default
 /// report must say that calls were left out of its call graph.
-#[test]
 fn arcs_outside_the_text_are_reported_not_refused() {
     let dir = fixtures();
     let tmp = std::env::temp_dir().join(format!("profil-malformed-a-{}", std::process::id()));

@@ -29,9 +29,9 @@ fn elf_type(p: &Path) -> u16 {
 
 #[test]
 fn installed_binary_writes_the_cache_under_xdg_cache_home() {
-    let s = Scratch::new("xdg");
+    let s = TempDir::new("xdg");
     let bin = installed(&s.0);
-    let cache = s.path("cache");
+    let cache = s.join("cache");
     let run = |args: &[&str]| {
         let out = output_retrying(
             clean_env(&mut Command::new(&bin))
@@ -86,36 +86,36 @@ fn installed_binary_writes_the_cache_under_xdg_cache_home() {
 
 #[test]
 fn home_cache_and_explicit_cache_dir() {
-    let s = Scratch::new("home");
+    let s = TempDir::new("home");
     let bin = installed(&s.0);
     let out = output_retrying(
         clean_env(&mut Command::new(&bin))
             .arg("runtime-path")
-            .env("HOME", s.path("home")),
+            .env("HOME", s.join("home")),
     );
     assert!(out.status.success(), "{}", show(&out));
     assert!(
-        text(&out.stdout).starts_with(&format!("{}/", s.path("home/.cache/profil-rs").display()))
+        text(&out.stdout).starts_with(&format!("{}/", s.join("home/.cache/profil-rs").display()))
     );
 
     let out = output_retrying(
         Command::new(&bin)
             .arg("runtime-path")
-            .env("PROFIL_CACHE_DIR", s.path("explicit"))
-            .env("XDG_CACHE_HOME", s.path("ignored")),
+            .env("PROFIL_CACHE_DIR", s.join("explicit"))
+            .env("XDG_CACHE_HOME", s.join("ignored")),
     );
     assert!(out.status.success(), "{}", show(&out));
-    assert!(text(&out.stdout).starts_with(&format!("{}/", s.path("explicit").display())));
-    assert!(!s.path("ignored").exists());
+    assert!(text(&out.stdout).starts_with(&format!("{}/", s.join("explicit").display())));
+    assert!(!s.join("ignored").exists());
 }
 
 #[test]
 fn unwritable_cache_and_spaces_are_clear_errors() {
-    let s = Scratch::new("bad");
-    std::fs::write(s.path("file"), b"").unwrap();
+    let s = TempDir::new("bad");
+    std::fs::write(s.join("file"), b"").unwrap();
     let out = Command::new(BIN)
         .arg("runtime-path")
-        .env("PROFIL_CACHE_DIR", s.path("file/sub"))
+        .env("PROFIL_CACHE_DIR", s.join("file/sub"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
@@ -129,7 +129,7 @@ fn unwritable_cache_and_spaces_are_clear_errors() {
 
     let out = Command::new(BIN)
         .arg("link-args")
-        .env("PROFIL_CACHE_DIR", s.path("with space"))
+        .env("PROFIL_CACHE_DIR", s.join("with space"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
@@ -139,12 +139,12 @@ fn unwritable_cache_and_spaces_are_clear_errors() {
 #[test]
 fn link_args_link_a_rust_program() {
     // The printed words, given to rustc as RUSTFLAGS would be, produce a profiled program.
-    let s = Scratch::new("rustc");
+    let s = TempDir::new("rustc");
     let out = Command::new(BIN).arg("link-args").output().unwrap();
     assert!(out.status.success(), "{}", show(&out));
     let words = text(&out.stdout);
     std::fs::write(
-        s.path("p.rs"),
+        s.join("p.rs"),
         "fn main() { let mut x = 1u64; for i in 0..50_000_000u64 { x = std::hint::black_box(x.wrapping_mul(3) ^ i); } println!(\"{x}\"); }",
     )
     .unwrap();
@@ -152,15 +152,15 @@ fn link_args_link_a_rust_program() {
     let out = Command::new(rustc)
         .args(words.split_whitespace())
         .args(["-O", "-o"])
-        .arg(s.path("p"))
-        .arg(s.path("p.rs"))
+        .arg(s.join("p"))
+        .arg(s.join("p.rs"))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    let out = output_retrying(Command::new(s.path("p")).current_dir(&s.0));
+    let out = output_retrying(Command::new(s.join("p")).current_dir(&s.0));
     assert!(out.status.success(), "{}", show(&out));
     assert!(
-        s.path("gmon.out").is_file(),
+        s.join("gmon.out").is_file(),
         "the linked-in runtime wrote gmon.out"
     );
 }

@@ -64,14 +64,14 @@ fn writes_a_profile(exe: &Path, dir: &Path) -> bool {
 
 #[test]
 fn fresh_cargo_new_project() {
-    let s = Scratch::new("cargo");
+    let s = TempDir::new("cargo");
     let out = Command::new(cargo())
         .args(["new", "--quiet", "--vcs", "none", "crunch"])
         .current_dir(&s.0)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    let proj = s.path("crunch");
+    let proj = s.join("crunch");
     std::fs::write(proj.join("src/main.rs"), MAIN_RS).unwrap();
     // A release profile that strips: cargo profil keeps the symbols anyway.
     let manifest = std::fs::read_to_string(proj.join("Cargo.toml")).unwrap();
@@ -107,7 +107,7 @@ fn fresh_cargo_new_project() {
         .unwrap();
     let exe = proj.join(format!("target/{host}/release/crunch"));
     assert!(
-        writes_a_profile(&exe, &s.path("probe")),
+        writes_a_profile(&exe, &s.join("probe")),
         "the binary is profiled"
     );
     assert!(!proj.join("target/release/crunch").exists());
@@ -122,7 +122,7 @@ fn fresh_cargo_new_project() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    assert!(!writes_a_profile(&exe, &s.path("probe")), "a plain build");
+    assert!(!writes_a_profile(&exe, &s.join("probe")), "a plain build");
     let out = cargo_profil(&proj, &["--release", "--report", "-", "--", "1000"]);
     assert_eq!(out.status.code(), Some(5), "{}", show(&out));
     assert!(
@@ -131,7 +131,7 @@ fn fresh_cargo_new_project() {
         show(&out)
     );
     assert!(
-        writes_a_profile(&exe, &s.path("probe")),
+        writes_a_profile(&exe, &s.join("probe")),
         "relinked with the runtime"
     );
 

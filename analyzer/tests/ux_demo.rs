@@ -8,8 +8,8 @@ use ux_support::*;
 
 #[test]
 fn demo_reports_the_designed_split_next_to_gprof() {
-    let s = Scratch::new("demo");
-    let dir = s.path("kept");
+    let s = TempDir::new("demo");
+    let dir = s.join("kept");
     let out = Command::new(BIN)
         .args(["demo", "--hz", "2000", "--scale", "15", "--dir"])
         .arg(&dir)
@@ -49,7 +49,7 @@ fn demo_reports_the_designed_split_next_to_gprof() {
 
 #[test]
 fn demo_without_gprof_and_without_a_compiler() {
-    let s = Scratch::new("demo-nocc");
+    let s = TempDir::new("demo-nocc");
     let out = Command::new(BIN)
         .args(["demo", "--no-gprof", "--scale", "2"])
         .env("CC", "gcc -fno-pie -no-pie")
@@ -60,7 +60,7 @@ fn demo_without_gprof_and_without_a_compiler() {
 
     let out = Command::new(BIN)
         .args(["demo", "--scale", "1"])
-        .env("CC", s.path("no-such-cc"))
+        .env("CC", s.join("no-such-cc"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));

@@ -7,7 +7,7 @@ use ux_support::*;
 
 #[test]
 fn missing_profile_and_missing_program_say_what_to_do() {
-    let s = Scratch::new("errors");
+    let s = TempDir::new("errors");
     // Nothing at all: gprof's defaults a.out and gmon.out.
     let out = Command::new(BIN).current_dir(&s.0).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
@@ -16,7 +16,7 @@ fn missing_profile_and_missing_program_say_what_to_do() {
         "profil-report: a.out: no such file (name the profiled program: `profil-report gmon.out ./prog`)"
     );
     // The program, but it has not run yet.
-    gcc("int main(void) { return 0; }", &s.path("prog"), &[]);
+    gcc("int main(void) { return 0; }", &s.join("prog"), &[]);
     let out = Command::new(BIN)
         .arg("./prog")
         .current_dir(&s.0)

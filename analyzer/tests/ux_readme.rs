@@ -65,14 +65,14 @@ fn every_readme_command_runs() {
         "cargo run --release -p profil-report -- demo",
         "the main job is the demo"
     );
-    let s = Scratch::new("readme");
-    let bin = s.path("bin");
+    let s = TempDir::new("readme");
+    let bin = s.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     install_exec(Path::new(BIN), &bin.join("profil-report"));
     install_exec(Path::new(CARGO_PROFIL), &bin.join("cargo-profil"));
-    std::fs::write(s.path("cargo-shim"), CARGO_SHIM).unwrap();
-    install_exec(&s.path("cargo-shim"), &bin.join("cargo"));
-    let work = s.path("work");
+    std::fs::write(s.join("cargo-shim"), CARGO_SHIM).unwrap();
+    install_exec(&s.join("cargo-shim"), &bin.join("cargo"));
+    let work = s.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let real_cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
@@ -86,7 +86,7 @@ fn every_readme_command_runs() {
             .current_dir(&work)
             .env("PATH", &path)
             .env("REAL_CARGO", &real_cargo)
-            .env("PROFIL_CACHE_DIR", s.path("cache"))
+            .env("PROFIL_CACHE_DIR", s.join("cache"))
             .env_remove("CARGO_TARGET_DIR")
             .env_remove("CARGO_BUILD_TARGET_DIR")
             .env_remove("RUSTFLAGS")

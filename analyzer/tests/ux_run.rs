@@ -22,8 +22,8 @@ fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn demo_split_output_and_report_destinations() {
-    let s = Scratch::new("run-demo");
-    gcc(&demo_source(), &s.path("demo"), &[]);
+    let s = TempDir::new("run-demo");
+    gcc(&demo_source(), &s.join("demo"), &[]);
     // Default: the program's stdout is exactly its own; the report is on stderr.
     let out = run_in(&s.0, &["--hz", "2000", "--", "./demo", "15"]);
     assert!(out.status.success(), "{}", show(&out));
@@ -39,7 +39,7 @@ fn demo_split_output_and_report_destinations() {
         "{err}"
     );
     assert_demo_split(&err);
-    assert!(s.path("gmon.out").is_file());
+    assert!(s.join("gmon.out").is_file());
     // The kept profile is a normal gmon.out that gprof reads.
     let g = Command::new("gprof")
         .args(["-b", "-p", "demo", "gmon.out"])
@@ -59,7 +59,7 @@ fn demo_split_output_and_report_destinations() {
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("demo: checksum "), "{stdout}");
     assert_demo_split(&stdout);
-    assert!(s.path("sub.gmon").is_file());
+    assert!(s.join("sub.gmon").is_file());
     assert!(
         !text(&out.stderr).contains("Flat profile"),
         "{}",
@@ -69,7 +69,7 @@ fn demo_split_output_and_report_destinations() {
     // --report FILE --json
     let out = run_in(&s.0, &["--report", "r.json", "--json", "./demo", "2"]);
     assert!(out.status.success(), "{}", show(&out));
-    let json = std::fs::read_to_string(s.path("r.json")).unwrap();
+    let json = std::fs::read_to_string(s.join("r.json")).unwrap();
     assert!(
         json.trim_start().starts_with('{') && json.contains("\"parse_records\""),
         "{json}"
@@ -78,12 +78,12 @@ fn demo_split_output_and_report_destinations() {
 
 #[test]
 fn command_is_found_through_path() {
-    let s = Scratch::new("run-path");
-    std::fs::create_dir_all(s.path("bin")).unwrap();
-    gcc(&demo_source(), &s.path("bin/demo-in-path"), &[]);
+    let s = TempDir::new("run-path");
+    std::fs::create_dir_all(s.join("bin")).unwrap();
+    gcc(&demo_source(), &s.join("bin/demo-in-path"), &[]);
     let path = format!(
         "{}:{}",
-        s.path("bin").display(),
+        s.join("bin").display(),
         std::env::var("PATH").unwrap()
     );
     let out = Command::new(BIN)
@@ -96,7 +96,7 @@ fn command_is_found_through_path() {
     assert!(
         text(&out.stderr).contains(&format!(
             "Flat profile of {}",
-            s.path("bin/demo-in-path").display()
+            s.join("bin/demo-in-path").display()
         )),
         "{}",
         show(&out)
@@ -136,8 +136,8 @@ int main(int argc, char **argv) {
 
 #[test]
 fn exit_status_and_signals_pass_through() {
-    let s = Scratch::new("run-status");
-    gcc(STATUS_C, &s.path("st"), &[]);
+    let s = TempDir::new("run-status");
+    gcc(STATUS_C, &s.join("st"), &[]);
     let out = run_in(&s.0, &["./st", "exit7"]);
     assert_eq!(out.status.code(), Some(7), "{}", show(&out));
     assert!(
@@ -158,7 +158,7 @@ fn exit_status_and_signals_pass_through() {
     assert!(err.contains("| spin "), "{err}");
 
     // SIGKILL: no profile can be written; say so, keep the status.
-    let _ = std::fs::remove_file(s.path("gmon.out"));
+    let _ = std::fs::remove_file(s.join("gmon.out"));
     let out = run_in(&s.0, &["./st", "kill"]);
     assert_eq!(out.status.code(), Some(137), "{}", show(&out));
     assert!(
@@ -166,13 +166,13 @@ fn exit_status_and_signals_pass_through() {
         "{}",
         show(&out)
     );
-    assert!(!s.path("gmon.out").exists());
+    assert!(!s.join("gmon.out").exists());
 }
 
 #[test]
 fn preload_is_appended_and_children_are_separate() {
-    let s = Scratch::new("run-env");
-    gcc(STATUS_C, &s.path("st"), &[]);
+    let s = TempDir::new("run-env");
+    gcc(STATUS_C, &s.join("st"), &[]);
     let out = Command::new(BIN)
         .args(["run", "./st", "fork"])
         .current_dir(&s.0)
@@ -191,7 +191,7 @@ fn preload_is_appended_and_children_are_separate() {
     // A program with the runtime already linked in is not preloaded a second time.
     let rt = Command::new(BIN).arg("runtime-path").output().unwrap();
     let rt = text(&rt.stdout);
-    gcc(STATUS_C, &s.path("linked"), &[rt.trim_end()]);
+    gcc(STATUS_C, &s.join("linked"), &[rt.trim_end()]);
     let out = run_in(&s.0, &["./linked"]);
     assert!(out.status.success(), "{}", show(&out));
     assert_eq!(text(&out.stdout).lines().next(), Some("LD_PRELOAD=(unset)"));
@@ -200,8 +200,8 @@ fn preload_is_appended_and_children_are_separate() {
 
 #[test]
 fn ctrl_c_stops_the_program_and_the_report_still_comes() {
-    let s = Scratch::new("run-int");
-    gcc(STATUS_C, &s.path("st"), &[]);
+    let s = TempDir::new("run-int");
+    gcc(STATUS_C, &s.join("st"), &[]);
     let mut child = Command::new(BIN)
         .args(["run", "./st", "forever"])
         .current_dir(&s.0)
@@ -234,8 +234,8 @@ fn ctrl_c_stops_the_program_and_the_report_still_comes() {
 
 #[test]
 fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
-    let s = Scratch::new("run-refuse");
-    gcc(&demo_source(), &s.path("static"), &["-static"]);
+    let s = TempDir::new("run-refuse");
+    gcc(&demo_source(), &s.join("static"), &["-static"]);
     let out = run_in(&s.0, &["./static"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = text(&out.stderr);
@@ -246,10 +246,10 @@ fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
             && err.lines().count() == 1,
         "{err}"
     );
-    assert!(!s.path("gmon.out").exists(), "nothing ran");
+    assert!(!s.join("gmon.out").exists(), "nothing ran");
 
-    std::fs::write(s.path("script.txt"), "#!/bin/sh\necho hi\n").unwrap();
-    install_exec(&s.path("script.txt"), &s.path("script"));
+    std::fs::write(s.join("script.txt"), "#!/bin/sh\necho hi\n").unwrap();
+    install_exec(&s.join("script.txt"), &s.join("script"));
     let out = run_in(&s.0, &["./script"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
@@ -259,7 +259,7 @@ fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
     );
     assert!(!text(&out.stdout).contains("hi"));
 
-    std::fs::write(s.path("data"), "not a program").unwrap();
+    std::fs::write(s.join("data"), "not a program").unwrap();
     let out = run_in(&s.0, &["./data"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
@@ -281,11 +281,11 @@ fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
 
     // Another architecture (the header of a real executable, e_machine set to AArch64): the
     // preloaded runtime could not load into it.
-    gcc(STATUS_C, &s.path("st"), &[]);
-    let mut elf = std::fs::read(s.path("st")).unwrap();
+    gcc(STATUS_C, &s.join("st"), &[]);
+    let mut elf = std::fs::read(s.join("st")).unwrap();
     elf[18..20].copy_from_slice(&183u16.to_le_bytes());
-    std::fs::write(s.path("foreign.bytes"), &elf).unwrap();
-    install_exec(&s.path("foreign.bytes"), &s.path("foreign"));
+    std::fs::write(s.join("foreign.bytes"), &elf).unwrap();
+    install_exec(&s.join("foreign.bytes"), &s.join("foreign"));
     let out = run_in(&s.0, &["./foreign"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
@@ -307,9 +307,9 @@ fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
 
 #[test]
 fn stripped_programs() {
-    let s = Scratch::new("run-strip");
+    let s = TempDir::new("run-strip");
     // Stripped of everything it could be reported by: refused before it runs.
-    gcc(STATUS_C, &s.path("st"), &["-s"]);
+    gcc(STATUS_C, &s.join("st"), &["-s"]);
     let out = run_in(&s.0, &["./st", "exit7"]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = text(&out.stderr);
@@ -319,7 +319,7 @@ fn stripped_programs() {
     );
     assert!(out.stdout.is_empty(), "it did not run");
     // Stripped but exporting its functions (-rdynamic): runs, with the report's warning.
-    gcc(STATUS_C, &s.path("st2"), &["-s", "-rdynamic"]);
+    gcc(STATUS_C, &s.join("st2"), &["-s", "-rdynamic"]);
     let out = run_in(&s.0, &["./st2", "exit7"]);
     assert_eq!(out.status.code(), Some(7), "{}", show(&out));
     let err = text(&out.stderr);

@@ -1,12 +1,12 @@
 //! `cargo profil`: build the current package with the profil-rs runtime linked in, run it and
 //! print its report. Argument parsing and exit codes only; the work is in
-//! `profil_report::cmd::cargo_profil`.
+//! `profil_report::launch::cargo_profil`.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use profil_report::cmd::cargo_profil;
+use profil_report::launch::cargo_profil;
 
 #[derive(Parser, Debug)]
 #[command(

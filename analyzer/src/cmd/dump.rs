@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use gmon::read::BbLayout;
 use gmon::{Format, GmonFile, Target};
 use object::Object;
+use profil_symbols::file::FileBytes;
 
 use crate::json::{json_opt, json_str};
 use crate::{Error, Result};
@@ -44,9 +45,11 @@ pub enum TargetSource {
     Guessed,
 }
 
-/// Read a whole file, mapping failures to a one-line input error naming it.
-pub fn read_input(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::input(format!("{}: cannot read: {e}", path.display())))
+/// Read a whole file, mapping failures to a one-line input error naming it (without blocking
+/// on a FIFO, and bounded for pipes and devices: [`crate::profile::input::read_file`]).
+pub fn read_input(path: &Path) -> Result<FileBytes> {
+    crate::profile::input::read_file(path)
+        .map_err(|e| Error::input(format!("{}: cannot read: {e}", path.display())))
 }
 
 /// Pointer size and byte order of an ELF executable.

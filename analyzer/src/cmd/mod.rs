@@ -1,11 +1,9 @@
-//! Subcommands. Each module owns its `Args` and its `run`.
+//! Subcommands that work on files (and the runtime artifacts). Each module owns its `Args`
+//! and its `run`. The subcommands that start programs are in [`crate::launch`].
 
 pub mod artifacts;
-pub mod cargo_profil;
 pub mod convert;
-pub mod demo;
 pub mod dump;
 pub mod link_args;
 pub mod merge;
-pub mod run;
 pub mod runtime_path;

@@ -25,7 +25,8 @@ pub mod speedscope;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::report::{load_inputs, parse_exe};
+use crate::profile::input::load_inputs;
+use crate::report::parse_exe;
 use crate::{Error, Result};
 
 /// An export format.

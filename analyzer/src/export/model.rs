@@ -14,7 +14,7 @@
 //!   first: the innermost function at the line the DWARF line table gives for the address,
 //!   then each caller at the line it was inlined at. Without DWARF a location has one line,
 //!   the ELF symbol, line 0 (unknown). Code outside every symbol is
-//!   [`crate::report::default::OUTSIDE`], as in the default report.
+//!   [`crate::profile::OUTSIDE`], as in the default report.
 //! * **Objects**: the executable, and with a `PROFIL_RANGES=all` profile (one gmon file with
 //!   a `gmon.out.objects` manifest) every shared library it lists, each with its path and
 //!   build-id and its samples at its own link-time addresses, symbolized from its `.symtab`,
@@ -43,10 +43,9 @@ use profil_symbols::lines::line_map;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use crate::gprof::hist::Histograms;
-use crate::report::default::OUTSIDE;
-use crate::report::lines::sampled_bins;
-use crate::report::Input;
+use crate::profile::input::{read_file, GmonInput, Input};
+use crate::profile::samples::{Bin, Samples};
+use crate::profile::OUTSIDE;
 use crate::{Error, Result};
 
 /// A mapped object: the executable, or a shared library from a `PROFIL_RANGES=all` manifest.
@@ -284,12 +283,12 @@ fn add_object(
     object: usize,
     data: &[u8],
     image: &ElfImage<'_>,
-    hist: &Histograms,
+    hist: &Samples,
     per_stack: &mut HashMap<usize, (f64, u64)>,
 ) -> u64 {
     let table = image.symtab.as_ref().or(image.dynsym.as_ref());
     let map = table.map(|t| FunctionMap::build(image, t));
-    let bins = sampled_bins(hist);
+    let bins: Vec<Bin> = hist.sampled_bins().collect();
     let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
     let inl = inline_map(data, &wanted);
     let lines = line_map(data, &wanted);
@@ -357,7 +356,7 @@ fn add_object(
 
     let mut total = 0u64;
     for bin in &bins {
-        total += u64::from(bin.count);
+        total += bin.count;
         let (lo_a, hi_a) = bin.addr_range();
         let mut cuts: Vec<u128> = vec![bin.lo];
         let mut inner: Vec<u64> = inl.boundaries(lo_a, hi_a);
@@ -385,7 +384,7 @@ fn add_object(
             .map(|w| ((w[0] / bin.n) as u64, bin.share(w[0], w[1])))
             .collect();
         let shares: Vec<f64> = pieces.iter().map(|p| p.1).collect();
-        let counts = largest_remainder(u64::from(bin.count), &shares);
+        let counts = largest_remainder(bin.count, &shares);
         for ((addr, share), count) in pieces.into_iter().zip(counts) {
             let frames = frames_at(b, addr);
             let loc = b.location(addr, Some(object), frames);
@@ -409,21 +408,18 @@ fn object_record(path: String, data: &[u8], build_id_hex: Option<String>) -> Obj
     }
 }
 
-/// Read one gmon file's histograms.
-fn read_hist(name: &str, data: &[u8], target: Target, hist: &mut Histograms) -> Result<()> {
-    crate::gprof::read_records(name, data, target, hist, |_, _, _| {})?;
-    Ok(())
-}
-
 /// Build the stack profile of `gmons` (summed) for the executable `exe`. A single gmon file
 /// with a shared-object manifest next to it (`PROFIL_RANGES=all`) brings in every library
 /// it lists, each as its own object with its path and build-id, its symbols found as the
 /// objects report finds them ([`crate::report::objects::load_object`]).
-pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<StackProfile> {
+///
+/// The histograms are summed by the profile model ([`Samples`], gmon files read one at a
+/// time), as for the default report, not through the `--gprof` emulation.
+pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<StackProfile> {
     let exe_name = exe.name();
     let mut warnings = Vec::new();
     for g in gmons {
-        if gmon::pcsample::looks_like_pcsample(&g.data) {
+        if gmon::pcsample::looks_like_pcsample(g.head()) {
             return Err(Error::input(format!(
                 "{}: a pcsample file cannot be exported yet: give gmon files",
                 g.name()
@@ -431,9 +427,9 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<Stac
         }
     }
     let target = Target::of_executable(image.is_64, image.big_endian);
-    let mut hist = Histograms::default();
+    let mut hist = Samples::default();
     for g in gmons {
-        read_hist(&g.name(), &g.data, target, &mut hist)?;
+        hist.add_file(&g.name(), &g.bytes()?, target, false)?;
     }
     if image.symtab.is_none() && image.dynsym.is_some() {
         warnings.push(format!(
@@ -445,7 +441,7 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<Stac
     let mut per_stack: HashMap<usize, (f64, u64)> = HashMap::new();
     let mut total = add_object(&mut b, 0, &exe.data, image, &hist, &mut per_stack);
     let mut hz = hist.hz;
-    let present = hist.present();
+    let present = hist.has_histogram();
 
     let manifest = match gmons {
         [g] => crate::report::objects::find_manifest(g),
@@ -463,10 +459,10 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<Stac
         {
             let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
             let fname = file.display().to_string();
-            let gdata = std::fs::read(&file)
+            let gdata = read_file(&file)
                 .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
-            let mut lib_hist = Histograms::default();
-            read_hist(&fname, &gdata, target, &mut lib_hist)?;
+            let mut lib_hist = Samples::default();
+            lib_hist.add_file(&fname, &gdata, target, false)?;
             hz = hz.max(lib_hist.hz);
             let path = String::from_utf8_lossy(&e.path.unescaped()).into_owned();
             let id_hex: String = e
@@ -509,16 +505,16 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&Input]) -> Result<Stac
                         offset: 0,
                     });
                     let function = b.function(k, &format!("<unreadable: {reason}>"), None, 0);
-                    for bin in sampled_bins(&lib_hist) {
-                        total += u64::from(bin.count);
+                    for bin in lib_hist.sampled_bins() {
+                        total += bin.count;
                         let loc = b.location(
                             bin.addr_range().0,
                             Some(k),
                             vec![Line { function, line: 0 }],
                         );
                         let e = per_stack.entry(loc).or_default();
-                        e.0 += f64::from(bin.count);
-                        e.1 += u64::from(bin.count);
+                        e.0 += bin.count as f64;
+                        e.1 += bin.count;
                     }
                 }
             }

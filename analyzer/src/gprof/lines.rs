@@ -89,12 +89,13 @@ struct LineSym {
 
 /// `gprof -b -l` as `req` asks: build the line-granular symbol table of `image` (`data` is
 /// the executable's bytes, `exe_name` names it in messages), read the gmon files `gmons`
-/// (name, bytes) in order, and print what gprof prints into `out`.
-pub fn print_report(
+/// (name, bytes) in order, one at a time (each is dropped before the next is asked for), and
+/// print what gprof prints into `out`.
+pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     image: &ElfImage<'_>,
     data: &[u8],
     exe_name: &str,
-    gmons: &[(String, &[u8])],
+    gmons: impl IntoIterator<Item = Result<(String, B)>>,
     req: Request,
     out: &mut Vec<u8>,
 ) -> Result<()> {
@@ -278,10 +279,12 @@ pub fn print_report(
             .map(|s| location_at.get(&s.addr).copied())
             .collect(),
     });
-    for (name, bytes) in gmons {
-        a.read_gmon(name, bytes)?;
+    let mut last = String::new();
+    for gmon in gmons {
+        let (name, bytes) = gmon?;
+        a.read_gmon(&name, &bytes)?;
+        last = name;
     }
     a.finish();
-    let last = gmons.last().map(|g| g.0.as_str()).unwrap_or_default();
-    cg_print::print_report(&a, req.sections, req.graph, last, data, out)
+    cg_print::print_report(&a, req.sections, req.graph, &last, data, out)
 }

@@ -209,8 +209,8 @@ fn may_be_mangled(name: &[u8]) -> bool {
 /// Decode the records of one gmon file (`name` is used in messages) in file order: add its
 /// histograms to `hist` with gprof's rules for GNU and BSD records, and hand every arc
 /// (caller address, callee address, count; link-time addresses) to `on_arc`. Returns the
-/// file's format. Every report (gprof mode, default, lines, inline, objects) reads its
-/// inputs through here.
+/// file's format. The `--gprof` emulation reads its inputs through here; the other reports
+/// read theirs with `crate::profile::samples`.
 pub fn read_records(
     name: &str,
     data: &[u8],

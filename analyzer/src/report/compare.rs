@@ -12,9 +12,12 @@ use std::process::Command;
 
 use profil_symbols::ElfImage;
 
-use super::default::{human_seconds, Report, OUTSIDE};
+use super::default::Report;
 use super::Inputs;
 use crate::gprof::Options;
+use crate::profile::OUTSIDE;
+use crate::render::table::Table;
+use crate::render::units::human_seconds;
 use crate::{Error, Result};
 
 /// One row of gprof's flat profile.
@@ -107,8 +110,8 @@ pub fn run(
     let mut matched: HashMap<&str, bool> = HashMap::new();
     // gprof's name -> our functions whose samples it takes.
     let mut absorbed: HashMap<String, Vec<String>> = HashMap::new();
-    let mut b = tabled::builder::Builder::default();
-    b.push_record(["function", "ours", "gprof", "difference", "why"]);
+    let mut b = Table::new();
+    b.row(["function", "ours", "gprof", "difference", "why"]);
     let mut explained = 0usize;
     for r in &report.rows {
         let ours = r.samples / hz;
@@ -179,7 +182,7 @@ pub fn run(
             continue;
         }
         explained += 1;
-        b.push_record([
+        b.row([
             r.name.clone(),
             human_seconds(ours),
             g.map(|g| format!("{:.2} s", g.self_seconds))
@@ -197,7 +200,7 @@ pub fn run(
             continue;
         }
         explained += 1;
-        b.push_record([
+        b.row([
             g.name.clone(),
             "-".into(),
             format!("{:.2} s", g.self_seconds),
@@ -223,9 +226,7 @@ pub fn run(
         )?;
         return Ok(());
     }
-    let mut t = b.build();
-    t.with(tabled::settings::Style::psql());
-    writeln!(out, "{t}")?;
+    writeln!(out, "{}", b.render(0))?;
     let gsum: f64 = gprof_rows.iter().map(|g| g.self_seconds).sum();
     writeln!(
         out,

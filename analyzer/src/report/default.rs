@@ -53,16 +53,15 @@ use profil_symbols::dwarf::function_locations;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::{Inputs, ReportArgs};
+use super::Inputs;
 use crate::gprof::cg::{CallGraph, Exclusions};
-use crate::gprof::hist::Histograms;
-use crate::gprof::read_records;
 use crate::gprof::symtab::{Sym, SymTab};
-use crate::json::{json_list, json_num, json_str};
+use crate::profile::samples::Samples;
+use crate::profile::stats::poisson_ci95;
+use crate::request::Format;
 use crate::{Error, Result};
 
-/// Name of the row that collects samples outside every function.
-pub const OUTSIDE: &str = "<outside known functions>";
+pub use crate::profile::OUTSIDE;
 
 /// One row of the report.
 #[derive(Debug, Clone)]
@@ -104,140 +103,12 @@ pub struct Report {
     pub total_samples: u64,
     /// Rows sorted by self samples.
     pub rows: Vec<Row>,
+    /// The numbers of each row in seconds and percent, in the order of `rows`.
+    pub numbers: Vec<Derived>,
     /// Warnings (also printed on stderr).
     pub warnings: Vec<String>,
     /// The call graph ([`super::callgraph`]).
     pub call_graph: super::callgraph::Graph,
-}
-
-/// `ln Γ(x)` for `x > 0` (Lanczos approximation, g = 7, n = 9).
-fn ln_gamma(x: f64) -> f64 {
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let sum = C[1..]
-        .iter()
-        .enumerate()
-        .fold(C[0], |acc, (i, c)| acc + c / (x + i as f64 + 1.0));
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
-}
-
-/// Regularized lower incomplete gamma `P(a, x)` (series below `a + 1`, continued fraction above).
-fn gamma_p(a: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    let lead = a * x.ln() - x - ln_gamma(a);
-    if x < a + 1.0 {
-        let (mut term, mut sum, mut n) = (1.0 / a, 1.0 / a, a);
-        for _ in 0..1000 {
-            n += 1.0;
-            term *= x / n;
-            sum += term;
-            if term.abs() < sum.abs() * 1e-15 {
-                break;
-            }
-        }
-        (sum.ln() + lead).exp().min(1.0)
-    } else {
-        // Lentz's method for the continued fraction of Q(a, x).
-        let tiny = 1e-300;
-        let mut b = x + 1.0 - a;
-        let mut c = 1.0 / tiny;
-        let mut d = 1.0 / b;
-        let mut h = d;
-        for i in 1..1000 {
-            let an = -(i as f64) * (i as f64 - a);
-            b += 2.0;
-            d = an * d + b;
-            if d.abs() < tiny {
-                d = tiny;
-            }
-            c = b + an / c;
-            if c.abs() < tiny {
-                c = tiny;
-            }
-            d = 1.0 / d;
-            let del = d * c;
-            h *= del;
-            if (del - 1.0).abs() < 1e-15 {
-                break;
-            }
-        }
-        (1.0 - (lead.exp() * h)).max(0.0)
-    }
-}
-
-/// The `x` where `f` (increasing in `x`) crosses `target`, by bisection.
-fn solve_increasing(f: impl Fn(f64) -> f64, target: f64, mut lo: f64, mut hi: f64) -> f64 {
-    while f(hi) < target {
-        hi *= 2.0;
-    }
-    while hi - lo > 1e-7 * hi.max(1e-300) {
-        let mid = 0.5 * (lo + hi);
-        if f(mid) < target {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
-}
-
-/// Exact (Garwood) 95% interval for the mean of a Poisson count `n`: the means under which
-/// seeing `n` or more (fewer) samples has probability 2.5%. Fractional counts, from bins
-/// split between functions, use the gamma-function form of the same bounds.
-pub fn poisson_ci95(n: f64) -> (f64, f64) {
-    let n = n.max(0.0);
-    if n > 100.0 {
-        // Wilson–Hilferty: within 0.02% of the exact bounds from here on, and much cheaper.
-        const Z: f64 = 1.959_963_984_540_054;
-        let lo = n * (1.0 - 1.0 / (9.0 * n) - Z / (3.0 * n.sqrt())).powi(3);
-        let m = n + 1.0;
-        let hi = m * (1.0 - 1.0 / (9.0 * m) + Z / (3.0 * m.sqrt())).powi(3);
-        return (lo, hi);
-    }
-    let lo = if n == 0.0 {
-        0.0
-    } else {
-        solve_increasing(|l| gamma_p(n, l), 0.025, 0.0, n.max(1.0))
-    };
-    let hi = solve_increasing(|l| gamma_p(n + 1.0, l), 0.975, 0.0, n + 10.0);
-    (lo, hi)
-}
-
-struct RawArc {
-    from: u64,
-    to: u64,
-    count: u64,
-}
-
-fn read_profiles(inputs: &Inputs, target: Target) -> Result<(Histograms, Vec<RawArc>)> {
-    let mut hist = Histograms::default();
-    let mut arcs = Vec::new();
-    for g in &inputs.gmons {
-        read_records(&g.name(), &g.data, target, &mut hist, |from, to, count| {
-            arcs.push(RawArc { from, to, count })
-        })?;
-    }
-    if hist.hz == 0 {
-        hist.hz = 100;
-    }
-    Ok((hist, arcs))
 }
 
 /// The histogram range each known writer records for an executable (link-time addresses).
@@ -339,7 +210,8 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         return Err(Error::input(format!("{exe_name}: has no function symbols")));
     }
     let target = Target::of_executable(image.is_64, image.big_endian);
-    let (hist, raw_arcs) = read_profiles(inputs, target)?;
+    let hist = Samples::read(inputs, target, true)?;
+    let raw_arcs = &hist.arcs;
     let nf = map.functions.len();
     let mut samples = vec![0.0f64; nf];
     let mut straddled = vec![false; nf];
@@ -349,56 +221,38 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let expected = ExpectedText::of(&inputs.exe.data, image);
     let mut misfits = Vec::new();
     for r in &hist.ranges {
-        let nbins = r.samples.len();
-        if nbins == 0 {
+        let nbins = r.bins.len();
+        if nbins == 0 || r.high_pc == r.low_pc {
             continue;
         }
         let exec_overlap = image
             .sections
             .iter()
             .any(|s| s.is_exec() && s.addr < r.high_pc && r.low_pc < s.addr.saturating_add(s.size));
-        // Exact arithmetic in units of 1/nbins byte: bin i covers
-        // [low*n + i*span, low*n + (i+1)*span) where span = high - low.
-        let n = nbins as u128;
-        let span = u128::from(r.high_pc - r.low_pc);
-        if span == 0 {
-            continue;
-        }
         let mut range_samples = 0u64;
-        for (i, &sum) in r.samples.iter().enumerate() {
-            let count = sum;
-            if count == 0 {
-                continue;
-            }
-            range_samples += u64::from(count);
-            let lo = u128::from(r.low_pc) * n + i as u128 * span;
-            let hi = lo + span;
+        for bin in r.sampled_bins() {
+            let count = bin.count;
+            range_samples += count;
             let mut credited = 0.0;
-            let mut k = map.first_range_ending_after((lo / n) as u64);
+            let mut k = map.first_range_ending_after(bin.addr_range().0);
             while let Some(fr) = map.ranges.get(k) {
-                let (fs, fe) = (u128::from(fr.start) * n, u128::from(fr.end) * n);
-                if fs >= hi {
+                if u128::from(fr.start) * bin.n >= bin.hi {
                     break;
                 }
-                let ov = hi.min(fe).saturating_sub(lo.max(fs));
-                if ov > 0 {
-                    let c = if ov == span {
-                        f64::from(count)
-                    } else {
-                        f64::from(count) * (ov as f64 / span as f64)
-                    };
+                let (c, part) = bin.overlap(fr.start, fr.end);
+                if c > 0.0 || part {
                     samples[fr.function] += c;
                     credited += c;
-                    if ov < span {
+                    if part {
                         straddled[fr.function] = true;
                     }
-                    if count >= u32::from(u16::MAX) {
+                    if count >= u64::from(u16::MAX) {
                         saturated[fr.function] = true;
                     }
                 }
                 k += 1;
             }
-            let rest = f64::from(count) - credited;
+            let rest = count as f64 - credited;
             if rest > 1e-9 {
                 outside += rest;
             }
@@ -418,7 +272,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             ));
         }
     }
-    if !hist.present() {
+    if !hist.has_histogram() {
         warnings.push("the profile has no histogram: there are no times, only call counts".into());
     }
     if total > 0 && outside / total as f64 > 0.5 {
@@ -447,7 +301,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let mut cg = CallGraph::new(&symtab);
     let mut has_calls = vec![false; nf];
     let mut unplaced = Vec::new();
-    for a in &raw_arcs {
+    for a in raw_arcs {
         let Some(child) = map.function_at(a.to) else {
             unplaced.push(super::callgraph::UnplacedArc {
                 from: a.from,
@@ -464,10 +318,14 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     }
     cg.assemble(&symtab, &samples, &Exclusions::default());
     let locations = function_locations(&inputs.exe.data);
-    let call_graph =
-        super::callgraph::Graph::build(&cg, &symtab, hist.hz, hist.present(), &unplaced, |i| {
-            locations.get(&map.functions[i].addr).map(|l| l.to_string())
-        });
+    let call_graph = super::callgraph::Graph::build(
+        &cg,
+        &symtab,
+        hist.hz,
+        hist.has_histogram(),
+        &unplaced,
+        |i| locations.get(&map.functions[i].addr).map(|l| l.to_string()),
+    );
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut rows: Vec<Row> = Vec::new();
     for (i, f) in map.functions.iter().enumerate() {
@@ -514,38 +372,18 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             .then(b.calls.unwrap_or(0).cmp(&a.calls.unwrap_or(0)))
             .then(a.name.cmp(&b.name))
     });
-    Ok(Report {
+    let mut report = Report {
         executable: exe_name,
         gmon_files: inputs.gmons.iter().map(|g| g.name()).collect(),
         hz: hist.hz,
         total_samples: total,
         rows,
+        numbers: Vec::new(),
         warnings,
         call_graph,
-    })
-}
-
-/// Seconds with an adaptive unit, three significant digits.
-pub fn human_seconds(s: f64) -> String {
-    let (v, unit) = if s == 0.0 {
-        (0.0, "s")
-    } else if s.abs() >= 1.0 {
-        (s, "s")
-    } else if s.abs() >= 1e-3 {
-        (s * 1e3, "ms")
-    } else if s.abs() >= 1e-6 {
-        (s * 1e6, "us")
-    } else {
-        (s * 1e9, "ns")
     };
-    let digits = if v.abs() >= 100.0 {
-        0
-    } else if v.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$} {unit}")
+    report.numbers = derive(&report);
+    Ok(report)
 }
 
 /// `x` rounded to 6 significant digits: the interval bounds come from an iterative solve
@@ -554,14 +392,21 @@ fn six_digits(x: f64) -> f64 {
     format!("{x:.5e}").parse().unwrap_or(x)
 }
 
-/// Derived numbers of one row.
-struct Derived {
-    percent: f64,
-    cumulative: f64,
-    self_s: f64,
-    ci: (f64, f64),
-    self_per_call: Option<f64>,
-    total_per_call: Option<f64>,
+/// The numbers of one row in seconds and percent, derived from its samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    /// Self samples / all samples × 100.
+    pub percent: f64,
+    /// Running sum of the self seconds down to this row.
+    pub cumulative: f64,
+    /// Self seconds.
+    pub self_s: f64,
+    /// 95% interval of the self seconds (6 significant digits).
+    pub ci: (f64, f64),
+    /// Self seconds per call (calls > 0).
+    pub self_per_call: Option<f64>,
+    /// Self and children seconds per call (calls > 0).
+    pub total_per_call: Option<f64>,
 }
 
 fn derive(report: &Report) -> Vec<Derived> {
@@ -593,229 +438,20 @@ fn derive(report: &Report) -> Vec<Derived> {
         .collect()
 }
 
-fn print_table(report: &Report, out: &mut impl Write) -> Result<()> {
-    let hz = f64::from(report.hz);
-    writeln!(
-        out,
-        "Flat profile of {} ({} gmon file{}): {} samples at {} Hz = {} of CPU time",
-        report.executable,
-        report.gmon_files.len(),
-        if report.gmon_files.len() == 1 {
-            ""
-        } else {
-            "s"
-        },
-        report.total_samples,
-        report.hz,
-        human_seconds(report.total_samples as f64 / hz)
-    )?;
-    writeln!(out)?;
-    let mut b = tabled::builder::Builder::default();
-    b.push_record([
-        "%",
-        "cumulative",
-        "self",
-        "samples",
-        "95% interval",
-        "calls",
-        "self/call",
-        "total/call",
-        "function",
-        "location",
-    ]);
-    for (r, d) in report.rows.iter().zip(derive(report)) {
-        let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
-        let mut name = r.name.clone();
-        if !r.fragments.is_empty() {
-            name += &format!(" (+{})", r.fragments.len());
-        }
-        b.push_record([
-            format!("{:.2}", d.percent),
-            human_seconds(d.cumulative),
-            human_seconds(d.self_s),
-            if r.samples.fract() == 0.0 {
-                format!("{}", r.samples)
-            } else {
-                format!("{:.1}", r.samples)
-            },
-            format!("{}–{}", human_seconds(d.ci.0), human_seconds(d.ci.1)),
-            r.calls.map(|c| c.to_string()).unwrap_or_default(),
-            opt(d.self_per_call),
-            opt(d.total_per_call),
-            name,
-            r.location.clone().unwrap_or_default(),
-        ]);
-    }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..8),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
-    writeln!(out)?;
-    writeln!(
-        out,
-        "95% interval: the self times a sample count like this one is consistent with; differences inside it are noise."
-    )?;
-    if report.rows.iter().any(|r| !r.fragments.is_empty()) {
-        writeln!(
-            out,
-            "(+N): N .cold/.part fragments folded into the function."
-        )?;
-    }
-    super::callgraph::print_text(&report.call_graph, out)?;
-    Ok(())
-}
-
-fn print_json(report: &Report, out: &mut impl Write) -> Result<()> {
-    let opt = |v: Option<f64>| v.map(json_num).unwrap_or_else(|| "null".into());
-    writeln!(out, "{{")?;
-    writeln!(out, "  \"executable\": {},", json_str(&report.executable))?;
-    writeln!(out, "  \"gmon_files\": {},", json_list(&report.gmon_files))?;
-    writeln!(out, "  \"hz\": {},", report.hz)?;
-    writeln!(out, "  \"total_samples\": {},", report.total_samples)?;
-    writeln!(
-        out,
-        "  \"total_seconds\": {},",
-        json_num(report.total_samples as f64 / f64::from(report.hz))
-    )?;
-    writeln!(out, "  \"warnings\": {},", json_list(&report.warnings))?;
-    writeln!(out, "  \"rows\": [")?;
-    let n = report.rows.len();
-    for (i, (r, d)) in report.rows.iter().zip(derive(report)).enumerate() {
-        writeln!(
-            out,
-            "    {{\"rank\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"percent\": {}, \"cumulative_seconds\": {}, \"self_seconds\": {}, \"samples\": {}, \"ci95_low_seconds\": {}, \"ci95_high_seconds\": {}, \"calls\": {}, \"self_seconds_per_call\": {}, \"total_seconds_per_call\": {}, \"aliases\": {}, \"fragments\": {}}}{}",
-            i + 1,
-            json_str(&r.name),
-            json_str(&r.raw_name),
-            r.location.as_deref().map(json_str).unwrap_or_else(|| "null".into()),
-            json_num(d.percent),
-            json_num(d.cumulative),
-            json_num(d.self_s),
-            json_num(r.samples),
-            json_num(d.ci.0),
-            json_num(d.ci.1),
-            r.calls.map(|c| c.to_string()).unwrap_or_else(|| "null".into()),
-            opt(d.self_per_call),
-            opt(d.total_per_call),
-            json_list(&r.aliases),
-            json_list(&r.fragments),
-            if i + 1 < n { "," } else { "" }
-        )?;
-    }
-    writeln!(out, "  ],")?;
-    writeln!(
-        out,
-        "  \"call_graph\": {}",
-        super::callgraph::to_json(&report.call_graph, 2)
-    )?;
-    writeln!(out, "}}")?;
-    Ok(())
-}
-
-/// The CSV header (the row fields, in order).
-pub const CSV_FIELDS: [&str; 15] = [
-    "rank",
-    "name",
-    "raw_name",
-    "location",
-    "percent",
-    "cumulative_seconds",
-    "self_seconds",
-    "samples",
-    "ci95_low_seconds",
-    "ci95_high_seconds",
-    "calls",
-    "self_seconds_per_call",
-    "total_seconds_per_call",
-    "aliases",
-    "fragments",
-];
-
-fn print_csv(report: &Report, out: &mut impl Write) -> Result<()> {
-    writeln!(out, "{}", CSV_FIELDS.join(","))?;
-    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
-    for (i, (r, d)) in report.rows.iter().zip(derive(report)).enumerate() {
-        let fields = [
-            (i + 1).to_string(),
-            super::csv_field(&r.name),
-            super::csv_field(&r.raw_name),
-            super::csv_field(r.location.as_deref().unwrap_or("")),
-            format!("{}", d.percent),
-            format!("{}", d.cumulative),
-            format!("{}", d.self_s),
-            format!("{}", r.samples),
-            format!("{}", d.ci.0),
-            format!("{}", d.ci.1),
-            r.calls.map(|c| c.to_string()).unwrap_or_default(),
-            opt(d.self_per_call),
-            opt(d.total_per_call),
-            super::csv_field(&r.aliases.join(";")),
-            super::csv_field(&r.fragments.join(";")),
-        ];
-        writeln!(out, "{}", fields.join(","))?;
-    }
-    Ok(())
-}
-
 /// Print the default report (table, `--json` or `--csv`).
+/// The report's warnings are added to `warnings`.
 pub fn run(
-    args: &ReportArgs,
+    format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
+    warnings: &mut Vec<String>,
 ) -> Result<()> {
     let report = build(inputs, image)?;
-    for w in &report.warnings {
-        eprintln!("profil-report: warning: {w}");
-    }
-    // Stdout is line-buffered; thousands of rows want a real buffer.
-    let mut out = std::io::BufWriter::new(out);
-    if args.compare_gprof {
-        super::compare::run(&report, inputs, image, &mut out)?;
-    } else if args.json {
-        print_json(&report, &mut out)?;
-    } else if args.csv {
-        print_csv(&report, &mut out)?;
-    } else {
-        print_table(&report, &mut out)?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn poisson_interval_is_sane() {
-        let (lo, hi) = poisson_ci95(0.0);
-        assert_eq!(lo, 0.0);
-        assert!((hi - 3.689).abs() < 0.01, "{hi}");
-        // Exact Garwood interval for n = 10 is [4.795, 18.39].
-        let (lo, hi) = poisson_ci95(10.0);
-        assert!(
-            (lo - 4.795).abs() < 0.05 && (hi - 18.39).abs() < 0.05,
-            "{lo} {hi}"
-        );
-        let (lo, hi) = poisson_ci95(10000.0);
-        assert!(lo < 10000.0 && hi > 10000.0 && hi - lo < 400.0 && hi - lo > 390.0);
-        // Both methods agree where they meet.
-        let (a, b) = (poisson_ci95(100.0), poisson_ci95(100.0 + 1e-9));
-        assert!(
-            (a.0 - b.0).abs() < 0.02 && (a.1 - b.1).abs() < 0.02,
-            "{a:?} {b:?}"
-        );
-    }
-
-    #[test]
-    fn seconds_are_readable() {
-        assert_eq!(human_seconds(0.0), "0.00 s");
-        assert_eq!(human_seconds(1.5), "1.50 s");
-        assert_eq!(human_seconds(0.0123), "12.3 ms");
-        assert_eq!(human_seconds(2.5e-7), "250 ns");
+    warnings.extend(report.warnings.iter().cloned());
+    match format {
+        Format::Json => crate::render::default::json(&report, out),
+        Format::Csv => crate::render::default::csv(&report, out),
+        Format::Table => crate::render::default::table(&report, out),
     }
 }

@@ -35,10 +35,13 @@ use profil_symbols::inline::inline_map;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::default::{human_seconds, OUTSIDE};
-use super::lines::{read_histograms, sampled_bins};
-use super::{Inputs, ReportArgs};
+use super::lines::read_histograms;
+use super::Inputs;
 use crate::json::{json_list, json_str};
+use crate::profile::OUTSIDE;
+use crate::render::table::Table;
+use crate::render::units::human_seconds;
+use crate::request::Format;
 use crate::Result;
 
 /// One step of an inline chain.
@@ -101,7 +104,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
     let hist = read_histograms(inputs, Target::of_executable(image.is_64, image.big_endian))?;
     let table = image.symtab.as_ref().or(image.dynsym.as_ref());
     let map = table.map(|t| FunctionMap::build(image, t));
-    let bins = sampled_bins(&hist);
+    let bins: Vec<_> = hist.sampled_bins().collect();
     let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
     let inl = inline_map(&inputs.exe.data, &wanted);
     let symbol_at = |addr: u64| -> String {
@@ -135,7 +138,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
     let mut per_chain: HashMap<Vec<Step>, f64> = HashMap::new();
     let mut total = 0u64;
     for b in &bins {
-        total += u64::from(b.count);
+        total += b.count;
         let (lo_a, hi_a) = b.addr_range();
         let mut cuts: Vec<u128> = vec![b.lo];
         cuts.extend(
@@ -236,11 +239,7 @@ pub fn chain_text(steps: &[Step]) -> String {
 }
 
 fn samples_text(s: f64) -> String {
-    if s.fract() == 0.0 {
-        format!("{s}")
-    } else {
-        format!("{s:.1}")
-    }
+    crate::render::units::samples(s)
 }
 
 fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
@@ -255,8 +254,8 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
         human_seconds(rep.total_samples as f64 / hz)
     )?;
     writeln!(out)?;
-    let mut b = tabled::builder::Builder::default();
-    b.push_record([
+    let mut b = Table::new();
+    b.row([
         "%",
         "self",
         "samples",
@@ -267,7 +266,7 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
         "inlined into",
     ]);
     for r in &rep.functions {
-        b.push_record([
+        b.row([
             format!("{:.2}", 100.0 * r.samples / total),
             human_seconds(r.samples / hz),
             samples_text(r.samples),
@@ -278,13 +277,7 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
             r.inlined_into.join(", "),
         ]);
     }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..6),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", b.render(6))?;
     writeln!(
         out,
         "inlined: samples in inlined copies; inclusive: samples of every chain the function is in."
@@ -292,23 +285,17 @@ fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
     writeln!(out)?;
     writeln!(out, "By inline chain (outermost function first):")?;
     writeln!(out)?;
-    let mut b = tabled::builder::Builder::default();
-    b.push_record(["%", "self", "samples", "chain"]);
+    let mut b = Table::new();
+    b.row(["%", "self", "samples", "chain"]);
     for c in &rep.chains {
-        b.push_record([
+        b.row([
             format!("{:.2}", 100.0 * c.samples / total),
             human_seconds(c.samples / hz),
             samples_text(c.samples),
             chain_text(&c.steps),
         ]);
     }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..3),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", b.render(3))?;
     Ok(())
 }
 
@@ -390,37 +377,34 @@ fn print_json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
 
 /// Print the inline report (tables, `--json` or `--csv`).
 pub fn run(
-    args: &ReportArgs,
+    format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
     let rep = build(inputs, image)?;
-    let mut out = std::io::BufWriter::new(out);
-    if args.json {
-        print_json(&rep, &mut out)?;
-    } else if args.csv {
+    if format == Format::Json {
+        print_json(&rep, out)?;
+    } else if format == Format::Csv {
         let hz = f64::from(rep.hz);
         let total = rep.total_samples.max(1) as f64;
-        writeln!(out, "{}", CSV_FIELDS.join(","))?;
-        for (i, r) in rep.functions.iter().enumerate() {
-            let f = [
+        let rows = rep.functions.iter().enumerate().map(|(i, r)| {
+            [
                 (i + 1).to_string(),
-                super::csv_field(&r.name),
-                super::csv_field(&r.raw_name),
+                r.name.clone(),
+                r.raw_name.clone(),
                 format!("{}", 100.0 * r.samples / total),
                 format!("{}", r.samples / hz),
                 format!("{}", r.samples),
                 format!("{}", r.inlined_samples),
                 format!("{}", r.inclusive_samples),
                 r.copies.to_string(),
-                super::csv_field(&r.inlined_into.join(";")),
-            ];
-            writeln!(out, "{}", f.join(","))?;
-        }
+                r.inlined_into.join(";"),
+            ]
+        });
+        crate::render::csv::write(out, &CSV_FIELDS, rows)?;
     } else {
-        print_table(&rep, &mut out)?;
+        print_table(&rep, out)?;
     }
-    out.flush()?;
     Ok(())
 }

@@ -34,10 +34,14 @@ use profil_symbols::lines::{line_map, LineMap};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::default::{human_seconds, poisson_ci95, OUTSIDE};
-use super::{Inputs, ReportArgs};
-use crate::gprof::hist::Histograms;
+use super::Inputs;
 use crate::json::{json_num, json_str};
+use crate::profile::samples::Samples;
+use crate::profile::stats::poisson_ci95;
+use crate::profile::OUTSIDE;
+use crate::render::table::Table;
+use crate::render::units::human_seconds;
+use crate::request::{Format, GprofRequest};
 use crate::Result;
 
 /// One row: a source line (or the code of one function without line information).
@@ -82,67 +86,9 @@ pub struct LineReport {
     pub units_decoded: usize,
 }
 
-/// The histograms of all gmon files (arcs and basic blocks are not needed here).
-pub fn read_histograms(inputs: &Inputs, target: Target) -> Result<Histograms> {
-    let mut hist = Histograms::default();
-    for g in &inputs.gmons {
-        crate::gprof::read_records(&g.name(), &g.data, target, &mut hist, |_, _, _| {})?;
-    }
-    if hist.hz == 0 {
-        hist.hz = 100;
-    }
-    Ok(hist)
-}
-
-/// A sampled bin: `[lo, hi)` in units of `1/n` byte, and its count.
-pub(crate) struct Bin {
-    pub(crate) lo: u128,
-    pub(crate) hi: u128,
-    pub(crate) n: u128,
-    pub(crate) count: u32,
-}
-
-impl Bin {
-    /// The bin's bytes, rounded out to whole addresses.
-    pub(crate) fn addr_range(&self) -> (u64, u64) {
-        ((self.lo / self.n) as u64, self.hi.div_ceil(self.n) as u64)
-    }
-
-    /// Samples of the part `[a, z)` (units of `1/n` byte) of this bin.
-    pub(crate) fn share(&self, a: u128, z: u128) -> f64 {
-        let span = self.hi - self.lo;
-        if z - a == span {
-            f64::from(self.count)
-        } else {
-            f64::from(self.count) * ((z - a) as f64 / span as f64)
-        }
-    }
-}
-
-/// The non-empty bins of all histograms.
-pub(crate) fn sampled_bins(hist: &Histograms) -> Vec<Bin> {
-    let mut out = Vec::new();
-    for r in &hist.ranges {
-        let n = r.samples.len() as u128;
-        let span = u128::from(r.high_pc.saturating_sub(r.low_pc));
-        if n == 0 || span == 0 {
-            continue;
-        }
-        for (i, &sum) in r.samples.iter().enumerate() {
-            let count = sum;
-            if count == 0 {
-                continue;
-            }
-            let lo = u128::from(r.low_pc) * n + i as u128 * span;
-            out.push(Bin {
-                lo,
-                hi: lo + span,
-                n,
-                count,
-            });
-        }
-    }
-    out
+/// The summed histograms of all gmon files (arcs and basic blocks are not needed here).
+pub fn read_histograms(inputs: &Inputs, target: Target) -> Result<Samples> {
+    Samples::read(inputs, target, false)
 }
 
 /// Part of a bin, `[start, end)` in units of `1/n` byte, and its `(file, line)` if known.
@@ -161,7 +107,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
     let hist = read_histograms(inputs, Target::of_executable(image.is_64, image.big_endian))?;
     let table = image.symtab.as_ref().or(image.dynsym.as_ref());
     let map = table.map(|t| FunctionMap::build(image, t));
-    let bins = sampled_bins(&hist);
+    let bins: Vec<_> = hist.sampled_bins().collect();
     let wanted: Vec<(u64, u64)> = bins
         .iter()
         .map(|b| ((b.lo / b.n) as u64, b.hi.div_ceil(b.n) as u64))
@@ -177,9 +123,8 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
         *per_fn.entry((key, func.unwrap_or(usize::MAX))).or_default() += c;
     };
     for b in &bins {
-        total += u64::from(b.count);
-        let span = b.hi - b.lo;
-        let (lo_a, hi_a) = ((b.lo / b.n) as u64, b.hi.div_ceil(b.n) as u64);
+        total += b.count;
+        let (lo_a, hi_a) = b.addr_range();
         // Walk the bin's bytes in pieces: line spans and the gaps between them.
         let mut pos = b.lo;
         let mut pieces: Vec<Piece> = Vec::new();
@@ -199,11 +144,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
             pieces.push((pos, b.hi, None));
         }
         for (a, z, line) in pieces {
-            let c = if z - a == span {
-                f64::from(b.count)
-            } else {
-                f64::from(b.count) * ((z - a) as f64 / span as f64)
-            };
+            let c = b.share(a, z);
             let func = function_at((a / b.n) as u64);
             let key = match line {
                 Some((f, l)) => Key::Line(f, l),
@@ -285,8 +226,8 @@ fn print_table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
         human_seconds(rep.total_samples as f64 / hz)
     )?;
     writeln!(out)?;
-    let mut b = tabled::builder::Builder::default();
-    b.push_record([
+    let mut b = Table::new();
+    b.row([
         "%",
         "cumulative",
         "self",
@@ -300,27 +241,17 @@ fn print_table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
     for r in &rep.rows {
         cum += r.samples;
         let (lo, hi) = poisson_ci95(r.samples);
-        b.push_record([
+        b.row([
             format!("{:.2}", 100.0 * r.samples / total),
             human_seconds(cum / hz),
             human_seconds(r.samples / hz),
-            if r.samples.fract() == 0.0 {
-                format!("{}", r.samples)
-            } else {
-                format!("{:.1}", r.samples)
-            },
+            crate::render::units::samples(r.samples),
             format!("{}–{}", human_seconds(lo / hz), human_seconds(hi / hz)),
             label(r),
             functions_text(r),
         ]);
     }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..5),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", b.render(5))?;
     if rep.rows.iter().all(|r| r.line.is_none()) && !rep.rows.is_empty() {
         writeln!(
             out,
@@ -330,14 +261,14 @@ fn print_table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-/// The fields of each row, as strings (JSON-encoded when `json`).
+/// The fields of each row, as strings (JSON-encoded when `json`, plain for the CSV writer).
 fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
     let hz = f64::from(rep.hz);
     let total = rep.total_samples.max(1) as f64;
     let text = |s: Option<&str>| match (s, json) {
         (Some(s), true) => json_str(s),
         (None, true) => "null".into(),
-        (Some(s), false) => super::csv_field(s),
+        (Some(s), false) => s.to_owned(),
         (None, false) => String::new(),
     };
     let mut cum = 0.0;
@@ -357,7 +288,7 @@ fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
                         .join(",")
                 )
             } else {
-                super::csv_field(&r.functions.join(";"))
+                r.functions.join(";")
             };
             vec![
                 (i + 1).to_string(),
@@ -434,55 +365,38 @@ fn print_json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
 
 /// Print the line report (table, `--json` or `--csv`).
 pub fn run(
-    args: &ReportArgs,
+    format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
     let rep = build(inputs, image)?;
-    let mut out = std::io::BufWriter::new(out);
-    if args.json {
-        print_json(&rep, &mut out)?;
-    } else if args.csv {
-        writeln!(out, "{}", CSV_FIELDS.join(","))?;
-        for f in fields(&rep, false) {
-            writeln!(out, "{}", f.join(","))?;
-        }
-    } else {
-        print_table(&rep, &mut out)?;
+    match format {
+        Format::Json => print_json(&rep, out)?,
+        Format::Csv => crate::render::csv::write(out, &CSV_FIELDS, fields(&rep, false))?,
+        Format::Table => print_table(&rep, out)?,
     }
-    out.flush()?;
     Ok(())
 }
 
 /// `--gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints
 /// ([`crate::gprof::lines`]).
 pub fn run_gprof(
-    args: &ReportArgs,
+    args: &GprofRequest,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
-    use crate::gprof::cg_print::{GraphOptions, Sections};
-    let gmons: Vec<(String, &[u8])> = inputs
-        .gmons
-        .iter()
-        .map(|g| (g.name(), &g.data[..]))
-        .collect();
-    let sections = Sections {
-        flat: args.flat_profile,
-        no_flat: args.no_flat_profile,
-        graph: args.graph,
-        no_graph: args.no_graph,
-    };
+    use crate::gprof::cg_print::GraphOptions;
+    let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
     let mut buf = Vec::new();
     crate::gprof::lines::print_report(
         image,
         &inputs.exe.data,
         &inputs.exe.name(),
-        &gmons,
+        gmons,
         crate::gprof::lines::Request {
-            sections,
+            sections: args.sections,
             graph: GraphOptions { zeros: args.zeros },
             options: crate::gprof::Options {
                 no_static: args.no_static,

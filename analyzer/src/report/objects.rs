@@ -24,9 +24,14 @@ use gmon::Target;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::default::{human_seconds, poisson_ci95, OUTSIDE};
-use super::{Input, Inputs, ReportArgs};
-use crate::gprof::hist::Histograms;
+use super::{GmonInput, Inputs};
+use crate::profile::input::read_file;
+use crate::profile::samples::Samples;
+use crate::profile::stats::poisson_ci95;
+use crate::profile::OUTSIDE;
+use crate::render::table::Table;
+use crate::render::units::human_seconds;
+use crate::request::Format;
 use crate::{Error, Result};
 
 /// `(lo, hi, samples)`: samples in the half-open link-time range `[lo, hi)`.
@@ -87,7 +92,9 @@ pub fn load_object(
     build_id: &[u8],
     debug_root: &Path,
 ) -> std::result::Result<(Vec<u8>, SymbolSource), String> {
-    let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let data = read_file(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .to_vec();
     let has_symtab = ElfImage::parse(&data)
         .map_err(|e| format!("{}: {e}", path.display()))?
         .symtab
@@ -96,7 +103,7 @@ pub fn load_object(
         return Ok((data, SymbolSource::Symtab(path.to_owned())));
     }
     if let Some(dbg) = debug_file_path(debug_root, build_id) {
-        if let Ok(d) = std::fs::read(&dbg) {
+        if let Ok(d) = read_file(&dbg).map(|d| d.to_vec()) {
             if ElfImage::parse(&d).is_ok_and(|i| i.symtab.is_some()) {
                 return Ok((d, SymbolSource::DebugFile(dbg)));
             }
@@ -206,7 +213,7 @@ pub fn attribute(
 /// Print rows with an object column (table, `--json` or `--csv`). `title` is the first
 /// line of the table form.
 pub fn print_rows(
-    args: &ReportArgs,
+    format: Format,
     title: &str,
     hz: u32,
     rows: &[ObjectRow],
@@ -216,30 +223,28 @@ pub fn print_rows(
     let hz_f = f64::from(hz.max(1));
     let total: f64 = rows.iter().map(|r| r.samples).sum();
     let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
-    if args.csv {
-        writeln!(out, "rank,object,function,percent,self_seconds,samples")?;
-        for (i, r) in rows.iter().enumerate() {
-            let q = |s: &str| {
-                if s.contains([',', '"', '\n']) {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                } else {
-                    s.to_owned()
-                }
-            };
-            writeln!(
-                out,
-                "{},{},{},{},{},{}",
-                i + 1,
-                q(&r.object),
-                q(&r.function),
-                pct(r.samples),
-                r.samples / hz_f,
-                r.samples
-            )?;
-        }
-        return Ok(());
+    if format == Format::Csv {
+        let header = [
+            "rank",
+            "object",
+            "function",
+            "percent",
+            "self_seconds",
+            "samples",
+        ];
+        let records = rows.iter().enumerate().map(|(i, r)| {
+            [
+                (i + 1).to_string(),
+                r.object.clone(),
+                r.function.clone(),
+                format!("{}", pct(r.samples)),
+                format!("{}", r.samples / hz_f),
+                format!("{}", r.samples),
+            ]
+        });
+        return crate::render::csv::write(out, &header, records);
     }
-    if args.json {
+    if format == Format::Json {
         let js = |s: &str| {
             let mut o = String::from("\"");
             for c in s.chars() {
@@ -282,35 +287,25 @@ pub fn print_rows(
         human_seconds(total / hz_f)
     )?;
     writeln!(out)?;
-    let mut b = tabled::builder::Builder::default();
-    b.push_record(["%", "self", "samples", "95% interval", "object", "function"]);
+    let mut b = Table::new();
+    b.row(["%", "self", "samples", "95% interval", "object", "function"]);
     for r in rows {
         let (lo, hi) = poisson_ci95(r.samples);
-        b.push_record([
+        b.row([
             format!("{:.2}", pct(r.samples)),
             human_seconds(r.samples / hz_f),
-            if r.samples.fract() == 0.0 {
-                format!("{}", r.samples)
-            } else {
-                format!("{:.1}", r.samples)
-            },
+            crate::render::units::samples(r.samples),
             format!("{}–{}", human_seconds(lo / hz_f), human_seconds(hi / hz_f)),
             r.object.clone(),
             r.function.clone(),
         ]);
     }
-    let mut table = b.build();
-    table.with(tabled::settings::Style::psql());
-    table.modify(
-        tabled::settings::object::Columns::new(0..4),
-        tabled::settings::Alignment::right(),
-    );
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", b.render(4))?;
     Ok(())
 }
 
 /// The manifest next to a gmon file, if there is one.
-pub fn find_manifest(gmon: &Input) -> Option<PathBuf> {
+pub fn find_manifest(gmon: &GmonInput) -> Option<PathBuf> {
     let name = gmon.path.file_name()?.to_str()?;
     let p = gmon
         .path
@@ -320,27 +315,28 @@ pub fn find_manifest(gmon: &Input) -> Option<PathBuf> {
 
 /// Histogram samples of one gmon file as pieces.
 fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u32)> {
-    let mut hist = Histograms::default();
-    crate::gprof::read_records(name, data, target, &mut hist, |_, _, _| {})?;
+    let mut hist = Samples::default();
+    hist.add_file(name, data, target, false)?;
     let mut pieces = Vec::new();
-    for b in super::lines::sampled_bins(&hist) {
+    for b in hist.sampled_bins() {
         let (lo, hi) = b.addr_range();
-        pieces.push((lo, hi, f64::from(b.count)));
+        pieces.push((lo, hi, b.count as f64));
     }
     Ok((pieces, hist.hz))
 }
 
 /// `profil-report gmon.out ./prog` when `gmon.out.objects` exists: one report across the
-/// executable and every library in the manifest.
+/// executable and every library in the manifest. Its warnings are added to `all_warnings`.
 pub fn run_manifest(
-    args: &ReportArgs,
+    format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     manifest: &Path,
     out: &mut impl Write,
+    all_warnings: &mut Vec<String>,
 ) -> Result<()> {
     let mname = manifest.display().to_string();
-    let text = std::fs::read(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+    let text = read_file(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
     let entries =
         gmon::manifest::parse(&text).map_err(|e| Error::input(format!("{mname}: {e}")))?;
     let dir = manifest.parent().unwrap_or(Path::new("."));
@@ -356,7 +352,7 @@ pub fn run_manifest(
     }];
     let mut hz = 0;
     for g in &inputs.gmons {
-        let (p, h) = gmon_pieces(&g.name(), &g.data, target)?;
+        let (p, h) = gmon_pieces(&g.name(), &g.bytes()?, target)?;
         objects[0].pieces.extend(p);
         hz = hz.max(h);
     }
@@ -366,7 +362,7 @@ pub fn run_manifest(
     {
         let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
         let fname = file.display().to_string();
-        let data = std::fs::read(&file)
+        let data = read_file(&file)
             .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
         let (pieces, h) = gmon_pieces(&fname, &data, target)?;
         hz = hz.max(h);
@@ -388,31 +384,42 @@ pub fn run_manifest(
         Path::new("/usr/lib/debug"),
         &mut warnings,
     );
-    for w in &warnings {
-        eprintln!("profil-report: warning: {w}");
-    }
     let title = format!(
         "Flat profile of {} and {} shared object{}",
         inputs.exe.name(),
         objects.len() - 1,
         if objects.len() == 2 { "" } else { "s" }
     );
-    let mut out = std::io::BufWriter::new(out);
     print_rows(
-        args,
+        format,
         &title,
         if hz == 0 { 100 } else { hz },
         &rows,
         &warnings,
-        &mut out,
+        out,
     )?;
-    out.flush()?;
+    all_warnings.extend(warnings);
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_quotes_a_carriage_return_in_a_name() {
+        let rows = [ObjectRow {
+            object: "lib\rodd.so".into(),
+            function: "f, g".into(),
+            samples: 2.0,
+        }];
+        let mut v = Vec::new();
+        print_rows(Format::Csv, "t", 100, &rows, &[], &mut v).unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "rank,object,function,percent,self_seconds,samples\n1,\"lib\rodd.so\",\"f, g\",100,0.02,2\n"
+        );
+    }
 
     #[test]
     fn debug_files_are_found_by_build_id() {

@@ -17,9 +17,10 @@ use gmon::pcsample::{parse, FLAG_BUFFER_FULL};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::default::OUTSIDE;
 use super::objects::{load_object, print_rows, ObjectRow};
-use super::{Input, Inputs, ReportArgs};
+use super::{GmonInput, Input, Inputs};
+use crate::profile::OUTSIDE;
+use crate::request::Request;
 use crate::{Error, Result};
 
 /// Name of the row for samples outside every object of the snapshot.
@@ -38,9 +39,10 @@ pub struct Resolved {
 }
 
 /// Read and symbolize a pcsample file. `debug_root` is normally `/usr/lib/debug`.
-pub fn resolve(file: &Input, exe: &Input, debug_root: &Path) -> Result<Resolved> {
+pub fn resolve(file: &GmonInput, exe: &Input, debug_root: &Path) -> Result<Resolved> {
     let name = file.name();
-    let pc = parse(&file.data).map_err(|e| Error::input(format!("{name}: {e}")))?;
+    let data = file.bytes()?;
+    let pc = parse(&data).map_err(|e| Error::input(format!("{name}: {e}")))?;
     let mut warnings = Vec::new();
     if pc.header.flags & FLAG_BUFFER_FULL != 0 || pc.header.dropped > 0 {
         warnings.push(format!(
@@ -133,13 +135,16 @@ pub fn resolve(file: &Input, exe: &Input, debug_root: &Path) -> Result<Resolved>
 }
 
 /// Print the pcsample report.
-pub fn run(args: &ReportArgs, inputs: &Inputs, file: &Input, out: &mut impl Write) -> Result<()> {
+pub fn run(
+    req: &Request,
+    inputs: &Inputs,
+    file: &GmonInput,
+    out: &mut impl Write,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
     let r = resolve(file, &inputs.exe, Path::new("/usr/lib/debug"))?;
-    for w in &r.warnings {
-        eprintln!("profil-report: warning: {w}");
-    }
-    let mut out = std::io::BufWriter::new(out);
-    if args.timeline || args.svg.is_some() {
+    warnings.extend(r.warnings.iter().cloned());
+    if req.timeline.any() {
         let keyed: Vec<(u64, String)> = r
             .samples
             .iter()
@@ -153,7 +158,7 @@ pub fn run(args: &ReportArgs, inputs: &Inputs, file: &Input, out: &mut impl Writ
             .collect();
         let refs: Vec<(u64, &str)> = keyed.iter().map(|(t, s)| (*t, s.as_str())).collect();
         let tl = super::timeline::build(&refs, super::timeline::BUCKETS);
-        if let Some(path) = &args.svg {
+        if let Some(path) = &req.timeline.svg {
             let title = format!(
                 "{}: {} samples, {} thread{}",
                 inputs.exe.name(),
@@ -161,12 +166,11 @@ pub fn run(args: &ReportArgs, inputs: &Inputs, file: &Input, out: &mut impl Writ
                 r.threads,
                 if r.threads == 1 { "" } else { "s" }
             );
-            std::fs::write(path, super::timeline::svg(&tl, &title))
+            std::fs::write(path, crate::render::timeline::svg(&tl, &title))
                 .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
         }
-        if args.timeline {
-            super::timeline::print_text(&tl, &mut out)?;
-            out.flush()?;
+        if req.timeline.text {
+            crate::render::timeline::print_text(&tl, out)?;
             return Ok(());
         }
     }
@@ -195,7 +199,6 @@ pub fn run(args: &ReportArgs, inputs: &Inputs, file: &Input, out: &mut impl Writ
         r.threads,
         if r.threads == 1 { "" } else { "s" }
     );
-    print_rows(args, &title, r.hz, &rows, &r.warnings, &mut out)?;
-    out.flush()?;
+    print_rows(req.format, &title, r.hz, &rows, &r.warnings, out)?;
     Ok(())
 }

@@ -139,197 +139,50 @@ impl Rng {
     }
 }
 
-/// A parsed JSON value (a small strict parser, so the tests need no extra dependency).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Json {
-    Null,
-    Bool(bool),
-    Num(f64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
+/// A parsed JSON document (serde_json), read with the panicking accessors of [`JsonExt`].
+pub type Json = serde_json::Value;
+
+/// Accessors that panic with what was expected, for tests.
+pub trait JsonExt {
+    /// Parse a whole document; panics on malformed input.
+    fn parse(text: &str) -> Json;
+    /// Member `key` of an object (panics if absent).
+    fn key(&self, key: &str) -> &Json;
+    fn arr(&self) -> &[Json];
+    fn num(&self) -> f64;
+    fn u(&self) -> u64;
+    fn str(&self) -> &str;
+    fn bool(&self) -> bool;
 }
 
-impl Json {
-    /// Parse a whole document; panics with the byte offset on malformed input.
-    pub fn parse(text: &str) -> Json {
-        let b = text.as_bytes();
-        let mut i = 0;
-        let v = value(b, &mut i);
-        ws(b, &mut i);
-        assert_eq!(i, b.len(), "trailing bytes after JSON at {i}");
-        v
+impl JsonExt for Json {
+    fn parse(text: &str) -> Json {
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON: {e}"))
     }
-    /// Member `key` of an object (panics if absent).
-    pub fn get(&self, key: &str) -> &Json {
+    fn key(&self, key: &str) -> &Json {
         match self {
-            Json::Obj(m) => {
-                &m.iter()
-                    .find(|(k, _)| k == key)
-                    .unwrap_or_else(|| panic!("no key {key:?}"))
-                    .1
-            }
+            Json::Object(m) => m.get(key).unwrap_or_else(|| panic!("no key {key:?}")),
             _ => panic!("not an object looking for {key:?}"),
         }
     }
-    pub fn arr(&self) -> &[Json] {
-        match self {
-            Json::Arr(v) => v,
-            _ => panic!("not an array: {self:?}"),
-        }
+    fn arr(&self) -> &[Json] {
+        self.as_array()
+            .unwrap_or_else(|| panic!("not an array: {self:?}"))
     }
-    pub fn num(&self) -> f64 {
-        match self {
-            Json::Num(v) => *v,
-            _ => panic!("not a number: {self:?}"),
-        }
+    fn num(&self) -> f64 {
+        self.as_f64()
+            .unwrap_or_else(|| panic!("not a number: {self:?}"))
     }
-    pub fn u(&self) -> u64 {
-        let v = self.num();
-        assert!(v >= 0.0 && v.fract() == 0.0, "not a count: {v}");
-        v as u64
+    fn u(&self) -> u64 {
+        self.as_u64()
+            .unwrap_or_else(|| panic!("not a count: {self:?}"))
     }
-    pub fn str(&self) -> &str {
-        match self {
-            Json::Str(s) => s,
-            _ => panic!("not a string: {self:?}"),
-        }
+    fn str(&self) -> &str {
+        self.as_str()
+            .unwrap_or_else(|| panic!("not a string: {self:?}"))
     }
-    pub fn bool(&self) -> bool {
-        match self {
-            Json::Bool(b) => *b,
-            _ => panic!("not a bool: {self:?}"),
-        }
-    }
-}
-
-fn ws(b: &[u8], i: &mut usize) {
-    while *i < b.len() && b[*i].is_ascii_whitespace() {
-        *i += 1;
-    }
-}
-
-fn expect(b: &[u8], i: &mut usize, lit: &str) {
-    assert!(
-        b[*i..].starts_with(lit.as_bytes()),
-        "expected {lit:?} at byte {i}"
-    );
-    *i += lit.len();
-}
-
-fn value(b: &[u8], i: &mut usize) -> Json {
-    ws(b, i);
-    match b.get(*i) {
-        Some(b'n') => {
-            expect(b, i, "null");
-            Json::Null
-        }
-        Some(b't') => {
-            expect(b, i, "true");
-            Json::Bool(true)
-        }
-        Some(b'f') => {
-            expect(b, i, "false");
-            Json::Bool(false)
-        }
-        Some(b'"') => Json::Str(string(b, i)),
-        Some(b'[') => {
-            *i += 1;
-            let mut v = Vec::new();
-            ws(b, i);
-            if b.get(*i) == Some(&b']') {
-                *i += 1;
-                return Json::Arr(v);
-            }
-            loop {
-                v.push(value(b, i));
-                ws(b, i);
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b']') => {
-                        *i += 1;
-                        return Json::Arr(v);
-                    }
-                    _ => panic!("expected , or ] at byte {i}"),
-                }
-            }
-        }
-        Some(b'{') => {
-            *i += 1;
-            let mut m = Vec::new();
-            ws(b, i);
-            if b.get(*i) == Some(&b'}') {
-                *i += 1;
-                return Json::Obj(m);
-            }
-            loop {
-                ws(b, i);
-                let k = string(b, i);
-                ws(b, i);
-                expect(b, i, ":");
-                let v = value(b, i);
-                m.push((k, v));
-                ws(b, i);
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b'}') => {
-                        *i += 1;
-                        return Json::Obj(m);
-                    }
-                    _ => panic!("expected , or }} at byte {i}"),
-                }
-            }
-        }
-        _ => {
-            let start = *i;
-            while *i < b.len()
-                && (b[*i] == b'-'
-                    || b[*i] == b'+'
-                    || b[*i] == b'.'
-                    || b[*i] == b'e'
-                    || b[*i] == b'E'
-                    || b[*i].is_ascii_digit())
-            {
-                *i += 1;
-            }
-            let s = std::str::from_utf8(&b[start..*i]).unwrap();
-            Json::Num(
-                s.parse()
-                    .unwrap_or_else(|_| panic!("bad JSON value at byte {start}: {s:?}")),
-            )
-        }
-    }
-}
-
-fn string(b: &[u8], i: &mut usize) -> String {
-    expect(b, i, "\"");
-    let mut s = Vec::new();
-    loop {
-        let c = *b.get(*i).unwrap_or_else(|| panic!("unterminated string"));
-        *i += 1;
-        match c {
-            b'"' => return String::from_utf8(s).expect("UTF-8 string"),
-            b'\\' => {
-                let e = b[*i];
-                *i += 1;
-                match e {
-                    b'"' | b'\\' | b'/' => s.push(e),
-                    b'n' => s.push(b'\n'),
-                    b'r' => s.push(b'\r'),
-                    b't' => s.push(b'\t'),
-                    b'b' => s.push(8),
-                    b'f' => s.push(12),
-                    b'u' => {
-                        let h = std::str::from_utf8(&b[*i..*i + 4]).unwrap();
-                        let c = char::from_u32(u32::from_str_radix(h, 16).unwrap()).unwrap();
-                        *i += 4;
-                        s.extend_from_slice(c.to_string().as_bytes());
-                    }
-                    _ => panic!("bad escape at byte {i}"),
-                }
-            }
-            c if c < 0x20 => panic!("control character in string at byte {i}"),
-            c => s.push(c),
-        }
+    fn bool(&self) -> bool {
+        self.as_bool()
+            .unwrap_or_else(|| panic!("not a boolean: {self:?}"))
     }
 }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A directory under the system temp dir, removed on drop (kept if `PROFIL_KEEP_TMP` is set).
+/// The tests' one scratch-directory type: a fresh directory under the system temp dir,
+/// removed on drop, but kept for inspection when the test fails (the thread is panicking) or
+/// `PROFIL_KEEP_TMP` is set.
 pub struct TempDir(pub PathBuf);
 
 impl TempDir {
@@ -32,7 +34,7 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        if std::env::var_os("PROFIL_KEEP_TMP").is_none() {
+        if std::env::var_os("PROFIL_KEEP_TMP").is_none() && !std::thread::panicking() {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }

@@ -1,8 +1,13 @@
-//! Helpers shared by the ux_* tests: scratch directories, the binaries, compiling C.
+//! Helpers shared by the ux_* tests: the binaries, compiling C; scratch directories are
+//! `support::TempDir`, the tests' one type for them.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+#[path = "../support/mod.rs"]
+mod support;
+pub use support::TempDir;
 
 /// `profil-report` as built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_profil-report");
@@ -12,33 +17,6 @@ pub const CARGO_PROFIL: &str = env!("CARGO_BIN_EXE_cargo-profil");
 /// The repository root.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// A scratch directory, removed when the test passes (kept for inspection when it fails).
-pub struct Scratch(pub PathBuf);
-
-impl Scratch {
-    pub fn new(tag: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!(
-            "profil-ux-{tag}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 /// Compile C `source` to `exe` with gcc and extra arguments; panics with gcc's message.
@@ -81,9 +59,19 @@ pub fn show(out: &Output) -> String {
 
 /// Percent column of the default report's table row for `function`.
 pub fn percent_of(report: &str, function: &str) -> Option<f64> {
+    let cells = |l: &str| {
+        l.split('|')
+            .map(str::trim)
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    // The function column's place depends on which columns the profile fills.
+    let col = report
+        .lines()
+        .find_map(|l| cells(l).iter().position(|c| c == "function"))?;
     report.lines().find_map(|l| {
-        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-        (cells.len() > 8 && cells[8] == function).then(|| cells[0].parse().ok())?
+        let cells = cells(l);
+        (cells.get(col).map(String::as_str) == Some(function)).then(|| cells[0].parse().ok())?
     })
 }
 

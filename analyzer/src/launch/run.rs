@@ -38,8 +38,9 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
-use super::artifacts::{self, Kind};
-use crate::report::{self, ReportArgs};
+use crate::cmd::artifacts::{self, Kind};
+use crate::report;
+use crate::request::Format;
 use crate::{Error, Result};
 
 /// Arguments of `profil-report run`.
@@ -267,6 +268,12 @@ pub struct ProfileOptions {
     /// Print the report as CSV.
     #[arg(long)]
     pub csv: bool,
+    /// Report self time per source line (DWARF) instead of per function.
+    #[arg(short = 'l', long = "lines", conflicts_with = "inline")]
+    pub lines: bool,
+    /// Report self time by source function through inlining (DWARF).
+    #[arg(long)]
+    pub inline: bool,
 }
 
 impl ProfileOptions {
@@ -281,6 +288,8 @@ impl ProfileOptions {
         let style = ReportStyle {
             json: self.json,
             csv: self.csv,
+            lines: self.lines,
+            inline: self.inline,
         };
         match self.report.as_deref() {
             None => profile_and_report(launch, &self.out, style, err),
@@ -527,6 +536,10 @@ pub struct ReportStyle {
     pub json: bool,
     /// CSV.
     pub csv: bool,
+    /// The line report (`-l`).
+    pub lines: bool,
+    /// The inline report (`--inline`).
+    pub inline: bool,
 }
 
 /// The rate explicitly asked for (`--hz`, else `PROFIL_HZ`), if any.
@@ -593,13 +606,14 @@ pub fn print_report(
     style: ReportStyle,
     out: &mut impl Write,
 ) -> Result<()> {
-    let args = ReportArgs {
-        files: vec![profile.to_owned(), exe.to_owned()],
-        json: style.json,
-        csv: style.csv,
-        ..ReportArgs::default()
+    let format = if style.json {
+        Format::Json
+    } else if style.csv {
+        Format::Csv
+    } else {
+        Format::Table
     };
-    let inputs = report::load_inputs(&args.files)?;
+    let inputs = report::load_inputs(&[profile.to_owned(), exe.to_owned()])?;
     let image = report::parse_exe(&inputs.exe)?;
     let built = report::default::build(&inputs, &image)?;
     let mut notes = Vec::new();
@@ -611,16 +625,24 @@ pub fn print_report(
     {
         notes.push(note);
     }
-    if built.total_samples == 0 {
-        notes.push(format!(
-            "no samples fell in {}'s own code: it used too little CPU, or spent it in shared \
-             libraries or the kernel (which gmon's single histogram cannot hold); raise --hz \
-             or give it more work",
-            exe.display()
+    // The default table says this itself; JSON, CSV and the other reports get it as a note.
+    if built.total_samples == 0 && (format != Format::Table || style.lines || style.inline) {
+        notes.push(crate::render::default::no_samples_note(
+            &exe.display().to_string(),
         ));
     }
     let mut text = Vec::new();
-    report::default::run(&args, &inputs, &image, &mut text)?;
+    let mut warnings = Vec::new();
+    if style.lines {
+        report::lines::run(format, &inputs, &image, &mut text)?;
+    } else if style.inline {
+        report::inline::run(format, &inputs, &image, &mut text)?;
+    } else {
+        report::default::run(format, &inputs, &image, &mut text, &mut warnings)?;
+    }
+    for w in &warnings {
+        eprintln!("profil-report: warning: {w}");
+    }
     if !(style.json || style.csv) {
         for n in &notes {
             writeln!(out, "note: {n}")?;

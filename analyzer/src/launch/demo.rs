@@ -12,8 +12,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::artifacts::{self, Kind};
 use super::run::{self, Launch, ReportStyle, Scratch};
+use crate::cmd::artifacts::{self, Kind};
 use crate::report;
 use crate::{Error, Result};
 

@@ -22,7 +22,7 @@
 //!   `target/debug` and `target/release` binaries of normal builds, which stay unprofiled.
 //! * The relink: cargo does not track files named in link arguments, so a runtime replaced at
 //!   the same path would not be relinked. The runtime object's path contains a hash of its
-//!   contents ([`super::artifacts`]), so a different runtime is a different argument, which
+//!   contents ([`crate::cmd::artifacts`]), so a different runtime is a different argument, which
 //!   cargo's fingerprint does see; and cargo keeps one artifact per set of `cargo rustc`
 //!   arguments, so alternating with plain `cargo rustc` builds never hands back a stale link.
 //!
@@ -38,8 +38,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::artifacts::{self, Kind};
 use super::run::{self, Launch};
+use crate::cmd::artifacts::{self, Kind};
 use crate::{Error, Result};
 
 /// Options of `cargo profil`.
@@ -57,6 +57,25 @@ pub struct Args {
     /// Build with the release profile.
     #[arg(long)]
     pub release: bool,
+    /// Build with this cargo profile (passed to cargo as `--profile`).
+    #[arg(
+        long = "profile",
+        value_name = "PROFILE-NAME",
+        conflicts_with = "release"
+    )]
+    pub cargo_profile: Option<String>,
+    /// Features to activate (passed to cargo; repeatable, comma- or space-separated).
+    #[arg(short = 'F', long, value_name = "FEATURES")]
+    pub features: Vec<String>,
+    /// Activate all available features (passed to cargo).
+    #[arg(long)]
+    pub all_features: bool,
+    /// Do not activate the `default` feature (passed to cargo).
+    #[arg(long)]
+    pub no_default_features: bool,
+    /// Path to Cargo.toml (passed to cargo; the package is chosen from its directory).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
     /// The rate, and where the profile and report go.
     #[command(flatten)]
     pub profile: run::ProfileOptions,
@@ -258,12 +277,43 @@ pub fn executable_from_messages(messages: &str, bin: &str) -> Option<PathBuf> {
         .next_back()
 }
 
+impl Args {
+    /// The options that go to `cargo rustc` as given.
+    pub fn cargo_passthrough(&self) -> Vec<OsString> {
+        let mut v: Vec<OsString> = Vec::new();
+        if let Some(p) = &self.cargo_profile {
+            v.extend(["--profile".into(), p.into()]);
+        }
+        for f in &self.features {
+            v.extend(["--features".into(), f.into()]);
+        }
+        if self.all_features {
+            v.push("--all-features".into());
+        }
+        if self.no_default_features {
+            v.push("--no-default-features".into());
+        }
+        if let Some(m) = &self.manifest_path {
+            v.extend(["--manifest-path".into(), m.into()]);
+        }
+        v
+    }
+}
+
 /// Build, run, report. Returns the exit code to leave with (the program's).
 pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8> {
     let object = artifacts::materialize(Kind::Object)?;
-    let cwd = std::env::current_dir()?;
-    let meta = Command::new(cargo())
-        .args(["metadata", "--no-deps", "--format-version", "1"])
+    let mut package_dir = std::env::current_dir()?;
+    let mut metadata = Command::new(cargo());
+    metadata.args(["metadata", "--no-deps", "--format-version", "1"]);
+    if let Some(m) = &args.manifest_path {
+        metadata.arg("--manifest-path").arg(m);
+        // The package is the one whose directory holds the manifest.
+        let dir = m.parent().filter(|d| !d.as_os_str().is_empty());
+        package_dir = package_dir.join(dir.unwrap_or(Path::new(".")));
+        package_dir = package_dir.canonicalize().unwrap_or(package_dir);
+    }
+    let meta = metadata
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| Error::input(format!("cargo profil: cannot run cargo: {e}")))?;
@@ -276,7 +326,7 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
         .map_err(|e| Error::input(format!("cargo profil: cannot read `cargo metadata`: {e}")))?;
     let (package, target) = choose_target(
         &meta,
-        &cwd,
+        &package_dir,
         args.package.as_deref(),
         args.bin.as_deref(),
         args.example.as_deref(),
@@ -292,6 +342,7 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
     if args.release {
         build.arg("--release");
     }
+    build.args(args.cargo_passthrough());
     build
         .arg("--")
         .arg("-C")

@@ -1,0 +1,10 @@
+//! Launching programs to profile them: [`run`] (an unmodified dynamically linked program,
+//! through `LD_PRELOAD`), [`demo`] (the bundled workload, linked with the runtime) and
+//! [`cargo_profil`] (a cargo package, built with the runtime linked in). Each starts the
+//! program with the runtime (written to the cache by [`crate::cmd::artifacts`]), passes its
+//! input, output and exit status through, keeps its profile and prints the default report
+//! through the same code as `profil-report gmon.out prog`.
+
+pub mod cargo_profil;
+pub mod demo;
+pub mod run;

@@ -1,0 +1,16 @@
+//! The profile model: what every report is built from, independent of the gprof emulation.
+//!
+//! * [`input`]: the files on the command line, read without blocking, bounded when they are
+//!   pipes or devices, and gmon files one at a time.
+//! * [`extent`]: how much of a pipe or device a file's own headers justify reading.
+//! * [`samples`]: the histograms summed over the gmon files, the arcs, and the one model of a
+//!   histogram bin that the reports split between functions, lines and objects.
+//! * [`stats`]: what a sample count says about the time behind it (95% intervals).
+
+pub mod extent;
+pub mod input;
+pub mod samples;
+pub mod stats;
+
+/// Name of the row that collects samples outside every function.
+pub const OUTSIDE: &str = "<outside known functions>";

@@ -1,0 +1,315 @@
+//! The default report's call graph as text and as the JSON `"call_graph"` object: rendering
+//! only; the graph is built in [`crate::report::callgraph`].
+
+use std::io::Write;
+
+use crate::json::{json_num, json_opt, json_str};
+use crate::report::callgraph::{Arc, Graph, UNKNOWN_CALLERS};
+
+/// How to read the graph (printed under the estimate note).
+pub const READING_NOTE: &str = "Functions by total time (self + ~children). Under each: its \
+callers (\"called by\") and its callees (\"calls\"), as calls/all calls of the callee and the \
+~time the callee charges to that caller. For a callee in a cycle, \"all calls\" are the calls \
+into the whole cycle and the time is the cycle's; calls between members of a cycle carry no \
+time.";
+
+/// The warning printed above the graph (and carried in the JSON).
+pub const ESTIMATE_NOTE: &str =
+    "Children time is an estimate. Each function's time (its own and its callees') \
+is shared among its callers in proportion to how many calls each made, as if every call cost \
+the same. When some callers make the expensive calls and others the cheap ones, these shares \
+are wrong. Self time is measured by sampling and call counts are exact; columns marked ~ are \
+the estimates.";
+
+/// Seconds with an adaptive unit (the flat table's format).
+fn secs(s: f64) -> String {
+    crate::render::units::human_seconds(s)
+}
+
+/// Break `text` into lines of at most `width` characters.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Print the call graph as text.
+/// Nothing is printed for a profile without arcs (a histogram-only profile).
+pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
+    if g.functions.is_empty() && g.unplaced_arcs.0 == 0 {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "Call graph")?;
+    writeln!(out)?;
+    for l in wrap(ESTIMATE_NOTE, 92) {
+        writeln!(out, "  {l}")?;
+    }
+    for note in &g.notes {
+        writeln!(out)?;
+        for (i, l) in wrap(note, 90).iter().enumerate() {
+            writeln!(out, "  {} {l}", if i == 0 { "*" } else { " " })?;
+        }
+    }
+    if g.functions.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "  (no calls were recorded)")?;
+        return Ok(());
+    }
+    writeln!(out)?;
+    for l in wrap(READING_NOTE, 92) {
+        writeln!(out, "  {l}")?;
+    }
+    for c in &g.cycles {
+        writeln!(out)?;
+        let names: Vec<&str> = c
+            .members
+            .iter()
+            .map(|&m| g.function(m).name.as_str())
+            .collect();
+        writeln!(
+            out,
+            "<cycle {}>: {} functions that call each other (recursion through {})",
+            c.number,
+            c.members.len(),
+            names.join(", ")
+        )?;
+        writeln!(
+            out,
+            "    {:.1}% of the time   self {}   ~children {}   {} calls into the cycle, {} between members",
+            g.percent(c.self_seconds + c.children_seconds),
+            secs(c.self_seconds),
+            secs(c.children_seconds),
+            c.calls,
+            c.internal_calls
+        )?;
+        for &m in &c.members {
+            let f = g.function(m);
+            writeln!(
+                out,
+                "      self {:>9}  {:>10}  {}",
+                secs(f.self_seconds),
+                format!("~{}", secs(f.children_seconds)),
+                g.label(m)
+            )?;
+        }
+    }
+    // Arcs by callee and by caller, so that printing stays linear in the graph's size.
+    let mut callers_of: Vec<Vec<&Arc>> = vec![Vec::new(); g.functions.len() + 1];
+    let mut callees_of: Vec<Vec<&Arc>> = vec![Vec::new(); g.functions.len() + 1];
+    for a in &g.arcs {
+        callers_of[a.callee].push(a);
+        callees_of[a.caller].push(a);
+    }
+    for f in &g.functions {
+        writeln!(out)?;
+        let calls = if f.self_calls != 0 {
+            format!("{} calls (+{} direct recursive)", f.calls, f.self_calls)
+        } else {
+            format!("{} calls", f.calls)
+        };
+        writeln!(
+            out,
+            "{}   {:.1}%   self {}   ~children {}   {}",
+            g.label(f.id),
+            g.percent(f.self_seconds + f.children_seconds),
+            secs(f.self_seconds),
+            secs(f.children_seconds),
+            calls
+        )?;
+        if let Some(loc) = &f.location {
+            writeln!(out, "    at {loc}")?;
+        }
+        let mut callers = std::mem::take(&mut callers_of[f.id]);
+        sort_arcs(&mut callers);
+        if callers.is_empty() && f.calls_from_unknown == 0 {
+            writeln!(
+                out,
+                "    called by: no recorded caller (program entry, a signal handler or a \
+                 thread start, or a caller not compiled for profiling)"
+            )?;
+        } else {
+            writeln!(out, "    called by:")?;
+            for a in &callers {
+                arc_line(g, a, a.caller, g.calls_into(f.id), out)?;
+            }
+            if f.calls_from_unknown != 0 {
+                writeln!(
+                    out,
+                    "      {:>15}  {:>10}  {UNKNOWN_CALLERS}",
+                    format!("{}/{}", f.calls_from_unknown, f.calls),
+                    "-"
+                )?;
+            }
+        }
+        let mut callees = std::mem::take(&mut callees_of[f.id]);
+        sort_arcs(&mut callees);
+        if !callees.is_empty() {
+            writeln!(out, "    calls:")?;
+            for a in callees {
+                arc_line(g, a, a.callee, g.calls_into(a.callee), out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Most time first, then most calls; calls within a cycle last.
+fn sort_arcs(arcs: &mut [&Arc]) {
+    arcs.sort_by(|l, r| {
+        l.within_cycle
+            .cmp(&r.within_cycle)
+            .then(
+                (r.self_seconds + r.children_seconds)
+                    .total_cmp(&(l.self_seconds + l.children_seconds)),
+            )
+            .then(r.count.cmp(&l.count))
+    });
+}
+
+fn arc_line(
+    g: &Graph,
+    a: &Arc,
+    other: usize,
+    total: u64,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    if a.within_cycle {
+        let what = if a.caller == a.callee {
+            "recursive".to_owned()
+        } else {
+            match g.function(a.caller).cycle {
+                Some(c) => format!("in cycle {c}"),
+                None => "in cycle".to_owned(),
+            }
+        };
+        writeln!(
+            out,
+            "      {:>15}  {:>10}  {}",
+            a.count,
+            what,
+            g.label(other)
+        )
+    } else {
+        writeln!(
+            out,
+            "      {:>15}  {:>10}  {}",
+            format!("{}/{}", a.count, total),
+            format!("~{}", secs(a.self_seconds + a.children_seconds)),
+            g.label(other)
+        )
+    }
+}
+
+/// The graph as one JSON object (documented in the module docs), indented by `indent`
+/// spaces after the first line.
+pub fn to_json(g: &Graph, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut s = String::from("{\n");
+    let item = |s: &mut String, key: &str, value: String, last: bool| {
+        s.push_str(&format!(
+            "{pad}  {}: {value}{}\n",
+            json_str(key),
+            if last { "" } else { "," }
+        ));
+    };
+    item(&mut s, "estimate_note", json_str(ESTIMATE_NOTE), false);
+    item(&mut s, "total_seconds", json_num(g.total_seconds), false);
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "[]".to_owned()
+        } else {
+            format!(
+                "[\n{pad}    {}\n{pad}  ]",
+                items.join(&format!(",\n{pad}    "))
+            )
+        }
+    };
+    let functions = g
+        .functions
+        .iter()
+        .map(|f| {
+            format!(
+                "{{\"id\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"cycle\": {}, \"percent\": {}, \"self_seconds\": {}, \"children_seconds\": {}, \"calls\": {}, \"self_calls\": {}, \"calls_from_unknown\": {}}}",
+                f.id,
+                json_str(&f.name),
+                json_str(&f.raw_name),
+                f.location.as_deref().map(json_str).unwrap_or_else(|| "null".into()),
+                json_opt(f.cycle),
+                json_num(g.percent(f.self_seconds + f.children_seconds)),
+                json_num(f.self_seconds),
+                json_num(f.children_seconds),
+                f.calls,
+                f.self_calls,
+                f.calls_from_unknown
+            )
+        })
+        .collect();
+    item(&mut s, "functions", list(functions), false);
+    let arcs = g
+        .arcs
+        .iter()
+        .map(|a| {
+            format!(
+                "{{\"caller\": {}, \"callee\": {}, \"count\": {}, \"within_cycle\": {}, \"self_seconds\": {}, \"children_seconds\": {}}}",
+                a.caller,
+                a.callee,
+                a.count,
+                a.within_cycle,
+                json_num(a.self_seconds),
+                json_num(a.children_seconds)
+            )
+        })
+        .collect();
+    item(&mut s, "arcs", list(arcs), false);
+    let cycles = g
+        .cycles
+        .iter()
+        .map(|c| {
+            let members: Vec<String> = c.members.iter().map(|m| m.to_string()).collect();
+            format!(
+                "{{\"number\": {}, \"members\": [{}], \"calls\": {}, \"internal_calls\": {}, \"self_seconds\": {}, \"children_seconds\": {}, \"percent\": {}}}",
+                c.number,
+                members.join(", "),
+                c.calls,
+                c.internal_calls,
+                json_num(c.self_seconds),
+                json_num(c.children_seconds),
+                json_num(g.percent(c.self_seconds + c.children_seconds))
+            )
+        })
+        .collect();
+    item(&mut s, "cycles", list(cycles), false);
+    item(
+        &mut s,
+        "unplaced_arcs",
+        format!(
+            "{{\"arcs\": {}, \"calls\": {}}}",
+            g.unplaced_arcs.0, g.unplaced_arcs.1
+        ),
+        false,
+    );
+    item(
+        &mut s,
+        "zero_count_arcs",
+        g.zero_count_arcs.to_string(),
+        false,
+    );
+    let notes: Vec<String> = g.notes.iter().map(|n| json_str(n)).collect();
+    item(&mut s, "notes", list(notes), true);
+    s.push_str(&pad);
+    s.push('}');
+    s
+}

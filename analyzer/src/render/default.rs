@@ -1,0 +1,260 @@
+//! The default report as a table, JSON or CSV: rendering only (the numbers are in
+//! [`Report`], built by [`crate::report::default::build`]).
+
+use std::io::Write;
+
+use crate::json::{json_list, json_num, json_str};
+use crate::render::table::Table;
+use crate::render::units::human_seconds;
+use crate::report::default::Report;
+use crate::Result;
+
+/// `lo–hi` with the unit once when both ends share it (`122–309 ms`), else both units.
+fn interval(lo: f64, hi: f64) -> String {
+    let (l, h) = (human_seconds(lo), human_seconds(hi));
+    match (l.rsplit_once(' '), h.rsplit_once(' ')) {
+        (Some((lv, lu)), Some((hv, hu))) if lu == hu => format!("{lv}–{hv} {hu}"),
+        _ => format!("{l}–{h}"),
+    }
+}
+
+/// Names longer than this are shortened in the table (generic arguments first; JSON and CSV
+/// keep the full name).
+const NAME_WIDTH: usize = 48;
+
+/// The widest the table gets while names can still be shortened to fit.
+const TABLE_WIDTH: usize = 120;
+
+/// Names are not shortened below this to fit [`TABLE_WIDTH`].
+const MIN_NAME_WIDTH: usize = 24;
+
+/// Locations longer than this keep their first directory and their file.
+const LOCATION_WIDTH: usize = 32;
+
+/// Characters of a psql-style table line: every column's widest cell plus its two spaces of
+/// padding, and one `|` between columns.
+fn table_width(header: &[&str], rows: &[Vec<String>]) -> usize {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    widths.iter().map(|w| w + 2).sum::<usize>() + widths.len().saturating_sub(1)
+}
+
+/// What a profile without samples in the executable means, and what to do about it.
+pub fn no_samples_note(exe: &str) -> String {
+    format!(
+        "no samples fell in {exe}'s own code: it used too little CPU, or spent it in shared \
+         libraries or the kernel (which gmon's single histogram cannot hold); profile a longer \
+         run or sample faster (PROFIL_HZ, `profil-report run --hz`)"
+    )
+}
+
+/// The table (with the call graph after it).
+pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
+    let hz = f64::from(report.hz);
+    writeln!(
+        out,
+        "Flat profile of {} ({} gmon file{}): {} samples at {} Hz = {} of CPU time",
+        report.executable,
+        report.gmon_files.len(),
+        if report.gmon_files.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        report.total_samples,
+        report.hz,
+        human_seconds(report.total_samples as f64 / hz)
+    )?;
+    writeln!(out)?;
+    if report.total_samples == 0 {
+        // An empty table says nothing; what happened, and what to do, does.
+        writeln!(out, "note: {}", no_samples_note(&report.executable))?;
+        crate::render::callgraph::print_text(&report.call_graph, out)?;
+        return Ok(());
+    }
+    // Columns that would be empty for every row are left out: the per-call columns without
+    // call counts (a profile without arcs), the location without debug info.
+    let calls = report.rows.iter().any(|r| r.calls.is_some());
+    let locations = report.rows.iter().any(|r| r.location.is_some());
+    // No "cumulative" column (gprof's running sum of self times) in the table: it repeats
+    // what the rows say, and the width goes to names. JSON and CSV keep it.
+    let mut header = vec!["% time", "self", "samples", "95% interval"];
+    if calls {
+        header.extend(["calls", "self/call", "total/call"]);
+    }
+    header.push("function");
+    if locations {
+        header.push("location");
+    }
+    let numeric = header.len() - 1 - usize::from(locations);
+    let cwd = crate::render::names::current_dir();
+    let full: Vec<&str> = report.rows.iter().map(|r| r.name.as_str()).collect();
+    let rows_with = |name_width: usize| -> Vec<Vec<String>> {
+        let names = crate::render::names::short_names(&full, name_width);
+        let mut rows = Vec::with_capacity(report.rows.len());
+        for ((r, d), name) in report.rows.iter().zip(&report.numbers).zip(names) {
+            let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
+            let mut name = name;
+            if !r.fragments.is_empty() {
+                name += &format!(" (+{})", r.fragments.len());
+            }
+            let mut row = vec![
+                format!("{:.2}", d.percent),
+                human_seconds(d.self_s),
+                crate::render::units::samples(r.samples),
+                interval(d.ci.0, d.ci.1),
+            ];
+            if calls {
+                row.extend([
+                    r.calls.map(|c| c.to_string()).unwrap_or_default(),
+                    opt(d.self_per_call),
+                    opt(d.total_per_call),
+                ]);
+            }
+            row.push(name);
+            if locations {
+                row.push(
+                    r.location
+                        .as_deref()
+                        .map(|l| {
+                            let l = crate::render::names::short_location(l, cwd.as_deref());
+                            crate::render::names::fit_location(&l, LOCATION_WIDTH)
+                        })
+                        .unwrap_or_default(),
+                );
+            }
+            rows.push(row);
+        }
+        rows
+    };
+    // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH).
+    let mut rows = rows_with(NAME_WIDTH);
+    let width = table_width(&header, &rows);
+    if width > TABLE_WIDTH {
+        let narrower = NAME_WIDTH
+            .saturating_sub(width - TABLE_WIDTH)
+            .max(MIN_NAME_WIDTH);
+        rows = rows_with(narrower);
+    }
+    let mut b = Table::new();
+    b.row(header);
+    for row in rows {
+        b.row(row);
+    }
+    writeln!(out, "{}", b.render(numeric))?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "95% interval: the self times a sample count like this one is consistent with;\n\
+         differences inside it are noise."
+    )?;
+    if report.rows.iter().any(|r| !r.fragments.is_empty()) {
+        writeln!(
+            out,
+            "(+N): N .cold/.part fragments folded into the function."
+        )?;
+    }
+    crate::render::callgraph::print_text(&report.call_graph, out)?;
+    Ok(())
+}
+
+/// One JSON object (see [`crate::report::default`] for the fields).
+pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
+    let opt = |v: Option<f64>| v.map(json_num).unwrap_or_else(|| "null".into());
+    writeln!(out, "{{")?;
+    writeln!(out, "  \"executable\": {},", json_str(&report.executable))?;
+    writeln!(out, "  \"gmon_files\": {},", json_list(&report.gmon_files))?;
+    writeln!(out, "  \"hz\": {},", report.hz)?;
+    writeln!(out, "  \"total_samples\": {},", report.total_samples)?;
+    writeln!(
+        out,
+        "  \"total_seconds\": {},",
+        json_num(report.total_samples as f64 / f64::from(report.hz))
+    )?;
+    writeln!(out, "  \"warnings\": {},", json_list(&report.warnings))?;
+    writeln!(out, "  \"rows\": [")?;
+    let n = report.rows.len();
+    for (i, (r, d)) in report.rows.iter().zip(&report.numbers).enumerate() {
+        writeln!(
+            out,
+            "    {{\"rank\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"percent\": {}, \"cumulative_seconds\": {}, \"self_seconds\": {}, \"samples\": {}, \"ci95_low_seconds\": {}, \"ci95_high_seconds\": {}, \"calls\": {}, \"self_seconds_per_call\": {}, \"total_seconds_per_call\": {}, \"aliases\": {}, \"fragments\": {}}}{}",
+            i + 1,
+            json_str(&r.name),
+            json_str(&r.raw_name),
+            r.location.as_deref().map(json_str).unwrap_or_else(|| "null".into()),
+            json_num(d.percent),
+            json_num(d.cumulative),
+            json_num(d.self_s),
+            json_num(r.samples),
+            json_num(d.ci.0),
+            json_num(d.ci.1),
+            r.calls.map(|c| c.to_string()).unwrap_or_else(|| "null".into()),
+            opt(d.self_per_call),
+            opt(d.total_per_call),
+            json_list(&r.aliases),
+            json_list(&r.fragments),
+            if i + 1 < n { "," } else { "" }
+        )?;
+    }
+    writeln!(out, "  ],")?;
+    writeln!(
+        out,
+        "  \"call_graph\": {}",
+        crate::render::callgraph::to_json(&report.call_graph, 2)
+    )?;
+    writeln!(out, "}}")?;
+    Ok(())
+}
+
+/// The CSV header (the row fields, in order).
+pub const CSV_FIELDS: [&str; 15] = [
+    "rank",
+    "name",
+    "raw_name",
+    "location",
+    "percent",
+    "cumulative_seconds",
+    "self_seconds",
+    "samples",
+    "ci95_low_seconds",
+    "ci95_high_seconds",
+    "calls",
+    "self_seconds_per_call",
+    "total_seconds_per_call",
+    "aliases",
+    "fragments",
+];
+
+/// A header line and one line per row.
+pub fn csv(report: &Report, out: &mut impl Write) -> Result<()> {
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    let rows = report
+        .rows
+        .iter()
+        .zip(&report.numbers)
+        .enumerate()
+        .map(|(i, (r, d))| {
+            [
+                (i + 1).to_string(),
+                r.name.clone(),
+                r.raw_name.clone(),
+                r.location.clone().unwrap_or_default(),
+                format!("{}", d.percent),
+                format!("{}", d.cumulative),
+                format!("{}", d.self_s),
+                format!("{}", r.samples),
+                format!("{}", d.ci.0),
+                format!("{}", d.ci.1),
+                r.calls.map(|c| c.to_string()).unwrap_or_default(),
+                opt(d.self_per_call),
+                opt(d.total_per_call),
+                r.aliases.join(";"),
+                r.fragments.join(";"),
+            ]
+        });
+    crate::render::csv::write(out, &CSV_FIELDS, rows)
+}

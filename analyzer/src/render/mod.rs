@@ -1,0 +1,14 @@
+//! Rendering report data for people: how names and locations are shortened in tables
+//! ([`names`]), how times are written ([`units`]), the one table layout ([`table`]), the
+//! CSV writer ([`csv`]), the default report's call graph as text and JSON ([`callgraph`]) and
+//! the pcsample timeline as text and SVG ([`timeline`]); the default report's table, JSON and
+//! CSV ([`default`]).
+//! (The reports' JSON and CSV keep the full forms.)
+
+pub mod callgraph;
+pub mod csv;
+pub mod default;
+pub mod names;
+pub mod table;
+pub mod timeline;
+pub mod units;

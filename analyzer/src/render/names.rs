@@ -1,0 +1,304 @@
+//! Names and locations as a table shows them: short enough to read, with the full form left
+//! to JSON and CSV.
+//!
+//! * [`short_name`]: generic arguments are elided (`Vec<alloc::string::String>` becomes
+//!   `Vec<…>`), qualified paths and `impl` blocks keep their shape
+//!   (`<alloc::vec::Vec<…> as core::ops::drop::Drop>::drop`), and a name still longer than
+//!   the limit keeps its last path segments behind `…::`.
+//! * [`short_location`]: a path under the current directory is shown relative to it; a
+//!   registry source as `crate-version/src/file.rs:line`; the standard library as
+//!   `library/…`; and a file that no longer exists (a deleted build directory) by its name
+//!   only.
+
+use std::path::{Path, PathBuf};
+
+/// `name` with its generic arguments elided, then cut to at most `max` characters at a `::`
+/// boundary from the left (the function's own name is the part that matters). A method keeps
+/// its type (the last two segments) even beyond `max`.
+pub fn short_name(name: &str, max: usize) -> String {
+    cut_path(&elide_generics(name, 1), max)
+}
+
+/// [`short_name`] for names that would otherwise look the same (instances of one generic
+/// function): the outermost generic arguments are kept, only nested ones are elided
+/// (`Accumulator<u32,64>::sum`, `HashMap<String,Vec<…>>::insert`).
+pub fn short_name_with_arguments(name: &str, max: usize) -> String {
+    cut_path(&elide_generics(name, 2), max)
+}
+
+/// Shorten every name of a table with [`short_name`], falling back to
+/// [`short_name_with_arguments`] for names that would collide.
+pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
+    let short: Vec<String> = names.iter().map(|n| short_name(n, max)).collect();
+    // The distinct full names behind each short one (identical full names, such as the
+    // instances of a generic function under legacy mangling, stay identical anyway).
+    let mut behind: std::collections::HashMap<&str, std::collections::HashSet<&str>> =
+        std::collections::HashMap::new();
+    for (s, n) in short.iter().zip(names) {
+        behind.entry(s.as_str()).or_default().insert(n);
+    }
+    names
+        .iter()
+        .zip(&short)
+        .map(|(n, s)| {
+            if behind[s.as_str()].len() > 1 {
+                short_name_with_arguments(n, max)
+            } else {
+                s.clone()
+            }
+        })
+        .collect()
+}
+
+fn cut_path(elided: &str, max: usize) -> String {
+    if elided.chars().count() <= max {
+        return elided.to_owned();
+    }
+    // Drop leading path segments (outside angle brackets) until it fits.
+    let mut depth = 0i32;
+    let bytes = elided.as_bytes();
+    let mut cuts = Vec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'<' => depth += 1,
+            b'>' => depth -= 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') && i > 0 => cuts.push(i + 2),
+            _ => {}
+        }
+    }
+    // Never fewer than the last two segments (a method's type and its name), even beyond
+    // `max`.
+    let keep = cuts
+        .len()
+        .saturating_sub(1)
+        .max(usize::from(cuts.len() == 1));
+    for &c in &cuts[..keep] {
+        let tail = &elided[c..];
+        if tail.chars().count() + 3 <= max || c == cuts[keep - 1] {
+            return format!("…::{tail}");
+        }
+    }
+    // One segment far longer than the limit: keep its end.
+    let n = elided.chars().count();
+    let tail: String = elided.chars().skip(n + 1 - max.max(2)).collect();
+    format!("…{tail}")
+}
+
+/// Replace the contents of every generic argument list (a `<` right after an identifier or
+/// `::`-less path end) by `…`. A `<` that opens a qualified path (`<T as Trait>`) or an
+/// `impl` segment (`<impl Trait for T>`) starts a name or follows `::`, and is kept.
+/// Argument lists at nesting depth `depth` or deeper (1: every list) are elided.
+fn elide_generics(name: &str, depth: usize) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len());
+    // Open generic-argument lists around the current position (qualified-path brackets do
+    // not count).
+    let mut open: Vec<bool> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let after_ident = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        if c == '<' {
+            let generic = after_ident && matching_close(&chars, i).is_some();
+            let level = open.iter().filter(|&&g| g).count() + 1;
+            if generic && level >= depth {
+                let end = matching_close(&chars, i).unwrap_or(i);
+                out.push_str("<…>");
+                i = end + 1;
+                continue;
+            }
+            open.push(generic);
+        } else if c == '>' && !open.is_empty() && !(i > 0 && chars[i - 1] == '-') {
+            open.pop();
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// The index of the `>` closing the `<` at `open`, if any (`operator<<` has none).
+fn matching_close(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (j, &d) in chars.iter().enumerate().skip(open) {
+        match d {
+            '<' => depth += 1,
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `file:line` as a table shows it (see the module docs). `cwd` is the current directory.
+pub fn short_location(location: &str, cwd: Option<&Path>) -> String {
+    let (file, line) = match location.rsplit_once(':') {
+        Some((f, l)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => (f, Some(l)),
+        _ => (location, None),
+    };
+    let shown = short_file(file, cwd);
+    match line {
+        Some(l) => format!("{shown}:{l}"),
+        None => shown,
+    }
+}
+
+fn short_file(file: &str, cwd: Option<&Path>) -> String {
+    let path = Path::new(file);
+    // ~/.cargo/registry/src/<index>/<crate>-<version>/src/lib.rs
+    if let Some(i) = file.find("/registry/src/") {
+        let rest = &file[i + "/registry/src/".len()..];
+        if let Some((_, in_index)) = rest.split_once('/') {
+            return in_index.to_owned();
+        }
+    }
+    // /rustc/<commit>/library/core/src/…
+    if let Some(rest) = file.strip_prefix("/rustc/") {
+        if let Some((_, in_tree)) = rest.split_once('/') {
+            return in_tree.to_owned();
+        }
+    }
+    if path.is_absolute() {
+        if let Some(rel) = cwd.and_then(|c| path.strip_prefix(c).ok()) {
+            return rel.display().to_string();
+        }
+        if !path.exists() {
+            // A deleted temporary build directory means nothing to the reader: the name does.
+            return path
+                .file_name()
+                .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
+        }
+    }
+    file.to_owned()
+}
+
+/// A location of at most `max` characters: longer ones keep their first directory and their
+/// file (`library/…/memchr.rs:111`), or only the file when even that is too long.
+pub fn fit_location(location: &str, max: usize) -> String {
+    if location.chars().count() <= max {
+        return location.to_owned();
+    }
+    let parts: Vec<&str> = location.split('/').collect();
+    let last = parts.last().copied().unwrap_or(location);
+    if parts.len() > 2 {
+        let kept = format!("{}/…/{last}", parts[0]);
+        if kept.chars().count() <= max {
+            return kept;
+        }
+    }
+    last.to_owned()
+}
+
+/// The current directory, for [`short_location`].
+pub fn current_dir() -> Option<PathBuf> {
+    std::env::current_dir().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generic_arguments_are_elided() {
+        assert_eq!(
+            short_name("core::ptr::drop_in_place<alloc::vec::Vec<u8>>", 80),
+            "core::ptr::drop_in_place<…>"
+        );
+        assert_eq!(
+            short_name("<alloc::vec::Vec<T,A> as core::ops::drop::Drop>::drop", 80),
+            "<alloc::vec::Vec<…> as core::ops::drop::Drop>::drop"
+        );
+        assert_eq!(
+            short_name("hashbrown::map::HashMap<K,V,S>::insert", 80),
+            "hashbrown::map::HashMap<…>::insert"
+        );
+        assert_eq!(short_name("parse_records", 80), "parse_records");
+        assert_eq!(short_name("operator<<", 80), "operator<<");
+    }
+
+    #[test]
+    fn colliding_names_keep_their_outer_arguments() {
+        let names = [
+            "p::m::Accumulator<u32,64>::accumulate",
+            "p::m::Accumulator<u16,64>::accumulate",
+            "p::m::other",
+        ];
+        assert_eq!(
+            short_names(&names, 80),
+            [
+                "p::m::Accumulator<u32,64>::accumulate",
+                "p::m::Accumulator<u16,64>::accumulate",
+                "p::m::other"
+            ]
+        );
+        assert_eq!(
+            short_name_with_arguments("a::HashMap<String,Vec<u8>>::insert", 80),
+            "a::HashMap<String,Vec<…>>::insert"
+        );
+        assert_eq!(
+            short_name("a::HashMap<String,Vec<u8>>::insert", 80),
+            "a::HashMap<…>::insert"
+        );
+    }
+
+    #[test]
+    fn long_names_keep_their_last_segments() {
+        let s = short_name(
+            "my_crate::some::deeply::nested::module::path::Type<X>::function_name",
+            40,
+        );
+        assert!(s.chars().count() <= 40, "{s}");
+        assert!(
+            s.starts_with("…::") && s.ends_with("Type<…>::function_name"),
+            "{s}"
+        );
+        let s = short_name(&"x".repeat(100), 20);
+        assert_eq!(s.chars().count(), 20, "{s}");
+    }
+
+    #[test]
+    fn long_locations_keep_their_first_directory_and_file() {
+        assert_eq!(fit_location("src/main.rs:6", 32), "src/main.rs:6");
+        assert_eq!(
+            fit_location("library/core/src/slice/memchr.rs:111", 32),
+            "library/…/memchr.rs:111"
+        );
+        assert_eq!(
+            fit_location("a/b/c/a-very-long-file-name.rs:1", 10),
+            "a-very-long-file-name.rs:1"
+        );
+    }
+
+    #[test]
+    fn locations_are_relative_or_recognisable() {
+        let cwd = Path::new("/home/me/proj");
+        assert_eq!(
+            short_location("/home/me/proj/src/main.rs:12", Some(cwd)),
+            "src/main.rs:12"
+        );
+        assert_eq!(
+            short_location(
+                "/home/me/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.200/src/de.rs:40",
+                Some(cwd)
+            ),
+            "serde-1.0.200/src/de.rs:40"
+        );
+        assert_eq!(
+            short_location(
+                "/rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf/library/core/src/ptr/mod.rs:523",
+                Some(cwd)
+            ),
+            "library/core/src/ptr/mod.rs:523"
+        );
+        assert_eq!(
+            short_location("/tmp/gone-12345/build/prog.c:7", Some(cwd)),
+            "prog.c:7"
+        );
+        assert_eq!(short_location("prog.c:7", Some(cwd)), "prog.c:7");
+    }
+}

@@ -1,0 +1,299 @@
+//! Bad input and scale. Inputs that are not files of a known size (devices and FIFOs given as
+//! the profile or the executable) must each end promptly with one line naming the file and
+//! exit status 2, having read no more than the file's own headers justify; and many large
+//! profiles are summed holding one at a time.
+//!
+//! Every run is fenced: the address space is limited to 1 GiB (an unbounded read fails with
+//! "out of memory" instead of eating the machine) and a run that has not ended after
+//! [`DEADLINE`] is killed and fails the test (a blocking open or read never ends, however
+//! fast the machine).
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_profil-report");
+const DEADLINE: Duration = Duration::from_secs(60);
+const ADDRESS_SPACE: libc::rlim_t = 1 << 30;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/gcc-pg")
+        .join(name)
+}
+
+struct Run {
+    code: Option<i32>,
+    stderr: String,
+    max_rss_kb: i64,
+}
+
+/// Run the analyzer fenced (see the module docs).
+fn fenced<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
+    // which is async-signal-safe, on a stack value.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: ADDRESS_SPACE,
+                rlim_max: ADDRESS_SPACE,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    // Reaped by wait4 below (for its rusage), which clippy cannot see.
+    #[allow(clippy::zombie_processes)]
+    let mut child = cmd.spawn().expect("start profil-report");
+    let pid = child.id() as libc::pid_t;
+    let start = Instant::now();
+    let (status, usage) = loop {
+        let mut status = 0;
+        // SAFETY: all-zero is a valid rusage; wait4 fills it.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 on our own child with valid out-pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break (status, usage);
+        }
+        assert_eq!(r, 0, "wait4 failed");
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("profil-report did not end within {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Run {
+        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        stderr,
+        max_rss_kb: usage.ru_maxrss,
+    }
+}
+
+/// One line, naming `file`, exit status 2, not an allocation failure, small.
+fn assert_clean_error(run: &Run, file: &str) {
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("profil-report: ") && run.stderr.contains(file),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("out of memory"), "{}", run.stderr);
+    // A debug build of the analyzer with a small executable: tens of MB at most. The bound
+    // is generous; unbounded reading reaches the 1 GiB fence.
+    assert!(
+        run.max_rss_kb < 256 * 1024,
+        "{} KB: {}",
+        run.max_rss_kb,
+        run.stderr
+    );
+}
+
+#[test]
+fn dev_zero_as_the_gmon_file() {
+    let run = fenced([fixture("loop2").as_os_str(), OsStr::new("/dev/zero")]);
+    assert_clean_error(&run, "/dev/zero: ");
+}
+
+#[test]
+fn dev_urandom_as_the_gmon_file() {
+    // Random bytes may pass for a BSD header with 4-byte addresses; what that costs is bounded
+    // (extent::BSD_HISTOGRAM_LIMIT), so a few runs all end cleanly.
+    for _ in 0..4 {
+        let run = fenced([fixture("loop2").as_os_str(), OsStr::new("/dev/urandom")]);
+        assert_clean_error(&run, "/dev/urandom: ");
+    }
+}
+
+#[test]
+fn dev_zero_as_the_executable() {
+    let run = fenced([OsStr::new("/dev/zero"), fixture("loop2.gmon").as_os_str()]);
+    assert_clean_error(&run, "/dev/zero");
+}
+
+#[test]
+fn dev_urandom_as_the_executable() {
+    for _ in 0..4 {
+        let run = fenced([
+            OsStr::new("/dev/urandom"),
+            fixture("loop2.gmon").as_os_str(),
+        ]);
+        assert_clean_error(&run, "/dev/urandom");
+    }
+}
+
+#[test]
+fn dev_zero_to_dump() {
+    let run = fenced(["dump", "/dev/zero"]);
+    assert_clean_error(&run, "/dev/zero: ");
+}
+
+#[test]
+fn dev_zero_to_merge() {
+    let dir = std::env::temp_dir().join(format!("profil-bad-input-merge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("sum.gmon");
+    let run = fenced([
+        OsStr::new("merge"),
+        OsStr::new("-o"),
+        out.as_os_str(),
+        fixture("loop2.gmon").as_os_str(),
+        OsStr::new("/dev/zero"),
+    ]);
+    assert_clean_error(&run, "/dev/zero: ");
+    assert!(!out.exists(), "no sum is written from a bad input");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A FIFO that no process writes to.
+struct Fifo(PathBuf);
+
+impl Fifo {
+    fn new(tag: &str) -> Fifo {
+        let dir =
+            std::env::temp_dir().join(format!("profil-bad-input-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("fifo");
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        Fifo(p)
+    }
+}
+
+impl Drop for Fifo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(self.0.parent().unwrap());
+    }
+}
+
+#[test]
+fn fifo_without_a_writer_as_the_gmon_file() {
+    let f = Fifo::new("gmon");
+    let run = fenced([fixture("loop2").as_os_str(), f.0.as_os_str()]);
+    assert_clean_error(&run, &f.0.display().to_string());
+    assert!(run.stderr.contains("too short"), "{}", run.stderr);
+}
+
+#[test]
+fn fifo_without_a_writer_as_the_executable() {
+    let f = Fifo::new("exe");
+    let run = fenced([f.0.as_os_str(), fixture("loop2.gmon").as_os_str()]);
+    assert_clean_error(&run, &f.0.display().to_string());
+}
+
+#[test]
+fn fifo_without_a_writer_to_dump() {
+    let f = Fifo::new("dump");
+    let run = fenced([OsStr::new("dump"), f.0.as_os_str()]);
+    assert_clean_error(&run, &f.0.display().to_string());
+}
+
+/// A pipe with a writer is read to the end: `profil-report prog <(cat gmon.out)`.
+#[test]
+fn a_pipe_with_a_writer_is_read_whole() {
+    let gmon = std::fs::read(fixture("loop2.gmon")).unwrap();
+    let mut cat = Command::new("cat")
+        .arg(fixture("loop2.gmon"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = Command::new(BIN)
+        .arg(fixture("loop2"))
+        .arg("/dev/stdin")
+        .stdin(cat.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    cat.wait().unwrap();
+    let from_pipe = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_file = Command::new(BIN)
+        .arg(fixture("loop2"))
+        .arg(fixture("loop2.gmon"))
+        .output()
+        .unwrap();
+    assert!(!gmon.is_empty());
+    // Same report, up to the file name in the header line.
+    let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        body(&from_pipe),
+        body(&String::from_utf8_lossy(&from_file.stdout))
+    );
+}
+
+/// A GNU gmon file of `bins` 2-byte bins (one histogram over loop2's address space onwards,
+/// every 997th bin counted once).
+fn big_gmon(path: &std::path::Path, bins: u32) {
+    let mut d = b"gmon".to_vec();
+    d.extend_from_slice(&1u32.to_le_bytes());
+    d.extend_from_slice(&[0; 12]);
+    d.push(0);
+    d.extend_from_slice(&0x1000u64.to_le_bytes());
+    d.extend_from_slice(&(0x1000 + 4 * u64::from(bins)).to_le_bytes());
+    d.extend_from_slice(&bins.to_le_bytes());
+    d.extend_from_slice(&100u32.to_le_bytes());
+    d.extend_from_slice(b"seconds\0\0\0\0\0\0\0\0s");
+    let mut hist = vec![0u8; 2 * bins as usize];
+    for i in (0..bins as usize).step_by(997) {
+        hist[2 * i] = 1;
+    }
+    d.extend_from_slice(&hist);
+    std::fs::write(path, d).unwrap();
+}
+
+/// Summing N large profiles costs about what one costs: each file is read, added and let go
+/// before the next (the same file named 16 times is 16 mappings when all are held).
+#[test]
+fn many_large_profiles_are_summed_one_at_a_time() {
+    let dir = std::env::temp_dir().join(format!("profil-bad-input-sum-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gmon = dir.join("big.gmon");
+    let bins = 2 << 20;
+    big_gmon(&gmon, bins);
+    let file_kb = i64::from(bins) * 2 / 1024;
+    let exe = fixture("loop2");
+    for mode in [&[][..], &["--gprof", "-b", "-p"][..], &["-l"][..]] {
+        let rss = |copies: usize| {
+            let mut args: Vec<&OsStr> = mode.iter().map(OsStr::new).collect();
+            args.push(exe.as_os_str());
+            args.extend(std::iter::repeat_n(gmon.as_os_str(), copies));
+            let run = fenced(args);
+            assert_eq!(run.code, Some(0), "{mode:?}: {}", run.stderr);
+            run.max_rss_kb
+        };
+        let (one, many) = (rss(1), rss(16));
+        // Holding all 16 would add 15 files' worth; streaming adds next to nothing.
+        assert!(
+            many < one + 4 * file_kb,
+            "{mode:?}: 1 file {one} KB, 16 files {many} KB (one file is {file_kb} KB)"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
