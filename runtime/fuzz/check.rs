@@ -754,6 +754,19 @@ fn choose_pc(inp: &mut Input<'_>, model: &Model) -> usize {
 /// disagreement.
 pub fn check(data: &[u8]) {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    check_locked(data);
+}
+
+/// [`check`], then the arena's bytes as the final stop left them, read under the same hold of
+/// the lock (another thread's check would refill the arena between two holds).
+#[allow(dead_code)] // used by the stable replay tests, not the fuzz target
+pub fn check_then_arena(data: &[u8]) -> Vec<u8> {
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    check_locked(data);
+    memory().arena_bytes().to_vec()
+}
+
+fn check_locked(data: &[u8]) {
     reset();
     let m = memory();
     let mut inp = Input { data, pos: 0 };

@@ -126,9 +126,7 @@ fn arena_after(ops: &Ops) -> Vec<u8> {
         let name = format!("seed-{:016x}", fnv1a(&ops.0));
         std::fs::write(std::path::Path::new(&dir).join(name), &ops.0).unwrap();
     }
-    check(&ops.0);
-    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    memory().arena_bytes().to_vec()
+    check_then_arena(&ops.0)
 }
 
 fn fnv1a(b: &[u8]) -> u64 {
