@@ -17,6 +17,9 @@
 //!    into `PROFIL_RT_ERROR`, empty placeholder files are written so that `include_bytes!`
 //!    still compiles, and the analyzer still builds; every command that needs the runtime then
 //!    reports the reason.
+//! 4. For the integration tests only: `malformed_cases.rs` in OUT_DIR holds one `#[test]` per
+//!    line of `fixtures/malformed/cases.txt`, so that each malformed input is a named test of
+//!    its own inside the one test binary (`tests/integration/malformed.rs` includes it).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -76,10 +79,12 @@ fn main() {
         "crates/gmon/src",
         "crates/gmon/Cargo.toml",
         "Cargo.lock",
+        "fixtures/malformed/cases.txt",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }
     println!("cargo:rerun-if-env-changed=PROFIL_RT_SKIP_BUILD");
+    malformed_cases(&root.join("fixtures/malformed/cases.txt"), &out_dir);
 
     let result = if env::var_os("PROFIL_RT_SKIP_BUILD").is_some() {
         Err("the runtime build was skipped (PROFIL_RT_SKIP_BUILD is set)".to_string())
@@ -105,6 +110,50 @@ fn main() {
             println!("cargo:rustc-env=PROFIL_RT_ERROR={}", e.replace('\n', " "));
         }
     }
+}
+
+/// Write `OUT_DIR/malformed_cases.rs`: for each `ROLE FILE` line of `cases` (see that file),
+/// `#[test] fn <role>_<file>() { check(ROLE, "FILE") }`, the name made of the line's letters
+/// and digits (others become `_`; a repeated name gets a numeric suffix). An unreadable list
+/// gives no tests; the integration test that counts the cases then fails.
+fn malformed_cases(cases: &Path, out_dir: &Path) {
+    let text = std::fs::read_to_string(cases).unwrap_or_default();
+    let mut code = String::new();
+    let mut seen = std::collections::HashSet::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let (Some(role), Some(file)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let variant = match role {
+            "gmon" => "Gmon",
+            "exe" => "Exe",
+            _ => continue,
+        };
+        let base: String = format!("{role}_{file}")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let mut name = base.clone();
+        let mut n = 2;
+        while !seen.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        code.push_str(&format!(
+            "#[test]\nfn {name}() {{\n    super::run_case(super::Role::{variant}, {file:?});\n}}\n"
+        ));
+    }
+    std::fs::write(out_dir.join("malformed_cases.rs"), code).expect("write to OUT_DIR");
 }
 
 fn build(root: &Path, out_dir: &Path) -> Result<(PathBuf, PathBuf), String> {

@@ -1,5 +1,5 @@
 // The analyzer's whole input path on one fuzz input, shared by the cargo-fuzz target
-// (fuzz_targets/analyze.rs) and the stable replay test (analyzer/tests/fuzz_regressions.rs),
+// (fuzz_targets/analyze.rs) and the stable replay test (analyzer/tests/integration/fuzz_regressions.rs),
 // which both `include!` this file.
 //
 // Input layout (every split is total: any byte string is a valid input):

@@ -111,7 +111,7 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
             .unwrap_or(SI.len());
     }
     // Off the table, gprof 2.40 (Debian's build) reads the byte after SItab: it prints `<`
-    // (tests/malformed.rs, rate-zero.gmon); the smallest unit's scale stands in for its scale.
+    // (tests/integration/malformed.rs, rate-zero.gmon); the smallest unit's scale stands in for its scale.
     let (prefix, scale) = SI.get(idx).copied().unwrap_or((b'<', SI[SI.len() - 1].1));
     let dim = a.hist.dimension.as_slice();
     let unit = [prefix, a.hist.abbrev, b'/', b'c', b'a', b'l', b'l'];

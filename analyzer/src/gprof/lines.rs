@@ -30,7 +30,7 @@
 //!   passes over `.text` disagree. This mode prints the profile there instead.
 //! * Tested byte for byte against gprof on C (`-O0`..`-O3`, inlining, two units), C++ (`-O0`,
 //!   header code), and optimized Rust (cross-crate inlining): see
-//!   `analyzer/tests/lines_gprof.rs`.
+//!   `analyzer/tests/integration/lines_gprof.rs`.
 
 use std::collections::HashMap;
 

@@ -1,0 +1,213 @@
+//! Helpers every oracle test shares: temporary directories, compiling and running programs
+//! at test time, running the installed GNU gprof and our binary, and comparing the two byte
+//! for byte. Used directly and through `cg_support`, `flat_support`, `lines_support` and
+//! `ux_support`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The tests' one scratch-directory type: a fresh directory under the system temp dir,
+/// removed on drop, but kept for inspection when the test fails (the thread is panicking) or
+/// `PROFIL_KEEP_TMP` is set.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("profil-test-{}-{tag}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn join(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::env::var_os("PROFIL_KEEP_TMP").is_none() && !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A path under the repository's `fixtures/` directory.
+pub fn fixtures_dir(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(rel)
+}
+
+/// `out`, after asserting that the command it came from (`what`) succeeded.
+pub fn assert_success(what: &str, out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Run a compiler (`gcc`, `g++`, `rustc`) with `args` in `dir`.
+pub fn compile(dir: &Path, tool: &str, args: &[&str]) {
+    let out = Command::new(tool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    assert_success(&format!("{tool} {args:?}"), out);
+}
+
+/// Run `exe` (in `dir`, with `args`) and move the gmon.out it writes to `dir/<save_as>`.
+pub fn profile_run(dir: &Path, exe: &str, args: &[&str], save_as: &str) -> PathBuf {
+    let gmon = dir.join("gmon.out");
+    let _ = std::fs::remove_file(&gmon);
+    let out = Command::new(dir.join(exe))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GMON_OUT_PREFIX")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {exe}: {e}"));
+    assert_success(exe, out);
+    let dest = dir.join(save_as);
+    std::fs::rename(&gmon, &dest).unwrap_or_else(|e| panic!("{exe} wrote no gmon.out: {e}"));
+    dest
+}
+
+/// Run the installed GNU gprof in `dir`.
+pub fn gprof(dir: &Path, args: &[&str]) -> Output {
+    Command::new("gprof")
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .output()
+        .expect("GNU gprof must be installed (binutils) to run these tests")
+}
+
+/// Run our binary in `dir`.
+pub fn ours(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_profil-report"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run profil-report")
+}
+
+/// Run our binary in `dir`; it must succeed and print UTF-8, which is returned.
+pub fn ours_ok(dir: &Path, args: &[&str]) -> String {
+    let o = ours(dir, args);
+    assert!(
+        o.status.success(),
+        "profil-report {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("UTF-8 output")
+}
+
+/// A readable account of the first differences between two outputs.
+pub fn diff(want: &[u8], got: &[u8]) -> String {
+    let (w, g) = (String::from_utf8_lossy(want), String::from_utf8_lossy(got));
+    let (wl, gl): (Vec<&str>, Vec<&str>) = (w.lines().collect(), g.lines().collect());
+    let mut s = String::new();
+    let mut shown = 0;
+    for i in 0..wl.len().max(gl.len()) {
+        let (a, b) = (wl.get(i).copied(), gl.get(i).copied());
+        if a != b {
+            s += &format!("line {}:\n  gprof: {:?}\n  ours : {:?}\n", i + 1, a, b);
+            shown += 1;
+            if shown == 8 {
+                break;
+            }
+        }
+    }
+    if s.is_empty() {
+        s = "(outputs differ only in line endings)".into();
+    }
+    s
+}
+
+/// `gprof MODE FLAGS exe gmon...` and `profil-report --gprof MODE FLAGS gmon... exe` must
+/// both succeed and print the same bytes (our inputs in the other order, to test detection
+/// by content). `mode` is the flags of the caller's kind of test (`-b`, `-b -p`). Returns
+/// gprof's output.
+pub fn assert_same_as_gprof(
+    dir: &Path,
+    exe: &str,
+    gmons: &[&str],
+    mode: &[&str],
+    flags: &[&str],
+) -> Vec<u8> {
+    let mut gargs = mode.to_vec();
+    gargs.extend_from_slice(flags);
+    gargs.push(exe);
+    gargs.extend_from_slice(gmons);
+    let want = gprof(dir, &gargs);
+    assert!(
+        want.status.success(),
+        "gprof {gargs:?} failed: {}",
+        String::from_utf8_lossy(&want.stderr)
+    );
+    let mut oargs = vec!["--gprof"];
+    oargs.extend_from_slice(mode);
+    oargs.extend_from_slice(flags);
+    oargs.extend_from_slice(gmons);
+    oargs.push(exe);
+    let got = ours(dir, &oargs);
+    assert!(
+        got.status.success(),
+        "profil-report {oargs:?} failed: {}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert!(
+        want.stdout == got.stdout,
+        "{} {exe} {gmons:?} {flags:?}: output differs from gprof\n{}",
+        dir.display(),
+        diff(&want.stdout, &got.stdout)
+    );
+    want.stdout
+}
+
+/// Function symbols (`T`/`t`) of an executable, by `nm`: (name, link-time address, global).
+pub fn nm_functions(exe: &Path) -> Vec<(String, u64, bool)> {
+    let out = assert_success(
+        "nm",
+        Command::new("nm")
+            .arg(exe)
+            .output()
+            .expect("nm (binutils) must be installed"),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let (addr, class, name) = (it.next()?, it.next()?, it.next()?);
+            if class != "T" && class != "t" {
+                return None;
+            }
+            Some((
+                name.to_owned(),
+                u64::from_str_radix(addr, 16).ok()?,
+                class == "T",
+            ))
+        })
+        .collect()
+}
+
+/// The link-time address of function `name` among `nm_functions`' result.
+pub fn address_of(funcs: &[(String, u64, bool)], name: &str) -> u64 {
+    funcs
+        .iter()
+        .find(|f| f.0 == name)
+        .unwrap_or_else(|| panic!("no function {name:?}"))
+        .1
+}

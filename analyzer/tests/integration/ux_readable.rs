@@ -1,0 +1,415 @@
+//! The default report reads well: no empty table for a profile without samples (a note
+//! instead), no columns that are empty for the profile, a table that fits 100 columns for C;
+//! and `run` / `cargo profil` take the report and cargo options.
+
+use crate::ux_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use ux_support::*;
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("fixtures/gcc-pg").join(name)
+}
+
+/// The GNU file header and the first (histogram) record of `gmon`, without the arcs after it.
+fn histogram_only(gmon: &[u8]) -> Vec<u8> {
+    assert_eq!(&gmon[..4], b"gmon");
+    assert_eq!(gmon[20], 0, "the first record is the histogram");
+    let n = u32::from_le_bytes(gmon[37..41].try_into().unwrap()) as usize;
+    let end = 20 + 1 + 16 + 24 + 2 * n;
+    gmon[..end].to_vec()
+}
+
+fn report(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    text(&out.stdout)
+}
+
+/// Lines of the table: the header, the rule and the rows.
+fn table_lines(report: &str) -> Vec<&str> {
+    report
+        .lines()
+        .skip_while(|l| !l.contains("function"))
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn a_profile_without_samples_gets_a_note_and_no_empty_table() {
+    let s = TempDir::new("readable-zero");
+    let mut g = histogram_only(&std::fs::read(fixture("loop2.gmon")).unwrap());
+    let bins = 20 + 1 + 16 + 24;
+    g[bins..].fill(0);
+    std::fs::write(s.join("gmon.out"), g).unwrap();
+    std::fs::copy(fixture("loop2"), s.join("loop2")).unwrap();
+    let r = report(&s.0, &["gmon.out", "loop2"]);
+    assert!(
+        r.contains("note: no samples fell in loop2's own code"),
+        "{r}"
+    );
+    assert!(!r.contains("% time") && !r.contains("---"), "{r}");
+}
+
+#[test]
+fn per_call_columns_are_left_out_without_arcs() {
+    let s = TempDir::new("readable-noarcs");
+    let g = histogram_only(&std::fs::read(fixture("loop2.gmon")).unwrap());
+    std::fs::write(s.join("gmon.out"), g).unwrap();
+    std::fs::copy(fixture("loop2"), s.join("loop2")).unwrap();
+    let r = report(&s.0, &["gmon.out", "loop2"]);
+    let header = table_lines(&r)[0];
+    assert!(
+        header.contains("samples") && header.contains("function"),
+        "{r}"
+    );
+    for gone in ["calls", "self/call", "total/call"] {
+        assert!(!header.contains(gone), "{gone} in\n{r}");
+    }
+    // No debug info in this fixture: no location column either.
+    assert!(!header.contains("location"), "{r}");
+    // With arcs, the per-call columns are there.
+    let r = report(
+        &root(),
+        &[
+            fixture("loop2").to_str().unwrap(),
+            fixture("loop2.gmon").to_str().unwrap(),
+        ],
+    );
+    assert!(table_lines(&r)[0].contains("self/call"), "{r}");
+}
+
+#[test]
+fn the_table_of_a_c_program_with_calls_fits_100_columns() {
+    for prog in ["loop2", "cycle", "recursion", "threads"] {
+        let r = report(
+            &root(),
+            &[
+                fixture(prog).to_str().unwrap(),
+                fixture(&format!("{prog}.gmon")).to_str().unwrap(),
+            ],
+        );
+        let lines = table_lines(&r);
+        assert!(lines.len() > 2, "{r}");
+        for l in lines {
+            assert!(
+                l.chars().count() <= 100,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+        // Every sample count is a whole number.
+        for l in table_lines(&r).iter().skip(2) {
+            let samples = l.split('|').nth(2).unwrap().trim();
+            assert!(samples.parse::<u64>().is_ok(), "{samples:?} in {l}");
+        }
+    }
+}
+
+#[test]
+fn run_takes_lines_and_inline() {
+    let s = TempDir::new("readable-run");
+    gcc(&demo_source(), &s.join("demo"), &["-g"]);
+    for (flag, title) in [
+        ("-l", "Self time per source line of "),
+        ("--inline", "Self time by source function of "),
+    ] {
+        let out = Command::new(BIN)
+            .args(["run", flag, "--report", "-", "--hz", "1000", "./demo", "3"])
+            .current_dir(&s.0)
+            .env_remove("LD_PRELOAD")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{flag}: {}", show(&out));
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains(title), "{flag}: {stdout}");
+        // Sample counts are whole numbers here too (shares of split bins are rounded).
+        let rows = stdout
+            .lines()
+            .skip_while(|l| !(l.contains("samples") && l.contains('|')))
+            .skip(2)
+            .take_while(|l| l.contains('|'));
+        let col = if flag == "-l" { 3 } else { 2 };
+        for l in rows {
+            let cell = l.split('|').nth(col).unwrap().trim();
+            assert!(cell.parse::<u64>().is_ok(), "{flag}: {cell:?} in {l}");
+        }
+    }
+}
+
+#[test]
+fn cargo_profil_passes_features_profile_and_manifest_path_to_cargo() {
+    let s = TempDir::new("readable-cargo");
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["new", "--quiet", "--vcs", "none", "feat"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let proj = s.join("feat");
+    std::fs::write(
+        proj.join("src/main.rs"),
+        r#"fn main() {
+    if cfg!(feature = "loud") { println!("loud"); }
+    if cfg!(feature = "quiet") { println!("quiet"); }
+    if cfg!(debug_assertions) { println!("debug"); } else { println!("optimized"); }
+}
+"#,
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(proj.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        proj.join("Cargo.toml"),
+        format!(
+            "{manifest}\n[features]\ndefault = [\"quiet\"]\nloud = []\nquiet = []\n\n\
+             [profile.fast]\ninherits = \"release\"\n"
+        ),
+    )
+    .unwrap();
+    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    // From the parent directory: only --manifest-path says which project.
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "profil",
+            "--manifest-path",
+            "feat/Cargo.toml",
+            "--features",
+            "loud",
+            "--no-default-features",
+            "--profile",
+            "fast",
+            "--report",
+            "-",
+        ])
+        .current_dir(&s.0)
+        .env("PATH", path)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    let program: Vec<&str> = stdout.lines().take(2).collect();
+    assert_eq!(program, ["loud", "optimized"], "{}", show(&out));
+    assert!(
+        stdout.contains("Flat profile of") || stdout.contains("note: "),
+        "{stdout}"
+    );
+}
+
+/// A Rust program whose hot functions have long generic paths: the table stays within 120
+/// columns (also when a stray sample lands in the standard library, whose location is long),
+/// the names lose their generic arguments and leading modules but keep the method's type
+/// (JSON keeps them whole), and the locations are relative to the project (no absolute path
+/// into a build directory).
+#[test]
+fn long_rust_names_are_shortened_and_the_table_fits_120_columns() {
+    let s = TempDir::new("readable-rust");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["new", "--quiet", "--vcs", "none", "generic_names_project"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let proj = s.join("generic_names_project");
+    std::fs::write(
+        proj.join("src/main.rs"),
+        r#"
+pub mod deeply { pub mod nested { pub mod module_path {
+    pub struct Accumulator<T, const N: usize>(pub [T; N]);
+    impl<T: Copy + Into<u64>, const N: usize> Accumulator<T, N> {
+        #[inline(never)]
+        pub fn accumulate_with<F: Fn(u64) -> u64>(&self, rounds: u64, f: F) -> u64 {
+            let mut x = 0u64;
+            for r in 0..rounds {
+                for v in self.0 { x = std::hint::black_box(f(x ^ v.into()).wrapping_add(r)); }
+            }
+            x
+        }
+    }
+}}}
+use deeply::nested::module_path::Accumulator;
+fn main() {
+    let n: u64 = std::env::args().nth(1).unwrap().parse().unwrap();
+    let a = Accumulator::<u32, 64>([7; 64]);
+    let b = Accumulator::<u16, 64>([3; 64]);
+    let x = a.accumulate_with(n, |v| v.wrapping_mul(31));
+    let y = b.accumulate_with(n, |v| v.rotate_left(5));
+    println!("{}", x ^ y);
+}
+"#,
+    )
+    .unwrap();
+    // Line tables, so that the report has locations.
+    let manifest = std::fs::read_to_string(proj.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        proj.join("Cargo.toml"),
+        format!("{manifest}\n[profile.release]\ndebug = 1\n"),
+    )
+    .unwrap();
+    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let out = Command::new(&cargo)
+        .args(["profil", "--release", "--report", "-", "--", "3000000"])
+        .current_dir(&proj)
+        .env("PATH", path)
+        // The flat table's width: PCs only (the runtime's sampled arcs add the call columns,
+        // whose presentation is issue 17's analyzer side).
+        .env("PROFIL_STACKS", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    let lines = table_lines(&stdout);
+    assert!(lines.len() > 2, "{stdout}");
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 120,
+            "{} columns: {l}\n{stdout}",
+            l.chars().count()
+        );
+    }
+    let table = lines.join("\n");
+    assert!(
+        table.contains("::Accumulator<…>::accumulate_with"),
+        "{stdout}"
+    );
+    assert!(
+        !table.contains("<T") && !table.contains("/tmp/"),
+        "{stdout}"
+    );
+    assert!(table.contains("src/main.rs:"), "{stdout}");
+    // JSON keeps the full name.
+    let json = Command::new(BIN)
+        .args(["--json", "gmon.out"])
+        .arg(proj.join(format!("target/{}/release/generic_names_project", host())))
+        .current_dir(&proj)
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{}", show(&json));
+    // (Legacy mangling names the generic parameters, v0 mangling the arguments.)
+    let json = text(&json.stdout);
+    assert!(
+        json.contains("generic_names_project::deeply::nested::module_path::Accumulator<")
+            && json.contains(">::accumulate_with"),
+        "{json}"
+    );
+}
+
+fn host() -> String {
+    let out = Command::new("rustc").arg("-vV").output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .unwrap()
+}
+
+/// One histogram bin over two functions is split between them by byte overlap: the shares
+/// are fractional, the table still shows whole samples (JSON keeps the exact share).
+#[test]
+fn split_bins_show_whole_samples_in_tables() {
+    let s = TempDir::new("readable-split");
+    // nm: inner at 0x11c9 (0x37 bytes), outer at 0x1200 (0x65 bytes): one bin over
+    // [0x11f0, 0x1210) has 16 bytes of each.
+    let mut g = b"gmon".to_vec();
+    g.extend_from_slice(&1u32.to_le_bytes());
+    g.extend_from_slice(&[0; 12]);
+    g.push(0);
+    g.extend_from_slice(&0x11f0u64.to_le_bytes());
+    g.extend_from_slice(&0x1210u64.to_le_bytes());
+    g.extend_from_slice(&1u32.to_le_bytes());
+    g.extend_from_slice(&100u32.to_le_bytes());
+    g.extend_from_slice(b"seconds\0\0\0\0\0\0\0\0s");
+    g.extend_from_slice(&7u16.to_le_bytes());
+    std::fs::write(s.join("gmon.out"), g).unwrap();
+    std::fs::copy(fixture("loop2"), s.join("loop2")).unwrap();
+    let r = report(&s.0, &["gmon.out", "loop2"]);
+    let lines = table_lines(&r);
+    let col = lines[0]
+        .split('|')
+        .position(|c| c.trim() == "samples")
+        .unwrap();
+    let rows = &lines[2..];
+    assert_eq!(rows.len(), 2, "{r}");
+    for l in rows {
+        let cell = l.split('|').nth(col).unwrap().trim();
+        assert!(cell.parse::<u64>().is_ok(), "{cell:?} in {l}\n{r}");
+    }
+    let json = report(&s.0, &["--json", "gmon.out", "loop2"]);
+    assert!(json.contains("\"samples\": 3.5"), "{json}");
+}
+
+/// Long names and long locations together: names and locations are shortened until the table
+/// fits 120 columns.
+#[test]
+fn long_names_and_locations_still_fit_120_columns() {
+    let s = TempDir::new("readable-wide");
+    let deep = s.join("first_directory/second_directory/third_directory");
+    std::fs::create_dir_all(&deep).unwrap();
+    let src = deep.join("a_source_file_with_a_rather_long_name_too.c");
+    std::fs::write(
+        &src,
+        r#"
+volatile unsigned long sink;
+__attribute__((noinline)) void a_function_whose_name_goes_on_and_on_for_quite_a_while_first(unsigned long n) {
+    for (unsigned long i = 0; i < n; i++) sink += i * 7;
+}
+__attribute__((noinline)) void a_function_whose_name_goes_on_and_on_for_quite_a_while_second(unsigned long n) {
+    for (unsigned long i = 0; i < n; i++) sink ^= i * 13;
+}
+int main(void) {
+    for (int k = 0; k < 3; k++) {
+        a_function_whose_name_goes_on_and_on_for_quite_a_while_first(40000000);
+        a_function_whose_name_goes_on_and_on_for_quite_a_while_second(40000000);
+    }
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let out = Command::new("gcc")
+        .args(["-O1", "-g", "-o", "wide"])
+        .arg(&src)
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let out = Command::new(BIN)
+        .args(["run", "--report", "-", "./wide"])
+        .current_dir(&s.0)
+        .env_remove("LD_PRELOAD")
+        // PCs only, as above.
+        .env("PROFIL_STACKS", "0")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    let lines = table_lines(&stdout);
+    assert!(lines.len() > 2, "{stdout}");
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 120,
+            "{} columns: {l}\n{stdout}",
+            l.chars().count()
+        );
+    }
+    let table = lines.join("\n");
+    assert!(table.contains("…") && table.contains("_second"), "{stdout}");
+    assert!(
+        table.contains("a_source_file_with_a_rather_long_name_too.c:"),
+        "{stdout}"
+    );
+}

@@ -1,0 +1,328 @@
+//! `profil-report run`: an unmodified dynamically linked program is profiled through
+//! LD_PRELOAD, its output and exit status pass through untouched, the report follows; programs
+//! that cannot be profiled this way are refused with what to do instead.
+
+use crate::ux_support;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use ux_support::*;
+
+fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .arg("run")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("LD_PRELOAD")
+        .env_remove("PROFIL_HZ")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn demo_split_output_and_report_destinations() {
+    let s = TempDir::new("run-demo");
+    gcc(&demo_source(), &s.join("demo"), &[]);
+    // Default: the program's stdout is exactly its own; the report is on stderr.
+    let out = run_in(&s.0, &["--hz", "2000", "--", "./demo", "15"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("demo: checksum ") && stdout.lines().count() == 1,
+        "{}",
+        show(&out)
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("./demo exited with status 0; profile saved as gmon.out"),
+        "{err}"
+    );
+    assert_demo_split(&err);
+    assert!(s.join("gmon.out").is_file());
+    // The kept profile is a normal gmon.out that gprof reads.
+    let g = Command::new("gprof")
+        .args(["-b", "-p", "demo", "gmon.out"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(text(&g.stdout).contains("parse_records"), "{}", show(&g));
+
+    // --report - : report on stdout after the program's output; --out elsewhere.
+    let out = run_in(
+        &s.0,
+        &[
+            "--report", "-", "--out", "sub.gmon", "--hz", "2000", "./demo", "15",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("demo: checksum "), "{stdout}");
+    assert_demo_split(&stdout);
+    assert!(s.join("sub.gmon").is_file());
+    assert!(
+        !text(&out.stderr).contains("Flat profile"),
+        "{}",
+        show(&out)
+    );
+
+    // --report FILE --json
+    let out = run_in(&s.0, &["--report", "r.json", "--json", "./demo", "2"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let json = std::fs::read_to_string(s.join("r.json")).unwrap();
+    assert!(
+        json.trim_start().starts_with('{') && json.contains("\"parse_records\""),
+        "{json}"
+    );
+}
+
+#[test]
+fn command_is_found_through_path() {
+    let s = TempDir::new("run-path");
+    std::fs::create_dir_all(s.join("bin")).unwrap();
+    gcc(&demo_source(), &s.join("bin/demo-in-path"), &[]);
+    let path = format!(
+        "{}:{}",
+        s.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = Command::new(BIN)
+        .args(["run", "demo-in-path", "2"])
+        .current_dir(&s.0)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "Flat profile of {}",
+            s.join("bin/demo-in-path").display()
+        )),
+        "{}",
+        show(&out)
+    );
+}
+
+const STATUS_C: &str = r#"
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+__attribute__((noinline)) unsigned long spin(unsigned long n) {
+    unsigned long x = n;
+    for (unsigned long i = 0; i < n; i++) { x = x * 6364136223846793005UL + i; __asm__ volatile("" : "+r"(x)); }
+    return x;
+}
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    const char *pre = getenv("LD_PRELOAD");
+    printf("LD_PRELOAD=%s\n", pre ? pre : "(unset)");
+    fflush(stdout);
+    spin(100000000); /* about 0.1 CPU-second: some 25 samples even at the default 250 Hz */
+    if (!strcmp(mode, "exit7")) return 7;
+    if (!strcmp(mode, "term")) raise(SIGTERM);
+    if (!strcmp(mode, "kill")) raise(SIGKILL);
+    if (!strcmp(mode, "fork")) {
+        pid_t p = fork();
+        if (p == 0) { spin(20000000); exit(0); }
+        waitpid(p, 0, 0);
+    }
+    if (!strcmp(mode, "forever")) { puts("ready"); fflush(stdout); for (;;) spin(1000000); }
+    return 0;
+}
+"#;
+
+#[test]
+fn exit_status_and_signals_pass_through() {
+    let s = TempDir::new("run-status");
+    gcc(STATUS_C, &s.join("st"), &[]);
+    let out = run_in(&s.0, &["./st", "exit7"]);
+    assert_eq!(out.status.code(), Some(7), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("exited with status 7"),
+        "{}",
+        show(&out)
+    );
+    assert!(text(&out.stderr).contains("| spin "), "{}", show(&out));
+
+    // SIGTERM: the runtime writes the profile, the status is 128 + 15 as a shell shows it.
+    let out = run_in(&s.0, &["./st", "term"]);
+    assert_eq!(out.status.code(), Some(143), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("was killed by signal 15 (SIGTERM); profile saved"),
+        "{err}"
+    );
+    assert!(err.contains("| spin "), "{err}");
+
+    // SIGKILL: no profile can be written; say so, keep the status.
+    let _ = std::fs::remove_file(s.join("gmon.out"));
+    let out = run_in(&s.0, &["./st", "kill"]);
+    assert_eq!(out.status.code(), Some(137), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("was killed by signal 9 (SIGKILL) and wrote no profile"),
+        "{}",
+        show(&out)
+    );
+    assert!(!s.join("gmon.out").exists());
+}
+
+#[test]
+fn preload_is_appended_and_children_are_separate() {
+    let s = TempDir::new("run-env");
+    gcc(STATUS_C, &s.join("st"), &[]);
+    let out = Command::new(BIN)
+        .args(["run", "./st", "fork"])
+        .current_dir(&s.0)
+        .env("LD_PRELOAD", "libm.so.6")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let line = text(&out.stdout);
+    assert!(
+        line.starts_with("LD_PRELOAD=libm.so.6:/") && line.trim_end().ends_with("/libprofil_rt.so"),
+        "{line}"
+    );
+    let err = text(&out.stderr);
+    assert!(err.contains("(1 child process profile not kept)"), "{err}");
+
+    // A program with the runtime already linked in is not preloaded a second time.
+    let rt = Command::new(BIN).arg("runtime-path").output().unwrap();
+    let rt = text(&rt.stdout);
+    gcc(STATUS_C, &s.join("linked"), &[rt.trim_end()]);
+    let out = run_in(&s.0, &["./linked"]);
+    assert!(out.status.success(), "{}", show(&out));
+    assert_eq!(text(&out.stdout).lines().next(), Some("LD_PRELOAD=(unset)"));
+    assert!(text(&out.stderr).contains("| spin "), "{}", show(&out));
+}
+
+#[test]
+fn ctrl_c_stops_the_program_and_the_report_still_comes() {
+    let s = TempDir::new("run-int");
+    gcc(STATUS_C, &s.join("st"), &[]);
+    let mut child = Command::new(BIN)
+        .args(["run", "./st", "forever"])
+        .current_dir(&s.0)
+        .env_remove("LD_PRELOAD")
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let l = lines.next().expect("the program says ready").unwrap();
+        if l == "ready" {
+            break;
+        }
+    }
+    // What a terminal does on Ctrl-C: SIGINT to the whole foreground process group.
+    let pgid = child.id() as i32;
+    // SAFETY: kill(2) on the process group we created above.
+    assert_eq!(unsafe { libc::kill(-pgid, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("was killed by signal 2 (SIGINT); profile saved"),
+        "{err}"
+    );
+    assert!(err.contains("| spin "), "{err}");
+}
+
+#[test]
+fn programs_that_cannot_be_preloaded_are_refused_with_what_to_do() {
+    let s = TempDir::new("run-refuse");
+    gcc(&demo_source(), &s.join("static"), &["-static"]);
+    let out = run_in(&s.0, &["./static"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("is statically linked")
+            && err.contains("profil-report runtime-path")
+            && err.contains("cargo profil")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!s.join("gmon.out").exists(), "nothing ran");
+
+    std::fs::write(s.join("script.txt"), "#!/bin/sh\necho hi\n").unwrap();
+    install_exec(&s.join("script.txt"), &s.join("script"));
+    let out = run_in(&s.0, &["./script"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("is a script (#!/bin/sh)"),
+        "{}",
+        show(&out)
+    );
+    assert!(!text(&out.stdout).contains("hi"));
+
+    std::fs::write(s.join("data"), "not a program").unwrap();
+    let out = run_in(&s.0, &["./data"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("is not an ELF executable"),
+        "{}",
+        show(&out)
+    );
+
+    let out = run_in(&s.0, &["no-such-program-here"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("command not found in PATH"),
+        "{}",
+        show(&out)
+    );
+
+    let out = run_in(&s.0, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+
+    // Another architecture (the header of a real executable, e_machine set to AArch64): the
+    // preloaded runtime could not load into it.
+    gcc(STATUS_C, &s.join("st"), &[]);
+    let mut elf = std::fs::read(s.join("st")).unwrap();
+    elf[18..20].copy_from_slice(&183u16.to_le_bytes());
+    std::fs::write(s.join("foreign.bytes"), &elf).unwrap();
+    install_exec(&s.join("foreign.bytes"), &s.join("foreign"));
+    let out = run_in(&s.0, &["./foreign"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("is built for another architecture (64-bit, ELF machine 183)"),
+        "{}",
+        show(&out)
+    );
+
+    // An --out that cannot be written is refused before the program runs.
+    let out = run_in(&s.0, &["--out", "no/such/dir/x.gmon", "./st"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("does not exist"),
+        "{}",
+        show(&out)
+    );
+    assert!(out.stdout.is_empty(), "it did not run");
+}
+
+#[test]
+fn stripped_programs() {
+    let s = TempDir::new("run-strip");
+    // Stripped of everything it could be reported by: refused before it runs.
+    gcc(STATUS_C, &s.join("st"), &["-s"]);
+    let out = run_in(&s.0, &["./st", "exit7"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("is stripped") && err.contains("unstripped build") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "it did not run");
+    // Stripped but exporting its functions (-rdynamic): runs, with the report's warning.
+    gcc(STATUS_C, &s.join("st2"), &["-s", "-rdynamic"]);
+    let out = run_in(&s.0, &["./st2", "exit7"]);
+    assert_eq!(out.status.code(), Some(7), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("no .symtab (stripped?)"), "{err}");
+    assert!(err.contains("| spin "), "{err}");
+}
