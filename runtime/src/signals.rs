@@ -3,11 +3,10 @@
 //! Our clock's signal (`SIGTRAP` for perf, `SIGPROF` for the CPU-time timer: the *sampling
 //! signals*) must reach our handler in every thread, whatever the program does with that
 //! signal; and the program must see none of it. The artifacts therefore export the signal
-//! calls (the `exports` module, artifacts only: `sigaction`, `signal`, `bsd_signal`,
-//! `sysv_signal`, `sigset`, `sigprocmask`, `pthread_sigmask`, `sigwait`, `sigwaitinfo`,
-//! `sigtimedwait`), which
-//! interpose libc's for the executable and every library (a static executable's libc defines
-//! them weakly, so ours win there too). The real work is done with raw system calls
+//! calls (`sigaction`, `signal`, `bsd_signal`, `sysv_signal`, `sigset`, `sigprocmask`,
+//! `pthread_sigmask`, `sigwait`, `sigwaitinfo`, `sigtimedwait`: trampolines in `cabi`, the
+//! exported C ABI, into this module's functions), which interpose libc's for the executable
+//! and every library (a static executable's libc defines them weakly, so ours win there too). The real work is done with raw system calls
 //! ([`sys::raw_sigaction`] with our own `rt_sigreturn` trampoline, [`sys::raw_sigprocmask`]),
 //! never through libc's symbols, which would come back here.
 //!
@@ -611,143 +610,6 @@ pub fn after_failed_exec() {
     for sig in [libc::SIGTRAP, libc::SIGPROF] {
         if sampling & sigbit(sig) != 0 {
             let _ = install_sampling(sig, crate::handler::on_sample);
-        }
-    }
-}
-
-/// The exported C entry points (artifacts only).
-#[cfg(all(feature = "artifact", not(test)))]
-pub mod exports {
-    use core::ffi::c_int;
-
-    /// sigaction(2) with the program's view of the sampling signals (see [`super`]).
-    ///
-    /// # Safety
-    /// As for sigaction(2).
-    #[no_mangle]
-    pub unsafe extern "C" fn sigaction(
-        sig: c_int,
-        act: *const libc::sigaction,
-        old: *mut libc::sigaction,
-    ) -> c_int {
-        // SAFETY: the caller's contract is sigaction's.
-        unsafe { super::sigaction(sig, act, old) }
-    }
-
-    /// signal(3), BSD semantics.
-    #[no_mangle]
-    pub extern "C" fn signal(sig: c_int, handler: usize) -> usize {
-        super::signal(sig, handler, false)
-    }
-
-    /// bsd_signal(3).
-    #[no_mangle]
-    pub extern "C" fn bsd_signal(sig: c_int, handler: usize) -> usize {
-        super::signal(sig, handler, false)
-    }
-
-    /// sysv_signal(3).
-    #[no_mangle]
-    pub extern "C" fn sysv_signal(sig: c_int, handler: usize) -> usize {
-        super::signal(sig, handler, true)
-    }
-
-    /// What `signal` compiles to under strict ISO C (`-std=c99`).
-    #[no_mangle]
-    pub extern "C" fn __sysv_signal(sig: c_int, handler: usize) -> usize {
-        super::signal(sig, handler, true)
-    }
-
-    /// sigset(3).
-    #[no_mangle]
-    pub extern "C" fn sigset(sig: c_int, disp: usize) -> usize {
-        super::sigset(sig, disp)
-    }
-
-    /// sigprocmask(2).
-    ///
-    /// # Safety
-    /// As for sigprocmask(2).
-    #[no_mangle]
-    pub unsafe extern "C" fn sigprocmask(
-        how: c_int,
-        set: *const libc::sigset_t,
-        old: *mut libc::sigset_t,
-    ) -> c_int {
-        // SAFETY: the caller's contract is sigprocmask's.
-        match unsafe { super::sigmask(how, set, old) } {
-            0 => 0,
-            e => {
-                crate::sys::set_errno(e);
-                -1
-            }
-        }
-    }
-
-    /// pthread_sigmask(3).
-    ///
-    /// # Safety
-    /// As for pthread_sigmask(3).
-    #[no_mangle]
-    pub unsafe extern "C" fn pthread_sigmask(
-        how: c_int,
-        set: *const libc::sigset_t,
-        old: *mut libc::sigset_t,
-    ) -> c_int {
-        // SAFETY: the caller's contract is pthread_sigmask's.
-        unsafe { super::sigmask(how, set, old) }
-    }
-
-    /// sigtimedwait(2).
-    ///
-    /// # Safety
-    /// As for sigtimedwait(2).
-    #[no_mangle]
-    pub unsafe extern "C" fn sigtimedwait(
-        set: *const libc::sigset_t,
-        info: *mut libc::siginfo_t,
-        timeout: *const libc::timespec,
-    ) -> c_int {
-        // SAFETY: the caller's contract is sigtimedwait's.
-        match unsafe { super::sigtimedwait(set, info, timeout) } {
-            Ok(s) => s,
-            Err(e) => {
-                crate::sys::set_errno(e);
-                -1
-            }
-        }
-    }
-
-    /// sigwaitinfo(2).
-    ///
-    /// # Safety
-    /// As for sigwaitinfo(2).
-    #[no_mangle]
-    pub unsafe extern "C" fn sigwaitinfo(
-        set: *const libc::sigset_t,
-        info: *mut libc::siginfo_t,
-    ) -> c_int {
-        // SAFETY: the caller's contract is sigwaitinfo's.
-        unsafe { sigtimedwait(set, info, core::ptr::null()) }
-    }
-
-    /// sigwait(3): like glibc's, waits again after an interruption; returns 0 or an errno.
-    ///
-    /// # Safety
-    /// As for sigwait(3).
-    #[no_mangle]
-    pub unsafe extern "C" fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int {
-        loop {
-            // SAFETY: the caller's contract is sigwait's.
-            match unsafe { super::sigtimedwait(set, core::ptr::null_mut(), core::ptr::null()) } {
-                Ok(s) => {
-                    // SAFETY: the caller's writable int.
-                    unsafe { *sig = s };
-                    return 0;
-                }
-                Err(libc::EINTR) => continue,
-                Err(e) => return e,
-            }
         }
     }
 }

@@ -1,7 +1,15 @@
 //! Every foreign call the runtime makes, behind small safe wrappers.
 //!
-//! Nothing outside this module says `unsafe` except the signal handler's entry point and the
-//! histogram's view of its mapped memory. The per-architecture part (reading the interrupted PC
+//! The plain foreign calls live here. `unsafe` outside this module is of four kinds, each
+//! with its `// SAFETY:` line: the exported C ABI (`cabi`: raw pointers from the C caller,
+//! the variadic exec trampolines), code that must reach memory the kernel or the loader
+//! hands over (the histogram's and the object table's mapped regions in `hist` and
+//! `objects`, the bounded stack reads of `stacks`, the caller's buffers in `api` and
+//! `pcmode`), the signal calls done with raw system calls and our own restorer (`signals`,
+//! `handler`), and the environment and `execve` plumbing of `exec` and `lineage`; besides
+//! those, `interfaces` calls the exported C ABI for Rust programs, and the crate root's
+//! settings buffer is shared between the start and the exit path. The
+//! per-architecture part (reading the interrupted PC
 //! from a `ucontext_t`) is [`interrupted_pc`]; porting to aarch64 means adding one arm there.
 //!
 //! Functions marked *async-signal-safe* may be called from the sampling handler; the others are
