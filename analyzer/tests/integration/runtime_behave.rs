@@ -9,6 +9,7 @@
 //! Nothing here depends on CPU speed or a sample count: the checks are on the program's
 //! behaviour and on the profile being readable, never on how many samples it holds.
 
+use crate::support::{is_object_file, TempDir};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -42,36 +43,6 @@ fn runtime_path(shared: bool) -> PathBuf {
     }
 }
 
-/// A scratch directory, removed when the test passes.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("profil-behave-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    /// A fresh subdirectory for one run.
-    fn sub(&self, name: &str) -> PathBuf {
-        let d = self.path(name);
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        d
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
 /// How the program gets the runtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Way {
@@ -88,9 +59,9 @@ struct Programs {
     linked: PathBuf,
 }
 
-fn build(dir: &Scratch) -> Programs {
+fn build(dir: &TempDir) -> Programs {
     let mk = |name: &str, with: bool| {
-        let exe = dir.path(name);
+        let exe = dir.join(name);
         let mut cmd = Command::new("gcc");
         cmd.args(["-O2", "-pthread", "-o"])
             .arg(&exe)
@@ -268,16 +239,6 @@ fn files(dir: &Path) -> Vec<String> {
     v
 }
 
-/// The shared objects' profiles and the manifest that the runtime writes beside each profile by
-/// default (`PROFIL_RANGES=all`: `<profile>.objects`, `<profile>.<object>.<n>`, or
-/// `<profile>.o<n>` for a long name): not the files these tests count.
-fn is_object_file(n: &str) -> bool {
-    n.ends_with(".objects")
-        || n.contains(".so")
-        || n.rsplit_once(".o")
-            .is_some_and(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// `gmon` is a whole profile of `exe`: GNU gprof reads it.
 fn assert_whole_profile(exe: &Path, gmon: &Path) {
     let out = Command::new("gprof")
@@ -297,7 +258,7 @@ fn assert_whole_profile(exe: &Path, gmon: &Path) {
 /// Run `args` every way in a directory of its own; returns each way's outcome and directory.
 fn each_way(
     p: &Programs,
-    dir: &Scratch,
+    dir: &TempDir,
     args: &[&str],
     setup: &Setup<'_>,
 ) -> Vec<(Way, Outcome, PathBuf)> {
@@ -346,7 +307,7 @@ fn assert_same_and_profiled_saying(p: &Programs, runs: &[(Way, Outcome, PathBuf)
 
 #[test]
 fn the_first_open_returns_the_same_descriptor_as_without_the_runtime() {
-    let dir = Scratch::new("firstfd");
+    let dir = TempDir::new("firstfd");
     let p = build(&dir);
     let runs = each_way(&p, &dir, &["firstfd", "20"], &Setup::default());
     assert_eq!(runs[0].1.stdout, "first fd 3\n");
@@ -355,7 +316,7 @@ fn the_first_open_returns_the_same_descriptor_as_without_the_runtime() {
 
 #[test]
 fn a_closed_stdin_stays_closed() {
-    let dir = Scratch::new("stdin");
+    let dir = TempDir::new("stdin");
     let p = build(&dir);
     let setup = Setup {
         close_stdin: true,
@@ -368,7 +329,7 @@ fn a_closed_stdin_stays_closed() {
 
 #[test]
 fn closefrom_then_fopen_keeps_the_programs_file() {
-    let dir = Scratch::new("closefrom");
+    let dir = TempDir::new("closefrom");
     let p = build(&dir);
     let runs = each_way(&p, &dir, &["closefrom", "50", "out.txt"], &Setup::default());
     for (way, _, cwd) in &runs {
@@ -384,7 +345,7 @@ fn closefrom_then_fopen_keeps_the_programs_file() {
 
 #[test]
 fn forked_workers_keep_the_descriptor_they_share() {
-    let dir = Scratch::new("prefork");
+    let dir = TempDir::new("prefork");
     let p = build(&dir);
     let runs = each_way(&p, &dir, &["prefork", "50", "out.txt"], &Setup::default());
     for (way, o, cwd) in &runs {
@@ -422,7 +383,7 @@ fn forked_workers_keep_the_descriptor_they_share() {
 
 #[test]
 fn a_descriptor_dup2ed_to_3_reaches_the_exec_ed_program() {
-    let dir = Scratch::new("dup2exec");
+    let dir = TempDir::new("dup2exec");
     let p = build(&dir);
     let runs = each_way(&p, &dir, &["dup2exec", "50", "out.txt"], &Setup::default());
     for (way, o, cwd) in &runs {
@@ -441,7 +402,7 @@ fn a_descriptor_dup2ed_to_3_reaches_the_exec_ed_program() {
 
 #[test]
 fn a_file_size_limit_of_0_is_one_warning_not_sigxfsz() {
-    let dir = Scratch::new("fsize");
+    let dir = TempDir::new("fsize");
     let p = build(&dir);
     let setup = Setup {
         stderr_pipe: true,
@@ -470,7 +431,7 @@ fn a_file_size_limit_of_0_is_one_warning_not_sigxfsz() {
 
 #[test]
 fn a_seccomp_sandboxed_program_keeps_its_output_and_status() {
-    let dir = Scratch::new("seccomp");
+    let dir = TempDir::new("seccomp");
     let p = build(&dir);
     for mode in ["seccomp", "seccomp-raw"] {
         let runs = each_way(&p, &dir, &[mode, "50"], &Setup::default());
@@ -491,7 +452,7 @@ fn a_seccomp_sandboxed_program_keeps_its_output_and_status() {
         }
     }
     // The same in a static program (the object's prctl and syscall replace static libc's).
-    let exe = dir.path("behave-static");
+    let exe = dir.join("behave-static");
     let out = Command::new("gcc")
         .args(["-O2", "-pthread", "-static", "-o"])
         .arg(&exe)
@@ -529,7 +490,7 @@ fn a_seccomp_sandboxed_program_keeps_its_output_and_status() {
 
 #[test]
 fn warnings_on_a_broken_stderr_never_kill_the_program() {
-    let dir = Scratch::new("brokenstderr");
+    let dir = TempDir::new("brokenstderr");
     let p = build(&dir);
     let setup = Setup {
         env: vec![("PROFIL_HZ", "bogus".into())],
@@ -552,7 +513,7 @@ fn warnings_on_a_broken_stderr_never_kill_the_program() {
 
 #[test]
 fn a_program_piped_into_head_keeps_its_sigpipe_death_and_its_profile() {
-    let dir = Scratch::new("sigpipe");
+    let dir = TempDir::new("sigpipe");
     let p = build(&dir);
     let setup = Setup {
         broken_stdout: true,
@@ -565,7 +526,7 @@ fn a_program_piped_into_head_keeps_its_sigpipe_death_and_its_profile() {
 
 #[test]
 fn terminating_signals_without_a_core_keep_the_profile_and_the_status() {
-    let dir = Scratch::new("raise");
+    let dir = TempDir::new("raise");
     let p = build(&dir);
     for sig in [
         libc::SIGPIPE,
@@ -608,7 +569,7 @@ fn check_during_the_write(mode: &str, expected_status: &[i32]) {
 }
 
 fn during_the_write(mode: &str, expected_status: &[i32]) -> Result<(), String> {
-    let dir = Scratch::new(mode);
+    let dir = TempDir::new(mode);
     let p = build(&dir);
     let runs = each_way(&p, &dir, &[mode, "50"], &Setup::default());
     assert_eq!(
@@ -652,7 +613,7 @@ fn exit_from_a_signal_handler_during_the_write_comes_after_the_write() {
 
 #[test]
 fn the_output_name_is_copied_at_start_not_read_from_a_rewritten_environment() {
-    let dir = Scratch::new("clobber");
+    let dir = TempDir::new("clobber");
     let p = build(&dir);
     let setup = Setup {
         env: vec![("PROFIL_OUT", "prof.out".into())],
@@ -669,7 +630,7 @@ fn the_output_name_is_copied_at_start_not_read_from_a_rewritten_environment() {
 
 #[test]
 fn a_245_character_output_name_is_written() {
-    let dir = Scratch::new("longname");
+    let dir = TempDir::new("longname");
     let p = build(&dir);
     let name = "p".repeat(245);
     let setup = Setup {
@@ -688,7 +649,7 @@ fn a_245_character_output_name_is_written() {
 #[test]
 fn a_device_or_fifo_at_the_output_name_is_left_alone_with_one_warning() {
     use std::os::unix::fs::FileTypeExt;
-    let dir = Scratch::new("special");
+    let dir = TempDir::new("special");
     let p = build(&dir);
     for way in [Way::Linked, Way::Preloaded] {
         let cwd = dir.sub(&format!("{way:?}"));
@@ -747,7 +708,7 @@ fn another_users_read_only_profile_is_not_replaced() {
         eprintln!("skipped: needs root to run the program as another user");
         return;
     }
-    let dir = Scratch::new("readonly");
+    let dir = TempDir::new("readonly");
     fs::set_permissions(&dir.0, fs::Permissions::from_mode(0o755)).unwrap();
     let p = build(&dir);
     for way in [Way::Linked, Way::Preloaded] {
@@ -780,7 +741,7 @@ fn a_setuid_program_ignores_profil_out() {
         eprintln!("skipped: needs root to make a setuid-root program");
         return;
     }
-    let dir = Scratch::new("setuid");
+    let dir = TempDir::new("setuid");
     fs::set_permissions(&dir.0, fs::Permissions::from_mode(0o755)).unwrap();
     let p = build(&dir);
     // root's private file in root's private directory.
@@ -833,8 +794,8 @@ fn gprof_seconds(exe: &Path, gmon: &Path) -> Vec<(String, f64)> {
 fn a_thread_started_before_the_runtime_is_sampled_too() {
     // libearly.so's constructor starts a thread before the runtime's constructor runs (under
     // LD_PRELOAD, and with the object linked in); it does twice main's work.
-    let dir = Scratch::new("early");
-    let lib = dir.path("libearly.so");
+    let dir = TempDir::new("early");
+    let lib = dir.join("libearly.so");
     let gcc = |args: &[&std::ffi::OsStr]| {
         let out = Command::new("gcc").args(args).output().unwrap();
         assert!(
@@ -853,7 +814,7 @@ fn a_thread_started_before_the_runtime_is_sampled_too() {
         fixtures().join("libearly.c").as_os_str(),
     ]);
     let build = |name: &str, with: bool| {
-        let exe = dir.path(name);
+        let exe = dir.join(name);
         let obj = runtime_path(false);
         let mut args: Vec<&std::ffi::OsStr> = vec![
             "-O2".as_ref(),

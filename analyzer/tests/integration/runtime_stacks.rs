@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-/// One profiled child at a time (they are CPU-bound; see runtime_e2e.rs).
+/// One profiled child at a time (they are CPU-bound; see runtime_e2e/mod.rs).
 static ONE_CHILD: Mutex<()> = Mutex::new(());
 
 fn runtime_object() -> PathBuf {

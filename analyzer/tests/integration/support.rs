@@ -29,6 +29,13 @@ impl TempDir {
     pub fn join(&self, p: &str) -> PathBuf {
         self.0.join(p)
     }
+    /// A fresh (emptied) subdirectory, for one run of several in this directory.
+    pub fn sub(&self, name: &str) -> PathBuf {
+        let d = self.join(name);
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("create subdirectory");
+        d
+    }
 }
 
 impl Drop for TempDir {
@@ -210,4 +217,14 @@ pub fn address_of(funcs: &[(String, u64, bool)], name: &str) -> u64 {
         .find(|f| f.0 == name)
         .unwrap_or_else(|| panic!("no function {name:?}"))
         .1
+}
+
+/// The shared objects' profiles and the manifest that the runtime writes beside each profile by
+/// default (`PROFIL_RANGES=all`: `<profile>.objects`, `<profile>.<object>.<n>`, or
+/// `<profile>.o<n>` for a long name): not the files these tests count.
+pub fn is_object_file(n: &str) -> bool {
+    n.ends_with(".objects")
+        || n.contains(".so")
+        || n.rsplit_once(".o")
+            .is_some_and(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -1,0 +1,243 @@
+//! The programming interfaces (runtime/include/profil_rt.h): fixtures/runtime/apis.c checks
+//! each sentence of their contract from inside the program and prints one line per check.
+
+use super::*;
+
+fn apis(dir: &TempDir) -> PathBuf {
+    let include = format!(
+        "-I{}",
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../runtime/include")
+            .display()
+    );
+    gcc(dir, "apis.c", "apis", &[&include, "-pthread"], true)
+}
+
+fn check_api_lines(r: &Run, expected: usize) {
+    assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), expected, "{}{}", r.stdout, r.stderr);
+    assert!(
+        lines.iter().all(|l| l.starts_with("ok ")),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+}
+
+#[test]
+fn profil_interface_follows_its_contract() {
+    let dir = TempDir::new("api-profil");
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, &["profil"], &[("PROFIL_HZ", "1000")]);
+    check_api_lines(&r, 10);
+}
+
+#[test]
+fn profil_interface_works_with_the_automatic_profile_off() {
+    let dir = TempDir::new("api-profil-off");
+    let exe = apis(&dir);
+    let r = run(
+        &dir,
+        &exe,
+        &["profil"],
+        &[("PROFIL_HZ", "1000"), ("PROFIL_OFF", "1")],
+    );
+    check_api_lines(&r, 10);
+    assert!(gmon_files(&dir).is_empty());
+}
+
+#[test]
+fn extended_profil_interface_follows_its_contract() {
+    let dir = TempDir::new("api-extended");
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, &["extended"], &[("PROFIL_HZ", "1000")]);
+    check_api_lines(&r, 6);
+}
+
+#[test]
+fn pcsample_interface_follows_its_contract() {
+    let dir = TempDir::new("api-pcsample");
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, &["pcsample"], &[("PROFIL_HZ", "1000")]);
+    check_api_lines(&r, 7);
+}
+
+// The seeds' man pages, sentence by sentence (issue 15): each mode of apis.c prints one line
+// per check; the man-page sentence each implements is quoted there.
+
+fn check_api_mode(mode: &[&str], env: &[(&str, &str)], expected: usize) {
+    let dir = TempDir::new(&format!("api-{}", mode[0]));
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, mode, env);
+    check_api_lines(&r, expected);
+}
+
+/// pcsample(2), MT-Level "Async-Signal-Safe": pcsample and profil called from a signal handler
+/// that interrupts the sampling handler on the same thread used to spin forever (every run at
+/// 50 kHz, one in three at 1 kHz). 12 runs, each killed if it hangs (10 CPU-seconds).
+#[test]
+fn seed_calls_from_a_signal_handler_return() {
+    check_api_mode(
+        &["reentry", "12"],
+        &[("PROFIL_HZ", "50000"), ("PROFIL_OFF", "1")],
+        1,
+    );
+}
+
+/// The same in forked children of a parent whose eight threads are being sampled at 50 kHz:
+/// a child used to wait for handlers that ran only in the parent (a few of 400 hung).
+#[test]
+fn seed_calls_in_a_fork_child_return() {
+    check_api_mode(
+        &["fork-in-handler", "400"],
+        &[("PROFIL_HZ", "50000"), ("PROFIL_OFF", "1")],
+        1,
+    );
+}
+
+/// "Profiling is turned off if an update would cause a memory fault" (Solaris, Tru64,
+/// pcsample): unmapped, read-only, half-valid buffers, per range for the extended form.
+#[test]
+fn seed_faulting_updates_turn_profiling_off() {
+    check_api_mode(&["fault"], &[("PROFIL_HZ", "1000")], 10);
+}
+
+/// The check made when a call is made writes nothing: concurrent writes are kept, a sparse
+/// 256 MiB buffer stays sparse.
+#[test]
+fn seed_buffer_check_writes_nothing() {
+    check_api_mode(&["no-write"], &[("PROFIL_HZ", "1000")], 2);
+}
+
+/// "Profiling remains on in both the child and parent process after a fork(2)", also with the
+/// automatic profile off.
+#[test]
+fn seed_profiling_remains_on_in_a_forked_child() {
+    check_api_mode(&["fork"], &[("PROFIL_HZ", "1000"), ("PROFIL_OFF", "1")], 2);
+}
+
+/// An explicit profil() in progress goes on after profil_rt_finish() wrote the profile.
+#[test]
+fn seed_profil_goes_on_after_profil_rt_finish() {
+    check_api_mode(&["after-finish"], &[("PROFIL_HZ", "1000")], 1);
+}
+
+/// pcsample(2): the array fills "after nsamples / HZ seconds of process virtual time", HZ
+/// being sysconf(_SC_CLK_TCK); profil_rt_hz() tells it, profil_rt_set_hz() changes it.
+#[test]
+fn seed_interfaces_tick_at_clk_tck() {
+    check_api_mode(&["rate"], &[("PROFIL_HZ", "1000")], 6);
+}
+
+/// Solaris 2.6 profil(2): "a call to profil() impacts all LWPs/threads". With the automatic
+/// profile off, a call from a helper thread used to sample only that thread and later ones
+/// (main got 0 of ~300 ticks); now threads that exist when the clock starts get a clock too.
+#[test]
+fn seed_a_call_from_a_helper_thread_samples_the_threads_that_already_exist() {
+    check_api_mode(&["helper-thread"], &[("PROFIL_OFF", "1")], 1);
+}
+
+/// BSD's char *samples (odd addresses), and a failed pcsample keeps the previous count.
+#[test]
+fn seed_odd_buffers_and_kept_counts() {
+    check_api_mode(&["smaller"], &[("PROFIL_HZ", "1000")], 3);
+}
+
+/// With the CPU-time timer (SIGPROF), a program's own SIGPROF handler used to take our samples
+/// (profil() returned 0 and counted nothing; then EBUSY). The signal calls are interposed now:
+/// the program's handler sees none of our samples and profil() counts.
+#[test]
+fn seed_profil_works_beside_the_programs_own_sigprof_handler() {
+    check_api_mode(&["own-sigprof"], &[("PROFIL_TIMER", "itimer")], 3);
+}
+
+#[test]
+fn moncontrol_profiles_only_the_chosen_region() {
+    let dir = TempDir::new("api-moncontrol");
+    let exe = apis(&dir);
+    let r = run(&dir, &exe, &["moncontrol"], &[("PROFIL_HZ", "1000")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    let (_, rows) = gprof_flat(&exe, &dir.join("gmon.out"));
+    let included = seconds_of(&rows, "included");
+    assert!(included > 0.2, "{rows:?}");
+    assert_eq!(seconds_of(&rows, "excluded"), 0.0, "{rows:?}");
+    // The paused samples still measured the rate: the counted region's seconds are about half
+    // the run's CPU time (equal work in both halves).
+    assert!(
+        (included / r.user_s - 0.5).abs() < 0.05,
+        "included {included} of {} s",
+        r.user_s
+    );
+}
+
+#[test]
+fn a_program_using_the_profiling_timer_keeps_working() {
+    let dir = TempDir::new("own-sigprof");
+    let exe = procs(&dir);
+    for timer in ["itimer", "perf"] {
+        let _ = fs::remove_file(dir.join("gmon.out"));
+        let r = run(
+            &dir,
+            &exe,
+            &["own-sigprof", "400"],
+            &[("PROFIL_TIMER", timer)],
+        );
+        assert_eq!(r.status, 0, "{timer}: {r:?}");
+        // Its own 100 Hz timer: about 100 ticks per CPU-second, none of ours mixed in.
+        let ticks: f64 = r
+            .stdout
+            .trim()
+            .strip_prefix("sigprof: ")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let cpu = r.user_s + r.sys_s;
+        assert!(
+            ticks > 60.0 * cpu && ticks < 130.0 * cpu,
+            "{timer}: {ticks} ticks in {cpu:.2} s"
+        );
+        // Our own clock (SIGPROF) stands aside with one warning; perf (SIGTRAP) does not clash.
+        let expected_lines = if timer == "itimer" { 1 } else { 0 };
+        assert_eq!(
+            r.stderr.lines().count(),
+            expected_lines,
+            "{timer}: {:?}",
+            r.stderr
+        );
+        gprof_flat(&exe, &dir.join("gmon.out"));
+    }
+}
+
+#[test]
+fn safe_rust_interfaces_reach_the_injected_runtime() {
+    // The profil-rt rlib cargo built for this test (a dev-dependency) sits next to the test
+    // binary, with its own dependencies.
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let rlib = fs::read_dir(&deps)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("libprofil_rt-") && n.ends_with(".rlib")
+        })
+        .max_by_key(|e| e.metadata().unwrap().modified().unwrap())
+        .expect("the profil-rt rlib next to the test binary")
+        .path();
+    let dir = TempDir::new("safe-api");
+    let extern_arg = format!("profil_rt={}", rlib.display());
+    let dep_arg = format!("dependency={}", deps.display());
+    let link_arg = format!("link-arg={}", runtime_path(false).display());
+    let exe = rustc(
+        &dir,
+        "safe_api.rs",
+        "safe_api",
+        &["--extern", &extern_arg, "-L", &dep_arg, "-C", &link_arg],
+    );
+    let r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
+    check_api_lines(&r, 6);
+}
