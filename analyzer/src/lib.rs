@@ -25,8 +25,10 @@
 //! report but the `--gprof` emulation, which reads them with gprof's own rules
 //! ([`gprof::read_records`]), so that a bug-for-bug change there cannot alter the other
 //! reports; a histogram bin is split between functions, lines or objects by one model
-//! ([`profile::samples::Bin`]). (The default report's call graph still propagates time with
-//! the emulation's [`gprof::cg`] over a symbol table of its own functions.) JSON is written by hand in each report, with the string and number
+//! ([`profile::samples::Bin`]). The default report's call graph of counted (`-pg`) arcs
+//! propagates time with [`profile::callgraph`], the crate's own implementation of the
+//! equal-cost model, checked against the emulation's on random graphs; nothing outside
+//! `--gprof`, `--gprof -l` and `--compare-gprof` reads through [`gprof`]. JSON is written by hand in each report, with the string and number
 //! helpers of [`json`] in the default, lines, inline, call-graph, `dump` and `cargo profil`
 //! outputs; the objects and pcsample reports (`objects::print_rows`) escape their few strings
 //! themselves.

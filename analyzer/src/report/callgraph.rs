@@ -1,8 +1,8 @@
 //! The default report's call graph: every function with its callers and callees, call counts
 //! and the share of time propagated along each arc, demangled names, cycles named.
 //!
-//! The numbers are gprof's ([`crate::gprof::cg::CallGraph::assemble`] over the default
-//! report's functions): self time is measured (samples), call counts are counted (mcount),
+//! The numbers follow gprof's model ([`crate::profile::callgraph`], this crate's own
+//! implementation over the default report's functions): self time is measured (samples), call counts are counted (mcount),
 //! but **children time is an estimate**. A function's time is handed to its callers in
 //! proportion to their call counts, as if every call cost the same; when one caller makes
 //! the expensive calls and another the cheap ones, both shares are wrong. The report says so
@@ -52,8 +52,7 @@
 //! }
 //! ```
 
-use crate::gprof::cg::CallGraph;
-use crate::gprof::symtab::SymTab;
+use crate::profile::callgraph::{Entry, EqualCost};
 
 /// Label of the callers that are not known functions.
 pub const UNKNOWN_CALLERS: &str = "<callers outside known functions>";
@@ -149,38 +148,42 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Collect the graph from an assembled [`CallGraph`] over `symtab` (node `i` is
-    /// `symtab.syms[i]`). `hz` converts samples to seconds; `location(i)` gives a function's
-    /// `file:line`; `unplaced` are the arcs whose callee is in no function.
-    pub fn build(
-        cg: &CallGraph,
-        symtab: &SymTab<'_>,
+    /// Collect the graph from an assembled [`EqualCost`] (node `i` is the default report's
+    /// function `i`, named `name(i)`). `hz` converts samples to seconds; `location(i)` gives a
+    /// function's `file:line`; `unplaced` are the arcs whose callee is in no function.
+    pub fn build<'a>(
+        cg: &EqualCost,
+        name: impl Fn(usize) -> &'a [u8],
         hz: u32,
         has_histogram: bool,
         unplaced: &[UnplacedArc],
         location: impl Fn(usize) -> Option<String>,
     ) -> Graph {
         let hz = if hz == 0 { 1.0 } else { f64::from(hz) };
-        let n = cg.num_syms;
+        let n = cg.nodes.len();
         let nodes = &cg.nodes;
         let in_graph = |i: usize| {
             let nd = &nodes[i];
-            nd.ncalls != 0 || nd.self_calls != 0 || nd.children.is_some() || nd.parents.is_some()
+            nd.calls != 0 || nd.self_calls != 0 || !nd.children.is_empty() || !nd.parents.is_empty()
         };
         let mut id = vec![0usize; n];
         let mut functions = Vec::new();
         let mut order = Vec::new();
-        for &node in &cg.time_sorted {
-            if node >= n || !in_graph(node) {
+        for &entry in &cg.time_order {
+            let Entry::Function(node) = entry else {
+                continue;
+            };
+            if !in_graph(node) {
                 continue;
             }
             let nd = &nodes[node];
             order.push(node);
             id[node] = order.len();
-            let raw = String::from_utf8_lossy(symtab.syms[node].name).into_owned();
-            let known: u64 = cg
-                .parents(node)
-                .map(|a| &cg.arcs[a])
+            let raw = String::from_utf8_lossy(name(node)).into_owned();
+            let known: u64 = nd
+                .parents
+                .iter()
+                .map(|&a| &cg.arcs[a])
                 .filter(|a| a.parent != node)
                 .fold(0u64, |s, a| s.wrapping_add(a.count));
             functions.push(Function {
@@ -188,46 +191,47 @@ impl Graph {
                 name: profil_symbols::demangle::display_name(&raw).into_owned(),
                 raw_name: raw,
                 location: location(node),
-                cycle: (nd.cyc_num != 0).then_some(nd.cyc_num),
+                cycle: nd.cycle,
                 self_seconds: nd.prop_self / hz,
                 children_seconds: nd.prop_child / hz,
-                calls: nd.ncalls,
+                calls: nd.calls,
                 self_calls: nd.self_calls,
-                calls_from_unknown: nd.ncalls.saturating_sub(known),
+                calls_from_unknown: nd.calls.saturating_sub(known),
             });
         }
         let mut arcs = Vec::new();
         let mut zero_count_arcs = 0;
         for (f, &node) in functions.iter().zip(&order) {
-            for a in cg.children(node) {
+            for &a in &nodes[node].children {
                 let a = &cg.arcs[a];
                 if a.count == 0 {
                     zero_count_arcs += 1;
                 }
-                let (pc, cc) = (nodes[a.parent].cyc_num, nodes[a.child].cyc_num);
+                let (pc, cc) = (nodes[a.parent].cycle, nodes[a.child].cycle);
                 arcs.push(Arc {
                     caller: f.id,
                     callee: id[a.child],
                     count: a.count,
-                    within_cycle: a.parent == a.child || (pc != 0 && pc == cc),
+                    within_cycle: a.parent == a.child || (pc.is_some() && pc == cc),
                     self_seconds: a.time / hz,
                     children_seconds: a.child_time / hz,
                 });
             }
         }
         let mut cycles = Vec::new();
-        for k in 0..cg.num_cycles {
-            let c = &nodes[n + k];
-            let mut members: Vec<usize> = std::iter::successors(c.cyc_next, |&m| nodes[m].cyc_next)
-                .map(|m| id[m])
+        for c in &cg.cycles {
+            let mut members: Vec<usize> = c
+                .members
+                .iter()
+                .map(|&m| id[m])
                 .filter(|&m| m != 0)
                 .collect();
             members.sort_unstable();
             cycles.push(Cycle {
-                number: c.cyc_num,
+                number: c.number,
                 members,
-                calls: c.ncalls,
-                internal_calls: c.self_calls,
+                calls: c.calls,
+                internal_calls: c.internal_calls,
                 self_seconds: c.prop_self / hz,
                 children_seconds: c.prop_child / hz,
             });
@@ -268,7 +272,7 @@ impl Graph {
             ));
         }
         Graph {
-            total_seconds: cg.print_time / hz,
+            total_seconds: cg.total / hz,
             functions,
             arcs,
             cycles,

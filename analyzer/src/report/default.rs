@@ -54,8 +54,7 @@ use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::Inputs;
-use crate::gprof::cg::{CallGraph, Exclusions};
-use crate::gprof::symtab::{Sym, SymTab};
+use crate::profile::callgraph::Builder;
 use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
 use crate::request::Format;
@@ -284,21 +283,8 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         // One warning says it: the range is only mentioned when the samples did not already.
         warnings.append(&mut misfits);
     }
-    // Calls and time propagation: gprof's algorithm over honest functions.
-    let symtab = SymTab {
-        syms: map
-            .functions
-            .iter()
-            .map(|f| Sym {
-                name: f.name,
-                addr: f.addr,
-                end_addr: f.addr.saturating_add(f.size.max(1) - 1),
-                is_func: true,
-                is_static: f.is_static,
-            })
-            .collect(),
-    };
-    let mut cg = CallGraph::new(&symtab);
+    // Calls and time propagation: the equal-cost model over honest functions.
+    let mut cg = Builder::new(nf);
     let mut has_calls = vec![false; nf];
     let mut unplaced = Vec::new();
     for a in raw_arcs {
@@ -311,16 +297,16 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             continue;
         };
         has_calls[child] = true;
-        cg.nodes[child].ncalls = cg.nodes[child].ncalls.wrapping_add(a.count);
+        cg.calls_into(child, a.count);
         if let Some(parent) = map.function_at(a.from) {
-            cg.arc_add(&symtab, parent, child, a.count);
+            cg.arc(parent, child, a.count);
         }
     }
-    cg.assemble(&symtab, &samples, &Exclusions::default());
+    let cg = cg.finish(&samples, |i| map.functions[i].name);
     let locations = function_locations(&inputs.exe.data);
     let call_graph = super::callgraph::Graph::build(
         &cg,
-        &symtab,
+        |i| map.functions[i].name,
         hist.hz,
         hist.has_histogram(),
         &unplaced,
@@ -334,7 +320,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         }
         let raw = text(f.name);
         let node = &cg.nodes[i];
-        let calls = has_calls[i].then_some(node.ncalls);
+        let calls = has_calls[i].then_some(node.calls);
         rows.push(Row {
             name: profil_symbols::demangle::display_name(&raw).into_owned(),
             raw_name: raw,
