@@ -7,4 +7,5 @@
 
 pub mod cargo_profil;
 pub mod demo;
+pub mod processes;
 pub mod run;

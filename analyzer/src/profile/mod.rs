@@ -7,6 +7,7 @@
 //!   histogram bin that the reports split between functions, lines and objects.
 //! * [`stats`]: what a sample count says about the time behind it (95% intervals).
 
+pub mod debuginfo;
 pub mod extent;
 pub mod input;
 pub mod samples;

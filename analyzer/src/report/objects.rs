@@ -28,7 +28,6 @@ use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
 use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
-use crate::profile::OUTSIDE;
 use crate::render::table::Table;
 use crate::render::units::human_seconds;
 use crate::request::Format;
@@ -61,32 +60,10 @@ pub struct ObjectRow {
     pub samples: f64,
 }
 
-/// Where the symbols of an object come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SymbolSource {
-    /// The object's own `.symtab`.
-    Symtab(PathBuf),
-    /// The separate debug file found by build-id.
-    DebugFile(PathBuf),
-    /// `.dynsym` only.
-    Dynsym(PathBuf),
-}
+pub use crate::profile::debuginfo::{debug_file_path, SymbolSource};
 
-/// The separate debug file path for a build-id, under `root` (normally `/usr/lib/debug`).
-pub fn debug_file_path(root: &Path, build_id: &[u8]) -> Option<PathBuf> {
-    let (first, rest) = build_id.split_first()?;
-    if rest.is_empty() {
-        return None;
-    }
-    let hex: String = rest.iter().map(|b| format!("{b:02x}")).collect();
-    Some(
-        root.join(".build-id")
-            .join(format!("{first:02x}"))
-            .join(format!("{hex}.debug")),
-    )
-}
-
-/// Read an object and pick its symbol source. Errors are short reasons.
+/// Read an object and pick its symbol source ([`crate::profile::debuginfo`]: `.symtab`, the
+/// build-id debug file, the `.gnu_debuglink` file, `.dynsym`). Errors are short reasons.
 pub fn load_object(
     path: &Path,
     build_id: &[u8],
@@ -95,21 +72,38 @@ pub fn load_object(
     let data = read_file(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?
         .to_vec();
-    let has_symtab = ElfImage::parse(&data)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .symtab
-        .is_some();
-    if has_symtab {
-        return Ok((data, SymbolSource::Symtab(path.to_owned())));
-    }
-    if let Some(dbg) = debug_file_path(debug_root, build_id) {
-        if let Ok(d) = read_file(&dbg).map(|d| d.to_vec()) {
-            if ElfImage::parse(&d).is_ok_and(|i| i.symtab.is_some()) {
-                return Ok((d, SymbolSource::DebugFile(dbg)));
+    ElfImage::parse(&data).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (debug, source) =
+        crate::profile::debuginfo::find_symbols(path, &data, build_id, debug_root);
+    Ok((debug.unwrap_or(data), source))
+}
+
+/// Samples closer than this (bytes) outside every symbol of an object are one
+/// `<object+0xLO-0xHI>` row.
+const UNKNOWN_GAP: u64 = 0x400;
+
+/// The rows for samples outside every symbol of object `name`: `(lo, hi, samples)` pieces
+/// grouped into address ranges no more than [`UNKNOWN_GAP`] apart.
+fn unknown_rows(name: &str, mut pieces: Vec<Piece>) -> Vec<ObjectRow> {
+    pieces.sort_by_key(|p| p.0);
+    let mut groups: Vec<Piece> = Vec::new();
+    for (lo, hi, s) in pieces {
+        match groups.last_mut() {
+            Some(g) if lo <= g.1.saturating_add(UNKNOWN_GAP) => {
+                g.1 = g.1.max(hi);
+                g.2 += s;
             }
+            _ => groups.push((lo, hi, s)),
         }
     }
-    Ok((data, SymbolSource::Dynsym(path.to_owned())))
+    groups
+        .into_iter()
+        .map(|(lo, hi, s)| ObjectRow {
+            object: name.to_owned(),
+            function: format!("<{name}+{lo:#x}-{hi:#x}>"),
+            samples: s,
+        })
+        .collect()
 }
 
 /// Credit each object's pieces to its functions. `exe_data` stands in for object 0 when
@@ -127,7 +121,11 @@ pub fn attribute(
             continue;
         }
         let loaded = match (k, exe_data) {
-            (0, Some(d)) => Ok((d.to_vec(), SymbolSource::Symtab(o.path.clone()))),
+            (0, Some(d)) => {
+                let (debug, source) =
+                    crate::profile::debuginfo::find_symbols(&o.path, d, &o.build_id, debug_root);
+                Ok((debug.unwrap_or_else(|| d.to_vec()), source))
+            }
             _ => load_object(&o.path, &o.build_id, debug_root),
         };
         let total: f64 = o.pieces.iter().map(|p| p.2).sum();
@@ -145,8 +143,10 @@ pub fn attribute(
         };
         if let SymbolSource::Dynsym(p) = &source {
             warnings.push(format!(
-                "{}: no .symtab and no debug file by build-id; using exported symbols only",
-                p.display()
+                "{}: no .symtab and no debug file (build-id, .gnu_debuglink): exported \
+                 symbols only, the rest by address range; for every function, {}",
+                p.display(),
+                crate::profile::debuginfo::debug_hint(p, &o.build_id, debug_root)
             ));
         }
         let Ok(image) = ElfImage::parse(&data) else {
@@ -156,16 +156,13 @@ pub fn attribute(
             (Some(t), _) => t,
             (None, Some(d)) => d,
             (None, None) => {
-                rows.push(ObjectRow {
-                    object: o.name.clone(),
-                    function: OUTSIDE.into(),
-                    samples: total,
-                });
+                rows.extend(unknown_rows(&o.name, o.pieces.clone()));
                 continue;
             }
         };
         let map = FunctionMap::build(&image, table);
-        let mut per_fn: HashMap<Option<usize>, f64> = HashMap::new();
+        let mut per_fn: HashMap<usize, f64> = HashMap::new();
+        let mut unknown: Vec<Piece> = Vec::new();
         for &(lo, hi, s) in &o.pieces {
             let span = (hi - lo).max(1) as f64;
             let mut credited = 0.0;
@@ -177,29 +174,27 @@ pub fn attribute(
                 let ov = hi.max(lo + 1).min(fr.end).saturating_sub(lo.max(fr.start));
                 if ov > 0 {
                     let c = s * ov as f64 / span;
-                    *per_fn.entry(Some(fr.function)).or_default() += c;
+                    *per_fn.entry(fr.function).or_default() += c;
                     credited += c;
                 }
                 r += 1;
             }
             if s - credited > 1e-9 {
-                *per_fn.entry(None).or_default() += s - credited;
+                unknown.push((lo, hi, s - credited));
             }
         }
-        for (f, s) in per_fn {
-            let function = match f {
-                Some(i) => profil_symbols::demangle::display_name(&String::from_utf8_lossy(
-                    map.functions[i].name,
-                ))
-                .into_owned(),
-                None => OUTSIDE.to_owned(),
-            };
+        for (i, s) in per_fn {
+            let function = profil_symbols::demangle::display_name(&String::from_utf8_lossy(
+                map.functions[i].name,
+            ))
+            .into_owned();
             rows.push(ObjectRow {
                 object: o.name.clone(),
                 function,
                 samples: s,
             });
         }
+        rows.extend(unknown_rows(&o.name, unknown));
     }
     rows.sort_by(|a, b| {
         b.samples
@@ -218,6 +213,30 @@ pub fn print_rows(
     hz: u32,
     rows: &[ObjectRow],
     warnings: &[String],
+    out: &mut impl Write,
+) -> Result<()> {
+    print_rows_with(format, title, hz, rows, warnings, &Extra::default(), out)
+}
+
+/// What the runtime's manifests add to a report: the CPU time the samples miss, and the
+/// processes the report covers.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    /// Seconds of CPU time not sampled, and the likely cause (None: not known).
+    pub unsampled: Option<(f64, String)>,
+    /// The processes the report covers: pid, parent pid, CPU seconds.
+    pub processes: Vec<(u32, Option<u32>, f64)>,
+}
+
+/// [`print_rows`] with the manifests' [`Extra`]: the table states the unsampled CPU time under
+/// its header; JSON has `unsampled_seconds` (null: unknown) and, with several, `processes`.
+pub fn print_rows_with(
+    format: Format,
+    title: &str,
+    hz: u32,
+    rows: &[ObjectRow],
+    warnings: &[String],
+    extra: &Extra,
     out: &mut impl Write,
 ) -> Result<()> {
     let hz_f = f64::from(hz.max(1));
@@ -261,6 +280,23 @@ pub fn print_rows(
         writeln!(out, "{{")?;
         writeln!(out, "  \"hz\": {hz},")?;
         writeln!(out, "  \"total_samples\": {total},")?;
+        match &extra.unsampled {
+            Some((u, _)) => writeln!(out, "  \"unsampled_seconds\": {u},")?,
+            None => writeln!(out, "  \"unsampled_seconds\": null,")?,
+        }
+        if extra.processes.len() > 1 {
+            let p: Vec<String> = extra
+                .processes
+                .iter()
+                .map(|(pid, ppid, cpu)| {
+                    format!(
+                        "{{\"pid\": {pid}, \"ppid\": {}, \"cpu_seconds\": {cpu}}}",
+                        ppid.map_or("null".into(), |p| p.to_string())
+                    )
+                })
+                .collect();
+            writeln!(out, "  \"processes\": [{}],", p.join(", "))?;
+        }
         let w: Vec<String> = warnings.iter().map(|w| js(w)).collect();
         writeln!(out, "  \"warnings\": [{}],", w.join(","))?;
         writeln!(out, "  \"rows\": [")?;
@@ -286,6 +322,9 @@ pub fn print_rows(
         "{title}: {total} samples at {hz} Hz = {} of CPU time",
         human_seconds(total / hz_f)
     )?;
+    if let Some((u, cause)) = &extra.unsampled {
+        writeln!(out, "{}", unsampled_line(*u, total / hz_f, cause))?;
+    }
     writeln!(out)?;
     let mut b = Table::new();
     b.row(["%", "self", "samples", "95% interval", "object", "function"]);
@@ -302,6 +341,27 @@ pub fn print_rows(
     }
     writeln!(out, "{}", b.render(4))?;
     Ok(())
+}
+
+/// `Not sampled: 12.0 ms of CPU time more (5.6% of 214 ms): cause`, under a report's header
+/// (the cause only when the share is 2% or more: below that, it is the usual noise).
+pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
+    let all = unsampled + sampled;
+    let pct = if all > 0.0 {
+        100.0 * unsampled / all
+    } else {
+        0.0
+    };
+    format!(
+        "Not sampled: {} of CPU time more ({pct:.1}% of {}){}",
+        human_seconds(unsampled),
+        human_seconds(all),
+        if cause.is_empty() || pct < 2.0 {
+            String::new()
+        } else {
+            format!(": {cause}")
+        }
+    )
 }
 
 /// The manifest next to a gmon file, if there is one.
@@ -335,11 +395,78 @@ pub fn run_manifest(
     out: &mut impl Write,
     all_warnings: &mut Vec<String>,
 ) -> Result<()> {
-    let mname = manifest.display().to_string();
-    let text = read_file(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
-    let entries =
-        gmon::manifest::parse(&text).map_err(|e| Error::input(format!("{mname}: {e}")))?;
-    let dir = manifest.parent().unwrap_or(Path::new("."));
+    run_manifests(
+        format,
+        inputs,
+        image,
+        &[manifest.to_owned()],
+        out,
+        all_warnings,
+    )
+}
+
+/// The likely reason `unsampled` seconds of CPU time went unsampled, from the process lines.
+pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
+    let mut why = Vec::new();
+    let threads: u32 = procs.iter().filter_map(|p| p.threads_without_clock).sum();
+    if threads > 0 {
+        why.push(format!(
+            "{threads} thread{} existed before the sampling clock started and got no clock",
+            if threads == 1 { "" } else { "s" }
+        ));
+    }
+    if procs.iter().any(|p| p.clock_closed == Some(true)) {
+        why.push("the program closed the sampling clock's descriptor (after a failed exec, or closing every descriptor)".into());
+    }
+    let blocked: u64 = procs.iter().filter_map(|p| p.blocked_samples).sum();
+    if blocked > 0 {
+        why.push(format!(
+            "{blocked} sample{} arrived while the program blocked the sampling signal",
+            if blocked == 1 { "" } else { "s" }
+        ));
+    }
+    if why.is_empty() {
+        if procs
+            .iter()
+            .any(|p| p.clock == Some(gmon::manifest::Clock::Itimer))
+        {
+            why.push("the interval timer fires at most once per kernel tick, so short bursts of CPU and short threads go unsampled".into());
+        } else {
+            why.push("threads shorter than a sampling period, and the time before a thread's clock starts and while profiles are written at exit, are outside the clock".into());
+        }
+    }
+    why.join("; ")
+}
+
+/// The build-id of the executable `image` (the one on the command line) against the one the
+/// runtime recorded in a manifest: None when they agree or one is unknown, else the warning.
+pub fn build_id_mismatch(exe_name: &str, exe_data: &[u8], recorded: &[u8]) -> Option<String> {
+    let own = crate::profile::debuginfo::build_id_of(exe_data)?;
+    if recorded.is_empty() || own == recorded {
+        return None;
+    }
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    Some(format!(
+        "the profile was written by a program with build-id {}, but {exe_name} has build-id {}: \
+         it is another build, and the functions named below are probably wrong (give the \
+         executable that ran)",
+        hex(recorded),
+        hex(&own)
+    ))
+}
+
+/// [`run_manifest`] over several manifests at once (the processes of one executable that
+/// `run --merge` sums): the executable's histograms are `inputs`' gmon files, each library's
+/// pieces are summed over the manifests that list it, and the process lines give the nominal
+/// rate (the seconds shown are samples ÷ that rate) and the CPU time that was not sampled.
+pub fn run_manifests(
+    format: Format,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    manifests: &[PathBuf],
+    out: &mut impl Write,
+    all_warnings: &mut Vec<String>,
+) -> Result<()> {
     let target = Target::of_executable(image.is_64, image.big_endian);
     let mut objects = vec![ObjectSamples {
         name: inputs
@@ -356,46 +483,105 @@ pub fn run_manifest(
         objects[0].pieces.extend(p);
         hz = hz.max(h);
     }
-    for e in entries
-        .iter()
-        .filter(|e| e.kind == gmon::manifest::Kind::Lib)
-    {
-        let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
-        let fname = file.display().to_string();
-        let data = read_file(&file)
-            .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
-        let (pieces, h) = gmon_pieces(&fname, &data, target)?;
-        hz = hz.max(h);
-        let path = PathBuf::from(String::from_utf8_lossy(&e.path.unescaped()).into_owned());
-        objects.push(ObjectSamples {
-            name: path.file_name().map_or_else(
-                || path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
-            path,
-            build_id: e.build_id.as_bytes().to_vec(),
-            pieces,
-        });
-    }
     let mut warnings = Vec::new();
+    let mut procs = Vec::new();
+    for manifest in manifests {
+        let mname = manifest.display().to_string();
+        let text = read_file(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        let parsed = gmon::manifest::parse_manifest(&text)
+            .map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        procs.extend(parsed.process);
+        let dir = manifest.parent().unwrap_or(Path::new("."));
+        for e in &parsed.entries {
+            if e.kind == gmon::manifest::Kind::Exe {
+                if objects[0].build_id.is_empty() {
+                    objects[0].build_id = e.build_id.as_bytes().to_vec();
+                }
+                if let Some(w) =
+                    build_id_mismatch(&inputs.exe.name(), &inputs.exe.data, e.build_id.as_bytes())
+                {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                continue;
+            }
+            let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
+            let fname = file.display().to_string();
+            let data = read_file(&file)
+                .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
+            let (pieces, h) = gmon_pieces(&fname, &data, target)?;
+            hz = hz.max(h);
+            let path = PathBuf::from(String::from_utf8_lossy(&e.path.unescaped()).into_owned());
+            let build_id = e.build_id.as_bytes().to_vec();
+            if let Some(o) = objects[1..]
+                .iter_mut()
+                .find(|o| o.path == path && o.build_id == build_id)
+            {
+                o.pieces.extend(pieces);
+                continue;
+            }
+            objects.push(ObjectSamples {
+                name: path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                ),
+                path,
+                build_id,
+                pieces,
+            });
+        }
+    }
     let rows = attribute(
         &objects,
         Some(&inputs.exe.data),
         Path::new("/usr/lib/debug"),
         &mut warnings,
     );
+    // The rate the clock was asked for, when every process says the same: the seconds shown
+    // are then samples ÷ that rate, and what the CPU time has beyond them is stated.
+    let nominal: Vec<u32> = procs.iter().filter_map(|p| p.nominal_hz).collect();
+    let all_nominal = !procs.is_empty() && nominal.len() == procs.len();
+    if all_nominal && nominal.iter().all(|&h| h == nominal[0]) && nominal[0] > 0 {
+        hz = nominal[0];
+    }
+    let mut extra = Extra::default();
+    let unsampled: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
+    if let Some(u) = unsampled.filter(|u| !u.is_empty()) {
+        let u: f64 = u.iter().sum();
+        let cause = unsampled_cause(&procs);
+        let total: f64 = rows.iter().map(|r| r.samples).sum();
+        let hz_f = f64::from(hz.max(1));
+        let sampled = total / hz_f;
+        if u > 0.05 * (u + sampled) && u > 20.0 / hz_f {
+            warnings.push(format!(
+                "{} of the CPU time ({:.0}%) was not sampled: {cause}",
+                human_seconds(u),
+                100.0 * u / (u + sampled)
+            ));
+        }
+        extra.unsampled = Some((u, cause));
+    }
+    extra.processes = procs
+        .iter()
+        .filter_map(|p| {
+            let cpu = p.cpu_user_ns?.saturating_add(p.cpu_system_ns.unwrap_or(0));
+            Some((p.pid?, p.ppid, cpu as f64 / 1e9))
+        })
+        .collect();
     let title = format!(
         "Flat profile of {} and {} shared object{}",
         inputs.exe.name(),
         objects.len() - 1,
         if objects.len() == 2 { "" } else { "s" }
     );
-    print_rows(
+    print_rows_with(
         format,
         &title,
         if hz == 0 { 100 } else { hz },
         &rows,
         &warnings,
+        &extra,
         out,
     )?;
     all_warnings.extend(warnings);
