@@ -935,8 +935,9 @@ pub fn profile_and_report(
     Ok(code)
 }
 
-/// The JSON of `run`: the report's own object, with `processes` (pid, ppid, program, CPU
-/// seconds, profile file, whether reported) added at the top when there are several; with
+/// The JSON of `run`: the report's own object, with `processes` (pid, image — 0 for the
+/// process's first program, n for the n-th it exec'd —, ppid, program, executable, CPU seconds,
+/// profile file, whether reported) added at the top when there are several; with
 /// `--all`, `{"processes": [..], "reports": [{"pids": [..], "report": {..}}, ..]}`.
 fn write_json_reports(
     found: &[Found],
@@ -951,8 +952,9 @@ fn write_json_reports(
         .enumerate()
         .map(|(i, f)| {
             format!(
-                "{{\"pid\": {}, \"ppid\": {}, \"program\": {}, \"executable\": {}, \"cpu_seconds\": {}, \"profile\": {}, \"reported\": {}}}",
+                "{{\"pid\": {}, \"image\": {}, \"ppid\": {}, \"program\": {}, \"executable\": {}, \"cpu_seconds\": {}, \"profile\": {}, \"reported\": {}}}",
                 f.pid,
+                f.image,
                 json_opt(f.ppid()),
                 json_str(&f.program_name()),
                 f.exe.as_ref().map_or("null".into(), |p| json_str(&p.display().to_string())),
