@@ -344,3 +344,80 @@ fn libc_share_agrees_with_perf() {
         "the fixture spends about half its time in libc: {ours}"
     );
 }
+
+/// Percent of `function`'s row in a JSON report (0 when absent).
+fn json_percent(v: &serde_json::Value, function: &str) -> f64 {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["name"] == function || r["function"] == function)
+        .map(|r| r["percent"].as_f64().unwrap())
+        .sum()
+}
+
+#[test]
+fn a_failed_exec_stops_no_thread_and_json_says_what_was_not_sampled() {
+    let s = TempDir::new("tree-fexec");
+    gcc(&fixture("failed_exec.c"), &s.join("fe"), &["-pthread"]);
+    let out = run_in(&s.0, &["--json", "--report", "r.json", "./fe"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let truth = text(&out.stdout);
+    let mut it = truth.split_whitespace();
+    assert_eq!(it.next(), Some("truth"), "{truth}");
+    let main_truth: f64 = it.nth(1).unwrap().parse().unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("r.json")).unwrap()).unwrap();
+    let n = v["total_samples"].as_f64().unwrap();
+    assert!(n >= 100.0, "too few samples: {v}");
+    let main = json_percent(&v, "main_spin");
+    let worker = json_percent(&v, "worker_spin");
+    let p = main_truth / 100.0;
+    let band = 100.0 * (4.0 * (p * (1.0 - p) / n).sqrt() + 0.05);
+    assert!(
+        (main - main_truth).abs() <= band && worker > 50.0,
+        "main {main:.1}% worker {worker:.1}% vs truth {truth} (band {band:.1})"
+    );
+    // The executable-only report's JSON: every row names its object, the top level the CPU
+    // time that was not sampled.
+    assert!(v["unsampled_seconds"].as_f64().is_some(), "{v}");
+    for r in v["rows"].as_array().unwrap() {
+        assert_eq!(r["object"], "fe", "{v}");
+    }
+}
+
+#[test]
+fn another_build_of_the_program_is_named_by_build_id() {
+    let s = TempDir::new("tree-buildid");
+    chain(&s.0);
+    let out = run_in(&s.0, &["./a", "2"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let check = |expect_warning: bool| {
+        let out = Command::new(BIN)
+            .args(["gmon.out", "./a"])
+            .current_dir(&s.0)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        let err = text(&out.stderr);
+        assert_eq!(
+            err.contains("the profile was written by a program with build-id "),
+            expect_warning,
+            "{err}"
+        );
+        err
+    };
+    check(false);
+    // Rebuilt (another build-id): the manifest's build-id is not the executable's.
+    gcc(&fixture("chain.c"), &s.join("a"), &["-DREBUILT=1", "-O1"]);
+    let err = check(true);
+    let ids: Vec<&str> = err
+        .split("build-id ")
+        .skip(1)
+        .map(|t| t.split([',', ':', ' ']).next().unwrap())
+        .collect();
+    assert!(
+        ids.len() == 2 && ids[0] != ids[1] && ids.iter().all(|i| i.len() >= 16),
+        "{err}"
+    );
+}

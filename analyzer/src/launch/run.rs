@@ -619,8 +619,8 @@ fn lists_a_library(manifest: &Path) -> bool {
 /// With the runtime's objects manifests beside the profiles, the report is the one across
 /// the executable and its shared objects ([`report::objects`]) when any library has samples
 /// or the executable has no `.symtab` (its exported functions, debug files and address
-/// ranges name the code); else the default report, with the manifests' unsampled CPU time
-/// and build-id check as notes.
+/// ranges name the code); else the default report, which reads the manifests' process lines
+/// itself ([`report::default::apply_manifests`]).
 pub fn print_report_of(
     exe: &Path,
     profiles: &[PathBuf],
@@ -678,7 +678,6 @@ pub fn print_report_of(
                 &exe.display().to_string(),
             ));
         }
-        notes.extend(manifest_notes(&inputs, &manifests, &mut warnings));
         if style.lines {
             report::lines::run(format, &inputs, &image, &mut text)?;
         } else if style.inline {
@@ -704,49 +703,6 @@ pub fn print_report_of(
     }
     out.write_all(&text)?;
     Ok(())
-}
-
-/// What the manifests say beside the executable-only report: the CPU time not sampled (a
-/// note), and a build-id that is not the executable's (a warning).
-fn manifest_notes(
-    inputs: &report::Inputs,
-    manifests: &[PathBuf],
-    warnings: &mut Vec<String>,
-) -> Option<String> {
-    let mut procs = Vec::new();
-    for m in manifests {
-        let Ok(text) = fs::read(m) else { continue };
-        let Ok(parsed) = gmon::manifest::parse_manifest(&text) else {
-            continue;
-        };
-        procs.extend(parsed.process);
-        for e in parsed
-            .entries
-            .iter()
-            .filter(|e| e.kind == gmon::manifest::Kind::Exe)
-        {
-            if let Some(w) = report::objects::build_id_mismatch(
-                &inputs.exe.name(),
-                &inputs.exe.data,
-                e.build_id.as_bytes(),
-            ) {
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
-            }
-        }
-    }
-    let u: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
-    let u: f64 = u.filter(|u| !u.is_empty())?.iter().sum();
-    let sampled: f64 = procs
-        .iter()
-        .filter_map(|p| Some(p.samples? as f64 / f64::from(p.nominal_hz?.max(1))))
-        .sum();
-    Some(report::objects::unsampled_line(
-        u,
-        sampled,
-        &report::objects::unsampled_cause(&procs),
-    ))
 }
 
 /// Explain an achieved rate far below the requested one (None when there is nothing to say).

@@ -548,7 +548,7 @@ pub fn run_manifests(
     let mut extra = Extra::default();
     let unsampled: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
     if let Some(u) = unsampled.filter(|u| !u.is_empty()) {
-        let u: f64 = u.iter().sum();
+        let u: f64 = (u.iter().sum::<f64>() * 1e9).round() / 1e9;
         let cause = unsampled_cause(&procs);
         let total: f64 = rows.iter().map(|r| r.samples).sum();
         let hz_f = f64::from(hz.max(1));
