@@ -1,34 +1,43 @@
-//! `profil-report run [--hz N] [--out FILE] [--report FILE] [--] CMD [ARGS...]`: profile an
-//! unmodified, dynamically linked program and print its report.
+//! `profil-report run [--hz N] [--out FILE] [--report FILE] [--all|--merge] [--] CMD [ARGS...]`:
+//! profile an unmodified, dynamically linked program — or a wrapper, a shell script, a whole
+//! process tree — and print its report.
 //!
 //! What it does, in order:
 //!
 //! 1. Resolves CMD as a shell would (a name without `/` is looked up in `PATH`) and reads it:
-//!    a script, a non-ELF file, a statically linked executable (no `PT_INTERP`, so the dynamic
-//!    loader never sees `LD_PRELOAD`) or an executable without any symbol table is refused
-//!    before anything runs, each with what to do instead. A program that already has the
-//!    runtime linked in is run without the preload (two samplers would double count).
+//!    a non-ELF file that is not a script, a statically linked executable (no `PT_INTERP`, so
+//!    the dynamic loader never sees `LD_PRELOAD`) or one for another architecture is refused
+//!    before anything runs, each with what to do instead. Scripts run (their interpreter is
+//!    preloaded like any program), and so do stripped programs (see step 5). A program that
+//!    already has the runtime linked in is run without the preload (two samplers would
+//!    double count).
 //! 2. Runs it with stdin, stdout and stderr passed through, and in its environment:
 //!    `LD_PRELOAD` = the existing value plus the cached `libprofil_rt.so`;
-//!    `GMON_OUT_PREFIX` = a fresh private directory, so the profile is `gmon.<pid>` there and
-//!    child processes (which inherit `LD_PRELOAD`) write their own files instead of
-//!    overwriting it; `PROFIL_OUT` and `PROFIL_OFF` removed; `PROFIL_HZ` from `--hz`. Other
-//!    `PROFIL_*` settings pass through.
+//!    `GMON_OUT_PREFIX` = a fresh private directory, so that every profiled process image of
+//!    the tree writes its own `gmon.<pid>` (a later image of the same pid, after an exec,
+//!    `gmon.<pid>.<n>`) with its objects manifest and one file per shared object (the
+//!    runtime's lineage rules); `PROFIL_OUT` and `PROFIL_OFF` removed; `PROFIL_HZ` from
+//!    `--hz`. Other `PROFIL_*` settings pass through (`PROFIL_RANGES=exe` still limits the
+//!    profile to the executables).
 //! 3. While it runs, `profil-report` ignores `SIGINT` and `SIGQUIT`: Ctrl-C reaches the program
 //!    (whose runtime writes the profile before dying of it), and the report still follows.
-//! 4. Moves the program's own profile to `--out` (default `gmon.out`, atomically: temp +
-//!    rename) and prints the default report for it — **to stderr** unless `--report` names a
-//!    file (`-` is stdout), so the program's stdout stays exactly what it would have been,
-//!    as with `time` or `perf stat`.
-//! 5. Exits with the program's exit status. A program killed by signal N gives 128+N, as a
+//! 4. Keeps every profile ([`super::processes`]): the process image that used the most CPU (by
+//!    the CPU time its manifest records) as `--out` (default `gmon.out`, atomically: temp +
+//!    rename), every other as `<out>.<pid>` or `<out>.<pid>.<n>`, each with its manifest and
+//!    shared objects' files renamed to match, so `profil-report <file> <program>` reads any
+//!    of them later.
+//! 5. Prints the report — **to stderr** unless `--report` names a file (`-` is stdout), so the
+//!    program's stdout stays exactly what it would have been, as with `time` or `perf stat`:
+//!    by default the busiest process's, with one line listing the others (program, pid, CPU);
+//!    `--all` one section per process image, in pid order; `--merge` one per executable (the
+//!    processes that ran it summed). Each is read against the executable its manifest names,
+//!    across the shared objects when any has samples or the executable is stripped
+//!    ([`report::objects`]: `.symtab`, debug files, `.dynsym`, and address ranges of the
+//!    object for the rest), else with the default report. JSON adds the process list.
+//! 6. Exits with the program's exit status. A program killed by signal N gives 128+N, as a
 //!    shell reports it (the signal is not re-raised). Problems with the report itself are
 //!    messages on stderr and do not change the status; problems before the program started
-//!    (not found, static, no symbols) exit with 2.
-//!
-//! Limits: a program that `exec`s another image in the same process (a wrapper) leaves the
-//! last image's profile under its pid, which is then reported against CMD (the report warns
-//! when the samples do not fit CMD's code); run the final program directly instead. Samples in
-//! shared libraries are not in the histogram (gmon has one range: the executable's code).
+//!    (not found, static, not a program) exit with 2.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;

@@ -343,7 +343,7 @@ pub fn print_rows_with(
     Ok(())
 }
 
-/// `Not sampled: 12.0 ms of CPU time more (5.6% of 214 ms): cause`, under a report's header
+/// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
 /// (the cause only when the share is 2% or more: below that, it is the usual noise).
 pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
     let all = unsampled + sampled;
@@ -353,7 +353,7 @@ pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
         0.0
     };
     format!(
-        "Not sampled: {} of CPU time more ({pct:.1}% of {}){}",
+        "CPU time not sampled: {} ({pct:.1}% of {}){}",
         human_seconds(unsampled),
         human_seconds(all),
         if cause.is_empty() || pct < 2.0 {
