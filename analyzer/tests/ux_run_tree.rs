@@ -421,3 +421,69 @@ fn another_build_of_the_program_is_named_by_build_id() {
         "{err}"
     );
 }
+
+#[test]
+fn short_threads_time_is_stated_as_unsampled_not_spread() {
+    // 1000 threads of about 0.4 ms each, under one sampling period: a task clock with a fixed
+    // phase never fires in them. Whatever the runtime samples of them, the report's task share
+    // plus the CPU time it says was not sampled must account for the truth the program
+    // measured itself, instead of the main thread's share being inflated silently.
+    let s = TempDir::new("tree-short");
+    gcc(&fixture("short_threads.c"), &s.join("st"), &["-pthread"]);
+    let out = run_in(
+        &s.0,
+        &["--hz", "1000", "--json", "--report", "r.json", "./st"],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let truth = text(&out.stdout);
+    let task_truth: f64 = truth
+        .split_whitespace()
+        .nth(2)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{truth}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("r.json")).unwrap()).unwrap();
+    let sampled = v["total_seconds"].as_f64().unwrap();
+    let unsampled = v["unsampled_seconds"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no unsampled_seconds: {v}"));
+    let all = sampled + unsampled;
+    let task = json_percent(&v, "task_spin") / 100.0 * sampled;
+    let task_accounted = 100.0 * (task + unsampled) / all;
+    let n = v["total_samples"].as_f64().unwrap();
+    let p = task_truth / 100.0;
+    let band = 100.0 * (4.0 * (p * (1.0 - p) / n.max(1.0)).sqrt()) + 10.0;
+    assert!(
+        (task_accounted - task_truth).abs() <= band,
+        "task sampled + unsampled {task_accounted:.1}% vs truth {truth} (band {band:.1}): {v}"
+    );
+}
+
+#[test]
+fn profil_after_profil_off_samples_earlier_threads_and_forked_children() {
+    let s = TempDir::new("tree-off");
+    gcc(&fixture("off_threads.c"), &s.join("off"), &["-pthread"]);
+    let so = Command::new(BIN)
+        .args(["runtime-path", "--shared"])
+        .output()
+        .unwrap();
+    let so = text(&so.stdout).trim().to_string();
+    let out = Command::new(s.join("off"))
+        .arg("fork")
+        .current_dir(&s.0)
+        .env("PROFIL_OFF", "1")
+        .env("LD_PRELOAD", &so)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let o = text(&out.stdout);
+    let num = |key: &str| -> f64 {
+        let at = o.find(key).unwrap_or_else(|| panic!("{key} in {o}")) + key.len();
+        o[at..].split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (w, m, c) = (num("worker "), num("main "), num("child "));
+    // Truth 3:1 (1.2 s against 0.4 s of CPU); the rate is the clock tick's (100 Hz): some 40
+    // samples for main, so the band is wide.
+    assert!(m >= 10.0 && (1.5..6.0).contains(&(w / m)), "{o}");
+    assert!(c >= 10.0, "the forked child keeps sampling: {o}");
+}

@@ -280,6 +280,7 @@ pub fn print_rows_with(
         writeln!(out, "{{")?;
         writeln!(out, "  \"hz\": {hz},")?;
         writeln!(out, "  \"total_samples\": {total},")?;
+        writeln!(out, "  \"total_seconds\": {},", total / hz_f)?;
         match &extra.unsampled {
             Some((u, _)) => writeln!(out, "  \"unsampled_seconds\": {u},")?,
             None => writeln!(out, "  \"unsampled_seconds\": null,")?,
