@@ -6,6 +6,8 @@
 //! * [`samples`]: the histograms summed over the gmon files, the arcs, and the one model of a
 //!   histogram bin that the reports split between functions, lines and objects.
 //! * [`stats`]: what a sample count says about the time behind it (95% intervals).
+//! * [`debuginfo`]: where an object's function symbols come from (`.symtab`, build-id and
+//!   `.gnu_debuglink` debug files, `.dynsym`), and which package would give them.
 
 pub mod debuginfo;
 pub mod extent;

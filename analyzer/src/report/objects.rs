@@ -9,12 +9,25 @@
 //! # Finding an object's symbols
 //!
 //! The executable is the one given on the command line. A library is read from the path
-//! the loader used; its functions come from `.symtab`, or else from the separate debug
-//! file named by its build-id (`/usr/lib/debug/.build-id/xx/yyyy….debug`, where Debian's
-//! `-dbg`/`-dbgsym` packages put it) when that is installed, or else from `.dynsym` (exported
-//! functions only: samples in static functions then land in `<outside known functions>`
-//! of that object, which the report says). A library that cannot be read at all keeps its
-//! samples as one `<unreadable: reason>` row.
+//! the loader used. For each, [`crate::profile::debuginfo`] picks the best symbols: its own
+//! `.symtab`, else the separate debug file named by its build-id
+//! (`/usr/lib/debug/.build-id/xx/yyyy….debug`, where Debian's `-dbgsym`/`-dbg` packages put
+//! it), else the file its `.gnu_debuglink` names, else `.dynsym` (exported functions only;
+//! the warning then says which package would help). Samples outside every symbol of an
+//! object — static functions of a stripped object, PLT stubs — are grouped into
+//! `<object+0xLO-0xHI>` rows by address (pieces closer than 1 KiB are one row), so they are
+//! never credited to a neighbouring function or another object. A library that cannot be
+//! read at all keeps its samples as one `<unreadable: reason>` row.
+//!
+//! # What the manifest adds
+//!
+//! A version 2 manifest's `process` line ([`gmon::manifest::Process`]) gives the clock's
+//! nominal rate: the seconds shown are samples ÷ that rate, and the CPU time the runtime
+//! measured beyond them is stated under the header (`CPU time not sampled: …`, with the likely
+//! cause from the line's counters; JSON `unsampled_seconds`), never spread over the rows. Its
+//! `exe` line's build-id is compared with the executable's ([`build_id_mismatch`]): another
+//! build is named by both build-ids. Several manifests (`run --merge`) are summed object by
+//! object ([`run_manifests`]).
 
 use std::collections::HashMap;
 use std::io::Write;
