@@ -71,6 +71,8 @@ pub struct ObjectRow {
     pub function: String,
     /// Samples.
     pub samples: f64,
+    /// `file:line` of the function's entry (the executable's functions, from DWARF).
+    pub location: Option<String>,
 }
 
 pub use crate::profile::debuginfo::{debug_file_path, SymbolSource};
@@ -115,6 +117,7 @@ fn unknown_rows(name: &str, mut pieces: Vec<Piece>) -> Vec<ObjectRow> {
             object: name.to_owned(),
             function: format!("<{name}+{lo:#x}-{hi:#x}>"),
             samples: s,
+            location: None,
         })
         .collect()
 }
@@ -150,6 +153,7 @@ pub fn attribute(
                     object: o.name.clone(),
                     function: format!("<unreadable: {reason}>"),
                     samples: total,
+                    location: None,
                 });
                 continue;
             }
@@ -196,15 +200,22 @@ pub fn attribute(
                 unknown.push((lo, hi, s - credited));
             }
         }
+        // Locations for the executable's functions only: a library's debug information can be
+        // large, and its file names are the library's build tree.
+        let locations = if k == 0 {
+            profil_symbols::dwarf::function_locations(&data)
+        } else {
+            HashMap::new()
+        };
         for (i, s) in per_fn {
-            let function = profil_symbols::demangle::display_name(&String::from_utf8_lossy(
-                map.functions[i].name,
-            ))
-            .into_owned();
+            let f = &map.functions[i];
+            let function = profil_symbols::demangle::display_name(&String::from_utf8_lossy(f.name))
+                .into_owned();
             rows.push(ObjectRow {
                 object: o.name.clone(),
                 function,
                 samples: s,
+                location: locations.get(&f.addr).map(|l| l.to_string()),
             });
         }
         rows.extend(unknown_rows(&o.name, unknown));
@@ -317,10 +328,11 @@ pub fn print_rows_with(
         for (i, r) in rows.iter().enumerate() {
             writeln!(
                 out,
-                "    {{\"rank\": {}, \"object\": {}, \"function\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}}}{}",
+                "    {{\"rank\": {}, \"object\": {}, \"function\": {}, \"location\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}}}{}",
                 i + 1,
                 js(&r.object),
                 js(&r.function),
+                r.location.as_deref().map_or_else(|| "null".to_string(), js),
                 pct(r.samples),
                 r.samples / hz_f,
                 r.samples,
@@ -340,20 +352,75 @@ pub fn print_rows_with(
         writeln!(out, "{}", unsampled_line(*u, total / hz_f, cause))?;
     }
     writeln!(out)?;
-    let mut b = Table::new();
-    b.row(["%", "self", "samples", "95% interval", "object", "function"]);
-    for r in rows {
-        let (lo, hi) = poisson_ci95(r.samples);
-        b.row([
-            format!("{:.2}", pct(r.samples)),
-            human_seconds(r.samples / hz_f),
-            crate::render::units::samples(r.samples),
-            format!("{}–{}", human_seconds(lo / hz_f), human_seconds(hi / hz_f)),
-            r.object.clone(),
-            r.function.clone(),
-        ]);
+    // Long names are shortened as in the default report (48 characters, narrower down to 24
+    // while the table is wider than 120 columns); JSON and CSV keep them whole.
+    // Last resort: an address-range row drops the object's name it repeats
+    // (`<+0x1030-0x1034>` in the row of object `prog`), and object names over 16 characters
+    // are cut (`generic_names_p…`).
+    let full: Vec<&str> = rows.iter().map(|r| r.function.as_str()).collect();
+    let compact: Vec<String> = rows
+        .iter()
+        .map(
+            |r| match r.function.strip_prefix(&format!("<{}+0x", r.object)) {
+                Some(rest) => format!("<+0x{rest}"),
+                None => r.function.clone(),
+            },
+        )
+        .collect();
+    let compact: Vec<&str> = compact.iter().map(String::as_str).collect();
+    let locations = rows.iter().any(|r| r.location.is_some());
+    let cwd = crate::render::names::current_dir();
+    let table_with = |width: usize| {
+        let full = if width < 24 { &compact } else { &full };
+        let names = crate::render::names::short_names(full, width.max(24));
+        let mut b = Table::new();
+        let mut header = vec!["%", "self", "samples", "95% interval", "object", "function"];
+        if locations {
+            header.push("location");
+        }
+        b.row(header);
+        for (r, name) in rows.iter().zip(names) {
+            let (lo, hi) = poisson_ci95(r.samples);
+            let mut row = vec![
+                format!("{:.2}", pct(r.samples)),
+                human_seconds(r.samples / hz_f),
+                crate::render::units::samples(r.samples),
+                format!("{}–{}", human_seconds(lo / hz_f), human_seconds(hi / hz_f)),
+                if width < 24 && r.object.chars().count() > 16 {
+                    r.object.chars().take(15).chain(['…']).collect()
+                } else {
+                    r.object.clone()
+                },
+                name,
+            ];
+            if locations {
+                row.push(
+                    r.location
+                        .as_deref()
+                        .map(|l| {
+                            let l = crate::render::names::short_location(l, cwd.as_deref());
+                            crate::render::names::fit_location(&l, 32)
+                        })
+                        .unwrap_or_default(),
+                );
+            }
+            b.row(row);
+        }
+        b.render(4)
+    };
+    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let (mut width, mut text) = (48usize, table_with(48));
+    for _ in 0..4 {
+        if widest(&text) <= 120 || width == 24 {
+            break;
+        }
+        width = width.saturating_sub(widest(&text) - 120).max(24);
+        text = table_with(width);
     }
-    writeln!(out, "{}", b.render(4))?;
+    if widest(&text) > 120 {
+        text = table_with(23);
+    }
+    writeln!(out, "{text}")?;
     Ok(())
 }
 
@@ -612,6 +679,7 @@ mod tests {
             object: "lib\rodd.so".into(),
             function: "f, g".into(),
             samples: 2.0,
+            location: None,
         }];
         let mut v = Vec::new();
         print_rows(Format::Csv, "t", 100, &rows, &[], &mut v).unwrap();
