@@ -372,7 +372,12 @@ pub fn print_rows_with(
     let cwd = crate::render::names::current_dir();
     let table_with = |width: usize| {
         let full = if width < 24 { &compact } else { &full };
-        let names = crate::render::names::short_names(full, width.max(24));
+        // Address ranges are never cut (their end is what tells them apart).
+        let short = crate::render::names::short_names(full, width.max(24));
+        let names = full
+            .iter()
+            .zip(short)
+            .map(|(f, s)| if f.starts_with('<') { f.to_string() } else { s });
         let mut b = Table::new();
         let mut header = vec!["%", "self", "samples", "95% interval", "object", "function"];
         if locations {
