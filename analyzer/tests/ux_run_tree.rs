@@ -487,3 +487,41 @@ fn profil_after_profil_off_samples_earlier_threads_and_forked_children() {
     assert!(m >= 10.0 && (1.5..6.0).contains(&(w / m)), "{o}");
     assert!(c >= 10.0, "the forked child keeps sampling: {o}");
 }
+
+#[test]
+fn a_stripped_program_is_named_through_its_debuglink() {
+    let s = TempDir::new("tree-debuglink");
+    gcc(&fixture("chain.c"), &s.join("full"), &[]);
+    let tool = |args: &[&str]| {
+        let out = Command::new(args[0])
+            .args(&args[1..])
+            .current_dir(&s.0)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", show(&out));
+    };
+    // What distributions do: the symbols go to a separate file, the program is stripped and
+    // names that file (with its CRC) in .gnu_debuglink.
+    tool(&["objcopy", "--only-keep-debug", "full", "a.debug"]);
+    tool(&["strip", "--strip-all", "-o", "a", "full"]);
+    tool(&["objcopy", "--add-gnu-debuglink=a.debug", "a"]);
+    let out = run_in(&s.0, &["./a", "3"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("| spin "), "{err}");
+    assert!(!err.contains("no .symtab"), "{err}");
+    // Without the debug file: the code is named by address ranges of the program itself.
+    std::fs::rename(s.join("a.debug"), s.join("elsewhere.debug")).unwrap();
+    let out = run_in(&s.0, &["./a", "3"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("| <a+0x"), "{err}");
+    assert!(err.contains("a: no .symtab and no debug file"), "{err}");
+    // A debug file of another build under the linked name (its CRC differs) is not used.
+    gcc(&fixture("chain.c"), &s.join("other"), &["-O1"]);
+    tool(&["objcopy", "--only-keep-debug", "other", "a.debug"]);
+    let out = run_in(&s.0, &["./a", "3"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("| <a+0x") && !err.contains("| spin "), "{err}");
+}
