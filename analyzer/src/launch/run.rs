@@ -57,13 +57,16 @@ use crate::{Error, Result};
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 The program's stdin, stdout and stderr pass through; the report follows on stderr (or --report).
+Every process of the tree keeps its profile: the busiest as --out, the others as <out>.<pid>.
 profil-report exits with the program's status (128+N if signal N killed it).
 Arguments after CMD are the program's: profil-report run ./prog --its-own-flag
 
 Examples:
   profil-report run ./prog input.txt
   profil-report run --hz 2000 --report - -- ./prog > everything.txt
-  profil-report run --out prog.gmon --json --report prog.json ./prog")]
+  profil-report run --out prog.gmon --json --report prog.json ./prog
+  profil-report run --all sh -c './prog a; ./prog b'   (every process, each its own report)
+  profil-report run sort big.txt > sorted.txt          (stripped programs and their libraries)")]
 pub struct Args {
     /// The rate, and where the profile and report go.
     #[command(flatten)]
