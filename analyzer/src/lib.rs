@@ -11,8 +11,9 @@
 //! (`src/bin/`) — work anywhere after `cargo install`: the commands that inject it
 //! (`runtime-path`, `link-args`, and the three in [`launch`]: [`launch::run`],
 //! [`launch::demo`], [`launch::cargo_profil`]) write it to a per-version cache directory first,
-//! and the last three then run the program and print the default report through the same
-//! code as the plain report.
+//! and the last three then run the program — `run` any program, wrapper or process tree,
+//! keeping every process's profile ([`launch::processes`]) — and print the default report
+//! through the same code as the plain report.
 //!
 //! The plain report (`profil-report [OPTIONS] [FILE]...`) is asked for with a typed
 //! [`request::Request`] (which report: [`request::Mode`]; how it is written:

@@ -2,9 +2,12 @@
 //! through `LD_PRELOAD`), [`demo`] (the bundled workload, linked with the runtime) and
 //! [`cargo_profil`] (a cargo package, built with the runtime linked in). Each starts the
 //! program with the runtime (written to the cache by [`crate::cmd::artifacts`]), passes its
-//! input, output and exit status through, keeps its profile and prints the default report
-//! through the same code as `profil-report gmon.out prog`.
+//! input, output and exit status through, keeps the profile of every process of the tree
+//! ([`processes`]: found by the runtime's lineage names, placed by the manifests' process
+//! lines) and prints the report of the busiest (or of each) through the same code as
+//! `profil-report gmon.out prog`.
 
 pub mod cargo_profil;
 pub mod demo;
+pub mod processes;
 pub mod run;

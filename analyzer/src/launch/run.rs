@@ -1,34 +1,43 @@
-//! `profil-report run [--hz N] [--out FILE] [--report FILE] [--] CMD [ARGS...]`: profile an
-//! unmodified, dynamically linked program and print its report.
+//! `profil-report run [--hz N] [--out FILE] [--report FILE] [--all|--merge] [--] CMD [ARGS...]`:
+//! profile an unmodified, dynamically linked program — or a wrapper, a shell script, a whole
+//! process tree — and print its report.
 //!
 //! What it does, in order:
 //!
 //! 1. Resolves CMD as a shell would (a name without `/` is looked up in `PATH`) and reads it:
-//!    a script, a non-ELF file, a statically linked executable (no `PT_INTERP`, so the dynamic
-//!    loader never sees `LD_PRELOAD`) or an executable without any symbol table is refused
-//!    before anything runs, each with what to do instead. A program that already has the
-//!    runtime linked in is run without the preload (two samplers would double count).
+//!    a non-ELF file that is not a script, a statically linked executable (no `PT_INTERP`, so
+//!    the dynamic loader never sees `LD_PRELOAD`) or one for another architecture is refused
+//!    before anything runs, each with what to do instead. Scripts run (their interpreter is
+//!    preloaded like any program), and so do stripped programs (see step 5). A program that
+//!    already has the runtime linked in is run without the preload (two samplers would
+//!    double count).
 //! 2. Runs it with stdin, stdout and stderr passed through, and in its environment:
 //!    `LD_PRELOAD` = the existing value plus the cached `libprofil_rt.so`;
-//!    `GMON_OUT_PREFIX` = a fresh private directory, so the profile is `gmon.<pid>` there and
-//!    child processes (which inherit `LD_PRELOAD`) write their own files instead of
-//!    overwriting it; `PROFIL_OUT` and `PROFIL_OFF` removed; `PROFIL_HZ` from `--hz`. Other
-//!    `PROFIL_*` settings pass through.
+//!    `GMON_OUT_PREFIX` = a fresh private directory, so that every profiled process image of
+//!    the tree writes its own `gmon.<pid>` (a later image of the same pid, after an exec,
+//!    `gmon.<pid>.<n>`) with its objects manifest and one file per shared object (the
+//!    runtime's lineage rules); `PROFIL_OUT` and `PROFIL_OFF` removed; `PROFIL_HZ` from
+//!    `--hz`. Other `PROFIL_*` settings pass through (`PROFIL_RANGES=exe` still limits the
+//!    profile to the executables).
 //! 3. While it runs, `profil-report` ignores `SIGINT` and `SIGQUIT`: Ctrl-C reaches the program
 //!    (whose runtime writes the profile before dying of it), and the report still follows.
-//! 4. Moves the program's own profile to `--out` (default `gmon.out`, atomically: temp +
-//!    rename) and prints the default report for it — **to stderr** unless `--report` names a
-//!    file (`-` is stdout), so the program's stdout stays exactly what it would have been,
-//!    as with `time` or `perf stat`.
-//! 5. Exits with the program's exit status. A program killed by signal N gives 128+N, as a
+//! 4. Keeps every profile ([`super::processes`]): the process image that used the most CPU (by
+//!    the CPU time its manifest records) as `--out` (default `gmon.out`, atomically: temp +
+//!    rename), every other as `<out>.<pid>` or `<out>.<pid>.<n>`, each with its manifest and
+//!    shared objects' files renamed to match, so `profil-report <file> <program>` reads any
+//!    of them later.
+//! 5. Prints the report — **to stderr** unless `--report` names a file (`-` is stdout), so the
+//!    program's stdout stays exactly what it would have been, as with `time` or `perf stat`:
+//!    by default the busiest process's, with one line listing the others (program, pid, CPU);
+//!    `--all` one section per process image, in pid order; `--merge` one per executable (the
+//!    processes that ran it summed). Each is read against the executable its manifest names,
+//!    across the shared objects when any has samples or the executable is stripped
+//!    ([`report::objects`]: `.symtab`, debug files, `.dynsym`, and address ranges of the
+//!    object for the rest), else with the default report. JSON adds the process list.
+//! 6. Exits with the program's exit status. A program killed by signal N gives 128+N, as a
 //!    shell reports it (the signal is not re-raised). Problems with the report itself are
 //!    messages on stderr and do not change the status; problems before the program started
-//!    (not found, static, no symbols) exit with 2.
-//!
-//! Limits: a program that `exec`s another image in the same process (a wrapper) leaves the
-//! last image's profile under its pid, which is then reported against CMD (the report warns
-//! when the samples do not fit CMD's code); run the final program directly instead. Samples in
-//! shared libraries are not in the histogram (gmon has one range: the executable's code).
+//!    (not found, static, not a program) exit with 2.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -38,6 +47,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
+use super::processes::{self, Found};
 use crate::cmd::artifacts::{self, Kind};
 use crate::report;
 use crate::request::Format;
@@ -47,13 +57,16 @@ use crate::{Error, Result};
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 The program's stdin, stdout and stderr pass through; the report follows on stderr (or --report).
+Every process of the tree keeps its profile: the busiest as --out, the others as <out>.<pid>.
 profil-report exits with the program's status (128+N if signal N killed it).
 Arguments after CMD are the program's: profil-report run ./prog --its-own-flag
 
 Examples:
   profil-report run ./prog input.txt
   profil-report run --hz 2000 --report - -- ./prog > everything.txt
-  profil-report run --out prog.gmon --json --report prog.json ./prog")]
+  profil-report run --out prog.gmon --json --report prog.json ./prog
+  profil-report run --all sh -c './prog a; ./prog b'   (every process, each its own report)
+  profil-report run sort big.txt > sorted.txt          (stripped programs and their libraries)")]
 pub struct Args {
     /// The rate, and where the profile and report go.
     #[command(flatten)]
@@ -181,12 +194,12 @@ fn own_class_and_machine() -> Option<(u8, u16)> {
 pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
     let name = exe.display();
     if data.starts_with(b"#!") {
-        let line = data.split(|&b| b == b'\n').next().unwrap_or(b"");
-        return Err(Error::input(format!(
-            "run: {name} is a script ({}), not a program: run the program it starts with \
-             `profil-report run PROGRAM ...` instead",
-            String::from_utf8_lossy(line).trim()
-        )));
+        // The kernel starts the interpreter, which the loader preloads the runtime into; the
+        // programs the script runs inherit it, and each process keeps its own profile.
+        return Ok(Inspection {
+            has_runtime: false,
+            stripped: true,
+        });
     }
     if !profil_symbols::elf::looks_like_elf(data) {
         return Err(Error::input(format!(
@@ -233,16 +246,8 @@ pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
             )))
         }
     }
-    let defines_functions = |t: &profil_symbols::elf::SymbolTable<'_>| {
-        t.symbols.iter().any(|s| s.typ == 2 && s.shndx != 0) // STT_FUNC, defined
-    };
-    if image.symtab.is_none() && !image.dynsym.as_ref().is_some_and(defines_functions) {
-        return Err(Error::input(format!(
-            "run: {name} is stripped (no .symtab, and it exports no functions), so no sample \
-             could be named: profile an unstripped build (C: drop `-s` and `strip`; Rust: \
-             `strip = false` in the Cargo profile)"
-        )));
-    }
+    // A stripped program runs too: its exported functions, its debug files and, for the rest,
+    // address ranges of the object name what it did (report::objects).
     Ok(Inspection {
         has_runtime,
         stripped: image.symtab.is_none(),
@@ -274,6 +279,13 @@ pub struct ProfileOptions {
     /// Report self time by source function through inlining (DWARF).
     #[arg(long)]
     pub inline: bool,
+    /// Report every process of the tree, each in its own section (default: the one that used
+    /// the most CPU, and a list of the others).
+    #[arg(long)]
+    pub all: bool,
+    /// Sum the processes that ran the same executable into one report.
+    #[arg(long)]
+    pub merge: bool,
 }
 
 impl ProfileOptions {
@@ -290,6 +302,8 @@ impl ProfileOptions {
             csv: self.csv,
             lines: self.lines,
             inline: self.inline,
+            all: self.all,
+            merge: self.merge,
         };
         match self.report.as_deref() {
             None => profile_and_report(launch, &self.out, style, err),
@@ -323,10 +337,12 @@ pub struct Launch {
 pub struct Outcome {
     /// The program's exit status.
     pub status: ExitStatus,
-    /// The program's own profile, in the scratch directory, if it wrote one.
+    /// The program's own profile (its pid's first), in the scratch directory, if it wrote one.
     pub profile: Option<PathBuf>,
-    /// How many other profiles (from child processes) were written.
-    pub other_profiles: usize,
+    /// Every profile of the process tree, in pid order.
+    pub found: Vec<processes::Found>,
+    /// The pid of the process started.
+    pub pid: u32,
 }
 
 /// A private scratch directory, removed on drop.
@@ -408,11 +424,6 @@ pub fn execute(launch: &Launch, scratch: &Path) -> Result<Outcome> {
     cmd.env("GMON_OUT_PREFIX", &prefix)
         .env_remove("PROFIL_OUT")
         .env_remove("PROFIL_OFF");
-    // The runtime profiles every shared object by default now; `run` does not read their files
-    // yet (issue 14, analyzer side), so it asks for the executable only, as before.
-    if std::env::var_os("PROFIL_RANGES").is_none() {
-        cmd.env("PROFIL_RANGES", "exe");
-    }
     if let Some(hz) = launch.hz {
         cmd.env("PROFIL_HZ", hz.to_string());
     }
@@ -437,18 +448,12 @@ pub fn execute(launch: &Launch, scratch: &Path) -> Result<Outcome> {
     drop(guard);
     let status = status?;
     let own = scratch.join(format!("gmon.{}", child.id()));
-    let others = fs::read_dir(scratch)?
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            let n = e.file_name();
-            let n = n.to_string_lossy();
-            n.starts_with("gmon.") && !n.contains(".profil-tmp.") && e.path() != own
-        })
-        .count();
+    let found = processes::scan(scratch, "gmon")?;
     Ok(Outcome {
         status,
         profile: own.is_file().then_some(own),
-        other_profiles: others,
+        found,
+        pid: child.id(),
     })
 }
 
@@ -540,6 +545,10 @@ pub struct ReportStyle {
     pub lines: bool,
     /// The inline report (`--inline`).
     pub inline: bool,
+    /// Every process (`--all`).
+    pub all: bool,
+    /// Processes of one executable summed (`--merge`).
+    pub merge: bool,
 }
 
 /// The rate explicitly asked for (`--hz`, else `PROFIL_HZ`), if any.
@@ -606,6 +615,31 @@ pub fn print_report(
     style: ReportStyle,
     out: &mut impl Write,
 ) -> Result<()> {
+    print_report_of(exe, &[profile.to_owned()], requested_hz, style, out)
+}
+
+/// Does this manifest list a shared object (a library with samples)?
+fn lists_a_library(manifest: &Path) -> bool {
+    fs::read(manifest).is_ok_and(|t| {
+        gmon::manifest::parse(&t)
+            .is_ok_and(|e| e.iter().any(|e| e.kind == gmon::manifest::Kind::Lib))
+    })
+}
+
+/// [`print_report`] of several profiles of one executable, summed (`run --merge`).
+///
+/// With the runtime's objects manifests beside the profiles, the report is the one across
+/// the executable and its shared objects ([`report::objects`]) when any library has samples
+/// or the executable has no `.symtab` (its exported functions, debug files and address
+/// ranges name the code); else the default report, which reads the manifests' process lines
+/// itself ([`report::default::apply_manifests`]).
+pub fn print_report_of(
+    exe: &Path,
+    profiles: &[PathBuf],
+    requested_hz: Option<u32>,
+    style: ReportStyle,
+    out: &mut impl Write,
+) -> Result<()> {
     let format = if style.json {
         Format::Json
     } else if style.csv {
@@ -613,32 +647,56 @@ pub fn print_report(
     } else {
         Format::Table
     };
-    let inputs = report::load_inputs(&[profile.to_owned(), exe.to_owned()])?;
+    let mut files = profiles.to_vec();
+    files.push(exe.to_owned());
+    let inputs = report::load_inputs(&files)?;
     let image = report::parse_exe(&inputs.exe)?;
-    let built = report::default::build(&inputs, &image)?;
+    let manifests: Vec<PathBuf> = inputs
+        .gmons
+        .iter()
+        .filter_map(report::objects::find_manifest)
+        .collect();
+    let by_objects = !style.lines
+        && !style.inline
+        && !manifests.is_empty()
+        && (image.symtab.is_none() || manifests.iter().any(|m| lists_a_library(m)));
     let mut notes = Vec::new();
     let timer = std::env::var("PROFIL_TIMER").ok();
-    if let Some(note) = perf_note(perf_event_probe(), timer.as_deref()) {
-        notes.push(note);
-    } else if let Some(note) = requested_hz
-        .and_then(|want| rate_note(want, built.hz, built.total_samples, timer.as_deref()))
-    {
-        notes.push(note);
-    }
-    // The default table says this itself; JSON, CSV and the other reports get it as a note.
-    if built.total_samples == 0 && (format != Format::Table || style.lines || style.inline) {
-        notes.push(crate::render::default::no_samples_note(
-            &exe.display().to_string(),
-        ));
-    }
+    let perf = perf_note(perf_event_probe(), timer.as_deref());
     let mut text = Vec::new();
     let mut warnings = Vec::new();
-    if style.lines {
-        report::lines::run(format, &inputs, &image, &mut text)?;
-    } else if style.inline {
-        report::inline::run(format, &inputs, &image, &mut text)?;
+    if by_objects {
+        notes.extend(perf);
+        report::objects::run_manifests(
+            format,
+            &inputs,
+            &image,
+            &manifests,
+            &mut text,
+            &mut warnings,
+        )?;
     } else {
-        report::default::run(format, &inputs, &image, &mut text, &mut warnings)?;
+        let built = report::default::build(&inputs, &image)?;
+        if let Some(note) = perf {
+            notes.push(note);
+        } else if let Some(note) = requested_hz
+            .and_then(|want| rate_note(want, built.hz, built.total_samples, timer.as_deref()))
+        {
+            notes.push(note);
+        }
+        // The default table says this itself; JSON, CSV and the other reports get it as a note.
+        if built.total_samples == 0 && (format != Format::Table || style.lines || style.inline) {
+            notes.push(crate::render::default::no_samples_note(
+                &exe.display().to_string(),
+            ));
+        }
+        if style.lines {
+            report::lines::run(format, &inputs, &image, &mut text)?;
+        } else if style.inline {
+            report::inline::run(format, &inputs, &image, &mut text)?;
+        } else {
+            report::default::run(format, &inputs, &image, &mut text, &mut warnings)?;
+        }
     }
     for w in &warnings {
         eprintln!("profil-report: warning: {w}");
@@ -689,6 +747,11 @@ pub fn rate_note(
 
 /// Profile `launch` and print the outcome and report to `report_out`; returns the exit code to
 /// leave with (the program's, as a shell shows it).
+///
+/// Every process of the tree keeps its profile ([`processes::keep`]): the one that used the
+/// most CPU as `out_path`, the others as `<out>.<pid>[.<n>]`. The report is that process's,
+/// with a line listing the others; `--all` reports each in its own section (in pid order),
+/// `--merge` sums the processes that ran the same executable (by path and build-id).
 pub fn profile_and_report(
     launch: &Launch,
     out_path: &Path,
@@ -700,48 +763,203 @@ pub fn profile_and_report(
     let outcome = execute(launch, &scratch.0)?;
     let code = shell_exit_code(outcome.status);
     let shown = Path::new(&launch.arg0).display().to_string();
-    let Some(profile) = &outcome.profile else {
+    let mut found = outcome.found;
+    if found.is_empty() {
         let why = if outcome.status.signal().is_some() {
             "the runtime writes the profile at exit and on SIGINT, SIGTERM and SIGHUP, not \
              when the process is killed, aborts or crashes"
         } else {
-            "did it end with _exit(), exec another program, or run setuid? See the profil-rt \
-             lines above, if any"
+            "no process of it used enough CPU to take a sample, or it ended with _exit() or \
+             ran setuid: see the profil-rt lines above, if any"
         };
         eprintln!(
             "profil-report: {shown} {} and wrote no profile ({why})",
             describe_status(outcome.status)
         );
         return Ok(code);
-    };
-    if let Err(e) = move_file(profile, out_path) {
-        eprintln!("profil-report: {e}");
-        return Ok(code);
     }
+    // A profile without a manifest (PROFIL_RANGES=exe) names no executable: the first image
+    // of the process started is the program given.
+    for f in &mut found {
+        if f.exe.is_none() && f.pid == outcome.pid && f.image == 0 {
+            f.exe = Some(launch.program.clone());
+        }
+    }
+    let main = processes::busiest(&found).unwrap_or(0);
+    for (i, f) in found.iter_mut().enumerate() {
+        let to = processes::kept_name(out_path, f, i == main);
+        if let Err(e) = processes::keep(f, &to) {
+            eprintln!("profil-report: {e}");
+            return Ok(code);
+        }
+    }
+    // The units reported: one process each, or (--merge) the processes of one executable.
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    for (i, f) in found.iter().enumerate() {
+        let same = |u: &Vec<usize>| {
+            let g = &found[u[0]];
+            g.exe.is_some() && g.exe == f.exe && g.build_id == f.build_id
+        };
+        match units.iter_mut().find(|u| style.merge && same(u)) {
+            Some(u) => u.push(i),
+            None => units.push(vec![i]),
+        }
+    }
+    let cpu = |u: &[usize]| u.iter().map(|&i| found[i].cpu_seconds()).sum::<f64>();
+    let busiest_unit = units.iter().position(|u| u.contains(&main)).unwrap_or(0);
+    let shown_units: Vec<usize> = if style.all {
+        (0..units.len()).collect()
+    } else {
+        vec![busiest_unit]
+    };
     let status = describe_status(outcome.status);
-    if !(style.json || style.csv) {
+    let machine = style.json || style.csv;
+    if !machine {
         write!(
             report_out,
             "profil-report: {shown} {status}; profile saved as {}",
             out_path.display()
         )?;
-        if outcome.other_profiles > 0 {
+        if found.len() > 1 {
             write!(
                 report_out,
-                " ({} child process profile{} not kept)",
-                outcome.other_profiles,
-                if outcome.other_profiles == 1 { "" } else { "s" }
+                " ({} of {} processes; the others as {}.<pid>)",
+                found[main].program_name(),
+                found.len(),
+                out_path.display()
             )?;
         }
         writeln!(report_out)?;
+        let reported: Vec<usize> = shown_units
+            .iter()
+            .flat_map(|&u| units[u].iter().copied())
+            .collect();
+        if let Some(line) = processes::others_line(&found, &reported) {
+            writeln!(
+                report_out,
+                "Other processes: {line} (--all reports each, --merge sums those of one program)"
+            )?;
+        }
         writeln!(report_out)?;
     }
     let hz = requested_hz(launch.hz);
-    if let Err(e) = print_report(&launch.program, out_path, hz, style, report_out) {
-        eprintln!("profil-report: {e}");
+    let mut json_reports = Vec::new();
+    for &u in &shown_units {
+        let members = &units[u];
+        let first = &found[members[0]];
+        let files: Vec<PathBuf> = members.iter().map(|&i| found[i].file.clone()).collect();
+        if !machine && (style.all || found.len() > 1) {
+            let pids: Vec<String> = members.iter().map(|&i| found[i].pid.to_string()).collect();
+            let parent = match (members.len(), first.ppid()) {
+                (1, Some(p)) => format!(", parent {p}"),
+                _ => String::new(),
+            };
+            writeln!(
+                report_out,
+                "=== {} (pid{} {}{parent}): {} of CPU time, {} ===",
+                first.program_name(),
+                if members.len() == 1 { "" } else { "s" },
+                pids.join(", "),
+                crate::render::units::human_seconds(cpu(members)),
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )?;
+        }
+        let Some(exe) = &first.exe else {
+            eprintln!(
+                "profil-report: {}: no objects manifest says which program wrote it (was \
+                 PROFIL_RANGES=exe set?); report it with `profil-report {} PROGRAM`",
+                files[0].display(),
+                files[0].display()
+            );
+            continue;
+        };
+        let mut text = Vec::new();
+        let r = if machine {
+            print_report_of(exe, &files, hz, style, &mut text)
+        } else {
+            print_report_of(exe, &files, hz, style, report_out)
+        };
+        if let Err(e) = r {
+            eprintln!("profil-report: {}: {e}", files[0].display());
+            continue;
+        }
+        if !machine && shown_units.len() > 1 {
+            writeln!(report_out)?;
+        }
+        if style.json {
+            json_reports.push((members.clone(), text));
+        } else if style.csv {
+            report_out.write_all(&text)?;
+        }
+    }
+    if style.json {
+        write_json_reports(&found, &json_reports, style.all, report_out)?;
     }
     report_out.flush()?;
     Ok(code)
+}
+
+/// The JSON of `run`: the report's own object, with `processes` (pid, image — 0 for the
+/// process's first program, n for the n-th it exec'd —, ppid, program, executable, CPU seconds,
+/// profile file, whether reported) added at the top when there are several; with
+/// `--all`, `{"processes": [..], "reports": [{"pids": [..], "report": {..}}, ..]}`.
+fn write_json_reports(
+    found: &[Found],
+    reports: &[(Vec<usize>, Vec<u8>)],
+    all: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    use crate::json::{json_num, json_opt, json_str};
+    let reported: Vec<usize> = reports.iter().flat_map(|r| r.0.iter().copied()).collect();
+    let procs: Vec<String> = found
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            format!(
+                "{{\"pid\": {}, \"image\": {}, \"ppid\": {}, \"program\": {}, \"executable\": {}, \"cpu_seconds\": {}, \"profile\": {}, \"reported\": {}}}",
+                f.pid,
+                f.image,
+                json_opt(f.ppid()),
+                json_str(&f.program_name()),
+                f.exe.as_ref().map_or("null".into(), |p| json_str(&p.display().to_string())),
+                json_num(f.cpu_seconds()),
+                json_str(&f.file.display().to_string()),
+                reported.contains(&i)
+            )
+        })
+        .collect();
+    let procs = format!("[{}]", procs.join(", "));
+    if all {
+        writeln!(out, "{{\"processes\": {procs}, \"reports\": [")?;
+        for (k, (members, text)) in reports.iter().enumerate() {
+            let pids: Vec<String> = members.iter().map(|&i| found[i].pid.to_string()).collect();
+            write!(
+                out,
+                "{{\"pids\": [{}], \"report\": {}}}",
+                pids.join(", "),
+                String::from_utf8_lossy(text).trim()
+            )?;
+            writeln!(out, "{}", if k + 1 < reports.len() { "," } else { "" })?;
+        }
+        writeln!(out, "]}}")?;
+        return Ok(());
+    }
+    for (_, text) in reports {
+        let t = String::from_utf8_lossy(text);
+        match (found.len() > 1, t.find('{')) {
+            (true, Some(at)) => {
+                out.write_all(t[..=at].as_bytes())?;
+                write!(out, "\n  \"processes\": {procs},")?;
+                out.write_all(t[at + 1..].as_bytes())?;
+            }
+            _ => out.write_all(t.as_bytes())?,
+        }
+    }
+    Ok(())
 }
 
 /// Run the subcommand. `out` is stdout, `err` stderr; the report goes to `err` unless

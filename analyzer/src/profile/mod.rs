@@ -6,8 +6,13 @@
 //! * [`samples`]: the histograms summed over the gmon files, the arcs, and the one model of a
 //!   histogram bin that the reports split between functions, lines and objects.
 //! * [`stats`]: what a sample count says about the time behind it (95% intervals).
+//! * [`callgraph`]: call counts and the equal-cost estimate of children time for counted
+//!   (`-pg`) arcs, the crate's own implementation of gprof's model.
+//! * [`debuginfo`]: where an object's function symbols come from (`.symtab`, build-id and
+//!   `.gnu_debuglink` debug files, `.dynsym`), and which package would give them.
 
 pub mod callgraph;
+pub mod debuginfo;
 pub mod extent;
 pub mod input;
 pub mod samples;

@@ -69,6 +69,15 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         report.hz,
         human_seconds(report.total_samples as f64 / hz)
     )?;
+    if let Some((u, cause)) = &report.unsampled {
+        // Samples anywhere (the manifest's count) would be fairer, but the executable's own are
+        // what this report shows.
+        writeln!(
+            out,
+            "{}",
+            crate::report::objects::unsampled_line(*u, report.total_samples as f64 / hz, cause)
+        )?;
+    }
     writeln!(out)?;
     if report.total_samples == 0 {
         // An empty table says nothing; what happened, and what to do, does.
@@ -175,14 +184,20 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
         "  \"total_seconds\": {},",
         json_num(report.total_samples as f64 / f64::from(report.hz))
     )?;
+    writeln!(
+        out,
+        "  \"unsampled_seconds\": {},",
+        opt(report.unsampled.as_ref().map(|u| u.0))
+    )?;
     writeln!(out, "  \"warnings\": {},", json_list(&report.warnings))?;
     writeln!(out, "  \"rows\": [")?;
     let n = report.rows.len();
     for (i, (r, d)) in report.rows.iter().zip(&report.numbers).enumerate() {
         writeln!(
             out,
-            "    {{\"rank\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"percent\": {}, \"cumulative_seconds\": {}, \"self_seconds\": {}, \"samples\": {}, \"ci95_low_seconds\": {}, \"ci95_high_seconds\": {}, \"calls\": {}, \"self_seconds_per_call\": {}, \"total_seconds_per_call\": {}, \"aliases\": {}, \"fragments\": {}}}{}",
+            "    {{\"rank\": {}, \"object\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"percent\": {}, \"cumulative_seconds\": {}, \"self_seconds\": {}, \"samples\": {}, \"ci95_low_seconds\": {}, \"ci95_high_seconds\": {}, \"calls\": {}, \"self_seconds_per_call\": {}, \"total_seconds_per_call\": {}, \"aliases\": {}, \"fragments\": {}}}{}",
             i + 1,
+            json_str(&report.object),
             json_str(&r.name),
             json_str(&r.raw_name),
             r.location.as_deref().map(json_str).unwrap_or_else(|| "null".into()),

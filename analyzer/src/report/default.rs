@@ -26,8 +26,12 @@
 //! # Machine-readable output
 //!
 //! `--json` prints one object: `{"executable", "gmon_files", "hz", "total_samples",
-//! "total_seconds", "warnings": [..], "rows": [..], "call_graph": {..}}` (the call graph's
-//! fields are documented in [`super::callgraph`]). `--csv` prints the rows with a header
+//! "total_seconds", "unsampled_seconds", "warnings": [..], "rows": [..], "call_graph": {..}}`
+//! (the call graph's fields are documented in [`super::callgraph`]). `hz` is the sampling
+//! clock's nominal rate when the runtime's manifest says it ([`apply_manifests`]), else the
+//! gmon header's; `unsampled_seconds` is the CPU time the runtime measured beyond
+//! `total_seconds` (null without a manifest). JSON rows also carry `object`, the executable's
+//! file name (as the objects report's rows name theirs). `--csv` prints the rows with a header
 //! line. Each row has the same fields in both (CSV: lists joined with `;`, absent values
 //! empty), in this order:
 //!
@@ -108,6 +112,11 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// The call graph ([`super::callgraph`]).
     pub call_graph: super::callgraph::Graph,
+    /// The executable's file name (every row's `object` in JSON and CSV).
+    pub object: String,
+    /// CPU seconds the runtime measured but did not sample, and the likely cause, from the
+    /// manifests' process lines ([`apply_manifests`]; None: not known).
+    pub unsampled: Option<(f64, String)>,
 }
 
 /// The histogram range each known writer records for an executable (link-time addresses).
@@ -358,7 +367,14 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             .then(b.calls.unwrap_or(0).cmp(&a.calls.unwrap_or(0)))
             .then(a.name.cmp(&b.name))
     });
+    let object = inputs
+        .exe
+        .path
+        .file_name()
+        .map_or_else(|| exe_name.clone(), |n| n.to_string_lossy().into_owned());
     let mut report = Report {
+        object,
+        unsampled: None,
         executable: exe_name,
         gmon_files: inputs.gmons.iter().map(|g| g.name()).collect(),
         hz: hist.hz,
@@ -424,6 +440,55 @@ fn derive(report: &Report) -> Vec<Derived> {
         .collect()
 }
 
+/// What the runtime's manifests beside the gmon files say (the `process` line of version 2):
+/// the seconds become samples ÷ the clock's nominal rate (not the achieved rate, which the CPU
+/// time that went unsampled would inflate), the CPU time not sampled is stated with its likely
+/// cause, and an executable whose build-id is not the one recorded is warned about.
+pub fn apply_manifests(report: &mut Report, inputs: &Inputs) {
+    let mut procs = Vec::new();
+    for g in &inputs.gmons {
+        let Some(m) = super::objects::find_manifest(g) else {
+            return;
+        };
+        let Ok(text) = std::fs::read(&m) else { return };
+        let Ok(parsed) = gmon::manifest::parse_manifest(&text) else {
+            return;
+        };
+        for e in parsed
+            .entries
+            .iter()
+            .filter(|e| e.kind == gmon::manifest::Kind::Exe)
+        {
+            if let Some(w) = super::objects::build_id_mismatch(
+                &inputs.exe.name(),
+                &inputs.exe.data,
+                e.build_id.as_bytes(),
+            ) {
+                if !report.warnings.contains(&w) {
+                    report.warnings.push(w);
+                }
+            }
+        }
+        match parsed.process {
+            Some(p) => procs.push(p),
+            None => return,
+        }
+    }
+    let Some(hz) = procs.first().and_then(|p| p.nominal_hz).filter(|&h| h > 0) else {
+        return;
+    };
+    if procs.iter().any(|p| p.nominal_hz != Some(hz)) {
+        return;
+    }
+    report.hz = hz;
+    report.numbers = derive(report);
+    let unsampled: Option<f64> = procs.iter().map(|p| p.unsampled_seconds()).sum();
+    if let Some(u) = unsampled {
+        let u = (u * 1e9).round() / 1e9;
+        report.unsampled = Some((u, super::objects::unsampled_cause(&procs)));
+    }
+}
+
 /// Print the default report (table, `--json` or `--csv`).
 /// The report's warnings are added to `warnings`.
 pub fn run(
@@ -433,7 +498,8 @@ pub fn run(
     out: &mut impl Write,
     warnings: &mut Vec<String>,
 ) -> Result<()> {
-    let report = build(inputs, image)?;
+    let mut report = build(inputs, image)?;
+    apply_manifests(&mut report, inputs);
     warnings.extend(report.warnings.iter().cloned());
     match format {
         Format::Json => crate::render::default::json(&report, out),

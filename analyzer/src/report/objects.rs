@@ -9,12 +9,25 @@
 //! # Finding an object's symbols
 //!
 //! The executable is the one given on the command line. A library is read from the path
-//! the loader used; its functions come from `.symtab`, or else from the separate debug
-//! file named by its build-id (`/usr/lib/debug/.build-id/xx/yyyy….debug`, where Debian's
-//! `-dbg`/`-dbgsym` packages put it) when that is installed, or else from `.dynsym` (exported
-//! functions only: samples in static functions then land in `<outside known functions>`
-//! of that object, which the report says). A library that cannot be read at all keeps its
-//! samples as one `<unreadable: reason>` row.
+//! the loader used. For each, [`crate::profile::debuginfo`] picks the best symbols: its own
+//! `.symtab`, else the separate debug file named by its build-id
+//! (`/usr/lib/debug/.build-id/xx/yyyy….debug`, where Debian's `-dbgsym`/`-dbg` packages put
+//! it), else the file its `.gnu_debuglink` names, else `.dynsym` (exported functions only;
+//! the warning then says which package would help). Samples outside every symbol of an
+//! object — static functions of a stripped object, PLT stubs — are grouped into
+//! `<object+0xLO-0xHI>` rows by address (pieces closer than 1 KiB are one row), so they are
+//! never credited to a neighbouring function or another object. A library that cannot be
+//! read at all keeps its samples as one `<unreadable: reason>` row.
+//!
+//! # What the manifest adds
+//!
+//! A version 2 manifest's `process` line ([`gmon::manifest::Process`]) gives the clock's
+//! nominal rate: the seconds shown are samples ÷ that rate, and the CPU time the runtime
+//! measured beyond them is stated under the header (`CPU time not sampled: …`, with the likely
+//! cause from the line's counters; JSON `unsampled_seconds`), never spread over the rows. Its
+//! `exe` line's build-id is compared with the executable's ([`build_id_mismatch`]): another
+//! build is named by both build-ids. Several manifests (`run --merge`) are summed object by
+//! object ([`run_manifests`]).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -28,7 +41,6 @@ use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
 use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
-use crate::profile::OUTSIDE;
 use crate::render::table::Table;
 use crate::render::units::human_seconds;
 use crate::request::Format;
@@ -59,34 +71,14 @@ pub struct ObjectRow {
     pub function: String,
     /// Samples.
     pub samples: f64,
+    /// `file:line` of the function's entry (the executable's functions, from DWARF).
+    pub location: Option<String>,
 }
 
-/// Where the symbols of an object come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SymbolSource {
-    /// The object's own `.symtab`.
-    Symtab(PathBuf),
-    /// The separate debug file found by build-id.
-    DebugFile(PathBuf),
-    /// `.dynsym` only.
-    Dynsym(PathBuf),
-}
+pub use crate::profile::debuginfo::{debug_file_path, SymbolSource};
 
-/// The separate debug file path for a build-id, under `root` (normally `/usr/lib/debug`).
-pub fn debug_file_path(root: &Path, build_id: &[u8]) -> Option<PathBuf> {
-    let (first, rest) = build_id.split_first()?;
-    if rest.is_empty() {
-        return None;
-    }
-    let hex: String = rest.iter().map(|b| format!("{b:02x}")).collect();
-    Some(
-        root.join(".build-id")
-            .join(format!("{first:02x}"))
-            .join(format!("{hex}.debug")),
-    )
-}
-
-/// Read an object and pick its symbol source. Errors are short reasons.
+/// Read an object and pick its symbol source ([`crate::profile::debuginfo`]: `.symtab`, the
+/// build-id debug file, the `.gnu_debuglink` file, `.dynsym`). Errors are short reasons.
 pub fn load_object(
     path: &Path,
     build_id: &[u8],
@@ -95,21 +87,39 @@ pub fn load_object(
     let data = read_file(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?
         .to_vec();
-    let has_symtab = ElfImage::parse(&data)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .symtab
-        .is_some();
-    if has_symtab {
-        return Ok((data, SymbolSource::Symtab(path.to_owned())));
-    }
-    if let Some(dbg) = debug_file_path(debug_root, build_id) {
-        if let Ok(d) = read_file(&dbg).map(|d| d.to_vec()) {
-            if ElfImage::parse(&d).is_ok_and(|i| i.symtab.is_some()) {
-                return Ok((d, SymbolSource::DebugFile(dbg)));
+    ElfImage::parse(&data).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (debug, source) =
+        crate::profile::debuginfo::find_symbols(path, &data, build_id, debug_root);
+    Ok((debug.unwrap_or(data), source))
+}
+
+/// Samples closer than this (bytes) outside every symbol of an object are one
+/// `<object+0xLO-0xHI>` row.
+const UNKNOWN_GAP: u64 = 0x400;
+
+/// The rows for samples outside every symbol of object `name`: `(lo, hi, samples)` pieces
+/// grouped into address ranges no more than [`UNKNOWN_GAP`] apart.
+fn unknown_rows(name: &str, mut pieces: Vec<Piece>) -> Vec<ObjectRow> {
+    pieces.sort_by_key(|p| p.0);
+    let mut groups: Vec<Piece> = Vec::new();
+    for (lo, hi, s) in pieces {
+        match groups.last_mut() {
+            Some(g) if lo <= g.1.saturating_add(UNKNOWN_GAP) => {
+                g.1 = g.1.max(hi);
+                g.2 += s;
             }
+            _ => groups.push((lo, hi, s)),
         }
     }
-    Ok((data, SymbolSource::Dynsym(path.to_owned())))
+    groups
+        .into_iter()
+        .map(|(lo, hi, s)| ObjectRow {
+            object: name.to_owned(),
+            function: format!("<{name}+{lo:#x}-{hi:#x}>"),
+            samples: s,
+            location: None,
+        })
+        .collect()
 }
 
 /// Credit each object's pieces to its functions. `exe_data` stands in for object 0 when
@@ -127,7 +137,11 @@ pub fn attribute(
             continue;
         }
         let loaded = match (k, exe_data) {
-            (0, Some(d)) => Ok((d.to_vec(), SymbolSource::Symtab(o.path.clone()))),
+            (0, Some(d)) => {
+                let (debug, source) =
+                    crate::profile::debuginfo::find_symbols(&o.path, d, &o.build_id, debug_root);
+                Ok((debug.unwrap_or_else(|| d.to_vec()), source))
+            }
             _ => load_object(&o.path, &o.build_id, debug_root),
         };
         let total: f64 = o.pieces.iter().map(|p| p.2).sum();
@@ -139,14 +153,17 @@ pub fn attribute(
                     object: o.name.clone(),
                     function: format!("<unreadable: {reason}>"),
                     samples: total,
+                    location: None,
                 });
                 continue;
             }
         };
         if let SymbolSource::Dynsym(p) = &source {
             warnings.push(format!(
-                "{}: no .symtab and no debug file by build-id; using exported symbols only",
-                p.display()
+                "{}: no .symtab and no debug file (build-id, .gnu_debuglink): exported \
+                 symbols only, the rest by address range; for every function, {}",
+                p.display(),
+                crate::profile::debuginfo::debug_hint(p, &o.build_id, debug_root)
             ));
         }
         let Ok(image) = ElfImage::parse(&data) else {
@@ -156,16 +173,13 @@ pub fn attribute(
             (Some(t), _) => t,
             (None, Some(d)) => d,
             (None, None) => {
-                rows.push(ObjectRow {
-                    object: o.name.clone(),
-                    function: OUTSIDE.into(),
-                    samples: total,
-                });
+                rows.extend(unknown_rows(&o.name, o.pieces.clone()));
                 continue;
             }
         };
         let map = FunctionMap::build(&image, table);
-        let mut per_fn: HashMap<Option<usize>, f64> = HashMap::new();
+        let mut per_fn: HashMap<usize, f64> = HashMap::new();
+        let mut unknown: Vec<Piece> = Vec::new();
         for &(lo, hi, s) in &o.pieces {
             let span = (hi - lo).max(1) as f64;
             let mut credited = 0.0;
@@ -177,29 +191,34 @@ pub fn attribute(
                 let ov = hi.max(lo + 1).min(fr.end).saturating_sub(lo.max(fr.start));
                 if ov > 0 {
                     let c = s * ov as f64 / span;
-                    *per_fn.entry(Some(fr.function)).or_default() += c;
+                    *per_fn.entry(fr.function).or_default() += c;
                     credited += c;
                 }
                 r += 1;
             }
             if s - credited > 1e-9 {
-                *per_fn.entry(None).or_default() += s - credited;
+                unknown.push((lo, hi, s - credited));
             }
         }
-        for (f, s) in per_fn {
-            let function = match f {
-                Some(i) => profil_symbols::demangle::display_name(&String::from_utf8_lossy(
-                    map.functions[i].name,
-                ))
-                .into_owned(),
-                None => OUTSIDE.to_owned(),
-            };
+        // Locations for the executable's functions only: a library's debug information can be
+        // large, and its file names are the library's build tree.
+        let locations = if k == 0 {
+            profil_symbols::dwarf::function_locations(&data)
+        } else {
+            HashMap::new()
+        };
+        for (i, s) in per_fn {
+            let f = &map.functions[i];
+            let function = profil_symbols::demangle::display_name(&String::from_utf8_lossy(f.name))
+                .into_owned();
             rows.push(ObjectRow {
                 object: o.name.clone(),
                 function,
                 samples: s,
+                location: locations.get(&f.addr).map(|l| l.to_string()),
             });
         }
+        rows.extend(unknown_rows(&o.name, unknown));
     }
     rows.sort_by(|a, b| {
         b.samples
@@ -218,6 +237,30 @@ pub fn print_rows(
     hz: u32,
     rows: &[ObjectRow],
     warnings: &[String],
+    out: &mut impl Write,
+) -> Result<()> {
+    print_rows_with(format, title, hz, rows, warnings, &Extra::default(), out)
+}
+
+/// What the runtime's manifests add to a report: the CPU time the samples miss, and the
+/// processes the report covers.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    /// Seconds of CPU time not sampled, and the likely cause (None: not known).
+    pub unsampled: Option<(f64, String)>,
+    /// The processes the report covers: pid, parent pid, CPU seconds.
+    pub processes: Vec<(u32, Option<u32>, f64)>,
+}
+
+/// [`print_rows`] with the manifests' [`Extra`]: the table states the unsampled CPU time under
+/// its header; JSON has `unsampled_seconds` (null: unknown) and, with several, `processes`.
+pub fn print_rows_with(
+    format: Format,
+    title: &str,
+    hz: u32,
+    rows: &[ObjectRow],
+    warnings: &[String],
+    extra: &Extra,
     out: &mut impl Write,
 ) -> Result<()> {
     let hz_f = f64::from(hz.max(1));
@@ -261,16 +304,35 @@ pub fn print_rows(
         writeln!(out, "{{")?;
         writeln!(out, "  \"hz\": {hz},")?;
         writeln!(out, "  \"total_samples\": {total},")?;
+        writeln!(out, "  \"total_seconds\": {},", total / hz_f)?;
+        match &extra.unsampled {
+            Some((u, _)) => writeln!(out, "  \"unsampled_seconds\": {u},")?,
+            None => writeln!(out, "  \"unsampled_seconds\": null,")?,
+        }
+        if extra.processes.len() > 1 {
+            let p: Vec<String> = extra
+                .processes
+                .iter()
+                .map(|(pid, ppid, cpu)| {
+                    format!(
+                        "{{\"pid\": {pid}, \"ppid\": {}, \"cpu_seconds\": {cpu}}}",
+                        ppid.map_or("null".into(), |p| p.to_string())
+                    )
+                })
+                .collect();
+            writeln!(out, "  \"processes\": [{}],", p.join(", "))?;
+        }
         let w: Vec<String> = warnings.iter().map(|w| js(w)).collect();
         writeln!(out, "  \"warnings\": [{}],", w.join(","))?;
         writeln!(out, "  \"rows\": [")?;
         for (i, r) in rows.iter().enumerate() {
             writeln!(
                 out,
-                "    {{\"rank\": {}, \"object\": {}, \"function\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}}}{}",
+                "    {{\"rank\": {}, \"object\": {}, \"function\": {}, \"location\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}}}{}",
                 i + 1,
                 js(&r.object),
                 js(&r.function),
+                r.location.as_deref().map_or_else(|| "null".to_string(), js),
                 pct(r.samples),
                 r.samples / hz_f,
                 r.samples,
@@ -286,22 +348,106 @@ pub fn print_rows(
         "{title}: {total} samples at {hz} Hz = {} of CPU time",
         human_seconds(total / hz_f)
     )?;
-    writeln!(out)?;
-    let mut b = Table::new();
-    b.row(["%", "self", "samples", "95% interval", "object", "function"]);
-    for r in rows {
-        let (lo, hi) = poisson_ci95(r.samples);
-        b.row([
-            format!("{:.2}", pct(r.samples)),
-            human_seconds(r.samples / hz_f),
-            crate::render::units::samples(r.samples),
-            format!("{}–{}", human_seconds(lo / hz_f), human_seconds(hi / hz_f)),
-            r.object.clone(),
-            r.function.clone(),
-        ]);
+    if let Some((u, cause)) = &extra.unsampled {
+        writeln!(out, "{}", unsampled_line(*u, total / hz_f, cause))?;
     }
-    writeln!(out, "{}", b.render(4))?;
+    writeln!(out)?;
+    // Long names are shortened as in the default report (48 characters, narrower down to 24
+    // while the table is wider than 120 columns); JSON and CSV keep them whole.
+    // Last resort: an address-range row drops the object's name it repeats
+    // (`<+0x1030-0x1034>` in the row of object `prog`), and object names over 16 characters
+    // are cut (`generic_names_p…`).
+    let full: Vec<&str> = rows.iter().map(|r| r.function.as_str()).collect();
+    let compact: Vec<String> = rows
+        .iter()
+        .map(
+            |r| match r.function.strip_prefix(&format!("<{}+0x", r.object)) {
+                Some(rest) => format!("<+0x{rest}"),
+                None => r.function.clone(),
+            },
+        )
+        .collect();
+    let compact: Vec<&str> = compact.iter().map(String::as_str).collect();
+    let locations = rows.iter().any(|r| r.location.is_some());
+    let cwd = crate::render::names::current_dir();
+    let table_with = |width: usize| {
+        let full = if width < 24 { &compact } else { &full };
+        // Address ranges are never cut (their end is what tells them apart).
+        let short = crate::render::names::short_names(full, width.max(24));
+        let names = full
+            .iter()
+            .zip(short)
+            .map(|(f, s)| if f.starts_with('<') { f.to_string() } else { s });
+        let mut b = Table::new();
+        let mut header = vec!["%", "self", "samples", "95% interval", "object", "function"];
+        if locations {
+            header.push("location");
+        }
+        b.row(header);
+        for (r, name) in rows.iter().zip(names) {
+            let (lo, hi) = poisson_ci95(r.samples);
+            let mut row = vec![
+                format!("{:.2}", pct(r.samples)),
+                human_seconds(r.samples / hz_f),
+                crate::render::units::samples(r.samples),
+                format!("{}–{}", human_seconds(lo / hz_f), human_seconds(hi / hz_f)),
+                if width < 24 && r.object.chars().count() > 16 {
+                    r.object.chars().take(15).chain(['…']).collect()
+                } else {
+                    r.object.clone()
+                },
+                name,
+            ];
+            if locations {
+                row.push(
+                    r.location
+                        .as_deref()
+                        .map(|l| {
+                            let l = crate::render::names::short_location(l, cwd.as_deref());
+                            crate::render::names::fit_location(&l, 32)
+                        })
+                        .unwrap_or_default(),
+                );
+            }
+            b.row(row);
+        }
+        b.render(4)
+    };
+    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let (mut width, mut text) = (48usize, table_with(48));
+    for _ in 0..4 {
+        if widest(&text) <= 120 || width == 24 {
+            break;
+        }
+        width = width.saturating_sub(widest(&text) - 120).max(24);
+        text = table_with(width);
+    }
+    if widest(&text) > 120 {
+        text = table_with(23);
+    }
+    writeln!(out, "{text}")?;
     Ok(())
+}
+
+/// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
+/// (the cause only when the share is 2% or more: below that, it is the usual noise).
+pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
+    let all = unsampled + sampled;
+    let pct = if all > 0.0 {
+        100.0 * unsampled / all
+    } else {
+        0.0
+    };
+    format!(
+        "CPU time not sampled: {} ({pct:.1}% of {}){}",
+        human_seconds(unsampled),
+        human_seconds(all),
+        if cause.is_empty() || pct < 2.0 {
+            String::new()
+        } else {
+            format!(": {cause}")
+        }
+    )
 }
 
 /// The manifest next to a gmon file, if there is one.
@@ -335,11 +481,78 @@ pub fn run_manifest(
     out: &mut impl Write,
     all_warnings: &mut Vec<String>,
 ) -> Result<()> {
-    let mname = manifest.display().to_string();
-    let text = read_file(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
-    let entries =
-        gmon::manifest::parse(&text).map_err(|e| Error::input(format!("{mname}: {e}")))?;
-    let dir = manifest.parent().unwrap_or(Path::new("."));
+    run_manifests(
+        format,
+        inputs,
+        image,
+        &[manifest.to_owned()],
+        out,
+        all_warnings,
+    )
+}
+
+/// The likely reason `unsampled` seconds of CPU time went unsampled, from the process lines.
+pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
+    let mut why = Vec::new();
+    let threads: u32 = procs.iter().filter_map(|p| p.threads_without_clock).sum();
+    if threads > 0 {
+        why.push(format!(
+            "{threads} thread{} existed before the sampling clock started and got no clock",
+            if threads == 1 { "" } else { "s" }
+        ));
+    }
+    if procs.iter().any(|p| p.clock_closed == Some(true)) {
+        why.push("the program closed the sampling clock's descriptor (after a failed exec, or closing every descriptor)".into());
+    }
+    let blocked: u64 = procs.iter().filter_map(|p| p.blocked_samples).sum();
+    if blocked > 0 {
+        why.push(format!(
+            "{blocked} sample{} arrived while the program blocked the sampling signal",
+            if blocked == 1 { "" } else { "s" }
+        ));
+    }
+    if why.is_empty() {
+        if procs
+            .iter()
+            .any(|p| p.clock == Some(gmon::manifest::Clock::Itimer))
+        {
+            why.push("the interval timer fires at most once per kernel tick, so short bursts of CPU and short threads go unsampled".into());
+        } else {
+            why.push("threads shorter than a sampling period, and the time before a thread's clock starts and while profiles are written at exit, are outside the clock".into());
+        }
+    }
+    why.join("; ")
+}
+
+/// The build-id of the executable `image` (the one on the command line) against the one the
+/// runtime recorded in a manifest: None when they agree or one is unknown, else the warning.
+pub fn build_id_mismatch(exe_name: &str, exe_data: &[u8], recorded: &[u8]) -> Option<String> {
+    let own = crate::profile::debuginfo::build_id_of(exe_data)?;
+    if recorded.is_empty() || own == recorded {
+        return None;
+    }
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    Some(format!(
+        "the profile was written by a program with build-id {}, but {exe_name} has build-id {}: \
+         it is another build, and the functions named below are probably wrong (give the \
+         executable that ran)",
+        hex(recorded),
+        hex(&own)
+    ))
+}
+
+/// [`run_manifest`] over several manifests at once (the processes of one executable that
+/// `run --merge` sums): the executable's histograms are `inputs`' gmon files, each library's
+/// pieces are summed over the manifests that list it, and the process lines give the nominal
+/// rate (the seconds shown are samples ÷ that rate) and the CPU time that was not sampled.
+pub fn run_manifests(
+    format: Format,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    manifests: &[PathBuf],
+    out: &mut impl Write,
+    all_warnings: &mut Vec<String>,
+) -> Result<()> {
     let target = Target::of_executable(image.is_64, image.big_endian);
     let mut objects = vec![ObjectSamples {
         name: inputs
@@ -356,46 +569,105 @@ pub fn run_manifest(
         objects[0].pieces.extend(p);
         hz = hz.max(h);
     }
-    for e in entries
-        .iter()
-        .filter(|e| e.kind == gmon::manifest::Kind::Lib)
-    {
-        let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
-        let fname = file.display().to_string();
-        let data = read_file(&file)
-            .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
-        let (pieces, h) = gmon_pieces(&fname, &data, target)?;
-        hz = hz.max(h);
-        let path = PathBuf::from(String::from_utf8_lossy(&e.path.unescaped()).into_owned());
-        objects.push(ObjectSamples {
-            name: path.file_name().map_or_else(
-                || path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
-            path,
-            build_id: e.build_id.as_bytes().to_vec(),
-            pieces,
-        });
-    }
     let mut warnings = Vec::new();
+    let mut procs = Vec::new();
+    for manifest in manifests {
+        let mname = manifest.display().to_string();
+        let text = read_file(manifest).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        let parsed = gmon::manifest::parse_manifest(&text)
+            .map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        procs.extend(parsed.process);
+        let dir = manifest.parent().unwrap_or(Path::new("."));
+        for e in &parsed.entries {
+            if e.kind == gmon::manifest::Kind::Exe {
+                if objects[0].build_id.is_empty() {
+                    objects[0].build_id = e.build_id.as_bytes().to_vec();
+                }
+                if let Some(w) =
+                    build_id_mismatch(&inputs.exe.name(), &inputs.exe.data, e.build_id.as_bytes())
+                {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                continue;
+            }
+            let file = dir.join(String::from_utf8_lossy(e.gmon_file).as_ref());
+            let fname = file.display().to_string();
+            let data = read_file(&file)
+                .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
+            let (pieces, h) = gmon_pieces(&fname, &data, target)?;
+            hz = hz.max(h);
+            let path = PathBuf::from(String::from_utf8_lossy(&e.path.unescaped()).into_owned());
+            let build_id = e.build_id.as_bytes().to_vec();
+            if let Some(o) = objects[1..]
+                .iter_mut()
+                .find(|o| o.path == path && o.build_id == build_id)
+            {
+                o.pieces.extend(pieces);
+                continue;
+            }
+            objects.push(ObjectSamples {
+                name: path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                ),
+                path,
+                build_id,
+                pieces,
+            });
+        }
+    }
     let rows = attribute(
         &objects,
         Some(&inputs.exe.data),
         Path::new("/usr/lib/debug"),
         &mut warnings,
     );
+    // The rate the clock was asked for, when every process says the same: the seconds shown
+    // are then samples ÷ that rate, and what the CPU time has beyond them is stated.
+    let nominal: Vec<u32> = procs.iter().filter_map(|p| p.nominal_hz).collect();
+    let all_nominal = !procs.is_empty() && nominal.len() == procs.len();
+    if all_nominal && nominal.iter().all(|&h| h == nominal[0]) && nominal[0] > 0 {
+        hz = nominal[0];
+    }
+    let mut extra = Extra::default();
+    let unsampled: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
+    if let Some(u) = unsampled.filter(|u| !u.is_empty()) {
+        let u: f64 = (u.iter().sum::<f64>() * 1e9).round() / 1e9;
+        let cause = unsampled_cause(&procs);
+        let total: f64 = rows.iter().map(|r| r.samples).sum();
+        let hz_f = f64::from(hz.max(1));
+        let sampled = total / hz_f;
+        if u > 0.05 * (u + sampled) && u > 20.0 / hz_f {
+            warnings.push(format!(
+                "{} of the CPU time ({:.0}%) was not sampled: {cause}",
+                human_seconds(u),
+                100.0 * u / (u + sampled)
+            ));
+        }
+        extra.unsampled = Some((u, cause));
+    }
+    extra.processes = procs
+        .iter()
+        .filter_map(|p| {
+            let cpu = p.cpu_user_ns?.saturating_add(p.cpu_system_ns.unwrap_or(0));
+            Some((p.pid?, p.ppid, cpu as f64 / 1e9))
+        })
+        .collect();
     let title = format!(
         "Flat profile of {} and {} shared object{}",
         inputs.exe.name(),
         objects.len() - 1,
         if objects.len() == 2 { "" } else { "s" }
     );
-    print_rows(
+    print_rows_with(
         format,
         &title,
         if hz == 0 { 100 } else { hz },
         &rows,
         &warnings,
+        &extra,
         out,
     )?;
     all_warnings.extend(warnings);
@@ -412,6 +684,7 @@ mod tests {
             object: "lib\rodd.so".into(),
             function: "f, g".into(),
             samples: 2.0,
+            location: None,
         }];
         let mut v = Vec::new();
         print_rows(Format::Csv, "t", 100, &rows, &[], &mut v).unwrap();

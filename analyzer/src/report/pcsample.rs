@@ -184,6 +184,7 @@ pub fn run(
             object: o.to_owned(),
             function: f.to_owned(),
             samples: s,
+            location: None,
         })
         .collect();
     rows.sort_by(|a, b| {

@@ -51,3 +51,4 @@ mod ux_errors;
 mod ux_readable;
 mod ux_readme;
 mod ux_run;
+mod ux_run_tree;

@@ -1,0 +1,528 @@
+//! `profil-report run` on process trees and system programs (issue 14): wrappers (`sh -c`,
+//! `bash -c`, `env`, `/usr/bin/time`, `make`), exec chains, `--all`, `--merge`, JSON with the
+//! process list, a stripped system program, and a libc-heavy program whose libc share agrees
+//! with `perf report --sort dso`.
+//!
+//! The programs are fixtures/tree/chain.c (spins UNITS × ~20 ms, then execs the rest of its
+//! command line) and fixtures/tree/libc_heavy.c. CPU shares are judged by ratios with wide
+//! bands, so a loaded machine changes nothing.
+
+use crate::ux_support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use ux_support::*;
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(root().join("fixtures/tree").join(name)).unwrap()
+}
+
+/// `a`, `b` and `c`: three copies of chain.c under different names.
+fn chain(dir: &Path) {
+    gcc(&fixture("chain.c"), &dir.join("a"), &[]);
+    std::fs::copy(dir.join("a"), dir.join("b")).unwrap();
+    std::fs::copy(dir.join("a"), dir.join("c")).unwrap();
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("run")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("LD_PRELOAD")
+        .env_remove("PROFIL_HZ")
+        .env_remove("PROFIL_RANGES")
+        .output()
+        .unwrap()
+}
+
+/// The pid in `<program> (pid N` of the report's list of other processes.
+fn listed_pid(err: &str, program: &str) -> u32 {
+    let key = format!("{program} (pid ");
+    let at = err.find(&key).unwrap_or_else(|| panic!("{key} in {err}")) + key.len();
+    err[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// `profil-report FILE EXE` succeeds and names `spin`.
+fn reports_spin(dir: &Path, file: &str, exe: &str) {
+    let out = Command::new(BIN)
+        .args([file, exe])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(text(&out.stdout).contains("| spin "), "{}", show(&out));
+}
+
+/// `./a 1` then `./b 3` under a wrapper: b (3 units) is reported, a is listed, and both
+/// profiles are kept and readable.
+fn two_programs_under(dir: &Path, args: &[&str]) {
+    for f in std::fs::read_dir(dir).unwrap() {
+        let f = f.unwrap();
+        if f.file_name().to_string_lossy().starts_with("gmon.out") {
+            std::fs::remove_file(f.path()).unwrap();
+        }
+    }
+    let out = run_in(dir, args);
+    assert!(out.status.success(), "{args:?}: {}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("; profile saved as gmon.out (b of "),
+        "{args:?}: {err}"
+    );
+    assert!(err.contains("Other processes: "), "{args:?}: {err}");
+    assert!(err.contains("=== b (pid "), "{args:?}: {err}");
+    assert!(err.contains("| spin "), "{args:?}: {err}");
+    assert!(!err.contains("not kept"), "{args:?}: {err}");
+    let a = listed_pid(&err, "a");
+    reports_spin(dir, "gmon.out", "./b");
+    reports_spin(dir, &format!("gmon.out.{a}"), "./a");
+}
+
+#[test]
+fn shell_wrappers_keep_and_report_every_process() {
+    let s = TempDir::new("tree-sh");
+    chain(&s.0);
+    two_programs_under(&s.0, &["sh", "-c", "./a 1; ./b 3"]);
+    // bash -c './prog; true': bash forks for ./b instead of exec'ing it, so b is a child.
+    two_programs_under(&s.0, &["bash", "-c", "./a 1; ./b 3; true"]);
+    // make runs each recipe line through a shell or directly.
+    std::fs::write(s.join("Makefile"), "all:\n\t./a 1\n\t./b 3\n").unwrap();
+    two_programs_under(&s.0, &["make", "-s"]);
+}
+
+#[test]
+fn env_and_time_report_the_program_they_run() {
+    let s = TempDir::new("tree-env");
+    chain(&s.0);
+    // env execs the program in the same process before taking a sample: one profile, the
+    // program's, under the plain name.
+    let out = run_in(&s.0, &["env", "X=1", "./b", "2"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("env exited with status 0; profile saved as gmon.out\n"),
+        "{err}"
+    );
+    // (The default report, or the one across shared objects if libc took a sample.)
+    assert!(
+        err.contains("Flat profile of ") && err.contains("/b ") && err.contains("| spin "),
+        "{err}"
+    );
+    reports_spin(&s.0, "gmon.out", "./b");
+
+    if !Path::new("/usr/bin/time").exists() {
+        eprintln!("skipped: /usr/bin/time is not installed");
+        return;
+    }
+    let out = run_in(&s.0, &["/usr/bin/time", "./b", "2"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("profile saved as gmon.out (b of ")
+            || err.contains("profile saved as gmon.out\n"),
+        "{err}"
+    );
+    assert!(err.contains("| spin "), "{err}");
+    reports_spin(&s.0, "gmon.out", "./b");
+}
+
+#[test]
+fn exec_chain_keeps_each_program_and_all_reports_each() {
+    let s = TempDir::new("tree-chain");
+    chain(&s.0);
+    let out = run_in(
+        &s.0,
+        &[
+            "--all", "--json", "--report", "r.json", "./a", "2", "./b", "6", "./c", "4",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("r.json")).unwrap()).unwrap();
+    let procs = v["processes"].as_array().unwrap();
+    let programs: Vec<&str> = procs
+        .iter()
+        .map(|p| p["program"].as_str().unwrap())
+        .collect();
+    assert_eq!(programs, ["a", "b", "c"], "{v}");
+    let pid = procs[0]["pid"].as_u64().unwrap();
+    assert!(
+        procs.iter().all(|p| p["pid"].as_u64() == Some(pid)),
+        "one process: {v}"
+    );
+    let images: Vec<u64> = procs.iter().map(|p| p["image"].as_u64().unwrap()).collect();
+    assert_eq!(images, [0, 1, 2], "{v}");
+    // Each image's CPU time is its own (2:6:4 units), not the process's running total.
+    let cpu: Vec<f64> = procs
+        .iter()
+        .map(|p| p["cpu_seconds"].as_f64().unwrap())
+        .collect();
+    let (ba, ca) = (cpu[1] / cpu[0], cpu[2] / cpu[0]);
+    assert!(
+        (1.8..5.0).contains(&ba) && (1.2..3.5).contains(&ca),
+        "{cpu:?}"
+    );
+    // The busiest (b) has the plain name; the others theirs, each readable.
+    let files: Vec<&str> = procs
+        .iter()
+        .map(|p| p["profile"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            format!("gmon.out.{pid}"),
+            "gmon.out".to_string(),
+            format!("gmon.out.{pid}.2")
+        ],
+        "{v}"
+    );
+    assert_eq!(v["reports"].as_array().unwrap().len(), 3, "{v}");
+    reports_spin(&s.0, &format!("gmon.out.{pid}"), "./a");
+    reports_spin(&s.0, "gmon.out", "./b");
+    reports_spin(&s.0, &format!("gmon.out.{pid}.2"), "./c");
+
+    // Without --all: b's report and one line for the others.
+    let out = run_in(&s.0, &["./a", "2", "./b", "6", "./c", "4"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    let others = err
+        .lines()
+        .find(|l| l.starts_with("Other processes: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        others.contains("a (pid ") && others.contains("c (pid ") && !others.contains("b (pid "),
+        "{others}"
+    );
+    assert_eq!(err.matches("=== ").count(), 1, "{err}");
+}
+
+#[test]
+fn merge_sums_the_processes_of_one_program() {
+    let s = TempDir::new("tree-merge");
+    chain(&s.0);
+    let out = run_in(&s.0, &["--merge", "sh", "-c", "./a 1; ./b 2; ./b 2"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    // b's two processes (4 units) are one report; a (1 unit) is listed.
+    let head = err
+        .lines()
+        .find(|l| l.starts_with("=== "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(head.starts_with("=== b (pids "), "{head}");
+    assert!(err.contains("Other processes: a (pid "), "{err}");
+    assert!(err.contains("(2 gmon files)"), "{err}");
+}
+
+#[test]
+fn a_stripped_system_program_is_reported_by_object() {
+    // sort is stripped on most distributions: exported names, debug files, or address ranges
+    // of sort itself, and libc's functions.
+    let s = TempDir::new("tree-sort");
+    let lines: String = (0..200_000u32)
+        .map(|i| format!("{}\n", i.wrapping_mul(2_654_435_761)))
+        .collect();
+    std::fs::write(s.join("in.txt"), lines).unwrap();
+    let out = run_in(&s.0, &["--json", "--report", "r.json", "sort", "in.txt"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("r.json")).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty(), "{v}");
+    let objects: Vec<&str> = rows.iter().map(|r| r["object"].as_str().unwrap()).collect();
+    assert!(objects.iter().any(|o| o.starts_with("libc.so")), "{v}");
+    for r in rows {
+        let f = r["function"].as_str().unwrap();
+        assert_ne!(f, "<outside known functions>", "{v}");
+        if f.starts_with('<') && f.contains("+0x") {
+            let o = r["object"].as_str().unwrap();
+            assert!(
+                f.starts_with(&format!("<{o}+0x")),
+                "range named by its object: {v}"
+            );
+        }
+    }
+    assert!(v["unsampled_seconds"].as_f64().is_some(), "{v}");
+}
+
+/// `perf report --sort dso` shares of user-space objects (kernel excluded), or None when perf
+/// cannot record here.
+fn perf_dso_shares(dir: &Path, exe: &str, arg: &str) -> Option<Vec<(String, f64)>> {
+    let rec = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "task-clock:u",
+            "-o",
+            "perf.data",
+            exe,
+            arg,
+        ])
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    if !rec.status.success() {
+        eprintln!("perf record failed: {}", text(&rec.stderr));
+        return None;
+    }
+    let rep = Command::new("perf")
+        .args([
+            "report",
+            "-i",
+            "perf.data",
+            "--sort",
+            "dso",
+            "--stdio",
+            "-q",
+        ])
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    if !rep.status.success() {
+        return None;
+    }
+    let mut v = Vec::new();
+    for l in text(&rep.stdout).lines() {
+        let mut it = l.split_whitespace();
+        let (Some(p), Some(dso)) = (it.next(), it.next()) else {
+            continue;
+        };
+        let Ok(p) = p.trim_end_matches('%').parse::<f64>() else {
+            continue;
+        };
+        if !dso.starts_with('[') {
+            v.push((dso.to_string(), p));
+        }
+    }
+    let total: f64 = v.iter().map(|x| x.1).sum();
+    (total > 0.0).then(|| v.into_iter().map(|(d, p)| (d, p / total)).collect())
+}
+
+#[test]
+fn libc_share_agrees_with_perf() {
+    let s = TempDir::new("tree-libc");
+    gcc(&fixture("libc_heavy.c"), &s.join("lh"), &[]);
+    let Some(perf) = perf_dso_shares(&s.0, "./lh", "3") else {
+        eprintln!("skipped: perf cannot record here (not installed, or perf_event_paranoid)");
+        return;
+    };
+    let perf_libc: f64 = perf
+        .iter()
+        .filter(|(d, _)| d.starts_with("libc.so"))
+        .map(|x| x.1)
+        .sum();
+    let out = run_in(
+        &s.0,
+        &["--hz", "2000", "--json", "--report", "r.json", "./lh", "3"],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("r.json")).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let total: f64 = rows.iter().map(|r| r["samples"].as_f64().unwrap()).sum();
+    let libc: f64 = rows
+        .iter()
+        .filter(|r| r["object"].as_str().unwrap().starts_with("libc.so"))
+        .map(|r| r["samples"].as_f64().unwrap())
+        .sum();
+    assert!(total >= 100.0, "too few samples to compare: {v}");
+    let ours = libc / total;
+    // Sampling noise of our count (binomial, 4 standard deviations) plus 5 points for what
+    // differs between the two clocks (perf's own startup, the loader).
+    let band = 4.0 * (ours * (1.0 - ours) / total).sqrt() + 0.05;
+    assert!(
+        (ours - perf_libc).abs() <= band,
+        "libc share {ours:.3} vs perf {perf_libc:.3} (band {band:.3}); perf: {perf:?}"
+    );
+    assert!(
+        ours > 0.2,
+        "the fixture spends about half its time in libc: {ours}"
+    );
+}
+
+/// Percent of `function`'s row in a JSON report (0 when absent).
+fn json_percent(v: &serde_json::Value, function: &str) -> f64 {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["name"] == function || r["function"] == function)
+        .map(|r| r["percent"].as_f64().unwrap())
+        .sum()
+}
+
+#[test]
+fn a_failed_exec_stops_no_thread_and_json_says_what_was_not_sampled() {
+    let s = TempDir::new("tree-fexec");
+    gcc(&fixture("failed_exec.c"), &s.join("fe"), &["-pthread"]);
+    let out = run_in(&s.0, &["--json", "--report", "r.json", "./fe"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let truth = text(&out.stdout);
+    let mut it = truth.split_whitespace();
+    assert_eq!(it.next(), Some("truth"), "{truth}");
+    let main_truth: f64 = it.nth(1).unwrap().parse().unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("r.json")).unwrap()).unwrap();
+    let n = v["total_samples"].as_f64().unwrap();
+    assert!(n >= 100.0, "too few samples: {v}");
+    let main = json_percent(&v, "main_spin");
+    let worker = json_percent(&v, "worker_spin");
+    let p = main_truth / 100.0;
+    let band = 100.0 * (4.0 * (p * (1.0 - p) / n).sqrt() + 0.05);
+    assert!(
+        (main - main_truth).abs() <= band && worker > 50.0,
+        "main {main:.1}% worker {worker:.1}% vs truth {truth} (band {band:.1})"
+    );
+    // The executable-only report's JSON: every row names its object, the top level the CPU
+    // time that was not sampled.
+    assert!(v["unsampled_seconds"].as_f64().is_some(), "{v}");
+    for r in v["rows"].as_array().unwrap() {
+        assert_eq!(r["object"], "fe", "{v}");
+    }
+}
+
+#[test]
+fn another_build_of_the_program_is_named_by_build_id() {
+    let s = TempDir::new("tree-buildid");
+    chain(&s.0);
+    let out = run_in(&s.0, &["./a", "2"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let check = |expect_warning: bool| {
+        let out = Command::new(BIN)
+            .args(["gmon.out", "./a"])
+            .current_dir(&s.0)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        let err = text(&out.stderr);
+        assert_eq!(
+            err.contains("the profile was written by a program with build-id "),
+            expect_warning,
+            "{err}"
+        );
+        err
+    };
+    check(false);
+    // Rebuilt (another build-id): the manifest's build-id is not the executable's.
+    gcc(&fixture("chain.c"), &s.join("a"), &["-DREBUILT=1", "-O1"]);
+    let err = check(true);
+    let ids: Vec<&str> = err
+        .split("build-id ")
+        .skip(1)
+        .map(|t| t.split([',', ':', ' ']).next().unwrap())
+        .collect();
+    assert!(
+        ids.len() == 2 && ids[0] != ids[1] && ids.iter().all(|i| i.len() >= 16),
+        "{err}"
+    );
+}
+
+#[test]
+fn short_threads_time_is_stated_as_unsampled_not_spread() {
+    // 1000 threads of about 0.4 ms each, under one sampling period: a task clock with a fixed
+    // phase never fires in them. Whatever the runtime samples of them, the report's task share
+    // plus the CPU time it says was not sampled must account for the truth the program
+    // measured itself, instead of the main thread's share being inflated silently.
+    let s = TempDir::new("tree-short");
+    gcc(&fixture("short_threads.c"), &s.join("st"), &["-pthread"]);
+    let out = run_in(
+        &s.0,
+        &["--hz", "1000", "--json", "--report", "r.json", "./st"],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let truth = text(&out.stdout);
+    let task_truth: f64 = truth
+        .split_whitespace()
+        .nth(2)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{truth}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("r.json")).unwrap()).unwrap();
+    let sampled = v["total_seconds"].as_f64().unwrap();
+    let unsampled = v["unsampled_seconds"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no unsampled_seconds: {v}"));
+    let all = sampled + unsampled;
+    let task = json_percent(&v, "task_spin") / 100.0 * sampled;
+    let task_accounted = 100.0 * (task + unsampled) / all;
+    let n = v["total_samples"].as_f64().unwrap();
+    let p = task_truth / 100.0;
+    let band = 100.0 * (4.0 * (p * (1.0 - p) / n.max(1.0)).sqrt()) + 10.0;
+    assert!(
+        (task_accounted - task_truth).abs() <= band,
+        "task sampled + unsampled {task_accounted:.1}% vs truth {truth} (band {band:.1}): {v}"
+    );
+}
+
+#[test]
+fn profil_after_profil_off_samples_earlier_threads_and_forked_children() {
+    let s = TempDir::new("tree-off");
+    gcc(&fixture("off_threads.c"), &s.join("off"), &["-pthread"]);
+    let so = Command::new(BIN)
+        .args(["runtime-path", "--shared"])
+        .output()
+        .unwrap();
+    let so = text(&so.stdout).trim().to_string();
+    let out = Command::new(s.join("off"))
+        .arg("fork")
+        .current_dir(&s.0)
+        .env("PROFIL_OFF", "1")
+        .env("LD_PRELOAD", &so)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let o = text(&out.stdout);
+    let num = |key: &str| -> f64 {
+        let at = o.find(key).unwrap_or_else(|| panic!("{key} in {o}")) + key.len();
+        o[at..].split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (w, m, c) = (num("worker "), num("main "), num("child "));
+    // Truth 3:1 (1.2 s against 0.4 s of CPU); the rate is the clock tick's (100 Hz): some 40
+    // samples for main, so the band is wide.
+    assert!(m >= 10.0 && (1.5..6.0).contains(&(w / m)), "{o}");
+    assert!(c >= 10.0, "the forked child keeps sampling: {o}");
+}
+
+#[test]
+fn a_stripped_program_is_named_through_its_debuglink() {
+    let s = TempDir::new("tree-debuglink");
+    gcc(&fixture("chain.c"), &s.join("full"), &[]);
+    let tool = |args: &[&str]| {
+        let out = Command::new(args[0])
+            .args(&args[1..])
+            .current_dir(&s.0)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", show(&out));
+    };
+    // What distributions do: the symbols go to a separate file, the program is stripped and
+    // names that file (with its CRC) in .gnu_debuglink.
+    tool(&["objcopy", "--only-keep-debug", "full", "a.debug"]);
+    tool(&["strip", "--strip-all", "-o", "a", "full"]);
+    tool(&["objcopy", "--add-gnu-debuglink=a.debug", "a"]);
+    let out = run_in(&s.0, &["./a", "3"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("| spin "), "{err}");
+    assert!(!err.contains("no .symtab"), "{err}");
+    // Without the debug file: the code is named by address ranges of the program itself.
+    std::fs::rename(s.join("a.debug"), s.join("elsewhere.debug")).unwrap();
+    let out = run_in(&s.0, &["./a", "3"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("| <a+0x"), "{err}");
+    assert!(err.contains("a: no .symtab and no debug file"), "{err}");
+    // A debug file of another build under the linked name (its CRC differs) is not used.
+    gcc(&fixture("chain.c"), &s.join("other"), &["-O1"]);
+    tool(&["objcopy", "--only-keep-debug", "other", "a.debug"]);
+    let out = run_in(&s.0, &["./a", "3"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("| <a+0x") && !err.contains("| spin "), "{err}");
+}
