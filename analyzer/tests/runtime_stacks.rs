@@ -260,10 +260,10 @@ fn a_full_table_counts_what_it_dropped_and_pcs_only_writes_no_arcs() {
 }
 
 #[test]
-fn profil_stacks_file_writes_the_stacks_and_statistics_beside_the_profile() {
+fn the_stacks_file_is_written_beside_the_profile_by_default() {
     let dir = Scratch::new("file");
     let exe = build(&dir);
-    let r = run(&dir, &exe, &["deep", "5"], &[("PROFIL_STACKS", "file")]);
+    let r = run(&dir, &exe, &["deep", "5"], &[]);
     assert!(r.ok, "{}", r.stderr);
     let bytes = fs::read(dir.0.join("gmon.out.stacks")).expect("gmon.out.stacks");
     let f = gmon::stacks::parse(&bytes).unwrap();
@@ -282,8 +282,11 @@ fn profil_stacks_file_writes_the_stacks_and_statistics_beside_the_profile() {
         .all(|s| s.pcs().next().is_some_and(|pc| exe_seg.contains(pc))));
     // Recursion beyond the limit: the deepest stacks hold exactly the limit.
     assert!(f.stacks.iter().any(|s| s.depth() == 128));
-    // Without the setting, no such file.
+    // `file` is the default's synonym; PCs only writes no such file.
     let dir2 = Scratch::new("nofile");
-    let r = run(&dir2, &exe, &["deep", "1"], &[]);
+    let r = run(&dir2, &exe, &["deep", "1"], &[("PROFIL_STACKS", "file")]);
+    assert!(r.ok && dir2.0.join("gmon.out.stacks").exists());
+    fs::remove_file(dir2.0.join("gmon.out.stacks")).unwrap();
+    let r = run(&dir2, &exe, &["deep", "1"], &[("PROFIL_STACKS", "0")]);
     assert!(r.ok && !dir2.0.join("gmon.out.stacks").exists());
 }
