@@ -390,6 +390,25 @@ pub fn run_manifest(
         objects.len() - 1,
         if objects.len() == 2 { "" } else { "s" }
     );
+    let hz = if hz == 0 { 100 } else { hz };
+    // With the runtime's stacks file: total times and the measured call graph.
+    if let Some(sampled) = crate::profile::stacks::Sampled::find(&inputs.gmons, &mut warnings)? {
+        let t = super::objects_stacks::measure(
+            &sampled,
+            &objects[0].name,
+            &inputs.exe.data,
+            hz,
+            Path::new("/usr/lib/debug"),
+            &mut warnings,
+        );
+        let mut rows = rows;
+        let totals = super::objects_stacks::with_totals(&mut rows, &t);
+        super::objects_stacks::print_rows(
+            format, &title, hz, &rows, &totals, &t.graph, &warnings, out,
+        )?;
+        all_warnings.extend(warnings);
+        return Ok(());
+    }
     print_rows(
         format,
         &title,
