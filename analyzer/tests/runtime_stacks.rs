@@ -290,3 +290,187 @@ fn the_stacks_file_is_written_beside_the_profile_by_default() {
     let r = run(&dir2, &exe, &["deep", "1"], &[("PROFIL_STACKS", "0")]);
     assert!(r.ok && !dir2.0.join("gmon.out.stacks").exists());
 }
+
+// ---- The analyzer's side: total times and the call graph from the stacks file ----
+
+fn report(dir: &Scratch, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+        .args(args)
+        .current_dir(&dir.0)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn report_json(dir: &Scratch, exe: &Path) -> serde_json::Value {
+    let (code, out, err) = report(dir, &["--json", "gmon.out", exe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// `total_samples` of the row of function `name` (either report's rows).
+fn row_total(j: &serde_json::Value, name: &str) -> Option<u64> {
+    j["rows"].as_array()?.iter().find_map(|r| {
+        let n = r.get("name").or_else(|| r.get("function"))?.as_str()?;
+        (n == name).then(|| r["total_samples"].as_u64())?
+    })
+}
+
+/// Run cheap/costly until 2,000 samples were walked; the report's totals give costly's share
+/// of cheap + costly within 3 points of the program's own clock, in the report across objects
+/// (the default) and in the executable's report (`PROFIL_RANGES=exe`).
+fn check_report_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>, env: &[(&str, &str)]) {
+    let mut scale = 200u64;
+    for attempt in 0..6 {
+        let s = scale.to_string();
+        let args: Vec<&str> = mode.into_iter().chain([s.as_str()]).collect();
+        let r = run(dir, exe, &args, env);
+        assert!(r.ok, "{}", r.stderr);
+        if stat(&r, "walks") < 2000 && attempt < 5 {
+            scale *= 2;
+            continue;
+        }
+        let truth: f64 = r
+            .stdout
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("costly_share="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let j = report_json(dir, exe);
+        let costly = row_total(&j, "costly").unwrap_or_else(|| panic!("no costly total: {j}"));
+        let cheap = row_total(&j, "cheap").unwrap_or_else(|| panic!("no cheap total: {j}"));
+        let got = 100.0 * costly as f64 / (costly + cheap) as f64;
+        assert!(
+            (got - truth * 100.0).abs() <= 3.0,
+            "report {got:.1}% vs truth {:.1}% ({env:?})\n{j}",
+            truth * 100.0
+        );
+        // JSON rows carry total_seconds = total_samples / hz.
+        let hz = j["hz"].as_f64().unwrap();
+        let row = j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r.get("name").or_else(|| r.get("function")).unwrap() == "costly")
+            .unwrap();
+        let secs = row["total_seconds"].as_f64().unwrap();
+        assert!((secs - costly as f64 / hz).abs() < 1e-9, "{row}");
+        assert!(row["total_ci95_low_seconds"].as_f64().unwrap() < secs);
+        assert!(row["total_ci95_high_seconds"].as_f64().unwrap() > secs);
+        assert_eq!(j["call_graph"]["kind"], "sampled", "{j}");
+        return;
+    }
+}
+
+#[test]
+fn the_report_total_column_gives_costly_within_3_points_of_the_truth() {
+    let dir = Scratch::new("total-c");
+    let exe = build(&dir);
+    check_report_costly_share(&dir, &exe, Some("cheapcostly"), &[]);
+    check_report_costly_share(&dir, &exe, Some("cheapcostly"), &[("PROFIL_RANGES", "exe")]);
+}
+
+#[test]
+fn the_report_total_column_for_rust_with_frame_pointers() {
+    let dir = Scratch::new("total-rs");
+    let exe = build_rust(&dir, true);
+    check_report_costly_share(&dir, &exe, None, &[]);
+}
+
+#[test]
+fn the_report_shows_the_sampled_call_graph_not_the_estimate() {
+    let dir = Scratch::new("cgtext");
+    let exe = build(&dir);
+    for env in [&[][..], &[("PROFIL_RANGES", "exe")][..]] {
+        let r = run(&dir, &exe, &["cheapcostly", "100"], env);
+        assert!(r.ok, "{}", r.stderr);
+        let (code, out, err) = report(&dir, &["gmon.out", exe.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("Call graph (from "), "{out}");
+        assert!(!out.contains("Children time is an estimate"), "{out}");
+        assert!(out.contains(" total 95% "), "{out}");
+        // costly calls work, and work is called by both cheap and costly.
+        let work = out
+            .split("\n\n")
+            .find(|b| b.starts_with("work ["))
+            .unwrap_or_else(|| panic!("no work entry:\n{out}"));
+        assert!(
+            work.contains("costly [") && work.contains("cheap ["),
+            "{work}"
+        );
+        // Sampled arcs are not calls: no calls column.
+        assert!(!out.contains("| calls "), "{out}");
+        // CSV carries the totals too.
+        let (_, csv, _) = report(&dir, &["--csv", "gmon.out", exe.to_str().unwrap()]);
+        assert!(
+            csv.lines().next().unwrap().contains("total_seconds"),
+            "{csv}"
+        );
+    }
+}
+
+#[test]
+fn recursion_counts_once_in_the_total() {
+    let dir = Scratch::new("total-deep");
+    let exe = build(&dir);
+    let r = run(&dir, &exe, &["deep", "10"], &[("PROFIL_RANGES", "exe")]);
+    assert!(r.ok, "{}", r.stderr);
+    let j = report_json(&dir, &exe);
+    let samples = j["call_graph"]["samples"].as_u64().unwrap();
+    let deep = row_total(&j, "deep").unwrap();
+    // deep is on (nearly) every stack up to 128 times, but counts once per sample.
+    assert!(deep <= samples, "deep {deep} of {samples}");
+    assert!(
+        deep as f64 >= 0.9 * samples as f64,
+        "deep {deep} of {samples}"
+    );
+    let f = j["call_graph"]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "deep")
+        .unwrap();
+    assert_eq!(f["total_samples"].as_u64().unwrap(), deep);
+    let rec = j["call_graph"]["arcs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["caller"] == f["id"] && a["callee"] == f["id"])
+        .expect("the recursive arc");
+    assert!(rec["samples"].as_u64().unwrap() <= deep, "{rec}");
+}
+
+#[test]
+fn a_stacks_file_with_a_bad_frame_count_is_an_error_with_its_offset() {
+    let dir = Scratch::new("badstacks");
+    let exe = build(&dir);
+    let r = run(&dir, &exe, &["cheapcostly", "20"], &[]);
+    assert!(r.ok, "{}", r.stderr);
+    let path = dir.0.join("gmon.out.stacks");
+    let mut b = fs::read(&path).unwrap();
+    // The first stack record follows the header and the object records.
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let mut at = u32_at(&b, 12) as usize;
+    for _ in 0..u32_at(&b, 24) {
+        at += u32_at(&b, at) as usize;
+    }
+    b[at + 8..at + 12].copy_from_slice(&0x4000_0000u32.to_le_bytes());
+    fs::write(&path, &b).unwrap();
+    for extra in [&[][..], &["--json"][..]] {
+        let mut args = extra.to_vec();
+        args.extend(["gmon.out", exe.to_str().unwrap()]);
+        let (code, out, err) = report(&dir, &args);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(
+            err.contains("gmon.out.stacks: stacks file: truncated stack at byte ")
+                && err.contains(&format!("at byte {}", at + 16))
+                && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+}
