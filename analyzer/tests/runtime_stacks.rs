@@ -474,3 +474,68 @@ fn a_stacks_file_with_a_bad_frame_count_is_an_error_with_its_offset() {
         );
     }
 }
+
+/// `cargo profil` builds with frame pointers in every crate, keeping the user's flags: a
+/// stand-in `cargo` (answering `metadata` with the real one) records what the build got.
+#[test]
+fn cargo_profil_builds_with_frame_pointers_keeping_the_users_flags() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("cargofp");
+    let proj = dir.0.join("app");
+    fs::create_dir_all(proj.join("src")).unwrap();
+    fs::write(
+        proj.join("Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    fs::write(proj.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let real = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let log = dir.0.join("log");
+    let fake = dir.0.join("fake-cargo");
+    fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = metadata ]; then exec '{real}' \"$@\"; fi\n\
+             printf 'ENC=%s\\nRF=%s\\nARGS=%s\\n' \"${{CARGO_ENCODED_RUSTFLAGS-unset}}\" \"${{RUSTFLAGS-unset}}\" \"$*\" > '{}'\nexit 1\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let go = |env: &[(&str, &str)]| -> String {
+        let _ = fs::remove_file(&log);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cargo-profil"));
+        c.arg("profil")
+            .current_dir(&proj)
+            .env("CARGO", &fake)
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .envs(env.iter().copied());
+        let out = c.output().unwrap();
+        assert!(!out.status.success());
+        fs::read_to_string(&log).unwrap_or_else(|_| {
+            panic!(
+                "the build did not run: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    };
+    let l = go(&[("RUSTFLAGS", "-C target-cpu=x86-64")]);
+    assert!(
+        l.contains("RF=-C target-cpu=x86-64 -Cforce-frame-pointers=yes\n")
+            && l.contains("ENC=unset"),
+        "{l}"
+    );
+    let l = go(&[("CARGO_ENCODED_RUSTFLAGS", "-Copt-level=2")]);
+    assert!(
+        l.contains("ENC=-Copt-level=2\u{1f}-Cforce-frame-pointers=yes\n"),
+        "{l}"
+    );
+    let l = go(&[]);
+    assert!(
+        l.contains("--config build.rustflags=[\"-Cforce-frame-pointers=yes\"]")
+            && l.contains("-- -C force-frame-pointers=yes")
+            && l.contains("ENC=unset\nRF=unset"),
+        "{l}"
+    );
+}
