@@ -539,3 +539,44 @@ fn cargo_profil_builds_with_frame_pointers_keeping_the_users_flags() {
         "{l}"
     );
 }
+
+/// `--gprof` reads the runtime's gmon.out (sampled arcs: multiple callers of `work`, direct
+/// recursion in `deep`, the ping/pong cycle) byte-identically to the real GNU gprof.
+#[test]
+fn gprof_emulation_is_byte_identical_on_a_runtime_file_with_sampled_arcs() {
+    let dir = Scratch::new("gprof-ident");
+    let exe = build(&dir);
+    let exe_s = exe.to_str().unwrap();
+    for mode in ["cheapcostly", "deep", "cycle"] {
+        let r = run(&dir, &exe, &[mode, "30"], &[]);
+        assert!(r.ok, "{}", r.stderr);
+        for opts in [&["-b"][..], &["-b", "-p"], &["-b", "-q"], &["-b", "-z"]] {
+            let g = Command::new("gprof")
+                .args(opts)
+                .arg(&exe)
+                .arg("gmon.out")
+                .current_dir(&dir.0)
+                .output()
+                .expect("gprof");
+            let mut args = vec!["--gprof"];
+            args.extend(opts);
+            args.extend(["gmon.out", exe_s]);
+            let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+                .args(&args)
+                .current_dir(&dir.0)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&g.stdout);
+            assert!(
+                text.contains("Call graph") || opts.contains(&"-p"),
+                "{mode} {opts:?}: gprof printed no call graph: {text}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&g.stdout),
+                "{mode} {opts:?}"
+            );
+            assert_eq!(out.status.code(), g.status.code(), "{mode} {opts:?}");
+        }
+    }
+}
