@@ -580,3 +580,88 @@ fn gprof_emulation_is_byte_identical_on_a_runtime_file_with_sampled_arcs() {
         }
     }
 }
+
+/// The exports use the real sampled stacks: costly's inclusive share in the folded stacks
+/// (and in `go tool pprof -top`'s cum column, when Go is installed) is within 3 points of
+/// the program's own clock.
+#[test]
+fn exports_show_the_sampled_stacks_with_costly_inclusive_share_near_the_truth() {
+    let dir = Scratch::new("export");
+    let exe = build(&dir);
+    let exe_s = exe.to_str().unwrap();
+    let mut scale = 200u64;
+    for attempt in 0..6 {
+        let r = run(&dir, &exe, &["cheapcostly", &scale.to_string()], &[]);
+        assert!(r.ok, "{}", r.stderr);
+        if stat(&r, "walks") < 2000 && attempt < 5 {
+            scale *= 2;
+            continue;
+        }
+        let truth: f64 = r
+            .stdout
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("costly_share="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (code, _, err) = report(
+            &dir,
+            &["export", "--to", "folded", "-o", "f.txt", "gmon.out", exe_s],
+        );
+        assert_eq!(code, 0, "{err}");
+        let folded = fs::read_to_string(dir.0.join("f.txt")).unwrap();
+        let on_stack = |name: &str| -> u64 {
+            folded
+                .lines()
+                .filter_map(|l| l.rsplit_once(' '))
+                .filter(|(stack, _)| stack.split(';').any(|f| f == name))
+                .map(|(_, n)| n.parse::<u64>().unwrap())
+                .sum()
+        };
+        let (costly, cheap) = (on_stack("costly"), on_stack("cheap"));
+        // Real stacks: main calls both, and work sits under them.
+        assert!(
+            folded.contains(";main;costly;work ") && folded.contains(";main;cheap;work "),
+            "{folded}"
+        );
+        let got = 100.0 * costly as f64 / (costly + cheap) as f64;
+        assert!(
+            (got - 100.0 * truth).abs() <= 3.0,
+            "folded {got:.1}% vs truth {:.1}%\n{folded}",
+            100.0 * truth
+        );
+        if Command::new("go")
+            .arg("version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            let (code, _, err) = report(
+                &dir,
+                &[
+                    "export", "--to", "pprof", "-o", "p.pb.gz", "gmon.out", exe_s,
+                ],
+            );
+            assert_eq!(code, 0, "{err}");
+            let top = Command::new("go")
+                .args(["tool", "pprof", "-top", "-unit=ns", "p.pb.gz"])
+                .current_dir(&dir.0)
+                .output()
+                .unwrap();
+            let top = String::from_utf8_lossy(&top.stdout).into_owned();
+            let cum = |name: &str| -> f64 {
+                top.lines()
+                    .find(|l| l.split_whitespace().last() == Some(name))
+                    .and_then(|l| l.split_whitespace().nth(3))
+                    .and_then(|v| v.trim_end_matches("ns").parse().ok())
+                    .unwrap_or_else(|| panic!("no {name} in\n{top}"))
+            };
+            let got = 100.0 * cum("costly") / (cum("costly") + cum("cheap"));
+            assert!(
+                (got - 100.0 * truth).abs() <= 3.0,
+                "pprof {got:.1}% vs truth {:.1}%\n{top}",
+                100.0 * truth
+            );
+        }
+        return;
+    }
+}

@@ -156,7 +156,11 @@ impl Sampled {
 
     /// The stacks files beside `gmons`, read and summed: `None` when none has one. When only
     /// some have one, `None` and a warning for `warnings`.
-    pub fn find(gmons: &[GmonInput], warnings: &mut Vec<String>) -> Result<Option<Sampled>> {
+    pub fn find<'g>(
+        gmons: impl IntoIterator<Item = &'g GmonInput>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<Sampled>> {
+        let gmons: Vec<&GmonInput> = gmons.into_iter().collect();
         let paths: Vec<PathBuf> = gmons.iter().map(|g| stacks_path(&g.path)).collect();
         let present: Vec<bool> = paths.iter().map(|p| p.is_file()).collect();
         if !present.iter().any(|&p| p) {
