@@ -665,3 +665,31 @@ fn exports_show_the_sampled_stacks_with_costly_inclusive_share_near_the_truth() 
         return;
     }
 }
+
+/// Walks cut short (a function without a frame pointer) are reported with the likely cause
+/// and the fix; a frame-pointer build gets no such warning.
+#[test]
+fn the_report_warns_when_frames_were_missing() {
+    let dir = Scratch::new("truncwarn");
+    let exe = build(&dir);
+    let exe_s = exe.to_str().unwrap();
+    let r = run(&dir, &exe, &["badfp", "20"], &[]);
+    assert!(r.ok, "{}", r.stderr);
+    assert!(stat(&r, "truncated") > 0, "{}", r.stderr);
+    for env in [&[][..], &[("PROFIL_RANGES", "exe")][..]] {
+        let r = run(&dir, &exe, &["badfp", "20"], env);
+        assert!(r.ok, "{}", r.stderr);
+        let (code, _, err) = report(&dir, &["gmon.out", exe_s]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("of the sampled stacks were cut short")
+                && err.contains("-fno-omit-frame-pointer"),
+            "{env:?}: {err}"
+        );
+    }
+    let r = run(&dir, &exe, &["cheapcostly", "50"], &[]);
+    assert!(r.ok, "{}", r.stderr);
+    let (code, _, err) = report(&dir, &["gmon.out", exe_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("cut short"), "{err}");
+}
