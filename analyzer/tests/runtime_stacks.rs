@@ -693,3 +693,63 @@ fn the_report_warns_when_frames_were_missing() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("cut short"), "{err}");
 }
+
+/// Objects loaded with `dlopen` after sampling started get object records in the stacks file
+/// (registered by the handler when first sampled), so that their frames map to an object:
+/// fixtures/runtime/dlcycle.c loads plugin A, burns, unloads it, loads B and burns.
+#[test]
+fn objects_loaded_later_have_object_records_in_the_stacks_file() {
+    let dir = Scratch::new("dlrecords");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime");
+    let mut libs = Vec::new();
+    for name in ["a", "b"] {
+        let so = dir.0.join(format!("libplug_{name}.so"));
+        let out = Command::new("gcc")
+            .args(["-O2", "-shared", "-fPIC", "-fno-omit-frame-pointer"])
+            .arg(format!("-DPLUG_NAME=\"{name}\""))
+            .arg("-o")
+            .arg(&so)
+            .arg(fixtures.join("plug.c"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        libs.push(so);
+    }
+    let exe = dir.0.join("dlcycle");
+    let out = Command::new("gcc")
+        .args(["-O2", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(fixtures.join("dlcycle.c"))
+        .arg(runtime_object())
+        .arg("-ldl")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (a, b) = (libs[0].to_str().unwrap(), libs[1].to_str().unwrap());
+    let r = run(&dir, &exe, &[a, "40", b, "120"], &[]);
+    assert!(r.ok, "{}", r.stderr);
+    let bytes = fs::read(dir.0.join("gmon.out.stacks")).expect("gmon.out.stacks");
+    let f = gmon::stacks::parse(&bytes).unwrap();
+    for lib in [a, b] {
+        assert!(
+            f.objects.iter().any(|o| o.path == lib.as_bytes()),
+            "no record for {lib}: {:?}",
+            f.objects
+        );
+    }
+    // Every sampled leaf lies in some object record.
+    let unmapped: u64 = f
+        .stacks
+        .iter()
+        .filter(|s| {
+            let pc = s.pcs().next().unwrap();
+            !f.objects.iter().any(|o| o.contains(pc))
+        })
+        .map(|s| s.count)
+        .sum();
+    let all: u64 = f.stacks.iter().map(|s| s.count).sum();
+    assert!(
+        (unmapped as f64) < 0.02 * all as f64,
+        "{unmapped} of {all} leaves in no object record"
+    );
+}
