@@ -89,7 +89,7 @@
 //!   `ioctl` (`PERF_EVENT_IOC_ID`, `_DISABLE`) and `close`, or `timer_delete`; `getrusage`;
 //!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`, `close`,
 //!   `rename` (`unlink` on failure; the same again for `<profile>.stacks` unless
-//!   `PROFIL_STACKS=0`); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
+//!   `PROFIL_STACKS=0`, which instead unlinks a stale `<profile>.stacks`); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
 //!   warning `poll`, `fstat`, `lseek`, `sendto`/`write`; `nanosleep` while waiting for another
 //!   thread's write.
 //! * **seccomp**: a sandbox that allows only what the program needs would kill the process
@@ -816,8 +816,12 @@ fn write_profile(backend: Backend, ending: Ending) {
     };
     let written = output::write(&dest, &profile);
     stacks::report(warn);
-    if let (Some(name), true) = (&written, stacks::write_file()) {
-        output::write_stacks(name.as_bytes());
+    if let Some(name) = &written {
+        if stacks::write_file() {
+            output::write_stacks(name.as_bytes());
+        } else {
+            output::remove_stale_stacks(name.as_bytes());
+        }
     }
     if written.is_some() {
         lineage::wrote(dest.numbered());

@@ -280,6 +280,21 @@ pub fn write_stacks(gmon_name: &[u8]) {
     });
     if let Err(f) = result {
         f.report(name.as_bytes());
+        remove_stale_stacks(gmon_name);
+    }
+}
+
+/// Remove a `<gmon_name>.stacks` an earlier run left (this run recorded PCs only, or could
+/// not write its own): a reader would pair it with the new profile. Only a regular file is
+/// removed (`unlink` never follows a symbolic link).
+pub fn remove_stale_stacks(gmon_name: &[u8]) {
+    let mut name = PathBuf::new();
+    name.push(gmon_name);
+    name.push(b".stacks");
+    if let Some(c) = name.as_cstr() {
+        if matches!(sys::path_kind(c), sys::PathKind::Regular { .. }) {
+            sys::unlink(c);
+        }
     }
 }
 

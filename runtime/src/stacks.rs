@@ -84,8 +84,9 @@
 //! link-time address) are written to `<profile>.stacks` beside whatever profile name the
 //! runtime chose (`gmon.out.stacks`, `gmon.out.<pid>.stacks`), in the format of the gmon
 //! crate's `stacks` module; the analyzer finds it there and computes inclusive times and the
-//! call graph from it. `PROFIL_STACKS=0` writes neither (`file` is accepted as a synonym of
-//! the default `1`).
+//! call graph from it. `PROFIL_STACKS=0` writes neither, and removes a `<profile>.stacks` an
+//! earlier run left beside the profile, which a reader would otherwise pair with the new
+//! profile (`file` is accepted as a synonym of the default `1`).
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 

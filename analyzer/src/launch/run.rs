@@ -17,7 +17,7 @@
 //! 3. While it runs, `profil-report` ignores `SIGINT` and `SIGQUIT`: Ctrl-C reaches the program
 //!    (whose runtime writes the profile before dying of it), and the report still follows.
 //! 4. Moves the program's own profile to `--out` (default `gmon.out`, atomically: temp +
-//!    rename) and prints the default report for it — **to stderr** unless `--report` names a
+//!    rename), and its sampled stacks to `<out>.stacks` (removing a stale one), and prints the default report for it — **to stderr** unless `--report` names a
 //!    file (`-` is stdout), so the program's stdout stays exactly what it would have been,
 //!    as with `time` or `perf stat`.
 //! 5. Exits with the program's exit status. A program killed by signal N gives 128+N, as a
@@ -442,7 +442,10 @@ pub fn execute(launch: &Launch, scratch: &Path) -> Result<Outcome> {
         .filter(|e| {
             let n = e.file_name();
             let n = n.to_string_lossy();
-            n.starts_with("gmon.") && !n.contains(".profil-tmp.") && e.path() != own
+            n.starts_with("gmon.")
+                && !n.contains(".profil-tmp.")
+                && !n.ends_with(".stacks")
+                && e.path() != own
         })
         .count();
     Ok(Outcome {
@@ -717,6 +720,18 @@ pub fn profile_and_report(
     if let Err(e) = move_file(profile, out_path) {
         eprintln!("profil-report: {e}");
         return Ok(code);
+    }
+    // The sampled stacks go beside the profile under its new name; a stale one there goes.
+    let (stacks_from, stacks_to) = (
+        crate::profile::stacks::stacks_path(profile),
+        crate::profile::stacks::stacks_path(out_path),
+    );
+    if stacks_from.is_file() {
+        if let Err(e) = move_file(&stacks_from, &stacks_to) {
+            eprintln!("profil-report: {e}");
+        }
+    } else if stacks_to.is_file() {
+        let _ = fs::remove_file(&stacks_to);
     }
     let status = describe_status(outcome.status);
     if !(style.json || style.csv) {
