@@ -753,3 +753,66 @@ fn objects_loaded_later_have_object_records_in_the_stacks_file() {
         "{unmapped} of {all} leaves in no object record"
     );
 }
+
+/// `profil-report run` keeps the stacks file beside the saved profile (`--out X` →
+/// `X.stacks`), does not count it as a child process's profile, and reports the totals.
+#[test]
+fn run_keeps_the_stacks_file_beside_the_saved_profile() {
+    let dir = Scratch::new("runsave");
+    let exe = dir.0.join("plain");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime/stacks.c");
+    let out = Command::new("gcc")
+        .args(["-O2", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(src)
+        .arg("-lpthread")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // A stale stacks file where the profile goes is replaced.
+    fs::write(dir.0.join("saved.gmon.stacks"), b"stale").unwrap();
+    let _one = ONE_CHILD.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+        .args(["run", "--out", "saved.gmon", "--report", "-", "--"])
+        .arg(&exe)
+        .args(["cheapcostly", "50"])
+        .current_dir(&dir.0)
+        .env_remove("PROFIL_STACKS")
+        .env_remove("PROFIL_RANGES")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(!stdout.contains("not kept"), "{stdout}");
+    assert!(stdout.contains(" total 95% "), "{stdout}{stderr}");
+    let bytes = fs::read(dir.0.join("saved.gmon.stacks")).unwrap();
+    assert!(gmon::stacks::parse(&bytes).is_ok());
+}
+
+/// `PROFIL_STACKS=0` removes a stacks file an earlier run left beside the profile, so that
+/// it is never paired with the new one.
+#[test]
+fn pcs_only_removes_a_stale_stacks_file() {
+    let dir = Scratch::new("stale");
+    let exe = build(&dir);
+    let r = run(&dir, &exe, &["cheapcostly", "20"], &[]);
+    assert!(
+        r.ok && dir.0.join("gmon.out.stacks").is_file(),
+        "{}",
+        r.stderr
+    );
+    let r = run(
+        &dir,
+        &exe,
+        &["cheapcostly", "20"],
+        &[("PROFIL_STACKS", "0")],
+    );
+    assert!(r.ok, "{}", r.stderr);
+    assert!(!dir.0.join("gmon.out.stacks").exists());
+    let (code, out, err) = report(&dir, &["gmon.out", exe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("total 95%"), "{out}");
+}
