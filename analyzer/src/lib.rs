@@ -26,7 +26,11 @@
 //! ([`gprof::read_records`]), so that a bug-for-bug change there cannot alter the other
 //! reports; a histogram bin is split between functions, lines or objects by one model
 //! ([`profile::samples::Bin`]). (The default report's call graph still propagates time with
-//! the emulation's [`gprof::cg`] over a symbol table of its own functions.) JSON is written by hand in each report, with the string and number
+//! the emulation's [`gprof::cg`] over a symbol table of its own functions, when there is no
+//! stacks file.) The call stacks the runtime samples (`<profile>.stacks`, found beside each
+//! gmon file) are read by [`profile::stacks`]; from them the default report and the report
+//! across objects take each function's total (inclusive) time and a measured call graph
+//! ([`report::sampled_graph`]) that replaces the estimate, and the exports their real stacks. JSON is written by hand in each report, with the string and number
 //! helpers of [`json`] in the default, lines, inline, call-graph, `dump` and `cargo profil`
 //! outputs; the objects and pcsample reports (`objects::print_rows`) escape their few strings
 //! themselves.
