@@ -842,9 +842,11 @@ fn gmon_files(dir: &Scratch) -> Vec<String> {
 
 /// The shared objects' profiles and the manifest that the runtime writes beside each profile by
 /// default (`PROFIL_RANGES=all`: `<profile>.objects`, `<profile>.<object>.<n>`, or
-/// `<profile>.o<n>` for a long name): not the files these tests count.
+/// `<profile>.o<n>` for a long name), and the sampled stacks (`<profile>.stacks`, issue 17;
+/// tested in runtime_stacks.rs): not the files these tests count.
 fn is_object_file(n: &str) -> bool {
     n.ends_with(".objects")
+        || n.ends_with(".stacks")
         || n.contains(".so")
         || n.rsplit_once(".o")
             .is_some_and(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
@@ -1157,7 +1159,9 @@ fn check_stress_tree(name: &str, threads: u32, children: u32, units: u32, tolera
     let total: f64 = fs::read_dir(&dir.0)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("gmon.out") && !n.ends_with(".objects"))
+        .filter(|n| {
+            n.starts_with("gmon.out") && !n.ends_with(".objects") && !n.ends_with(".stacks")
+        })
         .map(|f| gmon_seconds(&dir.path(&f)))
         .sum();
     assert!(
@@ -1707,7 +1711,7 @@ fn ranges_all_profiles_shared_objects_into_their_own_files() {
         let mut v: Vec<String> = fs::read_dir(&dir.0)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("gmon.out"))
+            .filter(|n| n.starts_with("gmon.out") && !n.ends_with(".stacks"))
             .collect();
         v.sort();
         v
