@@ -17,6 +17,12 @@
 //!   and every total is at most the number of samples.
 //! * **Bad input**: a file that does not parse is an input error naming the file, what is
 //!   wrong and the byte offset (exit status 2), like a bad gmon file.
+//!
+//! Limit: the stacks hold runtime addresses, and an address is mapped by the first object
+//! record that holds it. When the program unloads an object (`dlclose`) and the loader puts
+//! another at the same addresses, both have records and the second one's frames are read as
+//! the first one's (the histograms tell them apart, [`crate::report::objects`]; the stacks
+//! file does not).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
