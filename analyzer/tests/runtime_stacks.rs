@@ -816,3 +816,36 @@ fn pcs_only_removes_a_stale_stacks_file() {
     assert_eq!(code, 0, "{err}");
     assert!(!out.contains("total 95%"), "{out}");
 }
+
+/// A runtime profile's arcs are sample counts: even without its stacks file (and without the
+/// objects manifest: `PROFIL_RANGES=exe`), the report recognises the runtime's histogram
+/// range and shows no calls column and no call graph drawn from them.
+#[test]
+fn sampled_arcs_are_never_shown_as_calls() {
+    let dir = Scratch::new("arcsonly");
+    let exe = build(&dir);
+    let r = run(
+        &dir,
+        &exe,
+        &["cheapcostly", "50"],
+        &[("PROFIL_RANGES", "exe")],
+    );
+    assert!(r.ok, "{}", r.stderr);
+    fs::remove_file(dir.0.join("gmon.out.stacks")).unwrap();
+    // The arcs are there (gprof shows them)...
+    assert!(inclusive_percent(&gprof(&dir, &exe), "costly").is_some());
+    // ...but our report does not present them as calls.
+    let (code, out, err) = report(&dir, &["gmon.out", exe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("| calls"), "{out}");
+    assert!(!out.contains("Call graph"), "{out}");
+    let j = report_json(&dir, &exe);
+    assert!(
+        j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["calls"].is_null()),
+        "{j}"
+    );
+}
