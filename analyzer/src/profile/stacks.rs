@@ -90,16 +90,21 @@ pub struct Measured {
     pub edges: HashMap<(usize, usize), u64>,
 }
 
+/// Counts from a file are summed saturating: a crafted file's counts can add up past 2^64.
 fn add(a: &mut WalkStats, b: &WalkStats) {
-    a.walks += b.walks;
-    a.complete += b.complete;
-    a.left_fp_code += b.left_fp_code;
-    a.truncated += b.truncated;
-    a.too_deep += b.too_deep;
-    a.no_range += b.no_range;
-    a.frameless_leaf += b.frameless_leaf;
-    a.arcs_dropped += b.arcs_dropped;
-    a.stacks_dropped += b.stacks_dropped;
+    for (x, y) in [
+        (&mut a.walks, b.walks),
+        (&mut a.complete, b.complete),
+        (&mut a.left_fp_code, b.left_fp_code),
+        (&mut a.truncated, b.truncated),
+        (&mut a.too_deep, b.too_deep),
+        (&mut a.no_range, b.no_range),
+        (&mut a.frameless_leaf, b.frameless_leaf),
+        (&mut a.arcs_dropped, b.arcs_dropped),
+        (&mut a.stacks_dropped, b.stacks_dropped),
+    ] {
+        *x = x.saturating_add(y);
+    }
 }
 
 impl Sampled {
@@ -221,12 +226,12 @@ impl Sampled {
                 })
                 .collect();
             if let Some(Some(leaf)) = ids.first() {
-                m.leaf[*leaf] += s.count;
+                m.leaf[*leaf] = m.leaf[*leaf].saturating_add(s.count);
             }
             for &n in ids.iter().flatten() {
                 if seen[n] != k {
                     seen[n] = k;
-                    m.inclusive[n] += s.count;
+                    m.inclusive[n] = m.inclusive[n].saturating_add(s.count);
                 }
             }
             edges.clear();
@@ -238,7 +243,8 @@ impl Sampled {
             edges.sort_unstable();
             edges.dedup();
             for &e in &edges {
-                *m.edges.entry(e).or_insert(0) += s.count;
+                let c = m.edges.entry(e).or_insert(0);
+                *c = c.saturating_add(s.count);
             }
         }
         m
@@ -364,6 +370,20 @@ mod tests {
         assert_eq!(m.edges[&(1, 1)], 5);
         assert_eq!(m.edges[&(1, 0)], 5);
         assert_eq!(m.edges[&(2, 1)], 5);
+    }
+
+    #[test]
+    fn counts_past_2_to_the_64_saturate() {
+        let mut s = Sampled::default();
+        let f = file(&[(u64::MAX, &[0x2010, 0x2110]), (u64::MAX, &[0x2010, 0x2110])]);
+        s.add_file("x", &f).unwrap();
+        s.add_file("y", &f).unwrap();
+        let m = s.measure(2, |f| {
+            (f.object == Some(0)).then_some(((f.addr - 0x1000) / 0x100) as usize)
+        });
+        assert_eq!(m.samples, u64::MAX);
+        assert_eq!(m.inclusive, [u64::MAX, u64::MAX]);
+        assert_eq!(m.edges[&(1, 0)], u64::MAX);
     }
 
     #[test]
