@@ -7,7 +7,14 @@
 //! used. A frame inside an object but in none of its functions counts for that object's
 //! `<outside known functions>` row, as its self samples do. The rows then gain a total (the
 //! samples with the function anywhere on the stack, once per sample) and a 95% interval, and
-//! the call graph from the samples follows the table ([`super::sampled_graph`]).
+//! the call graph from the samples follows the table ([`super::sampled_graph`]; functions of
+//! the executable with their `file:line`, those of other objects named `function (object)`).
+//!
+//! Output: the table gains `total` and `total 95%` columns; JSON rows and CSV lines gain
+//! `total_seconds`, `total_samples`, `total_ci95_low_seconds`, `total_ci95_high_seconds`
+//! after the other fields (null or empty for a row on no stack), and the JSON a `call_graph`
+//! object with `"kind": "sampled"`. Rows that are on some stack without self samples are
+//! added with zero self samples.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -90,6 +97,9 @@ pub fn measure(
             Some((name.clone(), FunctionMap::build(image, table)))
         })
         .collect();
+    let exe_locations = profil_symbols::dwarf::function_locations(exe_data);
+    // Each node's `file:line`, for the executable's functions.
+    let mut node_location: Vec<Option<String>> = Vec::new();
     // Nodes are interned as frames are resolved.
     let mut nodes: Vec<Node> = Vec::new();
     let mut index: HashMap<Node, usize> = HashMap::new();
@@ -119,8 +129,15 @@ pub fn measure(
                         function,
                         raw,
                     };
+                    let location = match (o, func) {
+                        (0, Some(i)) => exe_locations
+                            .get(&map.functions[i].addr)
+                            .map(|l| l.to_string()),
+                        _ => None,
+                    };
                     *index.entry(n.clone()).or_insert_with(|| {
                         nodes.push(n);
+                        node_location.push(location);
                         nodes.len() - 1
                     })
                 }))
@@ -148,7 +165,7 @@ pub fn measure(
                 (format!("{} ({})", n.function, n.object), n.raw.clone())
             }
         },
-        |_| None,
+        |i| node_location[i].clone(),
         &HashMap::new(),
         Vec::new(),
     );
