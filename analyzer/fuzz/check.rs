@@ -13,8 +13,11 @@
 // The base ELF is a gcc -pg -g build (DWARF included) of fixtures/flat/corpus/cycles.c, and
 // the base profile the gmon.out it wrote (base/README.md).
 //
-// Nothing is checked but the absence of panics, hangs and outsized allocations (cargo fuzz
-// runs with -malloc_limit_mb); errors are the expected outcome for most inputs.
+// The gmon part is also read as a stacks file (profile::stacks) and measured: no function's
+// total exceeds the samples.
+//
+// Nothing else is checked but the absence of panics, hangs and outsized allocations (cargo
+// fuzz runs with -malloc_limit_mb); errors are the expected outcome for most inputs.
 
 const BASE_ELF: &[u8] = include_bytes!("base/prog");
 const BASE_GMON: &[u8] = include_bytes!("base/prog.gmon");
@@ -92,4 +95,12 @@ pub fn check(data: &[u8]) {
     };
     let mut warnings = Vec::new();
     let _ = report::default::run(format, &inputs, &image, &mut std::io::sink(), &mut warnings);
+
+    // The same bytes as a stacks file (issue 17): read, then measured (nodes by address).
+    let mut sampled = profil_report::profile::stacks::Sampled::default();
+    if sampled.add_file("fuzz.stacks", gmon).is_ok() {
+        let m = sampled.measure(64, |f| Some((f.addr % 64) as usize));
+        let _ = sampled.warnings();
+        assert!(m.inclusive.iter().all(|&t| t <= m.samples));
+    }
 }

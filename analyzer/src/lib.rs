@@ -29,7 +29,11 @@
 //! ([`profile::samples::Bin`]). The default report's call graph of counted (`-pg`) arcs
 //! propagates time with [`profile::callgraph`], the crate's own implementation of the
 //! equal-cost model, checked against the emulation's on random graphs; nothing outside
-//! `--gprof`, `--gprof -l` and `--compare-gprof` reads through [`gprof`]. JSON is written by hand in each report, with the string and number
+//! `--gprof`, `--gprof -l` and `--compare-gprof` reads through [`gprof`]. The call stacks the
+//! runtime samples (`<profile>.stacks`, found beside each gmon file) are read by
+//! [`profile::stacks`]; from them the default report and the report across objects take each
+//! function's total (inclusive) time and a measured call graph ([`report::sampled_graph`])
+//! that replaces the estimate, and the exports their real stacks. JSON is written by hand in each report, with the string and number
 //! helpers of [`json`] in the default, lines, inline, call-graph, `dump` and `cargo profil`
 //! outputs; the objects and pcsample reports (`objects::print_rows`) escape their few strings
 //! themselves.

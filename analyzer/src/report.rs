@@ -22,7 +22,9 @@ pub mod default;
 pub mod inline;
 pub mod lines;
 pub mod objects;
+pub mod objects_stacks;
 pub mod pcsample;
+pub mod sampled_graph;
 pub mod timeline;
 
 use std::io::Write;

@@ -88,10 +88,9 @@ pub struct Config {
     pub pcsample: bool,
     /// `PROFIL_PCSAMPLES`.
     pub pcsamples: u32,
-    /// `PROFIL_STACKS` (default on; `0`: PCs only).
+    /// `PROFIL_STACKS` (default `1`: arcs in the profile and the stacks file beside it; `0`:
+    /// PCs only; `file` is accepted as a synonym of `1`).
     pub stacks: bool,
-    /// `PROFIL_STACKS=file`: also write the stacks file beside the profile.
-    pub stacks_file: bool,
     /// `PROFIL_STACK_SLOTS`: slots in each stack table (a test setting).
     pub stack_slots: u32,
     /// `PROFIL_STACK_STATS=1`: print the walk statistics at exit (a test setting).
@@ -112,7 +111,6 @@ impl Default for Config {
             pcsample: false,
             pcsamples: DEFAULT_PCSAMPLES,
             stacks: true,
-            stacks_file: false,
             stack_slots: crate::stacks::DEFAULT_SLOTS as u32,
             stack_stats: false,
         }
@@ -234,10 +232,9 @@ impl Config {
         if let Some(v) = get("PROFIL_STACKS") {
             match v {
                 b"0" => c.stacks = false,
-                b"file" => c.stacks_file = true,
-                b"" | b"1" => {}
+                b"" | b"1" | b"file" => {}
                 _ => warn(&warning(format_args!(
-                    "ignoring PROFIL_STACKS={} (expected 1, file or 0); recording stacks",
+                    "ignoring PROFIL_STACKS={} (expected 1 or 0); recording stacks",
                     Lossy(v)
                 ))),
             }

@@ -33,8 +33,8 @@
 //!   written in the pcsample format with the loaded objects.
 //! * [`stacks`]: the call stack of every sample (a frame-pointer walk bounded to the
 //!   interrupted thread's stack, with a check for frameless leaves), aggregated into lock-free
-//!   arc and stack tables; the arcs go into `gmon.out`'s call-graph records. `PROFIL_STACKS=0`
-//!   records PCs only.
+//!   arc and stack tables; the arcs go into `gmon.out`'s call-graph records and the stacks
+//!   into `<profile>.stacks` beside it. `PROFIL_STACKS=0` records PCs only.
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
 //! * [`signals`]: the program's view of signals — the signal calls interposed, so that it sees
 //!   only its own dispositions and masks and never receives, waits for or is interrupted by
@@ -92,8 +92,8 @@
 //! * the system calls it needs: `gettid`, `getpid`, `rt_sigprocmask`; for the clock `fstat`,
 //!   `ioctl` (`PERF_EVENT_IOC_ID`, `_DISABLE`) and `close`, or `timer_delete`; `getrusage`;
 //!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`, `close`,
-//!   `rename` (`unlink` on failure; the same again for `<profile>.stacks` with
-//!   `PROFIL_STACKS=file`); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
+//!   `rename` (`unlink` on failure; the same again for `<profile>.stacks` unless
+//!   `PROFIL_STACKS=0`, which instead unlinks a stale `<profile>.stacks`); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
 //!   warning `poll`, `fstat`, `lseek`, `sendto`/`write`; `nanosleep` while waiting for another
 //!   thread's write.
 //! * **seccomp**: a sandbox that allows only what the program needs would kill the process
@@ -435,7 +435,6 @@ pub fn start() {
             lo,
             lo + layout.span() as usize,
             cfg.stack_stats,
-            cfg.stacks_file,
         ) {
             warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
         }
@@ -821,8 +820,12 @@ fn write_profile(backend: Backend, ending: Ending) {
     };
     let written = output::write(&dest, &profile);
     stacks::report(warn);
-    if let (Some(name), true) = (&written, stacks::write_file()) {
-        output::write_stacks(name.as_bytes());
+    if let Some(name) = &written {
+        if stacks::write_file() {
+            output::write_stacks(name.as_bytes());
+        } else {
+            output::remove_stale_stacks(name.as_bytes());
+        }
     }
     if written.is_some() {
         lineage::wrote(dest.numbered());

@@ -186,12 +186,33 @@ pub fn bsd_clipped(counters: &[AtomicU32]) -> u64 {
         .sum()
 }
 
+/// The objects the sampling handler registered ([`crate::objects`]: loaded with `dlopen`
+/// after sampling started) that are not among the executable segments recorded at start, as
+/// (runtime start, runtime end, bias, path): their records in the stacks file let a reader
+/// map every sampled address to an object and a link-time address.
+fn later_objects() -> impl Iterator<Item = (u64, u64, u64, &'static [u8])> {
+    (0..crate::objects::count())
+        .filter_map(crate::objects::object)
+        .filter(|o| {
+            !crate::stacks::segments()
+                .any(|(_, _, bias, path)| bias as u64 == o.bias && path == o.path)
+        })
+        .map(|o| {
+            (
+                o.layout.link_lo.wrapping_add(o.bias),
+                o.layout.link_hi.wrapping_add(o.bias),
+                o.bias,
+                o.path,
+            )
+        })
+}
+
 /// Write the sampled stacks ([`crate::stacks`]) to `<gmon_name>.stacks`, atomically, in the
 /// gmon crate's stacks format. On failure, one line on stderr.
 pub fn write_stacks(gmon_name: &[u8]) {
     use gmon::stacks::{Header, Object, StacksWriteError, StacksWriter, WalkStats, FLAG_DROPPED};
     let st = crate::stacks::stats();
-    let nobjects = crate::stacks::segments().count() as u32;
+    let nobjects = (crate::stacks::segments().count() + later_objects().count()) as u32;
     let nstacks = crate::stacks::stacks_iter().count() as u64;
     let mut name = PathBuf::new();
     name.push(gmon_name);
@@ -229,6 +250,14 @@ pub fn write_stacks(gmon_name: &[u8]) {
                     path,
                 })?;
             }
+            for (lo, hi, bias, path) in later_objects() {
+                w.object(&Object {
+                    bias,
+                    start: lo,
+                    end: hi,
+                    path,
+                })?;
+            }
             for (pcs, count) in crate::stacks::stacks_iter().take(nstacks as usize) {
                 w.stack(
                     count,
@@ -251,6 +280,21 @@ pub fn write_stacks(gmon_name: &[u8]) {
     });
     if let Err(f) = result {
         f.report(name.as_bytes());
+        remove_stale_stacks(gmon_name);
+    }
+}
+
+/// Remove a `<gmon_name>.stacks` an earlier run left (this run recorded PCs only, or could
+/// not write its own): a reader would pair it with the new profile. Only a regular file is
+/// removed (`unlink` never follows a symbolic link).
+pub fn remove_stale_stacks(gmon_name: &[u8]) {
+    let mut name = PathBuf::new();
+    name.push(gmon_name);
+    name.push(b".stacks");
+    if let Some(c) = name.as_cstr() {
+        if matches!(sys::path_kind(c), sys::PathKind::Regular { .. }) {
+            sys::unlink(c);
+        }
     }
 }
 

@@ -78,10 +78,15 @@
 //! The arcs whose both ends are in the executable go into `gmon.out`'s call-graph records at
 //! link-time addresses ([`crate::output`]): gprof then shows measured children times, and its
 //! "called" column counts samples, not calls. Arcs into or out of shared objects are left to
-//! the stacks file. With `PROFIL_STACKS=file` the stacks (runtime addresses, with the
-//! executable segments of the objects loaded at start and the walk statistics) are also
-//! written to `<profile>.stacks`, in the format of the gmon crate's `stacks` module. That file
-//! is opt-in for now: the analyzer does not read it yet.
+//! the stacks file. The stacks (runtime addresses, with the walk statistics and an object
+//! record for every executable segment loaded at start and every object the handler
+//! registered later, [`crate::objects`], so that any sampled address maps to an object and a
+//! link-time address) are written to `<profile>.stacks` beside whatever profile name the
+//! runtime chose (`gmon.out.stacks`, `gmon.out.<pid>.stacks`), in the format of the gmon
+//! crate's `stacks` module; the analyzer finds it there and computes inclusive times and the
+//! call graph from it. `PROFIL_STACKS=0` writes neither, and removes a `<profile>.stacks` an
+//! earlier run left beside the profile, which a reader would otherwise pair with the new
+//! profile (`file` is accepted as a synonym of the default `1`).
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -125,7 +130,6 @@ const READY: u32 = 2;
 
 static ON: AtomicBool = AtomicBool::new(false);
 static PRINT_STATS: AtomicBool = AtomicBool::new(false);
-static WRITE_FILE: AtomicBool = AtomicBool::new(false);
 static ARCS: AtomicPtr<ArcSlot> = AtomicPtr::new(core::ptr::null_mut());
 static STACKS: AtomicPtr<StackSlot> = AtomicPtr::new(core::ptr::null_mut());
 static POOL: AtomicPtr<AtomicU64> = AtomicPtr::new(core::ptr::null_mut());
@@ -199,15 +203,8 @@ static C: Counters = Counters {
 /// Map the tables (`slots` per table, rounded up to a power of two; the pool holds 16 PCs per
 /// slot) for an executable whose text is at runtime `[exe_lo, exe_hi)`. Constructor only;
 /// false (and stacks stay off) when the memory cannot be reserved.
-pub fn enable(
-    slots: usize,
-    exe_lo: usize,
-    exe_hi: usize,
-    print_stats: bool,
-    write_file: bool,
-) -> bool {
+pub fn enable(slots: usize, exe_lo: usize, exe_hi: usize, print_stats: bool) -> bool {
     PRINT_STATS.store(print_stats, Ordering::Relaxed);
-    WRITE_FILE.store(write_file, Ordering::Relaxed);
     let slots = slots.clamp(1, 1 << 24).next_power_of_two();
     let pool_len = slots * 16;
     let (Some(a), Some(s), Some(p)) = (
@@ -246,9 +243,9 @@ pub fn enable(
     true
 }
 
-/// Is the stacks file to be written (`PROFIL_STACKS=file`)?
+/// Is the stacks file to be written (whenever stacks are recorded)?
 pub fn write_file() -> bool {
-    enabled() && WRITE_FILE.load(Ordering::Relaxed)
+    enabled()
 }
 
 /// Are stacks being recorded?

@@ -21,17 +21,25 @@
 //!   the debug file named by its build-id, or `.dynsym`, as the objects report does. A
 //!   library that cannot be read keeps its samples in one `<unreadable: reason>` frame.
 //! * A **sample** is one stack of locations. A gmon histogram records no call stacks, so
-//!   every stack is one location deep (its inline chain still gives several frames). The
-//!   `-pg` call arcs are not stacks (they count calls, not where samples were), and they are
-//!   not turned into stacks here.
+//!   without more every stack is one location deep (its inline chain still gives several
+//!   frames). The `-pg` call arcs are not stacks (they count calls, not where samples were),
+//!   and they are not turned into stacks here.
+//! * **Sampled stacks**: when the runtime's stacks file is beside every gmon file
+//!   ([`crate::profile::stacks`]), the samples are its real stacks instead: every frame a
+//!   location of its object (the executable, or a library read from the path the loader
+//!   used), symbolized like a histogram piece, return addresses at their call instruction
+//!   (`address − 1`). Only stacks whose leaf lies in an object the histograms cover (the
+//!   executable, and with a manifest its libraries) are kept, so that self samples and the
+//!   total stay those of the reports; the locations are exact PCs, not bins split by bytes.
+//!   The truncated stacks are the walks cut short or too deep.
 //!
 //! The time of the profile is the newest gmon file's modification time: the runtime writes
 //! the file when the program ends.
 //!
 //! What gmon does not record stays unknown (`None`), never made up: the wall-clock duration,
 //! the unsampled time (samples the runtime could not take), and the number of truncated
-//! stacks. The stack recorder of the call-stack issue fills them; every export writes them
-//! where its format has a place, and only when they are known.
+//! stacks (known from the stacks file). Every export writes them where its format has a
+//! place, and only when they are known.
 
 use std::collections::HashMap;
 
@@ -127,7 +135,7 @@ pub struct StackProfile {
     pub written_ns: Option<u64>,
     /// CPU time that was not sampled (not in gmon files).
     pub unsampled_seconds: Option<f64>,
-    /// Stacks cut short by the walker's depth limit or a broken chain (none recorded yet).
+    /// Stacks cut short by the walker's depth limit or a broken chain (from the stacks file).
     pub truncated_stacks: Option<u64>,
     /// Whether the samples are real call stacks (false: one location per sample).
     pub has_call_stacks: bool,
@@ -275,44 +283,53 @@ pub(crate) fn largest_remainder(count: u64, shares: &[f64]) -> Vec<u64> {
     out
 }
 
-/// Credit the sampled bins of one object (its ELF bytes `data`, parsed as `image`) to its
-/// code: locations with inline chains, one-location samples added to `per_stack`. Returns
-/// the object's samples.
-fn add_object(
-    b: &mut Builder,
+/// One object's code, symbolized for a set of wanted address ranges: its functions, inline
+/// chains, line table and function entries.
+struct Code<'d> {
     object: usize,
-    data: &[u8],
-    image: &ElfImage<'_>,
-    hist: &Samples,
-    per_stack: &mut HashMap<usize, (f64, u64)>,
-) -> u64 {
-    let table = image.symtab.as_ref().or(image.dynsym.as_ref());
-    let map = table.map(|t| FunctionMap::build(image, t));
-    let bins: Vec<Bin> = hist.sampled_bins().collect();
-    let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
-    let inl = inline_map(data, &wanted);
-    let lines = line_map(data, &wanted);
-    let entry_locations = function_locations(data);
-    // The out-of-line function at `addr`: raw name, file and line of its entry.
-    let symbol_at = |addr: u64| -> Option<(String, Option<String>, u64)> {
-        let f = map
+    map: Option<FunctionMap<'d>>,
+    inl: profil_symbols::inline::InlineMap,
+    lines: profil_symbols::lines::LineMap,
+    entry_locations: HashMap<u64, profil_symbols::dwarf::Location>,
+}
+
+impl<'d> Code<'d> {
+    fn new(object: usize, data: &[u8], image: &'d ElfImage<'d>, wanted: &[(u64, u64)]) -> Self {
+        let table = image.symtab.as_ref().or(image.dynsym.as_ref());
+        Code {
+            object,
+            map: table.map(|t| FunctionMap::build(image, t)),
+            inl: inline_map(data, wanted),
+            lines: line_map(data, wanted),
+            entry_locations: function_locations(data),
+        }
+    }
+
+    /// The out-of-line function at `addr`: raw name, file and line of its entry.
+    fn symbol_at(&self, addr: u64) -> Option<(String, Option<String>, u64)> {
+        let f = self
+            .map
             .as_ref()
             .and_then(|m| m.function_at(addr).map(|i| &m.functions[i]))?;
-        let loc = entry_locations.get(&f.addr);
+        let loc = self.entry_locations.get(&f.addr);
         Some((
             String::from_utf8_lossy(f.name).into_owned(),
             loc.map(|l| l.file.clone()),
             loc.map_or(0, |l| l.line),
         ))
-    };
-    // The frames of the code at `addr`, leaf first.
-    let frames_at = |b: &mut Builder, addr: u64| -> Vec<Line> {
+    }
+
+    /// The frames of the code at `addr`, leaf first.
+    fn frames_at(&self, b: &mut Builder, addr: u64) -> Vec<Line> {
+        let (object, inl, lines) = (self.object, &self.inl, &self.lines);
         let leaf_line = lines
             .lookup(addr)
             .map(|s| (lines.file(s).to_owned(), s.line));
         let chain = inl.chain(addr);
         if chain.is_empty() {
-            let (raw, file, start) = symbol_at(addr).unwrap_or((OUTSIDE.to_owned(), None, 0));
+            let (raw, file, start) = self
+                .symbol_at(addr)
+                .unwrap_or((OUTSIDE.to_owned(), None, 0));
             let file = file.or_else(|| leaf_line.as_ref().map(|l| l.0.clone()));
             let function = b.function(object, &raw, file, start);
             return vec![Line {
@@ -324,7 +341,7 @@ fn add_object(
         // and the innermost frame's line is the address's own.
         let mut out = Vec::new();
         for (k, f) in chain.iter().enumerate() {
-            let (raw, file, start) = match (k, symbol_at(addr)) {
+            let (raw, file, start) = match (k, self.symbol_at(addr)) {
                 (0, Some(s)) => s,
                 (0, None) => (inl.name(f).unwrap_or(OUTSIDE).to_owned(), None, 0),
                 _ => (
@@ -352,14 +369,30 @@ fn add_object(
         }
         out.reverse();
         out
-    };
+    }
+}
 
+/// Credit the sampled bins of one object (its ELF bytes `data`, parsed as `image`) to its
+/// code: locations with inline chains, one-location samples added to `per_stack`. Returns
+/// the object's samples.
+fn add_object(
+    b: &mut Builder,
+    object: usize,
+    data: &[u8],
+    image: &ElfImage<'_>,
+    hist: &Samples,
+    per_stack: &mut HashMap<usize, (f64, u64)>,
+) -> u64 {
+    let bins: Vec<Bin> = hist.sampled_bins().collect();
+    let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
+    let code = Code::new(object, data, image, &wanted);
+    let map = &code.map;
     let mut total = 0u64;
     for bin in &bins {
         total += bin.count;
         let (lo_a, hi_a) = bin.addr_range();
         let mut cuts: Vec<u128> = vec![bin.lo];
-        let mut inner: Vec<u64> = inl.boundaries(lo_a, hi_a);
+        let mut inner: Vec<u64> = code.inl.boundaries(lo_a, hi_a);
         if let Some(m) = &map {
             let mut k = m.first_range_ending_after(lo_a);
             while let Some(r) = m.ranges.get(k) {
@@ -386,7 +419,7 @@ fn add_object(
         let shares: Vec<f64> = pieces.iter().map(|p| p.1).collect();
         let counts = largest_remainder(bin.count, &shares);
         for ((addr, share), count) in pieces.into_iter().zip(counts) {
-            let frames = frames_at(b, addr);
+            let frames = code.frames_at(b, addr);
             let loc = b.location(addr, Some(object), frames);
             let e = per_stack.entry(loc).or_default();
             e.0 += share;
@@ -521,6 +554,48 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
         }
     }
 
+    // With the runtime's stacks file: the real sampled stacks replace the one-location ones.
+    let sampled = crate::profile::stacks::Sampled::find(gmons.iter().copied(), &mut warnings)?;
+    if let Some(sampled) = &sampled {
+        let manifest_libs: Vec<(String, Vec<u8>)> = objects
+            .iter()
+            .skip(1)
+            .map(|o| {
+                let id = o
+                    .build_id
+                    .as_deref()
+                    .map(|h| {
+                        (0..h.len() / 2)
+                            .filter_map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (o.path.clone(), id)
+            })
+            .collect();
+        objects.truncate(1);
+        b = Builder::default();
+        let (stacks, kept) =
+            stack_samples(&mut b, &mut objects, exe, image, sampled, &manifest_libs);
+        let mut samples = stacks;
+        samples.sort_by(|x, y| {
+            y.samples
+                .total_cmp(&x.samples)
+                .then(x.locations.cmp(&y.locations))
+        });
+        return Ok(finish(
+            exe_name,
+            gmons,
+            hz,
+            kept,
+            Some(sampled.stats.truncated + sampled.stats.too_deep),
+            true,
+            objects,
+            b,
+            samples,
+            warnings,
+        ));
+    }
     let mut samples: Vec<Sample> = per_stack
         .into_iter()
         .map(|(loc, (samples, count))| Sample {
@@ -537,7 +612,154 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
     if !present {
         warnings.push("the profile has no histogram: there are no samples to export".into());
     }
-    Ok(StackProfile {
+    Ok(finish(
+        exe_name, gmons, hz, total, None, false, objects, b, samples, warnings,
+    ))
+}
+
+/// The samples of the runtime's sampled stacks: each frame a location of its object (the
+/// executable, or a library read from the path the loader used, with its manifest build-id
+/// when the manifest lists it), return addresses at their call. Only stacks whose leaf lies in
+/// an object the histograms cover (the executable, and the manifest's libraries) are kept, so
+/// that the self samples and the total are those of the reports. Returns the samples and
+/// their total.
+fn stack_samples(
+    b: &mut Builder,
+    objects: &mut Vec<Object>,
+    exe: &Input,
+    image: &ElfImage<'_>,
+    sampled: &crate::profile::stacks::Sampled,
+    manifest_libs: &[(String, Vec<u8>)],
+) -> (Vec<Sample>, u64) {
+    let nobj = sampled.objects.len();
+    // Per sampled object: its export index and bytes.
+    let mut index: Vec<Option<usize>> = vec![Some(0); nobj];
+    let mut datas: Vec<Option<Vec<u8>>> = vec![None; nobj];
+    let mut failed: Vec<Option<String>> = vec![None; nobj];
+    let mut in_hist = vec![false; nobj];
+    in_hist[0] = true;
+    for k in 1..nobj {
+        let path = String::from_utf8_lossy(&sampled.objects[k]).into_owned();
+        let listed = manifest_libs.iter().find(|(p, _)| *p == path);
+        in_hist[k] = listed.is_some();
+        let id = listed.map(|l| l.1.as_slice()).unwrap_or(&[]);
+        let id_hex = (!id.is_empty()).then(|| id.iter().map(|x| format!("{x:02x}")).collect());
+        match crate::report::objects::load_object(
+            std::path::Path::new(&path),
+            id,
+            std::path::Path::new("/usr/lib/debug"),
+        ) {
+            Ok((data, _)) => {
+                objects.push(object_record(path, &data, id_hex));
+                datas[k] = Some(data);
+            }
+            Err(reason) => {
+                objects.push(Object {
+                    path,
+                    build_id: id_hex,
+                    start: 0,
+                    limit: u64::MAX,
+                    offset: 0,
+                });
+                failed[k] = Some(reason);
+            }
+        }
+        index[k] = Some(objects.len() - 1);
+    }
+    // The addresses wanted from each object.
+    let mut wanted: Vec<Vec<(u64, u64)>> = vec![Vec::new(); nobj];
+    for s in &sampled.stacks {
+        for f in &s.frames {
+            if let Some(o) = f.object {
+                wanted[o as usize].push((f.addr, f.addr.saturating_add(1)));
+            }
+        }
+    }
+    let images: Vec<Option<ElfImage<'_>>> = datas
+        .iter()
+        .map(|d| ElfImage::parse(d.as_deref()?).ok())
+        .collect();
+    let codes: Vec<Option<Code<'_>>> = (0..nobj)
+        .map(|k| {
+            if k == 0 {
+                return Some(Code::new(0, &exe.data, image, &wanted[0]));
+            }
+            let (data, img) = (datas[k].as_deref()?, images[k].as_ref()?);
+            Some(Code::new(index[k]?, data, img, &wanted[k]))
+        })
+        .collect();
+    let mut location_of: HashMap<crate::profile::stacks::Frame, usize> = HashMap::new();
+    let mut per: HashMap<Vec<usize>, u64> = HashMap::new();
+    let mut total = 0u64;
+    for s in &sampled.stacks {
+        let leaf_ok = s
+            .frames
+            .first()
+            .and_then(|f| f.object)
+            .is_some_and(|o| in_hist[o as usize]);
+        if !leaf_ok {
+            continue;
+        }
+        let mut locs = Vec::with_capacity(s.frames.len());
+        for &f in &s.frames {
+            let loc = *location_of.entry(f).or_insert_with(|| {
+                let k = f.object.map(|o| o as usize);
+                match k.and_then(|k| codes[k].as_ref().map(|c| (k, c))) {
+                    Some((k, c)) => {
+                        let frames = c.frames_at(b, f.addr);
+                        b.location(f.addr, index[k], frames)
+                    }
+                    None => {
+                        let (obj, name) = match k {
+                            Some(k) => (
+                                index[k].unwrap_or(usize::MAX),
+                                format!(
+                                    "<unreadable: {}>",
+                                    failed[k].as_deref().unwrap_or("no symbols")
+                                ),
+                            ),
+                            None => (usize::MAX, "<code in no known object>".to_owned()),
+                        };
+                        let function = b.function(obj, &name, None, 0);
+                        b.location(
+                            f.addr,
+                            k.and_then(|k| index[k]),
+                            vec![Line { function, line: 0 }],
+                        )
+                    }
+                }
+            });
+            locs.push(loc);
+        }
+        *per.entry(locs).or_insert(0) += s.count;
+        total += s.count;
+    }
+    let samples = per
+        .into_iter()
+        .map(|(locations, count)| Sample {
+            locations,
+            samples: count as f64,
+            count,
+        })
+        .collect();
+    (samples, total)
+}
+
+/// The profile from its parts.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    exe_name: String,
+    gmons: &[&GmonInput],
+    hz: u32,
+    total: u64,
+    truncated_stacks: Option<u64>,
+    has_call_stacks: bool,
+    objects: Vec<Object>,
+    b: Builder,
+    samples: Vec<Sample>,
+    warnings: Vec<String>,
+) -> StackProfile {
+    StackProfile {
         executable: exe_name,
         gmon_files: gmons.iter().map(|g| g.name()).collect(),
         hz: if hz == 0 { 100 } else { hz },
@@ -550,14 +772,14 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
             .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
             .max(),
         unsampled_seconds: None,
-        truncated_stacks: None,
-        has_call_stacks: false,
+        truncated_stacks,
+        has_call_stacks,
         objects,
         functions: b.functions,
         locations: b.locations,
         samples,
         warnings,
-    })
+    }
 }
 
 #[cfg(test)]

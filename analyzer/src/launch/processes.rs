@@ -202,7 +202,7 @@ pub fn rewrite_manifest(text: &[u8], rename: impl Fn(&str) -> String) -> Vec<u8>
 
 /// Move `f`'s files out of the scratch directory: the gmon file to `to`, the manifest to
 /// `<to>.objects` (rewritten to the new names), each shared object's file to `<to>` + what
-/// followed the old gmon file's name. Without a manifest, a stale `<to>.objects` from an earlier
+/// followed the old gmon file's name, the sampled stacks to `<to>.stacks`. Without a manifest, a stale `<to>.objects` from an earlier
 /// run is removed (it would be read as this profile's). Updates `f`'s paths.
 pub fn keep(f: &mut Found, to: &Path) -> Result<()> {
     let old_name = f
@@ -254,6 +254,16 @@ pub fn keep(f: &mut Found, to: &Path) -> Result<()> {
         None => {
             let _ = fs::remove_file(&new_manifest);
         }
+    }
+    // The sampled stacks go beside the profile under its new name; a stale one there goes.
+    let (stacks_from, stacks_to) = (
+        crate::profile::stacks::stacks_path(&f.file),
+        crate::profile::stacks::stacks_path(to),
+    );
+    if stacks_from.is_file() {
+        super::run::move_file(&stacks_from, &stacks_to)?;
+    } else if stacks_to.is_file() {
+        let _ = fs::remove_file(&stacks_to);
     }
     super::run::move_file(&f.file, to)?;
     f.file = to.to_owned();

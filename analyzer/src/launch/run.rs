@@ -23,8 +23,8 @@
 //!    (whose runtime writes the profile before dying of it), and the report still follows.
 //! 4. Keeps every profile ([`super::processes`]): the process image that used the most CPU (by
 //!    the CPU time its manifest records) as `--out` (default `gmon.out`, atomically: temp +
-//!    rename), every other as `<out>.<pid>` or `<out>.<pid>.<n>`, each with its manifest and
-//!    shared objects' files renamed to match, so `profil-report <file> <program>` reads any
+//!    rename), every other as `<out>.<pid>` or `<out>.<pid>.<n>`, each with its manifest,
+//!    sampled stacks (`<file>.stacks`) and shared objects' files renamed to match, so `profil-report <file> <program>` reads any
 //!    of them later.
 //! 5. Prints the report — **to stderr** unless `--report` names a file (`-` is stdout), so the
 //!    program's stdout stays exactly what it would have been, as with `time` or `perf stat`:

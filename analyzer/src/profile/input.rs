@@ -273,6 +273,10 @@ pub fn sort_inputs(files: &[PathBuf]) -> Result<(Option<Input>, Vec<GmonInput>)>
                 path: f.clone(),
                 data,
             });
+        } else if gmon::stacks::looks_like_stacks(&head) {
+            // A stacks file (`gmon.out.stacks`, caught by a glob such as `gmon.out*`) is read
+            // beside its gmon file by the reports (`super::stacks`), not as a profile.
+            continue;
         } else {
             gmons.push(GmonInput {
                 path: f.clone(),

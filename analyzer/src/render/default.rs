@@ -82,16 +82,20 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     if report.total_samples == 0 {
         // An empty table says nothing; what happened, and what to do, does.
         writeln!(out, "note: {}", no_samples_note(&report.executable))?;
-        crate::render::callgraph::print_text(&report.call_graph, out)?;
+        graph_text(report, out)?;
         return Ok(());
     }
     // Columns that would be empty for every row are left out: the per-call columns without
     // call counts (a profile without arcs), the location without debug info.
     let calls = report.rows.iter().any(|r| r.calls.is_some());
+    let totals = report.rows.iter().any(|r| r.total_samples.is_some());
     let locations = report.rows.iter().any(|r| r.location.is_some());
     // No "cumulative" column (gprof's running sum of self times) in the table: it repeats
     // what the rows say, and the width goes to names. JSON and CSV keep it.
     let mut header = vec!["% time", "self", "samples", "95% interval"];
+    if totals {
+        header.extend(["total", "total 95%"]);
+    }
     if calls {
         header.extend(["calls", "self/call", "total/call"]);
     }
@@ -117,6 +121,12 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
                 crate::render::units::samples(r.samples),
                 interval(d.ci.0, d.ci.1),
             ];
+            if totals {
+                match d.total {
+                    Some((t, (lo, hi))) => row.extend([human_seconds(t), interval(lo, hi)]),
+                    None => row.extend([String::new(), String::new()]),
+                }
+            }
             if calls {
                 row.extend([
                     r.calls.map(|c| c.to_string()).unwrap_or_default(),
@@ -161,19 +171,35 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         "95% interval: the self times a sample count like this one is consistent with;\n\
          differences inside it are noise."
     )?;
+    if totals {
+        writeln!(
+            out,
+            "total: samples with the function anywhere on the sampled call stack (once per sample),\n\
+             with its 95% interval."
+        )?;
+    }
     if report.rows.iter().any(|r| !r.fragments.is_empty()) {
         writeln!(
             out,
             "(+N): N .cold/.part fragments folded into the function."
         )?;
     }
-    crate::render::callgraph::print_text(&report.call_graph, out)?;
+    graph_text(report, out)?;
     Ok(())
+}
+
+/// The measured call graph when there is one, else the estimated one.
+fn graph_text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    match &report.sampled_graph {
+        Some(g) => crate::render::sampled_graph::print_text(g, out),
+        None => crate::render::callgraph::print_text(&report.call_graph, out),
+    }
 }
 
 /// One JSON object (see [`crate::report::default`] for the fields).
 pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
     let opt = |v: Option<f64>| v.map(json_num).unwrap_or_else(|| "null".into());
+    let totals = report.sampled_graph.is_some();
     writeln!(out, "{{")?;
     writeln!(out, "  \"executable\": {},", json_str(&report.executable))?;
     writeln!(out, "  \"gmon_files\": {},", json_list(&report.gmon_files))?;
@@ -195,7 +221,7 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
     for (i, (r, d)) in report.rows.iter().zip(&report.numbers).enumerate() {
         writeln!(
             out,
-            "    {{\"rank\": {}, \"object\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"percent\": {}, \"cumulative_seconds\": {}, \"self_seconds\": {}, \"samples\": {}, \"ci95_low_seconds\": {}, \"ci95_high_seconds\": {}, \"calls\": {}, \"self_seconds_per_call\": {}, \"total_seconds_per_call\": {}, \"aliases\": {}, \"fragments\": {}}}{}",
+            "    {{\"rank\": {}, \"object\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"percent\": {}, \"cumulative_seconds\": {}, \"self_seconds\": {}, \"samples\": {}, \"ci95_low_seconds\": {}, \"ci95_high_seconds\": {}, \"calls\": {}, \"self_seconds_per_call\": {}, \"total_seconds_per_call\": {}, \"aliases\": {}, \"fragments\": {}{}}}{}",
             i + 1,
             json_str(&report.object),
             json_str(&r.name),
@@ -212,15 +238,25 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
             opt(d.total_per_call),
             json_list(&r.aliases),
             json_list(&r.fragments),
+            match (r.total_samples, d.total) {
+                (Some(t), Some((s, (lo, hi)))) => format!(
+                    ", \"total_seconds\": {}, \"total_samples\": {t}, \"total_ci95_low_seconds\": {}, \"total_ci95_high_seconds\": {}",
+                    json_num(s),
+                    json_num(lo),
+                    json_num(hi)
+                ),
+                _ if totals => ", \"total_seconds\": null, \"total_samples\": null, \"total_ci95_low_seconds\": null, \"total_ci95_high_seconds\": null".into(),
+                _ => String::new(),
+            },
             if i + 1 < n { "," } else { "" }
         )?;
     }
     writeln!(out, "  ],")?;
-    writeln!(
-        out,
-        "  \"call_graph\": {}",
-        crate::render::callgraph::to_json(&report.call_graph, 2)
-    )?;
+    let graph = match &report.sampled_graph {
+        Some(g) => crate::render::sampled_graph::to_json(g, 2),
+        None => crate::render::callgraph::to_json(&report.call_graph, 2),
+    };
+    writeln!(out, "  \"call_graph\": {graph}")?;
     writeln!(out, "}}")?;
     Ok(())
 }
@@ -244,16 +280,30 @@ pub const CSV_FIELDS: [&str; 15] = [
     "fragments",
 ];
 
+/// The CSV fields added after [`CSV_FIELDS`] when the runtime's stacks file is there.
+pub const CSV_TOTAL_FIELDS: [&str; 4] = [
+    "total_seconds",
+    "total_samples",
+    "total_ci95_low_seconds",
+    "total_ci95_high_seconds",
+];
+
 /// A header line and one line per row.
 pub fn csv(report: &Report, out: &mut impl Write) -> Result<()> {
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    let totals = report.sampled_graph.is_some();
+    let fields: Vec<&str> = CSV_FIELDS
+        .iter()
+        .chain(if totals { &CSV_TOTAL_FIELDS[..] } else { &[] })
+        .copied()
+        .collect();
     let rows = report
         .rows
         .iter()
         .zip(&report.numbers)
         .enumerate()
         .map(|(i, (r, d))| {
-            [
+            let mut row = vec![
                 (i + 1).to_string(),
                 r.name.clone(),
                 r.raw_name.clone(),
@@ -269,7 +319,19 @@ pub fn csv(report: &Report, out: &mut impl Write) -> Result<()> {
                 opt(d.total_per_call),
                 r.aliases.join(";"),
                 r.fragments.join(";"),
-            ]
+            ];
+            if totals {
+                match (r.total_samples, d.total) {
+                    (Some(t), Some((s, (lo, hi)))) => row.extend([
+                        format!("{s}"),
+                        t.to_string(),
+                        format!("{lo}"),
+                        format!("{hi}"),
+                    ]),
+                    _ => row.extend([String::new(), String::new(), String::new(), String::new()]),
+                }
+            }
+            row
         });
-    crate::render::csv::write(out, &CSV_FIELDS, rows)
+    crate::render::csv::write(out, &fields, rows)
 }

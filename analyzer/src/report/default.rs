@@ -49,6 +49,27 @@
 //! | `calls` | calls from other functions (direct self-recursion excluded), or null |
 //! | `self_seconds_per_call`, `total_seconds_per_call` | null without calls |
 //! | `aliases`, `fragments` | other names of the function, folded `.cold`/`.part` pieces |
+//!
+//! # With sampled stacks
+//!
+//! When the runtime's stacks file is beside every gmon file ([`crate::profile::stacks`]),
+//! the rows gain a total: the samples with the function anywhere on the sampled stack,
+//! counted once per sample however deep it recurs. The table gets `total` and `total 95%`
+//! columns; JSON rows and CSV lines four more fields, after the others: `total_seconds`,
+//! `total_samples`, `total_ci95_low_seconds`, `total_ci95_high_seconds` (null or empty for the
+//! outside row). Functions on some stack without self samples get rows too. The call graph is
+//! then the one measured from the stacks ([`super::sampled_graph`]; JSON `call_graph` with
+//! `"kind": "sampled"`) instead of gprof's equal-cost estimate. Without a stacks file nothing
+//! changes.
+//!
+//! # Profiles the runtime wrote
+//!
+//! profil-rt's arcs in `gmon.out` count the samples in which a call was on the stack, not
+//! calls. A profile is taken as the runtime's when its stacks file or its objects manifest is
+//! beside it, or when every histogram covers exactly the range profil-rt records and not
+//! glibc's (see `runtime_written`); its arcs are then never shown as calls (no `calls`
+//! column, no per-call times), and without a stacks file no call graph is drawn from them.
+//! `-pg` arcs keep supplying call counts, also to the sampled graph.
 
 use std::io::Write;
 
@@ -57,9 +78,12 @@ use profil_symbols::dwarf::function_locations;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
+use std::collections::HashMap;
+
 use super::Inputs;
 use crate::profile::callgraph::Builder;
 use crate::profile::samples::Samples;
+use crate::profile::stacks::Sampled;
 use crate::profile::stats::poisson_ci95;
 use crate::request::Format;
 use crate::{Error, Result};
@@ -91,6 +115,9 @@ pub struct Row {
     pub straddled: bool,
     /// Some bin of this function holds 65535 or more samples (16-bit counters may wrap).
     pub saturated: bool,
+    /// Samples with the function anywhere on the sampled stack (once per sample), when the
+    /// runtime's stacks file is there.
+    pub total_samples: Option<u64>,
 }
 
 /// The whole report, before formatting.
@@ -117,6 +144,8 @@ pub struct Report {
     /// CPU seconds the runtime measured but did not sample, and the likely cause, from the
     /// manifests' process lines ([`apply_manifests`]; None: not known).
     pub unsampled: Option<(f64, String)>,
+    /// The call graph measured from sampled stacks, which replaces `call_graph` when present.
+    pub sampled_graph: Option<super::sampled_graph::SampledGraph>,
 }
 
 /// The histogram range each known writer records for an executable (link-time addresses).
@@ -167,6 +196,15 @@ impl ExpectedText {
         })
     }
 
+    /// Whether a histogram over `[low, high)` is profil-rt's range and not glibc's.
+    fn is_runtime(&self, low: u64, high: u64, nbins: usize) -> bool {
+        self.glibc != Some((low, high))
+            && self.runtime.is_some_and(|(lo, hi)| {
+                let bin = high.saturating_sub(low).div_ceil(nbins.max(1) as u64);
+                low == lo && high >= hi && high - hi < bin.max(16)
+            })
+    }
+
     /// The expected ranges, for the warning.
     fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -195,6 +233,19 @@ fn exec_segments(data: &[u8]) -> Option<(u64, u64)> {
     (lo < hi).then_some((lo, hi))
 }
 
+/// Whether profil-rt wrote the profile (decided in this order): its stacks file is beside
+/// it, or its objects manifest is, or every histogram covers exactly the range profil-rt
+/// records (the executable segments on 16-byte bounds) and not glibc's
+/// (`__executable_start`..`etext`). Such a profile's arcs are sample counts, not calls.
+fn runtime_written(inputs: &Inputs, has_stacks: bool, runtime_ranges: bool) -> bool {
+    has_stacks
+        || runtime_ranges
+        || inputs
+            .gmons
+            .iter()
+            .any(|g| super::objects::find_manifest(g).is_some())
+}
+
 /// Compute the report.
 pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let exe_name = inputs.exe.name();
@@ -219,6 +270,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     }
     let target = Target::of_executable(image.is_64, image.big_endian);
     let hist = Samples::read(inputs, target, true)?;
+    let sampled = Sampled::find(&inputs.gmons, &mut warnings)?;
     let raw_arcs = &hist.arcs;
     let nf = map.functions.len();
     let mut samples = vec![0.0f64; nf];
@@ -228,11 +280,13 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let mut total: u64 = 0;
     let expected = ExpectedText::of(&inputs.exe.data, image);
     let mut misfits = Vec::new();
+    let mut runtime_ranges = !hist.ranges.is_empty();
     for r in &hist.ranges {
         let nbins = r.bins.len();
         if nbins == 0 || r.high_pc == r.low_pc {
             continue;
         }
+        runtime_ranges &= expected.is_runtime(r.low_pc, r.high_pc, nbins);
         let exec_overlap = image
             .sections
             .iter()
@@ -292,6 +346,11 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         // One warning says it: the range is only mentioned when the samples did not already.
         warnings.append(&mut misfits);
     }
+    // A profile the runtime wrote: its arcs count samples with the call on the stack, not
+    // calls, so they are not shown as calls.
+    let runtime = runtime_written(inputs, sampled.is_some(), runtime_ranges);
+    let no_arcs = Vec::new();
+    let raw_arcs = if runtime { &no_arcs } else { raw_arcs };
     // Calls and time propagation: the equal-cost model over honest functions.
     let mut cg = Builder::new(nf);
     let mut has_calls = vec![false; nf];
@@ -322,9 +381,43 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         |i| locations.get(&map.functions[i].addr).map(|l| l.to_string()),
     );
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let measured = sampled.as_ref().map(|s| {
+        warnings.extend(s.warnings());
+        s.measure(nf, |f| {
+            (f.object == Some(0))
+                .then(|| map.function_at(f.addr))
+                .flatten()
+        })
+    });
+    let sampled_graph = sampled.as_ref().zip(measured.as_ref()).map(|(s, m)| {
+        // -pg arcs supply call counts (never the runtime's sampled arcs).
+        let mut calls: HashMap<(usize, usize), u64> = HashMap::new();
+        for a in raw_arcs {
+            if let (Some(p), Some(c)) = (map.function_at(a.from), map.function_at(a.to)) {
+                let e = calls.entry((p, c)).or_insert(0);
+                *e = e.saturating_add(a.count);
+            }
+        }
+        super::sampled_graph::SampledGraph::build(
+            m,
+            hist.hz,
+            s.stats,
+            |i| {
+                let raw = text(map.functions[i].name);
+                (
+                    profil_symbols::demangle::display_name(&raw).into_owned(),
+                    raw,
+                )
+            },
+            |i| locations.get(&map.functions[i].addr).map(|l| l.to_string()),
+            &calls,
+            Vec::new(),
+        )
+    });
     let mut rows: Vec<Row> = Vec::new();
     for (i, f) in map.functions.iter().enumerate() {
-        if samples[i] <= 0.0 && !has_calls[i] {
+        let total_samples = measured.as_ref().map(|m| m.inclusive[i]);
+        if samples[i] <= 0.0 && !has_calls[i] && total_samples.unwrap_or(0) == 0 {
             continue;
         }
         let raw = text(f.name);
@@ -344,6 +437,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             span: Some((f.addr, f.size)),
             straddled: straddled[i],
             saturated: saturated[i],
+            total_samples,
         });
     }
     if outside > 0.0 {
@@ -359,11 +453,13 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             span: None,
             straddled: false,
             saturated: false,
+            total_samples: None,
         });
     }
     rows.sort_by(|a, b| {
         b.samples
             .total_cmp(&a.samples)
+            .then(b.total_samples.cmp(&a.total_samples))
             .then(b.calls.unwrap_or(0).cmp(&a.calls.unwrap_or(0)))
             .then(a.name.cmp(&b.name))
     });
@@ -383,6 +479,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         numbers: Vec::new(),
         warnings,
         call_graph,
+        sampled_graph,
     };
     report.numbers = derive(&report);
     Ok(report)
@@ -409,6 +506,9 @@ pub struct Derived {
     pub self_per_call: Option<f64>,
     /// Self and children seconds per call (calls > 0).
     pub total_per_call: Option<f64>,
+    /// Total (inclusive) seconds from the sampled stacks and their 95% interval (6
+    /// significant digits).
+    pub total: Option<(f64, (f64, f64))>,
 }
 
 fn derive(report: &Report) -> Vec<Derived> {
@@ -435,6 +535,10 @@ fn derive(report: &Report) -> Vec<Derived> {
                     .filter(|&c| c > 0)
                     .map(|c| r.samples / hz / c as f64),
                 total_per_call: r.total_samples_per_call.map(|t| t / hz),
+                total: r.total_samples.map(|t| {
+                    let (lo, hi) = poisson_ci95(t as f64);
+                    (t as f64 / hz, (six_digits(lo / hz), six_digits(hi / hz)))
+                }),
             }
         })
         .collect()

@@ -250,10 +250,15 @@ pub struct Extra {
     pub unsampled: Option<(f64, String)>,
     /// The processes the report covers: pid, parent pid, CPU seconds.
     pub processes: Vec<(u32, Option<u32>, f64)>,
+    /// From the runtime's stacks file: each row's total samples (function anywhere on the
+    /// stack, once per sample; in the order of the rows) and the measured call graph.
+    pub stacks: Option<(Vec<Option<u64>>, crate::report::sampled_graph::SampledGraph)>,
 }
 
 /// [`print_rows`] with the manifests' [`Extra`]: the table states the unsampled CPU time under
 /// its header; JSON has `unsampled_seconds` (null: unknown) and, with several, `processes`.
+/// With stacks, every format gains the total columns (`total_seconds`, `total_samples`, the
+/// 95% interval) and the measured call graph (text section, JSON `call_graph`).
 pub fn print_rows_with(
     format: Format,
     title: &str,
@@ -266,8 +271,15 @@ pub fn print_rows_with(
     let hz_f = f64::from(hz.max(1));
     let total: f64 = rows.iter().map(|r| r.samples).sum();
     let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
+    let totals = extra.stacks.as_ref().map(|(t, _)| t);
+    let total_of = |t: Option<u64>| {
+        t.map(|t| {
+            let (lo, hi) = poisson_ci95(t as f64);
+            (t as f64 / hz_f, lo / hz_f, hi / hz_f)
+        })
+    };
     if format == Format::Csv {
-        let header = [
+        let mut header = vec![
             "rank",
             "object",
             "function",
@@ -275,15 +287,38 @@ pub fn print_rows_with(
             "self_seconds",
             "samples",
         ];
+        if totals.is_some() {
+            header.extend([
+                "total_seconds",
+                "total_samples",
+                "total_ci95_low_seconds",
+                "total_ci95_high_seconds",
+            ]);
+        }
         let records = rows.iter().enumerate().map(|(i, r)| {
-            [
+            let mut rec = vec![
                 (i + 1).to_string(),
                 r.object.clone(),
                 r.function.clone(),
                 format!("{}", pct(r.samples)),
                 format!("{}", r.samples / hz_f),
                 format!("{}", r.samples),
-            ]
+            ];
+            if let Some(t) = totals {
+                let t = t.get(i).copied().flatten();
+                match total_of(t) {
+                    Some((s, lo, hi)) => rec.extend([
+                        format!("{s}"),
+                        t.unwrap_or(0).to_string(),
+                        format!("{lo}"),
+                        format!("{hi}"),
+                    ]),
+                    None => {
+                        rec.extend([String::new(), String::new(), String::new(), String::new()])
+                    }
+                }
+            }
+            rec
         });
         return crate::render::csv::write(out, &header, records);
     }
@@ -326,9 +361,22 @@ pub fn print_rows_with(
         writeln!(out, "  \"warnings\": [{}],", w.join(","))?;
         writeln!(out, "  \"rows\": [")?;
         for (i, r) in rows.iter().enumerate() {
+            let total_fields = match totals {
+                None => String::new(),
+                Some(t) => {
+                    let t = t.get(i).copied().flatten();
+                    match total_of(t) {
+                        Some((ts, lo, hi)) => format!(
+                            ", \"total_seconds\": {ts}, \"total_samples\": {}, \"total_ci95_low_seconds\": {lo}, \"total_ci95_high_seconds\": {hi}",
+                            t.unwrap_or(0)
+                        ),
+                        None => ", \"total_seconds\": null, \"total_samples\": null, \"total_ci95_low_seconds\": null, \"total_ci95_high_seconds\": null".into(),
+                    }
+                }
+            };
             writeln!(
                 out,
-                "    {{\"rank\": {}, \"object\": {}, \"function\": {}, \"location\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}}}{}",
+                "    {{\"rank\": {}, \"object\": {}, \"function\": {}, \"location\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}{total_fields}}}{}",
                 i + 1,
                 js(&r.object),
                 js(&r.function),
@@ -339,7 +387,17 @@ pub fn print_rows_with(
                 if i + 1 < rows.len() { "," } else { "" }
             )?;
         }
-        writeln!(out, "  ]")?;
+        match &extra.stacks {
+            None => writeln!(out, "  ]")?,
+            Some((_, graph)) => {
+                writeln!(out, "  ],")?;
+                writeln!(
+                    out,
+                    "  \"call_graph\": {}",
+                    crate::render::sampled_graph::to_json(graph, 2)
+                )?;
+            }
+        }
         writeln!(out, "}}")?;
         return Ok(());
     }
@@ -379,25 +437,40 @@ pub fn print_rows_with(
             .zip(short)
             .map(|(f, s)| if f.starts_with('<') { f.to_string() } else { s });
         let mut b = Table::new();
-        let mut header = vec!["%", "self", "samples", "95% interval", "object", "function"];
+        let mut header = vec!["%", "self", "samples", "95% interval"];
+        if totals.is_some() {
+            header.extend(["total", "total 95%"]);
+        }
+        header.extend(["object", "function"]);
         if locations {
             header.push("location");
         }
         b.row(header);
-        for (r, name) in rows.iter().zip(names) {
+        for (k, (r, name)) in rows.iter().zip(names).enumerate() {
             let (lo, hi) = poisson_ci95(r.samples);
             let mut row = vec![
                 format!("{:.2}", pct(r.samples)),
                 human_seconds(r.samples / hz_f),
                 crate::render::units::samples(r.samples),
                 format!("{}–{}", human_seconds(lo / hz_f), human_seconds(hi / hz_f)),
+            ];
+            if let Some(t) = totals {
+                match total_of(t.get(k).copied().flatten()) {
+                    Some((s, lo, hi)) => row.extend([
+                        human_seconds(s),
+                        format!("{}–{}", human_seconds(lo), human_seconds(hi)),
+                    ]),
+                    None => row.extend([String::new(), String::new()]),
+                }
+            }
+            row.extend([
                 if width < 24 && r.object.chars().count() > 16 {
                     r.object.chars().take(15).chain(['…']).collect()
                 } else {
                     r.object.clone()
                 },
                 name,
-            ];
+            ]);
             if locations {
                 row.push(
                     r.location
@@ -426,6 +499,15 @@ pub fn print_rows_with(
         text = table_with(23);
     }
     writeln!(out, "{text}")?;
+    if let Some((_, graph)) = &extra.stacks {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "total: samples with the function anywhere on the sampled call stack (once per sample),\n\
+             with its 95% interval."
+        )?;
+        crate::render::sampled_graph::print_text(graph, out)?;
+    }
     Ok(())
 }
 
@@ -661,15 +743,22 @@ pub fn run_manifests(
         objects.len() - 1,
         if objects.len() == 2 { "" } else { "s" }
     );
-    print_rows_with(
-        format,
-        &title,
-        if hz == 0 { 100 } else { hz },
-        &rows,
-        &warnings,
-        &extra,
-        out,
-    )?;
+    let hz = if hz == 0 { 100 } else { hz };
+    // With the runtime's stacks file: total times and the measured call graph.
+    let mut rows = rows;
+    if let Some(sampled) = crate::profile::stacks::Sampled::find(&inputs.gmons, &mut warnings)? {
+        let t = super::objects_stacks::measure(
+            &sampled,
+            &objects[0].name,
+            &inputs.exe.data,
+            hz,
+            Path::new("/usr/lib/debug"),
+            &mut warnings,
+        );
+        let totals = super::objects_stacks::with_totals(&mut rows, &t);
+        extra.stacks = Some((totals, t.graph));
+    }
+    print_rows_with(format, &title, hz, &rows, &warnings, &extra, out)?;
     all_warnings.extend(warnings);
     Ok(())
 }

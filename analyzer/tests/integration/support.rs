@@ -221,9 +221,11 @@ pub fn address_of(funcs: &[(String, u64, bool)], name: &str) -> u64 {
 
 /// The shared objects' profiles and the manifest that the runtime writes beside each profile by
 /// default (`PROFIL_RANGES=all`: `<profile>.objects`, `<profile>.<object>.<n>`, or
-/// `<profile>.o<n>` for a long name): not the files these tests count.
+/// `<profile>.o<n>` for a long name), and the sampled stacks (`<profile>.stacks`, issue 17;
+/// tested in runtime_stacks.rs): not the files these tests count.
 pub fn is_object_file(n: &str) -> bool {
     n.ends_with(".objects")
+        || n.ends_with(".stacks")
         || n.contains(".so")
         || n.rsplit_once(".o")
             .is_some_and(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))

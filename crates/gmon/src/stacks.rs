@@ -21,7 +21,8 @@
 //!
 //! Then the object records: the executable segments of the objects loaded when sampling
 //! started (the executable first; an object with two executable segments has two records),
-//! each:
+//! then the objects registered later (loaded with `dlopen`: one record spanning the object's
+//! executable text), each:
 //!
 //! | size | field |
 //! |---|---|

@@ -1,0 +1,196 @@
+//! Total times and the measured call graph for the report across objects ([`super::objects`])
+//! when the runtime's stacks file is beside the profile ([`crate::profile::stacks`]).
+//!
+//! Each frame of a sampled stack is mapped to a function of its object with the same symbol
+//! machinery the rows use ([`super::objects::load_object`], [`FunctionMap`]): the executable
+//! named on the command line for object 0, every other object read from the path the loader
+//! used. A frame inside an object but in none of its functions counts for that object's
+//! `<outside known functions>` row, as its self samples do. The rows then gain a total (the
+//! samples with the function anywhere on the stack, once per sample) and a 95% interval, and
+//! the call graph from the samples follows the table ([`super::sampled_graph`]; functions of
+//! the executable with their `file:line`, those of other objects named `function (object)`).
+//!
+//! Output: the table gains `total` and `total 95%` columns; JSON rows and CSV lines gain
+//! `total_seconds`, `total_samples`, `total_ci95_low_seconds`, `total_ci95_high_seconds`
+//! after the other fields (null or empty for a row on no stack), and the JSON a `call_graph`
+//! object with `"kind": "sampled"`. Rows that are on some stack without self samples are
+//! added with zero self samples.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use profil_symbols::ranges::FunctionMap;
+use profil_symbols::ElfImage;
+
+use super::objects::{load_object, ObjectRow};
+use super::sampled_graph::SampledGraph;
+use crate::profile::stacks::Sampled;
+use crate::profile::OUTSIDE;
+
+/// One node: a function of an object, or an object's code outside its functions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Node {
+    object: String,
+    function: String,
+    raw: String,
+}
+
+/// Display name of an object path: its file name.
+fn display_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Totals per (object, function) row key, and the measured graph.
+pub struct StackTotals {
+    /// (object, function) → samples with it on the stack.
+    pub totals: HashMap<(String, String), u64>,
+    /// The call graph.
+    pub graph: SampledGraph,
+}
+
+/// Map every frame of `sampled` to a node and measure. `exe_name`/`exe_data`: the executable
+/// on the command line (object 0).
+pub fn measure(
+    sampled: &Sampled,
+    exe_name: &str,
+    exe_data: &[u8],
+    hz: u32,
+    debug_root: &Path,
+    warnings: &mut Vec<String>,
+) -> StackTotals {
+    // Each object's bytes, loaded once (a library that cannot be read maps to nothing).
+    let mut datas: Vec<Option<(String, Vec<u8>)>> = Vec::new();
+    for (k, p) in sampled.objects.iter().enumerate() {
+        if k == 0 {
+            datas.push(Some((exe_name.to_owned(), exe_data.to_vec())));
+            continue;
+        }
+        let path = PathBuf::from(String::from_utf8_lossy(p).into_owned());
+        datas.push(
+            load_object(&path, &[], debug_root)
+                .ok()
+                .map(|(d, _)| (display_name(&path), d)),
+        );
+    }
+    let images: Vec<Option<(String, ElfImage<'_>)>> = datas
+        .iter()
+        .map(|d| {
+            let (name, data) = d.as_ref()?;
+            Some((name.clone(), ElfImage::parse(data).ok()?))
+        })
+        .collect();
+    let maps: Vec<Option<(String, FunctionMap<'_>)>> = images
+        .iter()
+        .map(|i| {
+            let (name, image) = i.as_ref()?;
+            let table = image.symtab.as_ref().or(image.dynsym.as_ref())?;
+            Some((name.clone(), FunctionMap::build(image, table)))
+        })
+        .collect();
+    let exe_locations = profil_symbols::dwarf::function_locations(exe_data);
+    // Each node's `file:line`, for the executable's functions.
+    let mut node_location: Vec<Option<String>> = Vec::new();
+    // Nodes are interned as frames are resolved.
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut index: HashMap<Node, usize> = HashMap::new();
+    let mut resolved: HashMap<(u32, Option<usize>), usize> = HashMap::new();
+    let mut frame_node: HashMap<crate::profile::stacks::Frame, Option<usize>> = HashMap::new();
+    for s in &sampled.stacks {
+        for &f in &s.frames {
+            if frame_node.contains_key(&f) {
+                continue;
+            }
+            let node = f.object.and_then(|o| {
+                let (oname, map) = maps.get(o as usize)?.as_ref()?;
+                let func = map.function_at(f.addr);
+                Some(*resolved.entry((o, func)).or_insert_with(|| {
+                    let (function, raw) = match func {
+                        Some(i) => {
+                            let raw = String::from_utf8_lossy(map.functions[i].name).into_owned();
+                            (
+                                profil_symbols::demangle::display_name(&raw).into_owned(),
+                                raw,
+                            )
+                        }
+                        None => (OUTSIDE.to_owned(), OUTSIDE.to_owned()),
+                    };
+                    let n = Node {
+                        object: oname.clone(),
+                        function,
+                        raw,
+                    };
+                    let location = match (o, func) {
+                        (0, Some(i)) => exe_locations
+                            .get(&map.functions[i].addr)
+                            .map(|l| l.to_string()),
+                        _ => None,
+                    };
+                    *index.entry(n.clone()).or_insert_with(|| {
+                        nodes.push(n);
+                        node_location.push(location);
+                        nodes.len() - 1
+                    })
+                }))
+            });
+            frame_node.insert(f, node);
+        }
+    }
+    let m = sampled.measure(nodes.len(), |f| frame_node.get(&f).copied().flatten());
+    warnings.extend(sampled.warnings());
+    let totals = nodes
+        .iter()
+        .zip(&m.inclusive)
+        .map(|(n, &t)| ((n.object.clone(), n.function.clone()), t))
+        .collect();
+    let exe = exe_name.to_owned();
+    let graph = SampledGraph::build(
+        &m,
+        hz,
+        sampled.stats,
+        |i| {
+            let n = &nodes[i];
+            if n.object == exe {
+                (n.function.clone(), n.raw.clone())
+            } else {
+                (format!("{} ({})", n.function, n.object), n.raw.clone())
+            }
+        },
+        |i| node_location[i].clone(),
+        &HashMap::new(),
+        Vec::new(),
+    );
+    StackTotals { totals, graph }
+}
+
+/// Rows that are on some stack but have no self samples, added with zero self samples; then
+/// each row's total, in row order.
+pub fn with_totals(rows: &mut Vec<ObjectRow>, t: &StackTotals) -> Vec<Option<u64>> {
+    let present: std::collections::HashSet<(String, String)> = rows
+        .iter()
+        .map(|r| (r.object.clone(), r.function.clone()))
+        .collect();
+    let mut extra: Vec<(&(String, String), &u64)> = t
+        .totals
+        .iter()
+        .filter(|(k, &v)| v > 0 && !present.contains(*k))
+        .collect();
+    extra.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for ((object, function), _) in extra {
+        rows.push(ObjectRow {
+            object: object.clone(),
+            function: function.clone(),
+            samples: 0.0,
+            location: None,
+        });
+    }
+    rows.iter()
+        .map(|r| {
+            t.totals
+                .get(&(r.object.clone(), r.function.clone()))
+                .copied()
+        })
+        .collect()
+}
