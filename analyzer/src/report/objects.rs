@@ -95,7 +95,7 @@ pub fn load_object(
 
 /// Samples closer than this (bytes) outside every symbol of an object are one
 /// `<object+0xLO-0xHI>` row.
-const UNKNOWN_GAP: u64 = 0x400;
+pub(crate) const UNKNOWN_GAP: u64 = 0x400;
 
 /// The rows for samples outside every symbol of object `name`: `(lo, hi, samples)` pieces
 /// grouped into address ranges no more than [`UNKNOWN_GAP`] apart.
@@ -753,6 +753,7 @@ pub fn run_manifests(
             &inputs.exe.data,
             hz,
             Path::new("/usr/lib/debug"),
+            &rows,
             &mut warnings,
         );
         let totals = super::objects_stacks::with_totals(&mut rows, &t);

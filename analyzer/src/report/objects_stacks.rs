@@ -59,8 +59,36 @@ pub fn measure(
     exe_data: &[u8],
     hz: u32,
     debug_root: &Path,
+    rows: &[ObjectRow],
     warnings: &mut Vec<String>,
 ) -> StackTotals {
+    // The address-range rows of code without symbols (`<obj+0xLO-0xHI>`), per object: a frame
+    // there is counted for the row whose range holds it (or is within the rows' grouping gap),
+    // else for a range row of its own 4 KiB page, named the same way.
+    let mut ranges: HashMap<&str, Vec<(u64, u64, &str)>> = HashMap::new();
+    for r in rows {
+        if let Some((lo, hi)) = range_of(&r.object, &r.function) {
+            ranges
+                .entry(&r.object)
+                .or_default()
+                .push((lo, hi, &r.function));
+        }
+    }
+    let unknown = |object: &str, addr: u64| -> String {
+        let gap = super::objects::UNKNOWN_GAP;
+        ranges
+            .get(object)
+            .and_then(|v| {
+                v.iter().find(|&&(lo, hi, _)| {
+                    addr >= lo.saturating_sub(gap) && addr < hi.saturating_add(gap)
+                })
+            })
+            .map(|&(_, _, f)| f.to_owned())
+            .unwrap_or_else(|| {
+                let lo = addr & !0xfff;
+                format!("<{object}+{lo:#x}-{:#x}>", lo + 0x1000)
+            })
+    };
     // Each object's bytes, loaded once (a library that cannot be read maps to nothing).
     let mut datas: Vec<Option<(String, Vec<u8>)>> = Vec::new();
     for (k, p) in sampled.objects.iter().enumerate() {
@@ -96,7 +124,7 @@ pub fn measure(
     // Nodes are interned as frames are resolved.
     let mut nodes: Vec<Node> = Vec::new();
     let mut index: HashMap<Node, usize> = HashMap::new();
-    let mut resolved: HashMap<(u32, Option<usize>), usize> = HashMap::new();
+    let mut resolved: HashMap<(u32, Option<usize>, Option<String>), usize> = HashMap::new();
     let mut frame_node: HashMap<crate::profile::stacks::Frame, Option<usize>> = HashMap::new();
     for s in &sampled.stacks {
         for &f in &s.frames {
@@ -106,34 +134,44 @@ pub fn measure(
             let node = f.object.and_then(|o| {
                 let (oname, map) = maps.get(o as usize)?.as_ref()?;
                 let func = map.function_at(f.addr);
-                Some(*resolved.entry((o, func)).or_insert_with(|| {
-                    let (function, raw) = match func {
-                        Some(i) => {
-                            let raw = String::from_utf8_lossy(map.functions[i].name).into_owned();
-                            (
-                                profil_symbols::demangle::display_name(&raw).into_owned(),
+                let outside = match func {
+                    Some(_) => None,
+                    None => Some(unknown(oname, f.addr)),
+                };
+                Some(
+                    *resolved
+                        .entry((o, func, outside.clone()))
+                        .or_insert_with(|| {
+                            let (function, raw) = match (func, outside) {
+                                (Some(i), _) => {
+                                    let raw =
+                                        String::from_utf8_lossy(map.functions[i].name).into_owned();
+                                    (
+                                        profil_symbols::demangle::display_name(&raw).into_owned(),
+                                        raw,
+                                    )
+                                }
+                                (None, Some(name)) => (name.clone(), name),
+                                (None, None) => (OUTSIDE.to_owned(), OUTSIDE.to_owned()),
+                            };
+                            let n = Node {
+                                object: oname.clone(),
+                                function,
                                 raw,
-                            )
-                        }
-                        None => (OUTSIDE.to_owned(), OUTSIDE.to_owned()),
-                    };
-                    let n = Node {
-                        object: oname.clone(),
-                        function,
-                        raw,
-                    };
-                    let location = match (o, func) {
-                        (0, Some(i)) => exe_locations
-                            .get(&map.functions[i].addr)
-                            .map(|l| l.to_string()),
-                        _ => None,
-                    };
-                    *index.entry(n.clone()).or_insert_with(|| {
-                        nodes.push(n);
-                        node_location.push(location);
-                        nodes.len() - 1
-                    })
-                }))
+                            };
+                            let location = match (o, func) {
+                                (0, Some(i)) => exe_locations
+                                    .get(&map.functions[i].addr)
+                                    .map(|l| l.to_string()),
+                                _ => None,
+                            };
+                            *index.entry(n.clone()).or_insert_with(|| {
+                                nodes.push(n);
+                                node_location.push(location);
+                                nodes.len() - 1
+                            })
+                        }),
+                )
             });
             frame_node.insert(f, node);
         }
@@ -193,4 +231,18 @@ pub fn with_totals(rows: &mut Vec<ObjectRow>, t: &StackTotals) -> Vec<Option<u64
                 .copied()
         })
         .collect()
+}
+
+/// `(lo, hi)` of an address-range row `<object+0xLO-0xHI>` of `object`.
+fn range_of(object: &str, function: &str) -> Option<(u64, u64)> {
+    let rest = function
+        .strip_prefix('<')?
+        .strip_prefix(object)?
+        .strip_prefix("+0x")?
+        .strip_suffix('>')?;
+    let (lo, hi) = rest.split_once("-0x")?;
+    Some((
+        u64::from_str_radix(lo, 16).ok()?,
+        u64::from_str_radix(hi, 16).ok()?,
+    ))
 }
