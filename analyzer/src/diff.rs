@@ -55,34 +55,21 @@ use crate::{Error, Result};
 /// The default family-wise significance level.
 pub const ALPHA: f64 = 0.05;
 
-/// Arguments of `profil-report diff`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report diff` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// gmon files of the base runs (one file per run), optionally with the executable.
-    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
     pub base: Vec<PathBuf>,
     /// gmon files of the new runs (one file per run), optionally with the executable.
-    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
     pub new: Vec<PathBuf>,
     /// The base executable (default: the one among --base, else the new one).
-    #[arg(long, value_name = "OLD")]
     pub base_exe: Option<PathBuf>,
     /// The new executable (default: the one among --new, else the base one).
-    #[arg(long, value_name = "NEW")]
     pub new_exe: Option<PathBuf>,
     /// Print JSON instead of a table.
-    #[arg(long)]
     pub json: bool,
     /// Family-wise significance level (Holm-corrected over the functions shown).
-    #[arg(long, default_value_t = ALPHA, value_parser = parse_alpha)]
     pub alpha: f64,
-}
-
-fn parse_alpha(s: &str) -> std::result::Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
-        _ => Err(format!("{s}: give a level between 0 and 1, such as 0.05")),
-    }
 }
 
 /// One side's per-run numbers of one function.
@@ -561,7 +548,7 @@ fn open_exe(path: &Path) -> Result<Input> {
 }
 
 /// Run the subcommand.
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
     let (base_in, base_gmons) = load_side(&args.base)?;
     let (new_in, new_gmons) = load_side(&args.new)?;
     let pick =

@@ -1,10 +1,11 @@
 //! profil-report: the analyzer library behind the `profil-report` binary.
 //!
-//! `main.rs` only parses arguments. The subcommands that work on files are modules under
-//! [`cmd`], those that start programs under [`launch`], each with an `Args` struct (clap
-//! derive) and a `run` function writing to the writers it is given; the profile reports live
-//! under [`report`], built from the inputs [`profile`] reads, and rendered with [`render`]'s
-//! helpers.
+//! The binary only parses arguments: its `cli` module holds the clap derives and turns them
+//! into this library's typed requests. The subcommands that work on files are modules under
+//! [`cmd`] (and [`export`], [`diff`]), each taking a plain `Options` struct and writing to the
+//! writer it is given; those that start programs are under [`launch`] (which still take their
+//! clap `Args` structs: `run`, `demo`, `cargo profil`). The profile reports live under
+//! [`report`], built from the inputs [`profile`] reads, and rendered by [`render`].
 //!
 //! The runtime (runtime/) is built by `build.rs` and embedded in this library
 //! ([`cmd::artifacts`]), so that both binaries — `profil-report` and `cargo-profil`

@@ -20,20 +20,17 @@ use serde::Serialize;
 
 use crate::{Error, Result};
 
-/// Arguments of `profil-report dump`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report dump` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// The gmon file.
     pub file: PathBuf,
     /// The executable the profile belongs to: its ELF class and byte order decide how the
     /// file is decoded. Without it, both are guessed from the file (and the dump says so).
-    #[arg(long, value_name = "PROG")]
     pub exe: Option<PathBuf>,
     /// Machine-readable output (one JSON object, every bin included).
-    #[arg(long)]
     pub json: bool,
     /// List every bin, zeros included (text output lists only non-zero bins).
-    #[arg(long)]
     pub all_bins: bool,
 }
 
@@ -85,7 +82,7 @@ pub fn parse_input<'a>(path: &Path, data: &'a [u8], target: Target) -> Result<Gm
 }
 
 /// Run the subcommand.
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
     let data = read_input(&args.file)?;
     let (target, source) = choose_target(args.exe.as_deref(), &data)?;
     let file = parse_input(&args.file, &data, target)?;

@@ -30,7 +30,7 @@ use crate::report::parse_exe;
 use crate::{Error, Result};
 
 /// An export format.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Gzipped profile.proto (go tool pprof, Pyroscope, Parca).
     Pprof,
@@ -44,17 +44,14 @@ pub enum Format {
     Speedscope,
 }
 
-/// Arguments of `profil-report export`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report export` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// Output format.
-    #[arg(long, value_enum)]
     pub to: Format,
     /// Where to write it (`-` for standard output).
-    #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// gmon files (summed) and the executable, in any order.
-    #[arg(required = true, value_name = "FILES")]
     pub files: Vec<PathBuf>,
 }
 
@@ -97,7 +94,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Run the subcommand: warnings go to stderr; `out` is standard output (for `-o -`).
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
     let inputs = load_inputs(&args.files)?;
     let image = parse_exe(&inputs.exe)?;
     let gmons: Vec<_> = inputs.gmons.iter().collect();
