@@ -3,10 +3,12 @@
 //! the JSON writer and its layout ([`json`]: `serde` structs, key order fixed by their
 //! fields); then one module per report: the default report's table, JSON and CSV
 //! ([`default`]) and its call graph as text and JSON ([`callgraph`]), the line and inline
-//! reports ([`lines`], [`inline`]) and the pcsample timeline as text and SVG ([`timeline`]).
+//! reports ([`lines`], [`inline`]), `--compare-gprof` ([`compare`]) and the pcsample timeline
+//! as text and SVG ([`timeline`]).
 //! (The reports' JSON and CSV keep the full forms.)
 
 pub mod callgraph;
+pub mod compare;
 pub mod csv;
 pub mod default;
 pub mod inline;
