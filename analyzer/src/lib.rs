@@ -18,7 +18,7 @@
 //!
 //! The plain report (`profil-report [OPTIONS] [FILE]...`) is asked for with a typed
 //! [`request::Request`] (which report: [`request::Mode`]; how it is written:
-//! [`request::Format`]) that `main.rs` builds from its clap arguments; [`report::run`] writes
+//! [`request::Format`]) that the binary's `cli` module builds; [`report::run`] writes
 //! to the writer it is given and returns its warnings for `main` to print. Its inputs are
 //! read by [`profile::input`]: without blocking on FIFOs, bounded for pipes and devices, and
 //! gmon files one at a time, so summing many large profiles holds one of them.
@@ -30,10 +30,15 @@
 //! ([`profile::samples::Bin`]). The default report's call graph of counted (`-pg`) arcs
 //! propagates time with [`profile::callgraph`], the crate's own implementation of the
 //! equal-cost model, checked against the emulation's on random graphs; nothing outside
-//! `--gprof`, `--gprof -l` and `--compare-gprof` reads through [`gprof`]. JSON is written by hand in each report, with the string and number
-//! helpers of [`json`] in the default, lines, inline, call-graph, `dump` and `cargo profil`
-//! outputs; the objects and pcsample reports (`objects::print_rows`) escape their few strings
-//! themselves.
+//! `--gprof`, `--gprof -l` and `--compare-gprof` reads through [`gprof`].
+//!
+//! Every JSON output is written by `serde_json` from `#[derive(Serialize)]` structs whose
+//! fields fix the key order: the reports' and `dump`'s in the layout and number forms of
+//! [`render::json`], `diff --json` and the speedscope export in `serde_json`'s own. (`cargo
+//! profil` reads cargo's JSON with `serde_json` too.) Not yet: the default report and its
+//! call graph ([`render::default`], [`render::callgraph`], by hand with the helpers of
+//! [`json`]), and the rows with an object column (`report::objects::print_rows`, which
+//! escapes its own strings).
 //!
 //! [`export`] renders the profile for other tools (pprof, folded stacks and flame graphs,
 //! callgrind, speedscope) from its own narrow model ([`export::model::StackProfile`]:
