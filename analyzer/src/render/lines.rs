@@ -181,3 +181,69 @@ pub fn json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(rows: Vec<LineRow>) -> LineReport {
+        LineReport {
+            executable: "prog".into(),
+            gmon_files: vec!["a.gmon".into(), "b \"q\".gmon".into()],
+            hz: 100,
+            total_samples: 4,
+            rows,
+            units_decoded: 1,
+        }
+    }
+
+    fn json_text(rep: &LineReport) -> String {
+        let mut v = Vec::new();
+        json(rep, &mut v).unwrap();
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn json_has_one_key_per_line_and_one_row_per_line() {
+        let rep = report(vec![
+            LineRow {
+                file: Some("a.c".into()),
+                line: Some(7),
+                functions: vec!["f".into(), "g".into()],
+                samples: 3.0,
+            },
+            LineRow {
+                file: None,
+                line: None,
+                functions: vec!["h".into()],
+                samples: 1.0,
+            },
+        ]);
+        // The intervals are the statistics module's business; the layout is this one's.
+        let ci: Vec<(f64, f64)> = rep.numbers().iter().map(|d| d.ci).collect();
+        assert_eq!(
+            json_text(&rep),
+            format!(
+                "{{\n  \"executable\": \"prog\",\n  \"gmon_files\": [\"a.gmon\",\"b \\\"q\\\".gmon\"],\n  \
+                 \"hz\": 100,\n  \"total_samples\": 4,\n  \"total_seconds\": 0.04,\n  \"lines\": [\n    \
+                 {{\"rank\": 1, \"location\": \"a.c:7\", \"file\": \"a.c\", \"line\": 7, \"function\": \"f\", \
+                 \"functions\": [\"f\",\"g\"], \"percent\": 75, \"cumulative_seconds\": 0.03, \
+                 \"self_seconds\": 0.03, \"samples\": 3, \"ci95_low_seconds\": {}, \
+                 \"ci95_high_seconds\": {}}},\n    \
+                 {{\"rank\": 2, \"location\": null, \"file\": null, \"line\": null, \"function\": \"h\", \
+                 \"functions\": [\"h\"], \"percent\": 25, \"cumulative_seconds\": 0.04, \
+                 \"self_seconds\": 0.01, \"samples\": 1, \"ci95_low_seconds\": {}, \
+                 \"ci95_high_seconds\": {}}}\n  ]\n}}\n",
+                ci[0].0, ci[0].1, ci[1].0, ci[1].1
+            )
+        );
+        assert!(ci[0].0 > 0.0 && ci[0].0 < 0.03 && ci[0].1 > 0.03);
+    }
+
+    /// An empty list is `[]`, as in every other list of every report (this one was `[`
+    /// and `]` on two lines).
+    #[test]
+    fn json_without_rows_has_an_empty_list() {
+        assert!(json_text(&report(Vec::new())).ends_with("\"lines\": []\n}\n"));
+    }
+}
