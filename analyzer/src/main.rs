@@ -11,6 +11,13 @@ use profil_report::{cmd, diff, export, launch, report, Error};
 
 mod cli;
 
+/// Print the warnings a command returned.
+fn warn(warnings: Vec<String>) {
+    for w in warnings {
+        eprintln!("profil-report: warning: {w}");
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = std::io::stdout();
@@ -38,14 +45,10 @@ fn main() -> ExitCode {
         Some(Command::RuntimePath(a)) => cmd::runtime_path::run(&a.options(), &mut out),
         Some(Command::LinkArgs) => cmd::link_args::run(&mut out),
         Some(Command::Demo(a)) => launch::demo::run(&a, &mut out),
-        Some(Command::Export(a)) => export::run(&a.options(), &mut out),
-        Some(Command::Diff(a)) => diff::run(&a.options(), &mut out),
+        Some(Command::Export(a)) => export::run(&a.options(), &mut out).map(warn),
+        Some(Command::Diff(a)) => diff::run(&a.options(), &mut out).map(warn),
         Some(Command::Run(_)) => unreachable!("handled above"),
-        None => report::run(&cli.report.request(), &mut out).map(|warnings| {
-            for w in warnings {
-                eprintln!("profil-report: warning: {w}");
-            }
-        }),
+        None => report::run(&cli.report.request(), &mut out).map(warn),
     };
     let flushed = out.flush();
     match result.and(flushed.map_err(Error::from)) {

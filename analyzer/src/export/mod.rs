@@ -93,23 +93,21 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
-/// Run the subcommand: warnings go to stderr; `out` is standard output (for `-o -`).
-pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
+/// Run the subcommand (`out` is standard output, for `-o -`); return the warnings for the
+/// user (the caller prints them).
+pub fn run(args: &Options, out: &mut impl Write) -> Result<Vec<String>> {
     let inputs = load_inputs(&args.files)?;
     let image = parse_exe(&inputs.exe)?;
     let gmons: Vec<_> = inputs.gmons.iter().collect();
     let profile = model::build(&inputs.exe, &image, &gmons)?;
-    for w in &profile.warnings {
-        eprintln!("profil-report: warning: {w}");
-    }
     let mut buf = Vec::new();
     render(&profile, args.to, &mut buf)?;
     if args.output == Path::new("-") {
         out.write_all(&buf)?;
-        Ok(())
     } else {
-        write_atomically(&args.output, &buf)
+        write_atomically(&args.output, &buf)?;
     }
+    Ok(profile.warnings)
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ fn write_with<T: Serialize + ?Sized>(
 }
 
 /// A write error stays an I/O error (a closed pipe ends the program quietly).
-fn json_error(e: serde_json::Error) -> crate::Error {
+pub fn json_error(e: serde_json::Error) -> crate::Error {
     match e.io_error_kind() {
         Some(kind) => crate::Error::from(io::Error::new(kind, e)),
         None => crate::Error::input(format!("JSON: {e}")),
