@@ -55,34 +55,21 @@ use crate::{Error, Result};
 /// The default family-wise significance level.
 pub const ALPHA: f64 = 0.05;
 
-/// Arguments of `profil-report diff`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report diff` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// gmon files of the base runs (one file per run), optionally with the executable.
-    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
     pub base: Vec<PathBuf>,
     /// gmon files of the new runs (one file per run), optionally with the executable.
-    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
     pub new: Vec<PathBuf>,
     /// The base executable (default: the one among --base, else the new one).
-    #[arg(long, value_name = "OLD")]
     pub base_exe: Option<PathBuf>,
     /// The new executable (default: the one among --new, else the base one).
-    #[arg(long, value_name = "NEW")]
     pub new_exe: Option<PathBuf>,
     /// Print JSON instead of a table.
-    #[arg(long)]
     pub json: bool,
     /// Family-wise significance level (Holm-corrected over the functions shown).
-    #[arg(long, default_value_t = ALPHA, value_parser = parse_alpha)]
     pub alpha: f64,
-}
-
-fn parse_alpha(s: &str) -> std::result::Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
-        _ => Err(format!("{s}: give a level between 0 and 1, such as 0.05")),
-    }
 }
 
 /// One side's per-run numbers of one function.
@@ -193,7 +180,7 @@ pub struct SideSummary {
     pub seconds_per_run: f64,
 }
 
-fn side_of(exe: &Input, gmons: &[GmonInput]) -> Result<Side> {
+fn side_of(exe: &Input, gmons: &[GmonInput], warnings: &mut Vec<String>) -> Result<Side> {
     let image = crate::report::parse_exe(exe)?;
     let mut functions: BTreeMap<String, PerRun> = BTreeMap::new();
     let mut runs = Vec::new();
@@ -201,9 +188,7 @@ fn side_of(exe: &Input, gmons: &[GmonInput]) -> Result<Side> {
     let n = gmons.len();
     for (r, g) in gmons.iter().enumerate() {
         let p: StackProfile = model::build(exe, &image, &[g])?;
-        for w in &p.warnings {
-            eprintln!("profil-report: warning: {w}");
-        }
+        warnings.extend(p.warnings.iter().cloned());
         // Per out-of-line function: self (the leaf location's), total (anywhere on the
         // stack, once per sample), and self as whole samples for the exact test.
         let nf = p.functions.len();
@@ -560,8 +545,8 @@ fn open_exe(path: &Path) -> Result<Input> {
     })
 }
 
-/// Run the subcommand.
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+/// Run the subcommand; return the warnings for the user (the caller prints them).
+pub fn run(args: &Options, out: &mut impl Write) -> Result<Vec<String>> {
     let (base_in, base_gmons) = load_side(&args.base)?;
     let (new_in, new_gmons) = load_side(&args.new)?;
     let pick =
@@ -580,18 +565,23 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
         .or_else(|| new_in.as_ref().map(|i| i.path.clone()));
     let base_exe = pick(&args.base_exe, base_in, &new_path_hint)?;
     let new_exe = pick(&args.new_exe, new_in, &base_path_hint)?;
-    let base = side_of(&base_exe, &base_gmons)?;
-    let new = side_of(&new_exe, &new_gmons)?;
+    let mut warnings = Vec::new();
+    let base = side_of(&base_exe, &base_gmons, &mut warnings)?;
+    let new = side_of(&new_exe, &new_gmons, &mut warnings)?;
     let diff = compare(&base, &new, args.alpha);
-    let mut out = std::io::BufWriter::new(out);
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &diff)
-            .map_err(|e| Error::input(format!("cannot write JSON: {e}")))?;
-        writeln!(out)?;
+        write_json(&diff, out)?;
     } else {
-        print_table(&diff, &mut out)?;
+        print_table(&diff, out)?;
     }
-    out.flush()?;
+    Ok(warnings)
+}
+
+/// `--json`: `serde_json`'s pretty layout. A write error stays an I/O error, so that a
+/// closed pipe ends the program quietly as for every other output.
+fn write_json(diff: &Diff, out: &mut impl Write) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, diff).map_err(crate::render::json::json_error)?;
+    writeln!(out)?;
     Ok(())
 }
 
@@ -700,6 +690,40 @@ fn print_table(d: &Diff, out: &mut impl Write) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader that has gone away (`profil-report diff --json … | head -1`).
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn json_to_a_closed_pipe_is_a_broken_pipe_not_an_input_error() {
+        let side = SideSummary {
+            executable: "prog".into(),
+            gmon_files: vec!["a.gmon".into()],
+            seconds_per_run: 1.0,
+        };
+        let d = Diff {
+            test: "t".into(),
+            alpha: ALPHA,
+            base: side.clone(),
+            new: side,
+            rows: Vec::new(),
+        };
+        let e = write_json(&d, &mut ClosedPipe).unwrap_err();
+        assert!(e.is_broken_pipe(), "{e}");
+        // The table's writes were I/O errors already.
+        assert!(print_table(&d, &mut ClosedPipe)
+            .unwrap_err()
+            .is_broken_pipe());
+    }
 
     #[test]
     fn incomplete_beta_matches_known_values() {

@@ -1,10 +1,11 @@
 //! profil-report: the analyzer library behind the `profil-report` binary.
 //!
-//! `main.rs` only parses arguments. The subcommands that work on files are modules under
-//! [`cmd`], those that start programs under [`launch`], each with an `Args` struct (clap
-//! derive) and a `run` function writing to the writers it is given; the profile reports live
-//! under [`report`], built from the inputs [`profile`] reads, and rendered with [`render`]'s
-//! helpers.
+//! The binary only parses arguments: its `cli` module holds the clap derives and turns them
+//! into this library's typed requests. The subcommands that work on files are modules under
+//! [`cmd`] (and [`export`], [`diff`]), each taking a plain `Options` struct and writing to the
+//! writer it is given; those that start programs are under [`launch`] (which still take their
+//! clap `Args` structs: `run`, `demo`, `cargo profil`). The profile reports live under
+//! [`report`], built from the inputs [`profile`] reads, and rendered by [`render`].
 //!
 //! The runtime (runtime/) is built by `build.rs` and embedded in this library
 //! ([`cmd::artifacts`]), so that both binaries — `profil-report` and `cargo-profil`
@@ -17,7 +18,7 @@
 //!
 //! The plain report (`profil-report [OPTIONS] [FILE]...`) is asked for with a typed
 //! [`request::Request`] (which report: [`request::Mode`]; how it is written:
-//! [`request::Format`]) that `main.rs` builds from its clap arguments; [`report::run`] writes
+//! [`request::Format`]) that the binary's `cli` module builds; [`report::run`] writes
 //! to the writer it is given and returns its warnings for `main` to print. Its inputs are
 //! read by [`profile::input`]: without blocking on FIFOs, bounded for pipes and devices, and
 //! gmon files one at a time, so summing many large profiles holds one of them.
@@ -33,10 +34,16 @@
 //! runtime samples (`<profile>.stacks`, found beside each gmon file) are read by
 //! [`profile::stacks`]; from them the default report and the report across objects take each
 //! function's total (inclusive) time and a measured call graph ([`report::sampled_graph`])
-//! that replaces the estimate, and the exports their real stacks. JSON is written by hand in each report, with the string and number
-//! helpers of [`json`] in the default, lines, inline, call-graph, `dump` and `cargo profil`
-//! outputs; the objects and pcsample reports (`objects::print_rows`) escape their few strings
-//! themselves.
+//! that replaces the estimate, and the exports their real stacks.
+//!
+//! Every JSON output is written by `serde_json` from `#[derive(Serialize)]` structs whose
+//! fields fix the key order: the reports' and `dump`'s in the layout and number forms of
+//! [`render::json`], `diff --json` and the speedscope export in `serde_json`'s own. (`cargo
+//! profil` reads cargo's JSON with `serde_json` too.) Not yet: the default report, its call
+//! graphs (estimated and sampled) and `run`'s process list ([`render::default`],
+//! [`render::callgraph`], [`render::sampled_graph`], by hand with the helpers of [`json`]),
+//! and the rows with an object column (`report::objects::print_rows_with`, which escapes its
+//! own strings).
 //!
 //! [`export`] renders the profile for other tools (pprof, folded stacks and flame graphs,
 //! callgrind, speedscope) from its own narrow model ([`export::model::StackProfile`]:

@@ -15,6 +15,10 @@
 //! * `gmon.out` with a `gmon.out.objects` manifest next to it: one report across the
 //!   executable and its shared libraries ([`objects`]).
 //! * default: the better report ([`default`]).
+//!
+//! Each module builds its report as plain data and never prints: [`crate::render`] writes
+//! it as a table, JSON or CSV, and the modules' `run` functions only chain the two. (Not
+//! yet: the rows with an object column, printed by [`objects::print_rows`].)
 
 pub mod callgraph;
 pub mod compare;

@@ -1,5 +1,6 @@
 //! What a report run is asked for, as plain data: the binary builds a [`Request`] from its
-//! command line (clap stays in `main.rs`), tests and the fuzz target build one directly.
+//! command line (clap stays in the binary's `cli` module), tests and the fuzz target build one
+//! directly.
 
 use std::path::PathBuf;
 

@@ -16,8 +16,8 @@ use gmon::Target;
 use super::dump::{choose_target, parse_input, read_input};
 use crate::{Error, Result};
 
-/// Output format names on the command line.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+/// The formats `convert` and `merge` write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum To {
     /// GNU tagged format ("gmon" magic, version 1), what glibc writes.
     Gnu,
@@ -37,11 +37,10 @@ impl From<To> for OutputFormat {
     }
 }
 
-/// Arguments of `profil-report convert`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report convert` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// Output format.
-    #[arg(long, value_enum)]
     pub to: To,
     /// The gmon file to convert.
     pub input: PathBuf,
@@ -49,7 +48,6 @@ pub struct Args {
     pub output: PathBuf,
     /// The executable the profile belongs to (decides pointer size and byte order; guessed
     /// from the file without it).
-    #[arg(long, value_name = "PROG")]
     pub exe: Option<PathBuf>,
 }
 
@@ -125,7 +123,7 @@ pub fn report_notes(path: &Path, r: &WriteReport) -> Vec<String> {
 }
 
 /// Run the subcommand. Notes about adaptations go to `out`.
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
     let data = read_input(&args.input)?;
     let (target, _) = choose_target(args.exe.as_deref(), &data)?;
     let file = parse_input(&args.input, &data, target)?;

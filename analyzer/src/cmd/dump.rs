@@ -11,28 +11,26 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use gmon::read::BbLayout;
+use gmon::read::{BasicBlocks, BbLayout};
 use gmon::{Format, GmonFile, Target};
 use object::Object;
 use profil_symbols::file::FileBytes;
 
-use crate::json::{json_opt, json_str};
+use serde::Serialize;
+
 use crate::{Error, Result};
 
-/// Arguments of `profil-report dump`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report dump` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// The gmon file.
     pub file: PathBuf,
     /// The executable the profile belongs to: its ELF class and byte order decide how the
     /// file is decoded. Without it, both are guessed from the file (and the dump says so).
-    #[arg(long, value_name = "PROG")]
     pub exe: Option<PathBuf>,
     /// Machine-readable output (one JSON object, every bin included).
-    #[arg(long)]
     pub json: bool,
     /// List every bin, zeros included (text output lists only non-zero bins).
-    #[arg(long)]
     pub all_bins: bool,
 }
 
@@ -84,17 +82,16 @@ pub fn parse_input<'a>(path: &Path, data: &'a [u8], target: Target) -> Result<Gm
 }
 
 /// Run the subcommand.
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
     let data = read_input(&args.file)?;
     let (target, source) = choose_target(args.exe.as_deref(), &data)?;
     let file = parse_input(&args.file, &data, target)?;
-    let text = if args.json {
-        json(&args.file, &file, &source)
+    if args.json {
+        json(&args.file, &file, &source, out)
     } else {
-        text(&args.file, &file, &source, args.all_bins)
-    };
-    out.write_all(text.as_bytes())?;
-    Ok(())
+        out.write_all(text(&args.file, &file, &source, args.all_bins).as_bytes())?;
+        Ok(())
+    }
 }
 
 fn format_key(f: Format) -> &'static str {
@@ -259,92 +256,142 @@ pub fn text(path: &Path, f: &GmonFile<'_>, source: &TargetSource, all_bins: bool
     s
 }
 
-/// The JSON dump: one object, every bin included.
-pub fn json(path: &Path, f: &GmonFile<'_>, source: &TargetSource) -> String {
-    let mut s = String::new();
+/// `--json`: the file's fields, then every record.
+#[derive(Serialize)]
+struct Json<'a> {
+    file: String,
+    bytes: u64,
+    format: &'static str,
+    version: Option<u32>,
+    pointer_size: usize,
+    endian: String,
+    target_source: &'static str,
+    executable: Option<String>,
+    header_bytes: usize,
+    ncnt: Option<u32>,
+    total_samples: u64,
+    total_calls: u128,
+    trailing_bytes: u64,
+    histograms: Vec<JsonHistogram<'a>>,
+    arcs: Vec<JsonArc>,
+    basic_blocks: Vec<JsonBlocks<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonHistogram<'a> {
+    offset: u64,
+    low_pc: u64,
+    high_pc: u64,
+    hist_size: u32,
+    bytes_per_bin: f64,
+    prof_rate: Option<u32>,
+    dimension: String,
+    dimension_abbrev: String,
+    samples: u64,
+    bins_offset: u64,
+    /// Every bin, zeros included.
+    bins: Seq<&'a gmon::read::Bins<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonArc {
+    offset: u64,
+    from_pc: u64,
+    self_pc: u64,
+    count: u64,
+}
+
+#[derive(Serialize)]
+struct JsonBlocks<'a> {
+    offset: u64,
+    nblocks: u32,
+    /// 0 or 1 (the GNU file version that wrote it).
+    layout: u8,
+    /// `[address, count]` pairs.
+    blocks: Seq<&'a BasicBlocks<'a>>,
+}
+
+/// A sequence written from an iterator as it goes (no copy of every bin).
+struct Seq<T>(T);
+
+impl Serialize for Seq<&gmon::read::Bins<'_>> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
+}
+
+impl Serialize for Seq<&BasicBlocks<'_>> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.blocks().map(|(addr, count)| [addr, count]))
+    }
+}
+
+/// The JSON dump: one object on one line, every bin included.
+pub fn json(
+    path: &Path,
+    f: &GmonFile<'_>,
+    source: &TargetSource,
+    out: &mut impl Write,
+) -> Result<()> {
     let version = match f.format() {
-        Format::Gnu { version } => version.to_string(),
-        _ => "null".to_string(),
+        Format::Gnu { version } => Some(version),
+        _ => None,
     };
-    let (src, exe) = match source {
-        TargetSource::Executable(p) => ("executable", json_str(&p.display().to_string())),
-        TargetSource::Guessed => ("guessed", "null".to_string()),
+    let (target_source, executable) = match source {
+        TargetSource::Executable(p) => ("executable", Some(p.display().to_string())),
+        TargetSource::Guessed => ("guessed", None),
     };
-    let _ = write!(
-        s,
-        "{{\"file\":{},\"bytes\":{},\"format\":\"{}\",\"version\":{},\"pointer_size\":{},\"endian\":\"{}\",\"target_source\":\"{}\",\"executable\":{},\"header_bytes\":{},\"ncnt\":{},\"total_samples\":{},\"total_calls\":{},\"trailing_bytes\":{},",
-        json_str(&path.display().to_string()),
-        f.len,
-        format_key(f.format()),
+    let json = Json {
+        file: path.display().to_string(),
+        bytes: f.len,
+        format: format_key(f.format()),
         version,
-        f.target.ptr_size.bytes(),
-        f.target.endian,
-        src,
-        exe,
-        f.header.header_bytes,
-        json_opt(f.header.ncnt),
-        f.total_samples(),
-        f.total_calls(),
-        f.trailing_bytes
-    );
-    s.push_str("\"histograms\":[");
-    for (n, h) in f.histograms.iter().enumerate() {
-        if n > 0 {
-            s.push(',');
-        }
-        let _ = write!(
-            s,
-            "{{\"offset\":{},\"low_pc\":{},\"high_pc\":{},\"hist_size\":{},\"bytes_per_bin\":{},\"prof_rate\":{},\"dimension\":{},\"dimension_abbrev\":{},\"samples\":{},\"bins_offset\":{},\"bins\":[",
-            h.offset,
-            h.low_pc,
-            h.high_pc,
-            h.hist_size,
-            h.bytes_per_bin(),
-            json_opt(h.prof_rate),
-            json_str(&dimension_str(&h.dimension)),
-            json_str(&(h.dimension.abbrev as char).to_string()),
-            h.bins.total(),
-            h.bins_offset
-        );
-        for (i, b) in h.bins.iter().enumerate() {
-            if i > 0 {
-                s.push(',');
-            }
-            let _ = write!(s, "{b}");
-        }
-        s.push_str("]}");
-    }
-    s.push_str("],\"arcs\":[");
-    for (n, a) in f.arcs.iter().enumerate() {
-        if n > 0 {
-            s.push(',');
-        }
-        let _ = write!(
-            s,
-            "{{\"offset\":{},\"from_pc\":{},\"self_pc\":{},\"count\":{}}}",
-            a.offset, a.from_pc, a.self_pc, a.count
-        );
-    }
-    s.push_str("],\"basic_blocks\":[");
-    for (n, bb) in f.basic_blocks.iter().enumerate() {
-        if n > 0 {
-            s.push(',');
-        }
-        let _ = write!(
-            s,
-            "{{\"offset\":{},\"nblocks\":{},\"layout\":{},\"blocks\":[",
-            bb.offset,
-            bb.nblocks,
-            if bb.layout == BbLayout::V0 { 0 } else { 1 }
-        );
-        for (i, (addr, count)) in bb.blocks().enumerate() {
-            if i > 0 {
-                s.push(',');
-            }
-            let _ = write!(s, "[{addr},{count}]");
-        }
-        s.push_str("]}");
-    }
-    s.push_str("]}\n");
-    s
+        pointer_size: f.target.ptr_size.bytes(),
+        endian: f.target.endian.to_string(),
+        target_source,
+        executable,
+        header_bytes: f.header.header_bytes,
+        ncnt: f.header.ncnt,
+        total_samples: f.total_samples(),
+        total_calls: f.total_calls(),
+        trailing_bytes: f.trailing_bytes,
+        histograms: f
+            .histograms
+            .iter()
+            .map(|h| JsonHistogram {
+                offset: h.offset,
+                low_pc: h.low_pc,
+                high_pc: h.high_pc,
+                hist_size: h.hist_size,
+                bytes_per_bin: h.bytes_per_bin(),
+                prof_rate: h.prof_rate,
+                dimension: dimension_str(&h.dimension),
+                dimension_abbrev: (h.dimension.abbrev as char).to_string(),
+                samples: h.bins.total(),
+                bins_offset: h.bins_offset,
+                bins: Seq(&h.bins),
+            })
+            .collect(),
+        arcs: f
+            .arcs
+            .iter()
+            .map(|a| JsonArc {
+                offset: a.offset,
+                from_pc: a.from_pc,
+                self_pc: a.self_pc,
+                count: a.count,
+            })
+            .collect(),
+        basic_blocks: f
+            .basic_blocks
+            .iter()
+            .map(|bb| JsonBlocks {
+                offset: bb.offset,
+                nblocks: bb.nblocks,
+                layout: if bb.layout == BbLayout::V0 { 0 } else { 1 },
+                blocks: Seq(bb),
+            })
+            .collect(),
+    };
+    crate::render::json::write_compact(out, &json)
 }

@@ -15,10 +15,6 @@ use std::io::Write;
 use super::artifacts::{self, Kind};
 use crate::{Error, Result};
 
-/// Arguments of `profil-report link-args` (none).
-#[derive(clap::Args, Debug)]
-pub struct Args {}
-
 /// The words, one string.
 pub fn words() -> Result<String> {
     let path = artifacts::materialize(Kind::Object)?;
@@ -38,7 +34,7 @@ pub fn words() -> Result<String> {
 }
 
 /// Run the subcommand.
-pub fn run(_args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(out: &mut impl Write) -> Result<()> {
     writeln!(out, "{}", words()?)?;
     Ok(())
 }

@@ -14,26 +14,22 @@ use super::convert::{report_notes, write_profile, To};
 use super::dump::{choose_target, parse_input, read_input};
 use crate::{Error, Result};
 
-/// Arguments of `profil-report merge`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report merge` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// Where to write the sum (replaced atomically).
-    #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// The gmon files to sum, in order (order matters to gprof's rules, as it does to gprof).
-    #[arg(required = true, value_name = "IN")]
     pub inputs: Vec<PathBuf>,
     /// The executable the profiles belong to (decides pointer size and byte order; guessed
     /// from the first file without it).
-    #[arg(long, value_name = "PROG")]
     pub exe: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "gnu")]
     pub to: To,
 }
 
 /// Run the subcommand. Notes about adaptations go to `out`.
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
     let mut profile = Profile::new();
     let mut target = None;
     for path in &args.inputs {

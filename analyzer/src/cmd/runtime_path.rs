@@ -14,11 +14,10 @@ use std::path::Path;
 use super::artifacts::{self, Kind};
 use crate::{Error, Result};
 
-/// Arguments of `profil-report runtime-path`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report runtime-path` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// Print the shared object's path (for LD_PRELOAD) instead of the relocatable object's.
-    #[arg(long)]
     pub shared: bool,
 }
 
@@ -38,7 +37,7 @@ fn non_empty(s: &'static str) -> Option<&'static Path> {
 }
 
 /// Run the subcommand: print the cached artifact's path, or fail if this binary has none.
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
     let kind = if args.shared {
         Kind::Shared
     } else {

@@ -30,7 +30,7 @@ use crate::report::parse_exe;
 use crate::{Error, Result};
 
 /// An export format.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Gzipped profile.proto (go tool pprof, Pyroscope, Parca).
     Pprof,
@@ -44,17 +44,14 @@ pub enum Format {
     Speedscope,
 }
 
-/// Arguments of `profil-report export`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// What `profil-report export` is asked for (the binary builds it from its command line).
+#[derive(Debug, Clone)]
+pub struct Options {
     /// Output format.
-    #[arg(long, value_enum)]
     pub to: Format,
     /// Where to write it (`-` for standard output).
-    #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// gmon files (summed) and the executable, in any order.
-    #[arg(required = true, value_name = "FILES")]
     pub files: Vec<PathBuf>,
 }
 
@@ -96,23 +93,21 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
-/// Run the subcommand: warnings go to stderr; `out` is standard output (for `-o -`).
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+/// Run the subcommand (`out` is standard output, for `-o -`); return the warnings for the
+/// user (the caller prints them).
+pub fn run(args: &Options, out: &mut impl Write) -> Result<Vec<String>> {
     let inputs = load_inputs(&args.files)?;
     let image = parse_exe(&inputs.exe)?;
     let gmons: Vec<_> = inputs.gmons.iter().collect();
     let profile = model::build(&inputs.exe, &image, &gmons)?;
-    for w in &profile.warnings {
-        eprintln!("profil-report: warning: {w}");
-    }
     let mut buf = Vec::new();
     render(&profile, args.to, &mut buf)?;
     if args.output == Path::new("-") {
         out.write_all(&buf)?;
-        Ok(())
     } else {
-        write_atomically(&args.output, &buf)
+        write_atomically(&args.output, &buf)?;
     }
+    Ok(profile.warnings)
 }
 
 #[cfg(test)]

@@ -46,6 +46,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use serde::Deserialize;
+
 use super::run::{self, Launch};
 use crate::cmd::artifacts::{self, Kind};
 use crate::{Error, Result};
@@ -178,18 +180,59 @@ impl Target {
     }
 }
 
+/// What `cargo profil` reads of `cargo metadata --no-deps --format-version 1` (every other
+/// field is ignored).
+#[derive(Debug, Deserialize)]
+pub struct Metadata {
+    /// The workspace's packages.
+    pub packages: Vec<Package>,
+}
+
+/// A package of [`Metadata`].
+#[derive(Debug, Deserialize)]
+pub struct Package {
+    /// Its name.
+    pub name: String,
+    /// Its `Cargo.toml`.
+    pub manifest_path: PathBuf,
+    /// Its targets (libraries, binaries, examples, ...).
+    pub targets: Vec<CargoTarget>,
+    /// `package.default-run`.
+    #[serde(default)]
+    pub default_run: Option<String>,
+}
+
+/// A target of a [`Package`] or of a [`Message`].
+#[derive(Debug, Deserialize)]
+pub struct CargoTarget {
+    /// Its name.
+    pub name: String,
+    /// `bin`, `example`, `lib`, ...
+    #[serde(default)]
+    pub kind: Vec<String>,
+}
+
+/// What `cargo profil` reads of one of cargo's `--message-format=json` lines.
+#[derive(Debug, Deserialize)]
+pub struct Message {
+    /// `compiler-artifact`, `build-finished`, ...
+    pub reason: String,
+    /// The target a `compiler-artifact` is of.
+    #[serde(default)]
+    pub target: Option<CargoTarget>,
+    /// The executable it built, if any.
+    #[serde(default)]
+    pub executable: Option<PathBuf>,
+}
+
 /// The package and target to build, from `cargo metadata --no-deps` output.
 pub fn choose_target(
-    metadata: &json::Value,
+    metadata: &Metadata,
     cwd: &Path,
     package: Option<&str>,
     bin: Option<&str>,
     example: Option<&str>,
 ) -> Result<(String, Target)> {
-    let packages = metadata
-        .get("packages")
-        .and_then(json::Value::as_array)
-        .ok_or_else(|| Error::input("cargo profil: `cargo metadata` printed no packages"))?;
     struct Pkg<'a> {
         name: &'a str,
         dir: PathBuf,
@@ -197,34 +240,24 @@ pub fn choose_target(
         examples: Vec<&'a str>,
         default_run: Option<&'a str>,
     }
-    let pkgs: Vec<Pkg<'_>> = packages
+    let pkgs: Vec<Pkg<'_>> = metadata
+        .packages
         .iter()
         .filter_map(|p| {
-            let name = p.get("name")?.as_str()?;
-            let dir = Path::new(p.get("manifest_path")?.as_str()?)
-                .parent()?
-                .to_owned();
-            let targets = p.get("targets")?.as_array()?;
+            let dir = p.manifest_path.parent()?.to_owned();
             let of_kind = |kind: &str| -> Vec<&str> {
-                targets
+                p.targets
                     .iter()
-                    .filter(|t| {
-                        t.get("kind")
-                            .and_then(json::Value::as_array)
-                            .is_some_and(|k| k.iter().any(|k| k.as_str() == Some(kind)))
-                    })
-                    .filter_map(|t| t.get("name")?.as_str())
+                    .filter(|t| t.kind.iter().any(|k| k == kind))
+                    .map(|t| t.name.as_str())
                     .collect()
             };
-            let bins = of_kind("bin");
-            let examples = of_kind("example");
-            let default_run = p.get("default_run").and_then(json::Value::as_str);
             Some(Pkg {
-                name,
+                name: &p.name,
                 dir,
-                bins,
-                examples,
-                default_run,
+                bins: of_kind("bin"),
+                examples: of_kind("example"),
+                default_run: p.default_run.as_deref(),
             })
         })
         .collect();
@@ -311,15 +344,10 @@ pub fn choose_target(
 pub fn executable_from_messages(messages: &str, bin: &str) -> Option<PathBuf> {
     messages
         .lines()
-        .filter_map(|l| json::parse(l).ok())
-        .filter(|m| m.get("reason").and_then(json::Value::as_str) == Some("compiler-artifact"))
-        .filter(|m| {
-            m.get("target")
-                .and_then(|t| t.get("name"))
-                .and_then(json::Value::as_str)
-                == Some(bin)
-        })
-        .filter_map(|m| m.get("executable")?.as_str().map(PathBuf::from))
+        .filter_map(|l| serde_json::from_str::<Message>(l).ok())
+        .filter(|m| m.reason == "compiler-artifact")
+        .filter(|m| m.target.as_ref().is_some_and(|t| t.name == bin))
+        .filter_map(|m| m.executable)
         .next_back()
 }
 
@@ -368,7 +396,7 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
             "cargo profil: `cargo metadata` failed (is this a cargo project? see above)",
         ));
     }
-    let meta = json::parse(&String::from_utf8_lossy(&meta.stdout))
+    let meta: Metadata = serde_json::from_slice(&meta.stdout)
         .map_err(|e| Error::input(format!("cargo profil: cannot read `cargo metadata`: {e}")))?;
     let (package, target) = choose_target(
         &meta,
@@ -439,258 +467,6 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8
     args.profile.profile_and_report(&launch, out, err)
 }
 
-/// Just enough JSON to read cargo's output: a strict parser with a depth limit.
-pub mod json {
-    use std::collections::BTreeMap;
-
-    /// A JSON value.
-    #[derive(Debug, Clone, PartialEq)]
-    pub enum Value {
-        /// `null`.
-        Null,
-        /// `true` / `false`.
-        Bool(bool),
-        /// A number.
-        Number(f64),
-        /// A string.
-        String(String),
-        /// An array.
-        Array(Vec<Value>),
-        /// An object.
-        Object(BTreeMap<String, Value>),
-    }
-
-    impl Value {
-        /// Member of an object.
-        pub fn get(&self, key: &str) -> Option<&Value> {
-            match self {
-                Value::Object(m) => m.get(key),
-                _ => None,
-            }
-        }
-        /// As a string.
-        pub fn as_str(&self) -> Option<&str> {
-            match self {
-                Value::String(s) => Some(s),
-                _ => None,
-            }
-        }
-        /// As an array.
-        pub fn as_array(&self) -> Option<&[Value]> {
-            match self {
-                Value::Array(a) => Some(a),
-                _ => None,
-            }
-        }
-    }
-
-    const MAX_DEPTH: usize = 128;
-
-    /// Parse one JSON text.
-    pub fn parse(text: &str) -> Result<Value, String> {
-        let mut p = Parser {
-            s: text.as_bytes(),
-            i: 0,
-        };
-        let v = p.value(0)?;
-        p.ws();
-        if p.i != p.s.len() {
-            return Err(format!("trailing characters at byte {}", p.i));
-        }
-        Ok(v)
-    }
-
-    struct Parser<'a> {
-        s: &'a [u8],
-        i: usize,
-    }
-
-    impl Parser<'_> {
-        fn ws(&mut self) {
-            while matches!(self.s.get(self.i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-                self.i += 1;
-            }
-        }
-        fn err<T>(&self, what: &str) -> Result<T, String> {
-            Err(format!("{what} at byte {}", self.i))
-        }
-        fn eat(&mut self, lit: &str) -> Result<(), String> {
-            if self.s[self.i..].starts_with(lit.as_bytes()) {
-                self.i += lit.len();
-                Ok(())
-            } else {
-                self.err("unexpected character")
-            }
-        }
-        fn value(&mut self, depth: usize) -> Result<Value, String> {
-            if depth > MAX_DEPTH {
-                return self.err("nesting too deep");
-            }
-            self.ws();
-            match self.s.get(self.i) {
-                Some(b'n') => self.eat("null").map(|_| Value::Null),
-                Some(b't') => self.eat("true").map(|_| Value::Bool(true)),
-                Some(b'f') => self.eat("false").map(|_| Value::Bool(false)),
-                Some(b'"') => self.string().map(Value::String),
-                Some(b'[') => {
-                    self.i += 1;
-                    let mut items = Vec::new();
-                    self.ws();
-                    if self.s.get(self.i) == Some(&b']') {
-                        self.i += 1;
-                        return Ok(Value::Array(items));
-                    }
-                    loop {
-                        items.push(self.value(depth + 1)?);
-                        self.ws();
-                        match self.s.get(self.i) {
-                            Some(b',') => self.i += 1,
-                            Some(b']') => {
-                                self.i += 1;
-                                return Ok(Value::Array(items));
-                            }
-                            _ => return self.err("expected , or ]"),
-                        }
-                    }
-                }
-                Some(b'{') => {
-                    self.i += 1;
-                    let mut map = BTreeMap::new();
-                    self.ws();
-                    if self.s.get(self.i) == Some(&b'}') {
-                        self.i += 1;
-                        return Ok(Value::Object(map));
-                    }
-                    loop {
-                        self.ws();
-                        if self.s.get(self.i) != Some(&b'"') {
-                            return self.err("expected a key");
-                        }
-                        let k = self.string()?;
-                        self.ws();
-                        if self.s.get(self.i) != Some(&b':') {
-                            return self.err("expected :");
-                        }
-                        self.i += 1;
-                        let v = self.value(depth + 1)?;
-                        map.insert(k, v);
-                        self.ws();
-                        match self.s.get(self.i) {
-                            Some(b',') => self.i += 1,
-                            Some(b'}') => {
-                                self.i += 1;
-                                return Ok(Value::Object(map));
-                            }
-                            _ => return self.err("expected , or }"),
-                        }
-                    }
-                }
-                Some(b'-' | b'0'..=b'9') => {
-                    let start = self.i;
-                    while matches!(
-                        self.s.get(self.i),
-                        Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
-                    ) {
-                        self.i += 1;
-                    }
-                    std::str::from_utf8(&self.s[start..self.i])
-                        .ok()
-                        .and_then(|t| t.parse().ok())
-                        .map(Value::Number)
-                        .map_or_else(|| self.err("bad number"), Ok)
-                }
-                _ => self.err("unexpected character"),
-            }
-        }
-        fn hex4(&mut self) -> Result<u32, String> {
-            let h = self
-                .s
-                .get(self.i..self.i + 4)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u32::from_str_radix(h, 16).ok());
-            match h {
-                Some(v) => {
-                    self.i += 4;
-                    Ok(v)
-                }
-                None => self.err("bad \\u escape"),
-            }
-        }
-        fn string(&mut self) -> Result<String, String> {
-            self.i += 1; // opening quote
-            let mut out = String::new();
-            loop {
-                let start = self.i;
-                while !matches!(self.s.get(self.i), None | Some(b'"' | b'\\')) {
-                    self.i += 1;
-                }
-                match std::str::from_utf8(&self.s[start..self.i]) {
-                    Ok(t) => out.push_str(t),
-                    Err(_) => return self.err("invalid UTF-8"),
-                }
-                match self.s.get(self.i) {
-                    Some(b'"') => {
-                        self.i += 1;
-                        return Ok(out);
-                    }
-                    Some(b'\\') => {
-                        self.i += 1;
-                        let c = self.s.get(self.i).copied();
-                        self.i += 1;
-                        match c {
-                            Some(b'"') => out.push('"'),
-                            Some(b'\\') => out.push('\\'),
-                            Some(b'/') => out.push('/'),
-                            Some(b'b') => out.push('\u{8}'),
-                            Some(b'f') => out.push('\u{c}'),
-                            Some(b'n') => out.push('\n'),
-                            Some(b'r') => out.push('\r'),
-                            Some(b't') => out.push('\t'),
-                            Some(b'u') => {
-                                let mut cp = self.hex4()?;
-                                if (0xd800..0xdc00).contains(&cp)
-                                    && self.s[self.i..].starts_with(b"\\u")
-                                {
-                                    self.i += 2;
-                                    let lo = self.hex4()?;
-                                    cp = 0x10000
-                                        + ((cp - 0xd800) << 10)
-                                        + (lo.wrapping_sub(0xdc00) & 0x3ff);
-                                }
-                                out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
-                            }
-                            _ => return self.err("bad escape"),
-                        }
-                    }
-                    _ => return self.err("unterminated string"),
-                }
-            }
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn parses_cargo_like_messages() {
-            let v = parse(
-                r#"{"reason":"compiler-artifact","target":{"name":"a b","kind":["bin"]},"executable":"/t/a\"b\\c\u00e9","n":[1,-2.5e3,true,null]}"#,
-            )
-            .unwrap();
-            assert_eq!(v.get("executable").unwrap().as_str(), Some("/t/a\"b\\cé"));
-            assert_eq!(
-                v.get("n").unwrap().as_array().unwrap()[1],
-                Value::Number(-2500.0)
-            );
-            assert!(parse("{\"a\":1,}").is_err());
-            assert!(parse("[1] x").is_err());
-            assert!(parse(&"[".repeat(1000)).is_err());
-            assert!(parse("\"abc").is_err());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -737,7 +513,7 @@ mod tests {
 
     #[test]
     fn chooses_package_and_binary_like_cargo_run() {
-        let m = json::parse(META).unwrap();
+        let m: Metadata = serde_json::from_str(META).unwrap();
         let c = |cwd: &str, p: Option<&str>, b: Option<&str>| {
             choose_target(&m, Path::new(cwd), p, b, None)
                 .map(|(p, t)| (p, t.name().to_string()))

@@ -16,8 +16,6 @@ use super::default::Report;
 use super::Inputs;
 use crate::gprof::Options;
 use crate::profile::OUTSIDE;
-use crate::render::table::Table;
-use crate::render::units::human_seconds;
 use crate::{Error, Result};
 
 /// One row of gprof's flat profile.
@@ -92,13 +90,46 @@ fn run_gprof(inputs: &Inputs) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Print the comparison.
-pub fn run(
-    report: &Report,
-    inputs: &Inputs,
-    image: &ElfImage<'_>,
-    out: &mut impl Write,
-) -> Result<()> {
+/// One row of the comparison: a function whose self time differs from gprof's (by a
+/// hundredth of a second or more, or that gprof prints under another name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareRow {
+    /// The function (our name, or gprof's for a row only gprof has).
+    pub function: String,
+    /// Our self seconds (None: a row only gprof has).
+    pub ours: Option<f64>,
+    /// gprof's self seconds (None: gprof does not list it).
+    pub gprof: Option<f64>,
+    /// Ours minus gprof's.
+    pub difference: f64,
+    /// Why they differ (empty: rounding, gprof prints hundredths).
+    pub why: Vec<String>,
+}
+
+/// The comparison with gprof.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// Executable path.
+    pub executable: String,
+    /// Samples per second.
+    pub hz: u32,
+    /// All samples.
+    pub total_samples: u64,
+    /// The functions whose times differ, ours first (in our order), then gprof's only.
+    pub rows: Vec<CompareRow>,
+    /// The sum of gprof's rows.
+    pub gprof_total_seconds: f64,
+}
+
+impl Comparison {
+    /// All samples in seconds.
+    pub fn total_seconds(&self) -> f64 {
+        self.total_samples as f64 / f64::from(self.hz)
+    }
+}
+
+/// Run the installed gprof on the inputs and compare its flat profile with `report`.
+pub fn build(report: &Report, inputs: &Inputs, image: &ElfImage<'_>) -> Result<Comparison> {
     let gprof_text = run_gprof(inputs)?;
     let gprof_rows = parse_gprof_flat(&gprof_text);
     let emulation = crate::report::gprof_analysis(inputs, image, Options::default()).ok();
@@ -110,9 +141,7 @@ pub fn run(
     let mut matched: HashMap<&str, bool> = HashMap::new();
     // gprof's name -> our functions whose samples it takes.
     let mut absorbed: HashMap<String, Vec<String>> = HashMap::new();
-    let mut b = Table::new();
-    b.row(["function", "ours", "gprof", "difference", "why"]);
-    let mut explained = 0usize;
+    let mut rows = Vec::new();
     for r in &report.rows {
         let ours = r.samples / hz;
         let demangled_aliases: Vec<String> = r
@@ -181,60 +210,49 @@ pub fn run(
         if diff.abs() < 0.005 && shown_as.is_none() {
             continue;
         }
-        explained += 1;
-        b.row([
-            r.name.clone(),
-            human_seconds(ours),
-            g.map(|g| format!("{:.2} s", g.self_seconds))
-                .unwrap_or_else(|| "-".into()),
-            format!("{:+.3} s", diff),
-            if why.is_empty() {
-                "rounding (gprof prints hundredths)".into()
-            } else {
-                why.join("; ")
-            },
-        ]);
+        rows.push(CompareRow {
+            function: r.name.clone(),
+            ours: Some(ours),
+            gprof: g.map(|g| g.self_seconds),
+            difference: diff,
+            why,
+        });
     }
     for g in &gprof_rows {
         if matched.contains_key(g.name.as_str()) || g.self_seconds < 0.005 {
             continue;
         }
-        explained += 1;
-        b.row([
-            g.name.clone(),
-            "-".into(),
-            format!("{:.2} s", g.self_seconds),
-            format!("{:+.3} s", -g.self_seconds),
-            match absorbed.get(&g.name) {
+        rows.push(CompareRow {
+            function: g.name.clone(),
+            ours: None,
+            gprof: Some(g.self_seconds),
+            difference: -g.self_seconds,
+            why: vec![match absorbed.get(&g.name) {
                 Some(names) => format!(
                     "gprof's range for this symbol also holds {}, which gprof does not list",
                     names.join(", ")
                 ),
                 None => "gprof's range for this symbol covers code that belongs to other functions or to no function".into(),
-            },
-        ]);
+            }],
+        });
     }
-    writeln!(
-        out,
-        "Comparison with GNU gprof for {} ({} samples at {} Hz):",
-        report.executable, report.total_samples, report.hz
-    )?;
-    if explained == 0 {
-        writeln!(
-            out,
-            "every function's self time agrees with gprof to the hundredth of a second."
-        )?;
-        return Ok(());
-    }
-    writeln!(out, "{}", b.render(0))?;
-    let gsum: f64 = gprof_rows.iter().map(|g| g.self_seconds).sum();
-    writeln!(
-        out,
-        "total: ours {} (every sample once), gprof's rows {:.2} s",
-        human_seconds(report.total_samples as f64 / hz),
-        gsum
-    )?;
-    Ok(())
+    Ok(Comparison {
+        executable: report.executable.clone(),
+        hz: report.hz,
+        total_samples: report.total_samples,
+        rows,
+        gprof_total_seconds: gprof_rows.iter().map(|g| g.self_seconds).sum(),
+    })
+}
+
+/// Run gprof, compare, and print the comparison ([`crate::render::compare`]).
+pub fn run(
+    report: &Report,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    out: &mut impl Write,
+) -> Result<()> {
+    crate::render::compare::table(&build(report, inputs, image)?, out)
 }
 
 #[cfg(test)]

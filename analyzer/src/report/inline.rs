@@ -37,10 +37,7 @@ use profil_symbols::ElfImage;
 
 use super::lines::read_histograms;
 use super::Inputs;
-use crate::json::{json_list, json_str};
 use crate::profile::OUTSIDE;
-use crate::render::table::Table;
-use crate::render::units::human_seconds;
 use crate::request::Format;
 use crate::Result;
 
@@ -97,6 +94,23 @@ pub struct InlineReport {
     pub functions: Vec<FunctionRow>,
     /// By chain, most samples first.
     pub chains: Vec<ChainRow>,
+}
+
+impl InlineReport {
+    /// All samples in seconds.
+    pub fn total_seconds(&self) -> f64 {
+        self.total_samples as f64 / f64::from(self.hz)
+    }
+
+    /// `samples` as a percentage of all samples.
+    pub fn percent(&self, samples: f64) -> f64 {
+        100.0 * samples / self.total_samples.max(1) as f64
+    }
+
+    /// `samples` in seconds.
+    pub fn seconds(&self, samples: f64) -> f64 {
+        samples / f64::from(self.hz)
+    }
 }
 
 /// Compute the inline report.
@@ -226,185 +240,13 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
     })
 }
 
-/// A chain as text: `outer > inner (inlined at file:line) > …`.
-pub fn chain_text(steps: &[Step]) -> String {
-    steps
-        .iter()
-        .map(|s| match &s.call_site {
-            Some(site) => format!("{} (at {site})", display_name(&s.raw_name)),
-            None => display_name(&s.raw_name).into_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join(" > ")
-}
-
-fn samples_text(s: f64) -> String {
-    crate::render::units::samples(s)
-}
-
-fn print_table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
-    let hz = f64::from(rep.hz);
-    let total = rep.total_samples.max(1) as f64;
-    writeln!(
-        out,
-        "Self time by source function of {}, inlined copies included: {} samples at {} Hz = {} of CPU time",
-        rep.executable,
-        rep.total_samples,
-        rep.hz,
-        human_seconds(rep.total_samples as f64 / hz)
-    )?;
-    writeln!(out)?;
-    let mut b = Table::new();
-    b.row([
-        "%",
-        "self",
-        "samples",
-        "inlined",
-        "inclusive",
-        "copies",
-        "function",
-        "inlined into",
-    ]);
-    for r in &rep.functions {
-        b.row([
-            format!("{:.2}", 100.0 * r.samples / total),
-            human_seconds(r.samples / hz),
-            samples_text(r.samples),
-            samples_text(r.inlined_samples),
-            samples_text(r.inclusive_samples),
-            r.copies.to_string(),
-            r.name.clone(),
-            r.inlined_into.join(", "),
-        ]);
-    }
-    writeln!(out, "{}", b.render(6))?;
-    writeln!(
-        out,
-        "inlined: samples in inlined copies; inclusive: samples of every chain the function is in."
-    )?;
-    writeln!(out)?;
-    writeln!(out, "By inline chain (outermost function first):")?;
-    writeln!(out)?;
-    let mut b = Table::new();
-    b.row(["%", "self", "samples", "chain"]);
-    for c in &rep.chains {
-        b.row([
-            format!("{:.2}", 100.0 * c.samples / total),
-            human_seconds(c.samples / hz),
-            samples_text(c.samples),
-            chain_text(&c.steps),
-        ]);
-    }
-    writeln!(out, "{}", b.render(3))?;
-    Ok(())
-}
-
-/// The CSV header (the function-row fields, in order).
-pub const CSV_FIELDS: [&str; 10] = [
-    "rank",
-    "function",
-    "raw_name",
-    "percent",
-    "self_seconds",
-    "samples",
-    "inlined_samples",
-    "inclusive_samples",
-    "copies",
-    "inlined_into",
-];
-
-fn print_json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
-    let hz = f64::from(rep.hz);
-    let total = rep.total_samples.max(1) as f64;
-    writeln!(out, "{{")?;
-    writeln!(out, "  \"executable\": {},", json_str(&rep.executable))?;
-    writeln!(out, "  \"gmon_files\": {},", json_list(&rep.gmon_files))?;
-    writeln!(out, "  \"hz\": {},", rep.hz)?;
-    writeln!(out, "  \"total_samples\": {},", rep.total_samples)?;
-    writeln!(
-        out,
-        "  \"total_seconds\": {},",
-        rep.total_samples as f64 / hz
-    )?;
-    writeln!(out, "  \"functions\": [")?;
-    for (i, r) in rep.functions.iter().enumerate() {
-        writeln!(
-            out,
-            "    {{\"rank\": {}, \"function\": {}, \"raw_name\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}, \"inlined_samples\": {}, \"inclusive_samples\": {}, \"copies\": {}, \"inlined_into\": {}}}{}",
-            i + 1,
-            json_str(&r.name),
-            json_str(&r.raw_name),
-            100.0 * r.samples / total,
-            r.samples / hz,
-            r.samples,
-            r.inlined_samples,
-            r.inclusive_samples,
-            r.copies,
-            json_list(&r.inlined_into),
-            if i + 1 < rep.functions.len() { "," } else { "" }
-        )?;
-    }
-    writeln!(out, "  ],")?;
-    writeln!(out, "  \"chains\": [")?;
-    for (i, c) in rep.chains.iter().enumerate() {
-        let names: Vec<String> = c
-            .steps
-            .iter()
-            .map(|s| display_name(&s.raw_name).into_owned())
-            .collect();
-        let sites: Vec<String> = c
-            .steps
-            .iter()
-            .skip(1)
-            .map(|s| s.call_site.clone().unwrap_or_default())
-            .collect();
-        writeln!(
-            out,
-            "    {{\"rank\": {}, \"chain\": {}, \"call_sites\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}}}{}",
-            i + 1,
-            json_list(&names),
-            json_list(&sites),
-            100.0 * c.samples / total,
-            c.samples / hz,
-            c.samples,
-            if i + 1 < rep.chains.len() { "," } else { "" }
-        )?;
-    }
-    writeln!(out, "  ]")?;
-    writeln!(out, "}}")?;
-    Ok(())
-}
-
-/// Print the inline report (tables, `--json` or `--csv`).
+/// Build the inline report and write it (tables, `--json` or `--csv`) with
+/// [`crate::render::inline`].
 pub fn run(
     format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
-    let rep = build(inputs, image)?;
-    if format == Format::Json {
-        print_json(&rep, out)?;
-    } else if format == Format::Csv {
-        let hz = f64::from(rep.hz);
-        let total = rep.total_samples.max(1) as f64;
-        let rows = rep.functions.iter().enumerate().map(|(i, r)| {
-            [
-                (i + 1).to_string(),
-                r.name.clone(),
-                r.raw_name.clone(),
-                format!("{}", 100.0 * r.samples / total),
-                format!("{}", r.samples / hz),
-                format!("{}", r.samples),
-                format!("{}", r.inlined_samples),
-                format!("{}", r.inclusive_samples),
-                r.copies.to_string(),
-                r.inlined_into.join(";"),
-            ]
-        });
-        crate::render::csv::write(out, &CSV_FIELDS, rows)?;
-    } else {
-        print_table(&rep, out)?;
-    }
-    Ok(())
+    crate::render::inline::write(format, &build(inputs, image)?, out)
 }

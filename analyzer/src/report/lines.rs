@@ -35,12 +35,9 @@ use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::Inputs;
-use crate::json::{json_num, json_str};
 use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
 use crate::profile::OUTSIDE;
-use crate::render::table::Table;
-use crate::render::units::human_seconds;
 use crate::request::{Format, GprofRequest};
 use crate::Result;
 
@@ -84,6 +81,46 @@ pub struct LineReport {
     pub rows: Vec<LineRow>,
     /// Compilation units whose line program was decoded.
     pub units_decoded: usize,
+}
+
+/// The numbers of one row in seconds and percent, derived from its samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineNumbers {
+    /// Self samples / all samples × 100.
+    pub percent: f64,
+    /// Running sum of the self seconds down to this row.
+    pub cumulative: f64,
+    /// Self seconds.
+    pub self_s: f64,
+    /// 95% interval of the self seconds.
+    pub ci: (f64, f64),
+}
+
+impl LineReport {
+    /// All samples in seconds.
+    pub fn total_seconds(&self) -> f64 {
+        self.total_samples as f64 / f64::from(self.hz)
+    }
+
+    /// The numbers of each row, in the order of `rows`.
+    pub fn numbers(&self) -> Vec<LineNumbers> {
+        let hz = f64::from(self.hz);
+        let total = self.total_samples.max(1) as f64;
+        let mut cum = 0.0;
+        self.rows
+            .iter()
+            .map(|r| {
+                cum += r.samples;
+                let (lo, hi) = poisson_ci95(r.samples);
+                LineNumbers {
+                    percent: 100.0 * r.samples / total,
+                    cumulative: cum / hz,
+                    self_s: r.samples / hz,
+                    ci: (lo / hz, hi / hz),
+                }
+            })
+            .collect()
+    }
 }
 
 /// The summed histograms of all gmon files (arcs and basic blocks are not needed here).
@@ -202,181 +239,14 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
     })
 }
 
-fn label(r: &LineRow) -> String {
-    r.location()
-        .unwrap_or_else(|| format!("<no line> ({})", r.function()))
-}
-
-fn functions_text(r: &LineRow) -> String {
-    match r.functions.len() {
-        0 => String::new(),
-        1 => r.functions[0].clone(),
-        n => format!("{} (+{} more)", r.functions[0], n - 1),
-    }
-}
-
-fn print_table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
-    let hz = f64::from(rep.hz);
-    writeln!(
-        out,
-        "Self time per source line of {}: {} samples at {} Hz = {} of CPU time",
-        rep.executable,
-        rep.total_samples,
-        rep.hz,
-        human_seconds(rep.total_samples as f64 / hz)
-    )?;
-    writeln!(out)?;
-    let mut b = Table::new();
-    b.row([
-        "%",
-        "cumulative",
-        "self",
-        "samples",
-        "95% interval",
-        "line",
-        "function",
-    ]);
-    let total = rep.total_samples.max(1) as f64;
-    let mut cum = 0.0;
-    for r in &rep.rows {
-        cum += r.samples;
-        let (lo, hi) = poisson_ci95(r.samples);
-        b.row([
-            format!("{:.2}", 100.0 * r.samples / total),
-            human_seconds(cum / hz),
-            human_seconds(r.samples / hz),
-            crate::render::units::samples(r.samples),
-            format!("{}–{}", human_seconds(lo / hz), human_seconds(hi / hz)),
-            label(r),
-            functions_text(r),
-        ]);
-    }
-    writeln!(out, "{}", b.render(5))?;
-    if rep.rows.iter().all(|r| r.line.is_none()) && !rep.rows.is_empty() {
-        writeln!(
-            out,
-            "\nNo line information for the sampled code: compile with -g (C) or debug = 1 (Cargo)."
-        )?;
-    }
-    Ok(())
-}
-
-/// The fields of each row, as strings (JSON-encoded when `json`, plain for the CSV writer).
-fn fields(rep: &LineReport, json: bool) -> Vec<Vec<String>> {
-    let hz = f64::from(rep.hz);
-    let total = rep.total_samples.max(1) as f64;
-    let text = |s: Option<&str>| match (s, json) {
-        (Some(s), true) => json_str(s),
-        (None, true) => "null".into(),
-        (Some(s), false) => s.to_owned(),
-        (None, false) => String::new(),
-    };
-    let mut cum = 0.0;
-    rep.rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            cum += r.samples;
-            let (lo, hi) = poisson_ci95(r.samples);
-            let functions = if json {
-                format!(
-                    "[{}]",
-                    r.functions
-                        .iter()
-                        .map(|f| json_str(f))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                )
-            } else {
-                r.functions.join(";")
-            };
-            vec![
-                (i + 1).to_string(),
-                text(r.location().as_deref()),
-                text(r.file.as_deref()),
-                r.line.map(|l| l.to_string()).unwrap_or_else(|| {
-                    if json {
-                        "null".into()
-                    } else {
-                        String::new()
-                    }
-                }),
-                text(Some(r.function())),
-                functions,
-                json_num(100.0 * r.samples / total),
-                json_num(cum / hz),
-                json_num(r.samples / hz),
-                json_num(r.samples),
-                json_num(lo / hz),
-                json_num(hi / hz),
-            ]
-        })
-        .collect()
-}
-
-/// The CSV header (the row fields, in order).
-pub const CSV_FIELDS: [&str; 12] = [
-    "rank",
-    "location",
-    "file",
-    "line",
-    "function",
-    "functions",
-    "percent",
-    "cumulative_seconds",
-    "self_seconds",
-    "samples",
-    "ci95_low_seconds",
-    "ci95_high_seconds",
-];
-
-fn print_json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
-    writeln!(out, "{{")?;
-    writeln!(out, "  \"executable\": {},", json_str(&rep.executable))?;
-    let g: Vec<String> = rep.gmon_files.iter().map(|s| json_str(s)).collect();
-    writeln!(out, "  \"gmon_files\": [{}],", g.join(","))?;
-    writeln!(out, "  \"hz\": {},", rep.hz)?;
-    writeln!(out, "  \"total_samples\": {},", rep.total_samples)?;
-    writeln!(
-        out,
-        "  \"total_seconds\": {},",
-        json_num(rep.total_samples as f64 / f64::from(rep.hz))
-    )?;
-    writeln!(out, "  \"lines\": [")?;
-    let rows = fields(rep, true);
-    let n = rows.len();
-    for (i, f) in rows.iter().enumerate() {
-        let body: Vec<String> = CSV_FIELDS
-            .iter()
-            .zip(f)
-            .map(|(k, v)| format!("\"{k}\": {v}"))
-            .collect();
-        writeln!(
-            out,
-            "    {{{}}}{}",
-            body.join(", "),
-            if i + 1 < n { "," } else { "" }
-        )?;
-    }
-    writeln!(out, "  ]")?;
-    writeln!(out, "}}")?;
-    Ok(())
-}
-
-/// Print the line report (table, `--json` or `--csv`).
+/// Build the line report and write it (table, `--json` or `--csv`) with [`crate::render::lines`].
 pub fn run(
     format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
-    let rep = build(inputs, image)?;
-    match format {
-        Format::Json => print_json(&rep, out)?,
-        Format::Csv => crate::render::csv::write(out, &CSV_FIELDS, fields(&rep, false))?,
-        Format::Table => print_table(&rep, out)?,
-    }
-    Ok(())
+    crate::render::lines::write(format, &build(inputs, image)?, out)
 }
 
 /// `--gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints

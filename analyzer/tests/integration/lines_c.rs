@@ -175,27 +175,13 @@ fn json_and_csv_agree() {
     let csv = line_rows(dir.path(), &["prog", "c.gmon"]);
     let out = ours(dir.path(), &["--lines", "--json", "prog", "c.gmon"]);
     assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let total: f64 = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("\"total_samples\": "))
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("line JSON");
+    let total = doc["total_samples"].as_f64().unwrap();
+    let json: Vec<(Option<u64>, f64)> = doc["lines"]
+        .as_array()
         .unwrap()
-        .trim_end_matches(',')
-        .parse()
-        .unwrap();
-    let json: Vec<(Option<u64>, f64)> = text
-        .lines()
-        .filter(|l| l.contains("\"rank\": "))
-        .map(|l| {
-            let field = |k: &str| {
-                let rest = l.split(&format!("\"{k}\": ")).nth(1).unwrap();
-                rest.split([',', '}']).next().unwrap().to_owned()
-            };
-            (
-                field("line").parse().ok(),
-                field("samples").parse().unwrap(),
-            )
-        })
+        .iter()
+        .map(|r| (r["line"].as_u64(), r["samples"].as_f64().unwrap()))
         .collect();
     assert_eq!(json.len(), csv.len());
     for (j, c) in json.iter().zip(&csv) {

@@ -50,29 +50,19 @@ fn addr2line_chains(exe: &Path, addrs: &[u64]) -> Vec<Option<(Vec<String>, Vec<S
 fn our_chains(dir: &Path, args: &[&str]) -> HashMap<(Vec<String>, Vec<String>), f64> {
     let mut a = vec!["--inline", "--json"];
     a.extend_from_slice(args);
-    let text = ours_ok(dir, &a);
-    let list = |line: &str, key: &str| -> Vec<String> {
-        let start = line.find(&format!("\"{key}\": [")).unwrap() + key.len() + 5;
-        let end = start + line[start..].find(']').unwrap();
-        line[start..end]
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|s| s.trim_matches('"').to_owned())
+    let doc: serde_json::Value = serde_json::from_str(&ours_ok(dir, &a)).expect("inline JSON");
+    let list = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_owned())
             .collect()
     };
     let mut m = HashMap::new();
-    for l in text.lines().filter(|l| l.contains("\"chain\": [")) {
-        let samples: f64 = l
-            .split("\"samples\": ")
-            .nth(1)
-            .unwrap()
-            .split('}')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
-        let sites = list(l, "call_sites").iter().map(|s| base(s)).collect();
-        assert!(m.insert((list(l, "chain"), sites), samples).is_none());
+    for c in doc["chains"].as_array().unwrap() {
+        let samples = c["samples"].as_f64().unwrap();
+        let sites = list(&c["call_sites"]).iter().map(|s| base(s)).collect();
+        assert!(m.insert((list(&c["chain"]), sites), samples).is_none());
     }
     m
 }

@@ -1,0 +1,362 @@
+//! The command line (clap derives): parsed here, turned into the library's typed requests
+//! and option structs ([`Request`], `cmd::*::Options`, [`export::Options`],
+//! [`diff::Options`]), so that clap stays out of the library. (`run`, `demo` and
+//! `cargo profil` still take their clap structs from [`launch`].)
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use profil_report::cmd::{convert, dump, merge, runtime_path};
+use profil_report::gprof::cg_print::Sections;
+use profil_report::request::{Format, GprofRequest, Mode, Request, Timeline};
+use profil_report::{diff, export, launch};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "profil-report",
+    version,
+    about = "Reports for gmon.out profiles: a gprof-identical mode and a better default",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// Arguments of the report (the command without a subcommand); [`ReportArgs::request`]
+/// turns them into the library's typed [`Request`].
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct ReportArgs {
+    /// gmon files and the executable, in any order (default: a.out gmon.out).
+    files: Vec<PathBuf>,
+    /// Emulate GNU gprof 2.40 exactly: with -b, its brief flat profile, call graph and index.
+    #[arg(long)]
+    gprof: bool,
+    /// gprof's -b (brief: no explanations). Required with --gprof.
+    #[arg(short = 'b', long = "brief")]
+    brief: bool,
+    /// gprof's -p: the flat profile (without -p/-q, every section the profile has data for).
+    #[arg(short = 'p', long = "flat-profile")]
+    flat_profile: bool,
+    /// gprof's -P: no flat profile.
+    #[arg(short = 'P', long = "no-flat-profile")]
+    no_flat_profile: bool,
+    /// gprof's -q: the call graph (with its index by function name).
+    #[arg(short = 'q', long = "graph")]
+    graph: bool,
+    /// gprof's -Q: no call graph.
+    #[arg(short = 'Q', long = "no-graph")]
+    no_graph: bool,
+    /// With --gprof: gprof's -z, also list functions that were never called and have no time.
+    #[arg(short = 'z', long = "display-unused-functions")]
+    zeros: bool,
+    /// With --gprof: gprof's -a, ignore static (local) functions (their samples go to the
+    /// preceding symbol).
+    #[arg(short = 'a', long = "no-static")]
+    no_static: bool,
+    /// Default report: print JSON instead of a table.
+    #[arg(long, conflicts_with_all = ["csv", "gprof"])]
+    json: bool,
+    /// Default report: print CSV instead of a table.
+    #[arg(long, conflicts_with_all = ["json", "gprof"])]
+    csv: bool,
+    /// Run the installed gprof on the same inputs and explain every difference.
+    #[arg(long, conflicts_with = "gprof")]
+    compare_gprof: bool,
+    /// Self time per source line (DWARF); with --gprof, gprof's -l (one row per address).
+    #[arg(short = 'l', long = "lines", conflicts_with = "compare_gprof")]
+    lines: bool,
+    /// Self time by source function through inlining (DWARF), and by inline chain.
+    #[arg(long = "inline", conflicts_with_all = ["compare_gprof", "gprof", "lines"])]
+    inline: bool,
+    /// With a pcsample file: samples over time by the top functions, as text.
+    #[arg(long)]
+    timeline: bool,
+    /// With a pcsample file: write the timeline as an SVG chart to FILE.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// The library's request.
+    pub fn request(self) -> Request {
+        let format = if self.json {
+            Format::Json
+        } else if self.csv {
+            Format::Csv
+        } else {
+            Format::Table
+        };
+        let mode = if self.gprof {
+            Mode::Gprof(GprofRequest {
+                brief: self.brief,
+                sections: Sections {
+                    flat: self.flat_profile,
+                    no_flat: self.no_flat_profile,
+                    graph: self.graph,
+                    no_graph: self.no_graph,
+                },
+                zeros: self.zeros,
+                no_static: self.no_static,
+                lines: self.lines,
+            })
+        } else if self.compare_gprof {
+            Mode::CompareGprof
+        } else if self.lines {
+            Mode::Lines
+        } else if self.inline {
+            Mode::Inline
+        } else {
+            Mode::Default
+        };
+        Request {
+            files: self.files,
+            mode,
+            format,
+            timeline: Timeline {
+                text: self.timeline,
+                svg: self.svg,
+            },
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print every record of a gmon file (like `gprof -i`, but complete).
+    Dump(DumpArgs),
+    /// Convert a gmon file between the GNU, 4.4BSD and old BSD formats.
+    Convert(ConvertArgs),
+    /// Sum several gmon files into one (gprof's rules, without `gprof -s` side effects).
+    Merge(MergeArgs),
+    /// Print the absolute path of the runtime object (or, with --shared, the shared object).
+    RuntimePath(RuntimePathArgs),
+    /// Print the RUSTFLAGS words that link the runtime into a Rust program.
+    LinkArgs,
+    /// Run a dynamically linked program with the runtime preloaded, then print its report.
+    Run(launch::run::Args),
+    /// Build and profile the bundled demo workload, next to gprof's view of it.
+    Demo(launch::demo::Args),
+    /// Write the profile as pprof, folded stacks, a flame graph SVG, callgrind or speedscope.
+    Export(ExportArgs),
+    /// Compare two sets of runs: which functions changed, and which changes are noise.
+    Diff(DiffArgs),
+}
+
+/// Arguments of `profil-report dump`.
+#[derive(clap::Args, Debug)]
+pub struct DumpArgs {
+    /// The gmon file.
+    file: PathBuf,
+    /// The executable the profile belongs to: its ELF class and byte order decide how the
+    /// file is decoded. Without it, both are guessed from the file (and the dump says so).
+    #[arg(long, value_name = "PROG")]
+    exe: Option<PathBuf>,
+    /// Machine-readable output (one JSON object, every bin included).
+    #[arg(long)]
+    json: bool,
+    /// List every bin, zeros included (text output lists only non-zero bins).
+    #[arg(long)]
+    all_bins: bool,
+}
+
+impl DumpArgs {
+    pub fn options(self) -> dump::Options {
+        dump::Options {
+            file: self.file,
+            exe: self.exe,
+            json: self.json,
+            all_bins: self.all_bins,
+        }
+    }
+}
+
+/// Output format names on the command line.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum To {
+    /// GNU tagged format ("gmon" magic, version 1), what glibc writes.
+    Gnu,
+    /// 4.4BSD format (`struct gmonhdr`, with the sampling rate).
+    Bsd,
+    /// Old BSD format (no rate; gprof assumes 100 Hz).
+    Oldbsd,
+}
+
+impl From<To> for convert::To {
+    fn from(t: To) -> Self {
+        match t {
+            To::Gnu => convert::To::Gnu,
+            To::Bsd => convert::To::Bsd,
+            To::Oldbsd => convert::To::Oldbsd,
+        }
+    }
+}
+
+/// Arguments of `profil-report convert`.
+#[derive(clap::Args, Debug)]
+pub struct ConvertArgs {
+    /// Output format.
+    #[arg(long, value_enum)]
+    to: To,
+    /// The gmon file to convert.
+    input: PathBuf,
+    /// Where to write the converted file (replaced atomically).
+    output: PathBuf,
+    /// The executable the profile belongs to (decides pointer size and byte order; guessed
+    /// from the file without it).
+    #[arg(long, value_name = "PROG")]
+    exe: Option<PathBuf>,
+}
+
+impl ConvertArgs {
+    pub fn options(self) -> convert::Options {
+        convert::Options {
+            to: self.to.into(),
+            input: self.input,
+            output: self.output,
+            exe: self.exe,
+        }
+    }
+}
+
+/// Arguments of `profil-report merge`.
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// Where to write the sum (replaced atomically).
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// The gmon files to sum, in order (order matters to gprof's rules, as it does to gprof).
+    #[arg(required = true, value_name = "IN")]
+    inputs: Vec<PathBuf>,
+    /// The executable the profiles belong to (decides pointer size and byte order; guessed
+    /// from the first file without it).
+    #[arg(long, value_name = "PROG")]
+    exe: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "gnu")]
+    to: To,
+}
+
+impl MergeArgs {
+    pub fn options(self) -> merge::Options {
+        merge::Options {
+            output: self.output,
+            inputs: self.inputs,
+            exe: self.exe,
+            to: self.to.into(),
+        }
+    }
+}
+
+/// Arguments of `profil-report runtime-path`.
+#[derive(clap::Args, Debug)]
+pub struct RuntimePathArgs {
+    /// Print the shared object's path (for LD_PRELOAD) instead of the relocatable object's.
+    #[arg(long)]
+    shared: bool,
+}
+
+impl RuntimePathArgs {
+    pub fn options(self) -> runtime_path::Options {
+        runtime_path::Options {
+            shared: self.shared,
+        }
+    }
+}
+
+/// An export format.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum ExportFormat {
+    /// Gzipped profile.proto (go tool pprof, Pyroscope, Parca).
+    Pprof,
+    /// Collapsed stacks, `root;…;leaf count`.
+    Folded,
+    /// A flame graph (inferno).
+    Svg,
+    /// The callgrind format (KCachegrind, callgrind_annotate).
+    Callgrind,
+    /// Speedscope's JSON format.
+    Speedscope,
+}
+
+impl From<ExportFormat> for export::Format {
+    fn from(f: ExportFormat) -> Self {
+        match f {
+            ExportFormat::Pprof => export::Format::Pprof,
+            ExportFormat::Folded => export::Format::Folded,
+            ExportFormat::Svg => export::Format::Svg,
+            ExportFormat::Callgrind => export::Format::Callgrind,
+            ExportFormat::Speedscope => export::Format::Speedscope,
+        }
+    }
+}
+
+/// Arguments of `profil-report export`.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// Output format.
+    #[arg(long, value_enum)]
+    to: ExportFormat,
+    /// Where to write it (`-` for standard output).
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// gmon files (summed) and the executable, in any order.
+    #[arg(required = true, value_name = "FILES")]
+    files: Vec<PathBuf>,
+}
+
+impl ExportArgs {
+    pub fn options(self) -> export::Options {
+        export::Options {
+            to: self.to.into(),
+            output: self.output,
+            files: self.files,
+        }
+    }
+}
+
+/// Arguments of `profil-report diff`.
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// gmon files of the base runs (one file per run), optionally with the executable.
+    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
+    base: Vec<PathBuf>,
+    /// gmon files of the new runs (one file per run), optionally with the executable.
+    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
+    new: Vec<PathBuf>,
+    /// The base executable (default: the one among --base, else the new one).
+    #[arg(long, value_name = "OLD")]
+    base_exe: Option<PathBuf>,
+    /// The new executable (default: the one among --new, else the base one).
+    #[arg(long, value_name = "NEW")]
+    new_exe: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Family-wise significance level (Holm-corrected over the functions shown).
+    #[arg(long, default_value_t = diff::ALPHA, value_parser = parse_alpha)]
+    alpha: f64,
+}
+
+fn parse_alpha(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
+        _ => Err(format!("{s}: give a level between 0 and 1, such as 0.05")),
+    }
+}
+
+impl DiffArgs {
+    pub fn options(self) -> diff::Options {
+        diff::Options {
+            base: self.base,
+            new: self.new,
+            base_exe: self.base_exe,
+            new_exe: self.new_exe,
+            json: self.json,
+            alpha: self.alpha,
+        }
+    }
+}
