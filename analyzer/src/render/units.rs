@@ -2,6 +2,14 @@
 
 /// Seconds with an adaptive unit, three significant digits.
 pub fn human_seconds(s: f64) -> String {
+    let mut out = String::new();
+    push_human_seconds(&mut out, s);
+    out
+}
+
+/// [`human_seconds`] appended to `out`.
+pub fn push_human_seconds(out: &mut String, s: f64) {
+    use std::fmt::Write as _;
     let (v, unit) = if s == 0.0 {
         (0.0, "s")
     } else if s.abs() >= 1.0 {
@@ -20,7 +28,7 @@ pub fn human_seconds(s: f64) -> String {
     } else {
         2
     };
-    format!("{v:.digits$} {unit}")
+    let _ = write!(out, "{v:.digits$} {unit}");
 }
 
 /// A sample count as a table shows it: whole samples. (A bin shared by two functions or lines

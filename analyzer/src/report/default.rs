@@ -318,13 +318,28 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     }
     cg.assemble(&symtab, &samples, &Exclusions::default());
     let locations = function_locations(&inputs.exe.data);
+    // The `file:line` text of each function in the rows or the graph (sampled, called or
+    // calling), made once for both.
+    let mut location_text: Vec<Option<String>> = map
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if samples[i] > 0.0 || has_calls[i] || cg.nodes[i].children.is_some() {
+                locations.get(&f.addr).map(|l| l.to_string())
+            } else {
+                None
+            }
+        })
+        .collect();
+    drop(locations);
     let call_graph = super::callgraph::Graph::build(
         &cg,
         &symtab,
         hist.hz,
         hist.has_histogram(),
         &unplaced,
-        |i| locations.get(&map.functions[i].addr).map(|l| l.to_string()),
+        |i| location_text[i].clone(),
     );
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut rows: Vec<Row> = Vec::new();
@@ -338,7 +353,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         rows.push(Row {
             name: profil_symbols::demangle::display_name(&raw).into_owned(),
             raw_name: raw,
-            location: locations.get(&f.addr).map(|l| l.to_string()),
+            location: location_text[i].take(),
             samples: samples[i],
             calls,
             total_samples_per_call: calls
@@ -413,12 +428,23 @@ fn derive(report: &Report) -> Vec<Derived> {
     let hz = f64::from(report.hz);
     let total = report.total_samples as f64;
     let mut cum = 0.0;
+    // The rows are sorted by samples, so equal counts are adjacent: the interval (an
+    // iterative solve) is computed once per distinct count, not once per row.
+    let mut last_ci: Option<(u64, (f64, f64))> = None;
     report
         .rows
         .iter()
         .map(|r| {
             cum += r.samples;
-            let (lo, hi) = poisson_ci95(r.samples);
+            let ci = match last_ci {
+                Some((bits, ci)) if bits == r.samples.to_bits() => ci,
+                _ => {
+                    let (lo, hi) = poisson_ci95(r.samples);
+                    let ci = (six_digits(lo / hz), six_digits(hi / hz));
+                    last_ci = Some((r.samples.to_bits(), ci));
+                    ci
+                }
+            };
             Derived {
                 percent: if total > 0.0 {
                     100.0 * r.samples / total
@@ -427,7 +453,7 @@ fn derive(report: &Report) -> Vec<Derived> {
                 },
                 cumulative: cum / hz,
                 self_s: r.samples / hz,
-                ci: (six_digits(lo / hz), six_digits(hi / hz)),
+                ci,
                 self_per_call: r
                     .calls
                     .filter(|&c| c > 0)
