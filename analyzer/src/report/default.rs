@@ -210,9 +210,40 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         return Err(Error::input(format!("{exe_name}: has no function symbols")));
     }
     let target = Target::of_executable(image.is_64, image.big_endian);
-    let hist = Samples::read(inputs, target, true)?;
-    let raw_arcs = &hist.arcs;
     let nf = map.functions.len();
+    // Calls and time propagation: gprof's algorithm over honest functions. The arcs go
+    // into the graph as they are read, file after file (no list of every file's arcs).
+    let symtab = SymTab {
+        syms: map
+            .functions
+            .iter()
+            .map(|f| Sym {
+                name: f.name,
+                addr: f.addr,
+                end_addr: f.addr.saturating_add(f.size.max(1) - 1),
+                is_func: true,
+                is_static: f.is_static,
+            })
+            .collect(),
+    };
+    let mut cg = CallGraph::new(&symtab);
+    let mut has_calls = vec![false; nf];
+    let mut unplaced = Vec::new();
+    let hist = Samples::read_with(inputs, target, |a| {
+        let Some(child) = map.function_at(a.to) else {
+            unplaced.push(super::callgraph::UnplacedArc {
+                from: a.from,
+                to: a.to,
+                count: a.count,
+            });
+            return;
+        };
+        has_calls[child] = true;
+        cg.nodes[child].ncalls = cg.nodes[child].ncalls.wrapping_add(a.count);
+        if let Some(parent) = map.function_at(a.from) {
+            cg.arc_add(&symtab, parent, child, a.count);
+        }
+    })?;
     let mut samples = vec![0.0f64; nf];
     let mut straddled = vec![false; nf];
     let mut saturated = vec![false; nf];
@@ -283,38 +314,6 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     } else {
         // One warning says it: the range is only mentioned when the samples did not already.
         warnings.append(&mut misfits);
-    }
-    // Calls and time propagation: gprof's algorithm over honest functions.
-    let symtab = SymTab {
-        syms: map
-            .functions
-            .iter()
-            .map(|f| Sym {
-                name: f.name,
-                addr: f.addr,
-                end_addr: f.addr.saturating_add(f.size.max(1) - 1),
-                is_func: true,
-                is_static: f.is_static,
-            })
-            .collect(),
-    };
-    let mut cg = CallGraph::new(&symtab);
-    let mut has_calls = vec![false; nf];
-    let mut unplaced = Vec::new();
-    for a in raw_arcs {
-        let Some(child) = map.function_at(a.to) else {
-            unplaced.push(super::callgraph::UnplacedArc {
-                from: a.from,
-                to: a.to,
-                count: a.count,
-            });
-            continue;
-        };
-        has_calls[child] = true;
-        cg.nodes[child].ncalls = cg.nodes[child].ncalls.wrapping_add(a.count);
-        if let Some(parent) = map.function_at(a.from) {
-            cg.arc_add(&symtab, parent, child, a.count);
-        }
     }
     cg.assemble(&symtab, &samples, &Exclusions::default());
     let locations = function_locations(&inputs.exe.data);
