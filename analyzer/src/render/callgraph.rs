@@ -112,20 +112,26 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
     let mut scratch = String::new();
     let mut arcs: Vec<&Arc> = Vec::new();
     for f in &g.functions {
-        writeln!(out)?;
-        write!(
-            out,
-            "{}   {:.1}%   self {}   ~children {}   {} calls",
-            Label(g, f.id),
-            g.percent(f.self_seconds + f.children_seconds),
-            secs(f.self_seconds),
-            secs(f.children_seconds),
-            f.calls
-        )?;
-        if f.self_calls != 0 {
-            write!(out, " (+{} direct recursive)", f.self_calls)?;
+        {
+            use std::fmt::Write as _;
+            let line = &mut scratch;
+            line.clear();
+            let _ = write!(
+                line,
+                "\n{}   {:.1}%   self ",
+                Label(g, f.id),
+                g.percent(f.self_seconds + f.children_seconds)
+            );
+            crate::render::units::push_human_seconds(line, f.self_seconds);
+            line.push_str("   ~children ");
+            crate::render::units::push_human_seconds(line, f.children_seconds);
+            let _ = write!(line, "   {} calls", f.calls);
+            if f.self_calls != 0 {
+                let _ = write!(line, " (+{} direct recursive)", f.self_calls);
+            }
+            line.push('\n');
+            out.write_all(line.as_bytes())?;
         }
-        writeln!(out)?;
         if let Some(loc) = &f.location {
             writeln!(out, "    at {loc}")?;
         }

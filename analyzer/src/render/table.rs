@@ -51,9 +51,10 @@ impl Table {
         let columns = self.records.first().map_or(0, Vec::len);
         let plain = self.records.len() > 1
             && columns > 0
-            && self.records.iter().all(|r| {
-                r.len() == columns && r.iter().all(|c| !c.chars().any(|ch| ch.is_control()))
-            });
+            && self
+                .records
+                .iter()
+                .all(|r| r.len() == columns && r.iter().all(|c| !has_control(c)));
         if !plain {
             return out.write_all(with_tabled(self.records, numeric).as_bytes());
         }
@@ -111,6 +112,17 @@ impl Table {
     }
 }
 
+/// Whether `cell` holds a control character (`char::is_control`: C0, DEL and C1), looked
+/// for in the bytes (a C1 control is `0xC2 0x80..=0x9F` in UTF-8).
+fn has_control(cell: &str) -> bool {
+    let b = cell.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c < 0x20
+            || c == 0x7f
+            || (c == 0xc2 && b.get(i + 1).is_some_and(|n| (0x80..0xa0).contains(n)))
+    })
+}
+
 /// A cell's width as tabled counts it (ASCII text: its length).
 fn width(cell: &str) -> usize {
     if cell.is_ascii() {
@@ -158,6 +170,14 @@ mod tests {
             t.render(1),
             "   n | name \n-----+------\n   1 | a    \n 100 | bcd  "
         );
+    }
+
+    #[test]
+    fn control_characters_are_found_in_the_bytes() {
+        for c in ('\0'..='\u{2ff}').chain(['\u{200b}', '\u{2028}', '漢', '🦀']) {
+            let s = format!("a{c}b");
+            assert_eq!(has_control(&s), c.is_control(), "{c:?}");
+        }
     }
 
     /// The direct row writer lays out every kind of cell exactly as tabled does.

@@ -10,6 +10,11 @@ pub fn human_seconds(s: f64) -> String {
 /// [`human_seconds`] appended to `out`.
 pub fn push_human_seconds(out: &mut String, s: f64) {
     use std::fmt::Write as _;
+    if s == 0.0 {
+        // (The most common value in a large table, and the same text for -0.)
+        out.push_str("0.00 s");
+        return;
+    }
     let (v, unit) = if s == 0.0 {
         (0.0, "s")
     } else if s.abs() >= 1.0 {
@@ -44,6 +49,7 @@ mod tests {
     #[test]
     fn seconds_are_readable() {
         assert_eq!(human_seconds(0.0), "0.00 s");
+        assert_eq!(human_seconds(-0.0), "0.00 s");
         assert_eq!(human_seconds(1.5), "1.50 s");
         assert_eq!(human_seconds(0.0123), "12.3 ms");
         assert_eq!(human_seconds(2.5e-7), "250 ns");
