@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Analyzer benchmark: profil-report against GNU gprof on a large executable.
 #
-#   [PROFIL_REPORT=path/to/profil-report] analyzer/bench/run.sh [--runs N] [--functions N] [--workdir DIR]
+#   [PROFIL_REPORT=path/to/profil-report] analyzer/bench/run.sh [--runs N] [--functions N] [--workdir DIR] [--prepare]
+#
+# (--prepare: only step 1.)
 #
 # 1. Generates a C program with N functions (default 60000) plus a call graph between them
 #    (every 4th function calls the next two), compiles it with gcc -pg -g -O1 (DWARF for every
 #    function), and runs it once for its gmon.out. Both are cached in the work directory
-#    (default /tmp/profil-analyzer-bench); building takes a few minutes on 2 cores.
+#    (default /tmp/profil-analyzer-bench-N); building takes a few minutes on 2 cores.
+#    The program runs main's loop over all N functions about 60 million / N times (at least
+#    10), so every size runs for about the same CPU time (10-20 s): with glibc's 100 Hz
+#    histogram that is one to two thousand samples spread over as many functions, and every
+#    function has call arcs.
 # 2. Builds profil-report in release mode ($CARGO_TARGET_DIR is respected).
 # 3. Runs each command pair side by side, interleaved, N times (default 5) with stdout to
 #    /dev/null, measuring CPU time, wall time and peak RSS (measure.c: CLOCK_MONOTONIC, wait4
@@ -19,21 +25,25 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 runs=5
+prepare=no
 nfun=60000
-work=/tmp/profil-analyzer-bench
+work=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --functions) nfun=$2; shift 2 ;;
     --workdir) work=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--functions N] [--workdir DIR]" >&2; exit 2 ;;
+    --prepare) prepare=yes; shift ;;
+    *) echo "usage: $0 [--runs N] [--functions N] [--workdir DIR] [--prepare]" >&2; exit 2 ;;
   esac
 done
+work=${work:-/tmp/profil-analyzer-bench-$nfun}
+rounds=$(((60000000 + nfun - 1) / nfun)); ((rounds < 10)) && rounds=10
 mkdir -p "$work"
 cd "$work"
 gcc -O2 -o measure "$here/measure.c"
 
-if [[ ! -x big || ! -f gmon.out || $(cat nfun 2>/dev/null) != "$nfun" ]]; then
+if [[ ! -x big || ! -f gmon.out || $(cat nfun 2>/dev/null) != "$nfun $rounds" ]]; then
   rm -f big gmon.out part*.c part*.o main.c
   parts=8
   per=$(((nfun + parts - 1) / parts))
@@ -46,7 +56,7 @@ if [[ ! -x big || ! -f gmon.out || $(cat nfun 2>/dev/null) != "$nfun" ]]; then
       for (i = lo; i < hi; i++) {
         printf "unsigned long f%d(unsigned long x) {\n", i;
         printf "  unsigned long s = x ^ %.0fu;\n", (i * 2654435761) % 4294967296;
-        printf "  for (unsigned long k = 0; k < (x & 31) + %d; k++) s = s * 31 + k;\n", i % 7;
+        printf "  for (unsigned long k = 0; k < (x & 255) + %d; k++) s = s * 31 + k;\n", 16 * (i % 7);
         if (i % 4 == 0) printf "  if (x & 1) s += f%d(x >> 1) + f%d(x >> 2);\n", (i + 1) % n, (i + 2) % n;
         printf "  bench_sink += s;\n  return s;\n}\n";
       }
@@ -54,7 +64,7 @@ if [[ ! -x big || ! -f gmon.out || $(cat nfun 2>/dev/null) != "$nfun" ]]; then
   done
   # main calls every function from its own call site: one indirect call site with 60,000
   # callees would make glibc's mcount walk a 60,000-long list on every call (minutes of CPU).
-  awk -v n="$nfun" 'BEGIN {
+  awk -v n="$nfun" -v rounds="$rounds" 'BEGIN {
     print "#include <stdio.h>";
     print "volatile unsigned long bench_sink;";
     for (i = 0; i < n; i++) printf "unsigned long f%d(unsigned long);\n", i;
@@ -65,20 +75,21 @@ if [[ ! -x big || ! -f gmon.out || $(cat nfun 2>/dev/null) != "$nfun" ]]; then
     }
     print "int main(void) {";
     print "  unsigned long t = 0;";
-    print "  for (unsigned long r = 0; r < 30; r++) {";
+    printf "  for (unsigned long r = 0; r < %d; r++) {\n", rounds;
     for (c = 0; c * 100 < n; c++) printf "    t += calls_%d(r);\n", c;
     print "  }";
     print "  printf(\"%lu\\n\", t);";
     print "  return 0;";
     print "}";
   }' >main.c
-  echo "compiling $nfun functions (gcc -pg -g -O1)..." >&2
+  echo "compiling $nfun functions (gcc -pg -g -O1), $rounds rounds..." >&2
   for f in part*.c main.c; do gcc -c -pg -g -O1 "$f" -o "${f%.c}.o" & done
   wait
   gcc -pg -g -o big main.o part*.o
   ./big >/dev/null
-  echo "$nfun" >nfun
+  echo "$nfun $rounds" >nfun
 fi
+[[ $prepare == yes ]] && exit 0
 nsym=$(nm big | wc -l)
 nfunc=$(nm big | grep -c ' [Tt] ')
 
@@ -97,8 +108,8 @@ labels=("gprof -b -p" "profil-report --gprof -b -p" "profil-report (default)"
 cmds=("gprof -b -p big gmon.out" "$bin --gprof -b -p big gmon.out" "$bin big gmon.out"
       "gprof -b big gmon.out" "$bin --gprof -b big gmon.out")
 if [[ $has_lines == yes ]]; then
-  labels+=("gprof -b -p -l" "profil-report --lines")
-  cmds+=("gprof -b -p -l big gmon.out" "$bin --lines big gmon.out")
+  labels+=("gprof -b -p -l" "profil-report --lines" "profil-report --gprof -b -p -l")
+  cmds+=("gprof -b -p -l big gmon.out" "$bin --lines big gmon.out" "$bin --gprof -b -p -l big gmon.out")
 fi
 : >samples.txt
 for ((r = 1; r <= runs; r++)); do
@@ -133,9 +144,13 @@ echo "- flat: gprof -b -p / profil-report default report: $(ratio "${mc[0]}" "${
   "memory $(ratio "${mm[2]}" "${mm[0]}")x of gprof's"
 echo "- call graph: gprof -b / profil-report --gprof -b: $(ratio "${mc[3]}" "${mc[4]}")x faster ($(ratio "${mt[3]}" "${mt[4]}")x)," \
   "memory $(ratio "${mm[4]}" "${mm[3]}")x of gprof's"
+echo "- call graph: gprof -b / profil-report default report: $(ratio "${mc[3]}" "${mc[2]}")x faster ($(ratio "${mt[3]}" "${mt[2]}")x)," \
+  "memory $(ratio "${mm[2]}" "${mm[3]}")x of gprof's"
 if [[ $has_lines == yes ]]; then
   echo "- lines: gprof -b -p -l / profil-report --lines: $(ratio "${mc[5]}" "${mc[6]}")x faster ($(ratio "${mt[5]}" "${mt[6]}")x)," \
     "memory $(ratio "${mm[6]}" "${mm[5]}")x of gprof's"
+  echo "- lines: gprof -b -p -l / profil-report --gprof -b -p -l: $(ratio "${mc[5]}" "${mc[7]}")x faster ($(ratio "${mt[5]}" "${mt[7]}")x)," \
+    "memory $(ratio "${mm[7]}" "${mm[5]}")x of gprof's"
 else
   echo "- lines: profil-report has no --lines yet; not measured"
 fi

@@ -21,7 +21,9 @@
 //! [`request::Format`]) that the binary's `cli` module builds; [`report::run`] writes
 //! to the writer it is given and returns its warnings for `main` to print. Its inputs are
 //! read by [`profile::input`]: without blocking on FIFOs, bounded for pipes and devices, and
-//! gmon files one at a time, so summing many large profiles holds one of them.
+//! gmon files one at a time, so summing many large profiles holds one of them (the default
+//! report adds each file's arcs to its call graph as they are read:
+//! [`profile::samples::Samples::read_with`]).
 //!
 //! gmon files are decoded into summed histograms and arcs by [`profile::samples`] for every
 //! report but the `--gprof` emulation, which reads them with gprof's own rules

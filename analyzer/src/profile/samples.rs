@@ -92,8 +92,44 @@ impl Samples {
         Ok(s)
     }
 
+    /// [`Samples::read`] that hands each arc record to `on_arc` as it is read (in file
+    /// order) instead of keeping it: summing many large profiles then holds no list of
+    /// every file's arcs.
+    pub fn read_with(
+        inputs: &Inputs,
+        target: Target,
+        mut on_arc: impl FnMut(Arc),
+    ) -> Result<Samples> {
+        let mut s = Samples::default();
+        for g in &inputs.gmons {
+            s.add_file_with(&g.name(), &g.bytes()?, target, &mut on_arc)?;
+        }
+        if s.hz == 0 {
+            s.hz = 100;
+        }
+        Ok(s)
+    }
+
     /// Add one gmon file (`name` for messages).
     pub fn add_file(&mut self, name: &str, data: &[u8], target: Target, arcs: bool) -> Result<()> {
+        let mut kept = Vec::new();
+        let r = self.add_file_with(name, data, target, &mut |a| {
+            if arcs {
+                kept.push(a)
+            }
+        });
+        self.arcs.append(&mut kept);
+        r
+    }
+
+    /// Add one gmon file, handing its arc records to `on_arc`.
+    fn add_file_with(
+        &mut self,
+        name: &str,
+        data: &[u8],
+        target: Target,
+        on_arc: &mut dyn FnMut(Arc),
+    ) -> Result<()> {
         let fail = |msg: String| Error::input(format!("{name}: {msg}"));
         let (header, records) =
             gmon::read::records(data, target).map_err(|e| fail(e.to_string()))?;
@@ -107,12 +143,12 @@ impl Samples {
                     };
                     r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
                 }
-                Record::Arc(a) if arcs => self.arcs.push(Arc {
+                Record::Arc(a) => on_arc(Arc {
                     from: a.from_pc,
                     to: a.self_pc,
                     count: a.count,
                 }),
-                Record::Arc(_) | Record::BasicBlocks(_) => {}
+                Record::BasicBlocks(_) => {}
             }
         }
         Ok(())

@@ -107,34 +107,38 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
         }
     }
     // Arcs by callee and by caller, so that printing stays linear in the graph's size.
-    let mut callers_of: Vec<Vec<&Arc>> = vec![Vec::new(); g.functions.len() + 1];
-    let mut callees_of: Vec<Vec<&Arc>> = vec![Vec::new(); g.functions.len() + 1];
-    for a in &g.arcs {
-        callers_of[a.callee].push(a);
-        callees_of[a.caller].push(a);
-    }
+    let callers_of = Grouped::new(g, |a| a.callee);
+    let callees_of = Grouped::new(g, |a| a.caller);
+    let mut scratch = String::new();
+    let mut arcs: Vec<&Arc> = Vec::new();
     for f in &g.functions {
-        writeln!(out)?;
-        let calls = if f.self_calls != 0 {
-            format!("{} calls (+{} direct recursive)", f.calls, f.self_calls)
-        } else {
-            format!("{} calls", f.calls)
-        };
-        writeln!(
-            out,
-            "{}   {:.1}%   self {}   ~children {}   {}",
-            g.label(f.id),
-            g.percent(f.self_seconds + f.children_seconds),
-            secs(f.self_seconds),
-            secs(f.children_seconds),
-            calls
-        )?;
+        {
+            use std::fmt::Write as _;
+            let line = &mut scratch;
+            line.clear();
+            let _ = write!(
+                line,
+                "\n{}   {:.1}%   self ",
+                Label(g, f.id),
+                g.percent(f.self_seconds + f.children_seconds)
+            );
+            crate::render::units::push_human_seconds(line, f.self_seconds);
+            line.push_str("   ~children ");
+            crate::render::units::push_human_seconds(line, f.children_seconds);
+            let _ = write!(line, "   {} calls", f.calls);
+            if f.self_calls != 0 {
+                let _ = write!(line, " (+{} direct recursive)", f.self_calls);
+            }
+            line.push('\n');
+            out.write_all(line.as_bytes())?;
+        }
         if let Some(loc) = &f.location {
             writeln!(out, "    at {loc}")?;
         }
-        let mut callers = std::mem::take(&mut callers_of[f.id]);
-        sort_arcs(&mut callers);
-        if callers.is_empty() && f.calls_from_unknown == 0 {
+        arcs.clear();
+        arcs.extend(callers_of.of(f.id));
+        sort_arcs(&mut arcs);
+        if arcs.is_empty() && f.calls_from_unknown == 0 {
             writeln!(
                 out,
                 "    called by: no recorded caller (program entry, a signal handler or a \
@@ -142,8 +146,8 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
             )?;
         } else {
             writeln!(out, "    called by:")?;
-            for a in &callers {
-                arc_line(g, a, a.caller, g.calls_into(f.id), out)?;
+            for a in &arcs {
+                arc_line(g, a, a.caller, g.calls_into(f.id), out, &mut scratch)?;
             }
             if f.calls_from_unknown != 0 {
                 writeln!(
@@ -154,16 +158,55 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
                 )?;
             }
         }
-        let mut callees = std::mem::take(&mut callees_of[f.id]);
-        sort_arcs(&mut callees);
-        if !callees.is_empty() {
+        arcs.clear();
+        arcs.extend(callees_of.of(f.id));
+        sort_arcs(&mut arcs);
+        if !arcs.is_empty() {
             writeln!(out, "    calls:")?;
-            for a in callees {
-                arc_line(g, a, a.callee, g.calls_into(a.callee), out)?;
+            for a in &arcs {
+                arc_line(g, a, a.callee, g.calls_into(a.callee), out, &mut scratch)?;
             }
         }
     }
     Ok(())
+}
+
+/// The arcs grouped by one end (a function id), each group in the order of `Graph::arcs`:
+/// one array for all groups instead of a vector per function.
+struct Grouped<'g> {
+    /// Group `id` is `arcs[start[id]..start[id + 1]]`.
+    start: Vec<usize>,
+    arcs: Vec<&'g Arc>,
+}
+
+impl<'g> Grouped<'g> {
+    fn new(g: &'g Graph, end: impl Fn(&Arc) -> usize) -> Grouped<'g> {
+        let n = g.functions.len() + 1;
+        let mut start = vec![0usize; n + 1];
+        for a in &g.arcs {
+            start[end(a) + 1] += 1;
+        }
+        for i in 1..=n {
+            start[i] += start[i - 1];
+        }
+        let mut next = start.clone();
+        let mut arcs: Vec<Option<&Arc>> = vec![None; g.arcs.len()];
+        for a in &g.arcs {
+            let k = &mut next[end(a)];
+            arcs[*k] = Some(a);
+            *k += 1;
+        }
+        Grouped {
+            start,
+            arcs: arcs.into_iter().flatten().collect(),
+        }
+    }
+
+    fn of(&self, id: usize) -> impl Iterator<Item = &'g Arc> + '_ {
+        self.arcs[self.start[id]..self.start[id + 1]]
+            .iter()
+            .copied()
+    }
 }
 
 /// Most time first, then most calls; calls within a cycle last.
@@ -179,13 +222,39 @@ fn sort_arcs(arcs: &mut [&Arc]) {
     });
 }
 
+/// [`Graph::label`] written in place (an arc line is printed for every arc twice, once
+/// under each end: no `String` per line).
+struct Label<'g>(&'g Graph, usize);
+
+impl std::fmt::Display for Label<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (g, id) = (self.0, self.1);
+        let func = g.function(id);
+        match func.cycle {
+            Some(c) => write!(f, "{} <cycle {c}> [{id}]", func.name),
+            None => write!(f, "{} [{id}]", func.name),
+        }
+    }
+}
+
+/// Right-align the ASCII text from `at` to the end of `s` in `width` columns.
+fn pad_left(s: &mut String, at: usize, width: usize) {
+    const SPACES: &str = "                ";
+    let len = s.len() - at;
+    if len < width {
+        s.insert_str(at, &SPACES[..width - len]);
+    }
+}
+
 fn arc_line(
     g: &Graph,
     a: &Arc,
     other: usize,
     total: u64,
     out: &mut impl Write,
+    scratch: &mut String,
 ) -> std::io::Result<()> {
+    use std::fmt::Write as _;
     if a.within_cycle {
         let what = if a.caller == a.callee {
             "recursive".to_owned()
@@ -200,16 +269,23 @@ fn arc_line(
             "      {:>15}  {:>10}  {}",
             a.count,
             what,
-            g.label(other)
+            Label(g, other)
         )
     } else {
-        writeln!(
-            out,
-            "      {:>15}  {:>10}  {}",
-            format!("{}/{}", a.count, total),
-            format!("~{}", secs(a.self_seconds + a.children_seconds)),
-            g.label(other)
-        )
+        // "      {:>15}  {:>10}  {}\n" of the fraction, the time and the label, made in one
+        // buffer (both padded fields are ASCII: their length is their width).
+        scratch.clear();
+        scratch.push_str("      ");
+        let at = scratch.len();
+        let _ = write!(scratch, "{}/{}", a.count, total);
+        pad_left(scratch, at, 15);
+        scratch.push_str("  ");
+        let at = scratch.len();
+        scratch.push('~');
+        crate::render::units::push_human_seconds(scratch, a.self_seconds + a.children_seconds);
+        pad_left(scratch, at, 10);
+        let _ = writeln!(scratch, "  {}", Label(g, other));
+        out.write_all(scratch.as_bytes())
     }
 }
 

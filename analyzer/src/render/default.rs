@@ -106,21 +106,36 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     let numeric = header.len() - 1 - usize::from(locations);
     let cwd = crate::render::names::current_dir();
     let full: Vec<&str> = report.rows.iter().map(|r| r.name.as_str()).collect();
-    let rows_with = |name_width: usize| -> Vec<Vec<String>> {
+    // The shown form of each file (shortening a path may ask the file system whether it
+    // exists: once per file, not once per row).
+    let mut shown_files = std::collections::HashMap::new();
+    let mut rows_with = |name_width: usize| -> Vec<Vec<String>> {
         let names = crate::render::names::short_names(&full, name_width);
         let mut rows = Vec::with_capacity(report.rows.len());
+        // The first four cells depend on the samples only, and the rows are sorted by
+        // samples: rows with the count of the row before repeat its cells.
+        let mut last: Option<(u64, [String; 4])> = None;
         for ((r, d), name) in report.rows.iter().zip(&report.numbers).zip(names) {
             let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
             let mut name = name;
             if !r.fragments.is_empty() {
                 name += &format!(" (+{})", r.fragments.len());
             }
-            let mut row = vec![
-                format!("{:.2}", d.percent),
-                human_seconds(d.self_s),
-                crate::render::units::samples(r.samples),
-                interval(d.ci.0, d.ci.1),
-            ];
+            let by_samples = match &last {
+                Some((bits, cells)) if *bits == r.samples.to_bits() => cells.clone(),
+                _ => {
+                    let cells = [
+                        format!("{:.2}", d.percent),
+                        human_seconds(d.self_s),
+                        crate::render::units::samples(r.samples),
+                        interval(d.ci.0, d.ci.1),
+                    ];
+                    last = Some((r.samples.to_bits(), cells.clone()));
+                    cells
+                }
+            };
+            let mut row = Vec::with_capacity(11);
+            row.extend(by_samples);
             if totals {
                 match d.total {
                     Some((t, (lo, hi))) => row.extend([human_seconds(t), interval(lo, hi)]),
@@ -140,7 +155,11 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
                     r.location
                         .as_deref()
                         .map(|l| {
-                            let l = crate::render::names::short_location(l, cwd.as_deref());
+                            let l = crate::render::names::short_location_with(
+                                l,
+                                cwd.as_deref(),
+                                &mut shown_files,
+                            );
                             crate::render::names::fit_location(&l, LOCATION_WIDTH)
                         })
                         .unwrap_or_default(),
@@ -164,7 +183,8 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     for row in rows {
         b.row(row);
     }
-    writeln!(out, "{}", b.render(numeric))?;
+    b.write(numeric, out)?;
+    writeln!(out)?;
     writeln!(out)?;
     writeln!(
         out,

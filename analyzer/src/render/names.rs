@@ -16,13 +16,25 @@ use std::path::{Path, PathBuf};
 /// boundary from the left (the function's own name is the part that matters). A method keeps
 /// its type (the last two segments) even beyond `max`.
 pub fn short_name(name: &str, max: usize) -> String {
+    if plain(name, max) {
+        return name.to_owned();
+    }
     cut_path(&elide_generics(name, 1), max)
+}
+
+/// A name that no rule shortens: no generic arguments and short enough (the common case,
+/// checked first so that a large table does not pay for the rules).
+fn plain(name: &str, max: usize) -> bool {
+    name.len() <= max && !name.contains('<')
 }
 
 /// [`short_name`] for names that would otherwise look the same (instances of one generic
 /// function): the outermost generic arguments are kept, only nested ones are elided
 /// (`Accumulator<u32,64>::sum`, `HashMap<String,Vec<…>>::insert`).
 pub fn short_name_with_arguments(name: &str, max: usize) -> String {
+    if plain(name, max) {
+        return name.to_owned();
+    }
     cut_path(&elide_generics(name, 2), max)
 }
 
@@ -30,18 +42,24 @@ pub fn short_name_with_arguments(name: &str, max: usize) -> String {
 /// [`short_name_with_arguments`] for names that would collide.
 pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
     let short: Vec<String> = names.iter().map(|n| short_name(n, max)).collect();
-    // The distinct full names behind each short one (identical full names, such as the
-    // instances of a generic function under legacy mangling, stay identical anyway).
-    let mut behind: std::collections::HashMap<&str, std::collections::HashSet<&str>> =
-        std::collections::HashMap::new();
+    // Two different names can only look the same when one of them was shortened.
+    if short.iter().zip(names).all(|(s, n)| s == n) {
+        return short;
+    }
+    // Whether more than one distinct full name is behind each short one (identical full
+    // names, such as the instances of a generic function under legacy mangling, stay
+    // identical anyway): the first full name seen, and whether another one differs.
+    let mut behind: std::collections::HashMap<&str, (&str, bool)> =
+        std::collections::HashMap::with_capacity(names.len());
     for (s, n) in short.iter().zip(names) {
-        behind.entry(s.as_str()).or_default().insert(n);
+        let e = behind.entry(s.as_str()).or_insert((n, false));
+        e.1 |= e.0 != *n;
     }
     names
         .iter()
         .zip(&short)
         .map(|(n, s)| {
-            if behind[s.as_str()].len() > 1 {
+            if behind[s.as_str()].1 {
                 short_name_with_arguments(n, max)
             } else {
                 s.clone()
@@ -137,11 +155,28 @@ fn matching_close(chars: &[char], open: usize) -> Option<usize> {
 
 /// `file:line` as a table shows it (see the module docs). `cwd` is the current directory.
 pub fn short_location(location: &str, cwd: Option<&Path>) -> String {
+    short_location_with(location, cwd, &mut std::collections::HashMap::new())
+}
+
+/// [`short_location`], with the shown form of each file remembered in `files` (a table
+/// of many functions from few files asks the file system once per file).
+pub fn short_location_with(
+    location: &str,
+    cwd: Option<&Path>,
+    files: &mut std::collections::HashMap<String, String>,
+) -> String {
     let (file, line) = match location.rsplit_once(':') {
         Some((f, l)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => (f, Some(l)),
         _ => (location, None),
     };
-    let shown = short_file(file, cwd);
+    let shown = match files.get(file) {
+        Some(s) => s.clone(),
+        None => {
+            let s = short_file(file, cwd);
+            files.insert(file.to_owned(), s.clone());
+            s
+        }
+    };
     match line {
         Some(l) => format!("{shown}:{l}"),
         None => shown,

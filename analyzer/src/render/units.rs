@@ -2,6 +2,19 @@
 
 /// Seconds with an adaptive unit, three significant digits.
 pub fn human_seconds(s: f64) -> String {
+    let mut out = String::new();
+    push_human_seconds(&mut out, s);
+    out
+}
+
+/// [`human_seconds`] appended to `out`.
+pub fn push_human_seconds(out: &mut String, s: f64) {
+    use std::fmt::Write as _;
+    if s == 0.0 {
+        // (The most common value in a large table, and the same text for -0.)
+        out.push_str("0.00 s");
+        return;
+    }
     let (v, unit) = if s == 0.0 {
         (0.0, "s")
     } else if s.abs() >= 1.0 {
@@ -20,7 +33,7 @@ pub fn human_seconds(s: f64) -> String {
     } else {
         2
     };
-    format!("{v:.digits$} {unit}")
+    let _ = write!(out, "{v:.digits$} {unit}");
 }
 
 /// A sample count as a table shows it: whole samples. (A bin shared by two functions or lines
@@ -36,6 +49,7 @@ mod tests {
     #[test]
     fn seconds_are_readable() {
         assert_eq!(human_seconds(0.0), "0.00 s");
+        assert_eq!(human_seconds(-0.0), "0.00 s");
         assert_eq!(human_seconds(1.5), "1.50 s");
         assert_eq!(human_seconds(0.0123), "12.3 ms");
         assert_eq!(human_seconds(2.5e-7), "250 ns");

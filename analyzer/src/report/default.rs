@@ -269,10 +269,28 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         return Err(Error::input(format!("{exe_name}: has no function symbols")));
     }
     let target = Target::of_executable(image.is_64, image.big_endian);
-    let hist = Samples::read(inputs, target, true)?;
     let sampled = Sampled::find(&inputs.gmons, &mut warnings)?;
-    let raw_arcs = &hist.arcs;
     let nf = map.functions.len();
+    // Calls and time propagation: the equal-cost model over honest functions. The arcs go
+    // into the graph as they are read, file after file (no list of every file's arcs).
+    let mut cg = Builder::new(nf);
+    let mut has_calls = vec![false; nf];
+    let mut unplaced = Vec::new();
+    let hist = Samples::read_with(inputs, target, |a| {
+        let Some(child) = map.function_at(a.to) else {
+            unplaced.push(super::callgraph::UnplacedArc {
+                from: a.from,
+                to: a.to,
+                count: a.count,
+            });
+            return;
+        };
+        has_calls[child] = true;
+        cg.calls_into(child, a.count);
+        if let Some(parent) = map.function_at(a.from) {
+            cg.arc(parent, child, a.count);
+        }
+    })?;
     let mut samples = vec![0.0f64; nf];
     let mut straddled = vec![false; nf];
     let mut saturated = vec![false; nf];
@@ -348,39 +366,12 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     }
     // A profile the runtime wrote: its arcs count samples with the call on the stack, not
     // calls, so they are not shown as calls.
-    let runtime = runtime_written(inputs, sampled.is_some(), runtime_ranges);
-    let no_arcs = Vec::new();
-    let raw_arcs = if runtime { &no_arcs } else { raw_arcs };
-    // Calls and time propagation: the equal-cost model over honest functions.
-    let mut cg = Builder::new(nf);
-    let mut has_calls = vec![false; nf];
-    let mut unplaced = Vec::new();
-    for a in raw_arcs {
-        let Some(child) = map.function_at(a.to) else {
-            unplaced.push(super::callgraph::UnplacedArc {
-                from: a.from,
-                to: a.to,
-                count: a.count,
-            });
-            continue;
-        };
-        has_calls[child] = true;
-        cg.calls_into(child, a.count);
-        if let Some(parent) = map.function_at(a.from) {
-            cg.arc(parent, child, a.count);
-        }
+    if runtime_written(inputs, sampled.is_some(), runtime_ranges) {
+        cg = Builder::new(nf);
+        has_calls = vec![false; nf];
+        unplaced.clear();
     }
     let cg = cg.finish(&samples, |i| map.functions[i].name);
-    let locations = function_locations(&inputs.exe.data);
-    let call_graph = super::callgraph::Graph::build(
-        &cg,
-        |i| map.functions[i].name,
-        hist.hz,
-        hist.has_histogram(),
-        &unplaced,
-        |i| locations.get(&map.functions[i].addr).map(|l| l.to_string()),
-    );
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let measured = sampled.as_ref().map(|s| {
         warnings.extend(s.warnings());
         s.measure(nf, |f| {
@@ -389,14 +380,38 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
                 .flatten()
         })
     });
+    let locations = function_locations(&inputs.exe.data);
+    // The `file:line` text of each function in the rows or the graphs (sampled, called,
+    // calling, or on a sampled stack), made once for all.
+    let mut location_text: Vec<Option<String>> = map
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let on_stack = measured.as_ref().is_some_and(|m| m.inclusive[i] > 0);
+            if samples[i] > 0.0 || has_calls[i] || !cg.nodes[i].children.is_empty() || on_stack {
+                locations.get(&f.addr).map(|l| l.to_string())
+            } else {
+                None
+            }
+        })
+        .collect();
+    drop(locations);
+    let call_graph = super::callgraph::Graph::build(
+        &cg,
+        |i| map.functions[i].name,
+        hist.hz,
+        hist.has_histogram(),
+        &unplaced,
+        |i| location_text[i].clone(),
+    );
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let sampled_graph = sampled.as_ref().zip(measured.as_ref()).map(|(s, m)| {
         // -pg arcs supply call counts (never the runtime's sampled arcs).
         let mut calls: HashMap<(usize, usize), u64> = HashMap::new();
-        for a in raw_arcs {
-            if let (Some(p), Some(c)) = (map.function_at(a.from), map.function_at(a.to)) {
-                let e = calls.entry((p, c)).or_insert(0);
-                *e = e.saturating_add(a.count);
-            }
+        for a in &cg.arcs {
+            let e = calls.entry((a.parent, a.child)).or_insert(0);
+            *e = e.saturating_add(a.count);
         }
         super::sampled_graph::SampledGraph::build(
             m,
@@ -409,7 +424,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
                     raw,
                 )
             },
-            |i| locations.get(&map.functions[i].addr).map(|l| l.to_string()),
+            |i| location_text[i].clone(),
             &calls,
             Vec::new(),
         )
@@ -426,7 +441,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         rows.push(Row {
             name: profil_symbols::demangle::display_name(&raw).into_owned(),
             raw_name: raw,
-            location: locations.get(&f.addr).map(|l| l.to_string()),
+            location: location_text[i].take(),
             samples: samples[i],
             calls,
             total_samples_per_call: calls
@@ -515,12 +530,23 @@ fn derive(report: &Report) -> Vec<Derived> {
     let hz = f64::from(report.hz);
     let total = report.total_samples as f64;
     let mut cum = 0.0;
+    // The rows are sorted by samples, so equal counts are adjacent: the interval (an
+    // iterative solve) is computed once per distinct count, not once per row.
+    let mut last_ci: Option<(u64, (f64, f64))> = None;
     report
         .rows
         .iter()
         .map(|r| {
             cum += r.samples;
-            let (lo, hi) = poisson_ci95(r.samples);
+            let ci = match last_ci {
+                Some((bits, ci)) if bits == r.samples.to_bits() => ci,
+                _ => {
+                    let (lo, hi) = poisson_ci95(r.samples);
+                    let ci = (six_digits(lo / hz), six_digits(hi / hz));
+                    last_ci = Some((r.samples.to_bits(), ci));
+                    ci
+                }
+            };
             Derived {
                 percent: if total > 0.0 {
                     100.0 * r.samples / total
@@ -529,7 +555,7 @@ fn derive(report: &Report) -> Vec<Derived> {
                 },
                 cumulative: cum / hz,
                 self_s: r.samples / hz,
-                ci: (six_digits(lo / hz), six_digits(hi / hz)),
+                ci,
                 self_per_call: r
                     .calls
                     .filter(|&c| c > 0)

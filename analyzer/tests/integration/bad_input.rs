@@ -297,3 +297,57 @@ fn many_large_profiles_are_summed_one_at_a_time() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A GNU gmon file (64-bit) of `arcs` call-arc records and no histogram: every arc calls
+/// `callee` from a call site in `[caller, caller + size)`.
+fn arcs_gmon(path: &std::path::Path, caller: (u64, u64), callee: u64, arcs: u32) {
+    let mut d = b"gmon".to_vec();
+    d.extend_from_slice(&1u32.to_le_bytes());
+    d.extend_from_slice(&[0; 12]);
+    for i in 0..u64::from(arcs) {
+        d.push(1);
+        d.extend_from_slice(&(caller.0 + i % caller.1.max(1)).to_le_bytes());
+        d.extend_from_slice(&callee.to_le_bytes());
+        d.extend_from_slice(&1u32.to_le_bytes());
+    }
+    std::fs::write(path, d).unwrap();
+}
+
+/// The default report sums the call arcs of many profiles into its call graph as each file is
+/// read: 16 copies of a profile of 100,000 arc records cost about what one costs (holding
+/// every record of every file until the graph was built grew by 2.4 MB a file).
+#[test]
+fn many_profiles_with_arcs_are_summed_one_at_a_time() {
+    use object::{Object, ObjectSymbol};
+    let dir = std::env::temp_dir().join(format!("profil-bad-input-arcs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = fixture("loop2");
+    let data = std::fs::read(&exe).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    let sym = |name: &str| {
+        let s = file
+            .symbols()
+            .find(|s| s.name() == Ok(name))
+            .unwrap_or_else(|| panic!("no {name} in loop2"));
+        (s.address(), s.size())
+    };
+    let gmon = dir.join("arcs.gmon");
+    let arcs = 100_000;
+    arcs_gmon(&gmon, sym("main"), sym("inner").0, arcs);
+    let file_kb = i64::from(arcs) * 21 / 1024;
+    let rss = |copies: usize| {
+        let mut args: Vec<&OsStr> = vec![exe.as_os_str()];
+        args.extend(std::iter::repeat_n(gmon.as_os_str(), copies));
+        let run = fenced(args);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        run.max_rss_kb
+    };
+    let (one, many) = (rss(1), rss(16));
+    // Holding every record would add 15 files' worth of arcs (24 bytes each); summing them
+    // into the graph adds nothing.
+    assert!(
+        many < one + 4 * file_kb,
+        "1 file {one} KB, 16 files {many} KB (one file is {file_kb} KB)"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -134,11 +134,14 @@ fn scan_unit(
     out: &mut HashMap<u64, Location>,
 ) -> gimli::Result<()> {
     let mut cursor = unit.entries();
+    // File names by index (most functions of a unit share a few files).
+    let mut files: HashMap<u64, Option<String>> = HashMap::new();
+    let mut starts = Vec::new();
     while let Some(entry) = cursor.next_dfs()? {
         if entry.tag() != gimli::DW_TAG_subprogram {
             continue;
         }
-        let mut starts = Vec::new();
+        starts.clear();
         if let Some(low) = entry.attr_value(gimli::DW_AT_low_pc) {
             if let Some(a) = dwarf.attr_address(unit, low)? {
                 starts.push(a);
@@ -155,10 +158,13 @@ fn scan_unit(
         let Some((file, line)) = decl(unit, entry)? else {
             continue;
         };
-        let Some(file) = file_name(dwarf, unit, file) else {
+        let Some(file) = files
+            .entry(file)
+            .or_insert_with(|| file_name(dwarf, unit, file))
+        else {
             continue;
         };
-        for a in starts {
+        for &a in &starts {
             out.entry(a).or_insert_with(|| Location {
                 file: file.clone(),
                 line,
