@@ -394,33 +394,46 @@ impl EqualCost {
 
     /// Functions and cycles by self + children time (see the module docs for ties).
     fn sorted_by_time<'a>(&self, name: &impl Fn(usize) -> &'a [u8]) -> Vec<Entry> {
-        let total = |e: Entry| match e {
-            Entry::Function(i) => self.nodes[i].prop_self + self.nodes[i].prop_child,
-            Entry::Cycle(k) => self.cycles[k].prop_self + self.cycles[k].prop_child,
-        };
-        let mut v: Vec<Entry> = (0..self.nodes.len())
-            .map(Entry::Function)
-            .chain((0..self.cycles.len()).map(Entry::Cycle))
+        // Keys computed once (the comparison runs n log n times): total, is a cycle, name
+        // starts with `_`, calls, name, position.
+        type Key<'k> = (f64, bool, bool, u64, &'k [u8], usize, Entry);
+        let mut keys: Vec<Key<'a>> = (0..self.nodes.len())
+            .map(|i| {
+                let (x, nm) = (&self.nodes[i], name(i));
+                let total = x.prop_self + x.prop_child;
+                (
+                    total,
+                    false,
+                    nm.first() == Some(&b'_'),
+                    x.calls,
+                    nm,
+                    i,
+                    Entry::Function(i),
+                )
+            })
+            .chain(self.cycles.iter().enumerate().map(|(k, c)| {
+                let total = c.prop_self + c.prop_child;
+                (
+                    total,
+                    true,
+                    false,
+                    0,
+                    &b""[..],
+                    self.nodes.len() + k,
+                    Entry::Cycle(k),
+                )
+            }))
             .collect();
-        let key = |e: Entry| match e {
-            Entry::Function(i) => {
-                let nm = name(i);
-                (false, nm.first() == Some(&b'_'), self.nodes[i].calls, nm, i)
-            }
-            Entry::Cycle(k) => (true, false, 0, &b""[..], self.nodes.len() + k),
-        };
-        v.sort_by(|&l, &r| {
-            let (kl, kr) = (key(l), key(r));
-            total(r)
-                .partial_cmp(&total(l))
+        keys.sort_unstable_by(|l, r| {
+            r.0.partial_cmp(&l.0)
                 .unwrap_or(Ordering::Equal)
-                .then(kr.0.cmp(&kl.0))
-                .then(kl.1.cmp(&kr.1))
-                .then(kr.2.cmp(&kl.2))
-                .then(kl.3.cmp(kr.3))
-                .then(kl.4.cmp(&kr.4))
+                .then(r.1.cmp(&l.1))
+                .then(l.2.cmp(&r.2))
+                .then(r.3.cmp(&l.3))
+                .then(l.4.cmp(r.4))
+                .then(l.5.cmp(&r.5))
         });
-        v
+        keys.into_iter().map(|k| k.6).collect()
     }
 }
 
