@@ -241,6 +241,7 @@ pub mod pcmode;
 pub mod signals;
 pub mod stacks;
 pub mod sys;
+pub mod threads;
 pub mod timer;
 
 use core::fmt::Write as _;
@@ -399,6 +400,7 @@ pub fn start() {
     NOMINAL_HZ.store(cfg.hz, Ordering::Relaxed);
     TIMER_CHOICE.store(cfg.timer as u8, Ordering::Relaxed);
     let fork_hooked = hook_fork();
+    threads::init();
     if cfg.off {
         return;
     }
@@ -508,6 +510,7 @@ extern "C" fn after_fork_in_child() {
     // does not exist in the child): nothing to wait for at the child's exit.
     WRITER_TID.store(0, Ordering::Release);
     EXITING.store(false, Ordering::Release);
+    threads::after_fork_in_child();
     let automatic = backend().is_some() && !FINISHED.load(Ordering::Acquire);
     if automatic {
         hist::set_recording(false);
@@ -551,6 +554,7 @@ pub(crate) extern "C" fn on_terminate(
 /// From then on the runtime makes no system call at exit: a sandbox that allows only what the
 /// program itself needs would kill the process with `SIGSYS` (losing its buffered output).
 pub fn before_sandbox() {
+    threads::before_sandbox();
     if backend().is_none() || FINISHED.load(Ordering::Acquire) || !owner() {
         return;
     }
