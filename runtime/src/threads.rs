@@ -237,7 +237,7 @@ fn random() -> u64 {
     let mut z = SEED
         .fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed)
         .wrapping_add(sys::monotonic_ns())
-        ^ (u64::from(sys::gettid()) << 32);
+        ^ (sys::thread_pointer() as u64).rotate_left(32);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -256,7 +256,8 @@ fn start_own_clock() {
     let Ok(fd) = sys::move_fd_high(fd) else {
         return;
     };
-    let Some(id) = timer::identify(fd) else {
+    // Just opened by us: its kernel id is all there is to record.
+    let Some(id) = sys::perf_event_id(fd) else {
         let _ = sys::close(fd);
         return;
     };

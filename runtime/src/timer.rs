@@ -207,19 +207,6 @@ pub fn period() -> u64 {
     period_ns(HZ.load(Ordering::Relaxed))
 }
 
-/// The kernel id of the perf event just opened at `fd` (a thread's own clock,
-/// [`crate::threads`]), checked to be a perf event like the main clock's.
-pub fn identify(fd: c_int) -> Option<u64> {
-    let dev_ino = (
-        PERF_DEV.load(Ordering::Relaxed),
-        PERF_INO.load(Ordering::Relaxed),
-    );
-    if sys::fd_identity(fd) != Some(dev_ino) {
-        return None;
-    }
-    sys::perf_event_id(fd)
-}
-
 /// Is `fd` still the perf event with kernel id `id`? (Device and inode first: only a perf
 /// event gets the id ioctl.) *Async-signal-safe* (`fstat`, `ioctl`).
 pub(crate) fn is_our_event(fd: c_int, id: u64) -> bool {
