@@ -13,7 +13,7 @@
 //! # How
 //!
 //! The shared object interposes `pthread_create` (the next definition, libc's, is found with
-//! `dlsym(RTLD_NEXT)`). While the perf clock runs, the new thread starts in [`trampoline`],
+//! `dlsym(RTLD_NEXT)`). While the perf clock runs, the new thread starts in `trampoline`,
 //! which opens a task clock of the thread's own (not inherited) whose first period is drawn
 //! uniformly from (0, P] (P the sampling period) before it calls the program's start routine.
 //! At its first overflow the handler sets its period to P ([`on_own_sample`]): the thread's
@@ -169,7 +169,7 @@ fn real() -> usize {
     r
 }
 
-/// The `pthread_create` wrapper: libc's, with the start routine wrapped in [`trampoline`]
+/// The `pthread_create` wrapper: libc's, with the start routine wrapped in `trampoline`
 /// while the perf clock runs.
 ///
 /// # Safety
