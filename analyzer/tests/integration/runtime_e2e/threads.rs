@@ -58,26 +58,35 @@ fn thread_clocks_leave_no_descriptor_behind() {
 }
 
 /// Two long threads started by pthread_create (each with a clock of its own, random first
-/// period) keep their 2:1 split, and the total stays the process's user time.
+/// period) get the samples their CPU time calls for: the sampled split matches the split of
+/// the threads' CPU time as each measured it (`CLOCK_THREAD_CPUTIME_ID`; about 2:1 by work,
+/// but a shared machine can slow one thread more than the other) within 10%, and the total
+/// stays the process's user time.
 #[test]
-fn two_preloaded_threads_split_2_to_1() {
+fn two_preloaded_threads_keep_their_split() {
     let dir = TempDir::new("threads-split");
     let plain = gcc(&dir, "threads.c", "threads", &["-pthread"], false);
     let so = runtime_path(true);
     let r = run(
         &dir,
         &plain,
-        &["split", "60"],
+        &["split", "100"],
         &[("PROFIL_HZ", "1000"), ("LD_PRELOAD", so.to_str().unwrap())],
     );
     assert_eq!(r.status, 0, "{r:?}");
+    let truth: Vec<f64> = r
+        .stdout
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(truth.len(), 2, "{r:?}");
     let (_, rows) = gprof_flat(&plain, &dir.join("gmon.out"));
     let two = seconds_of(&rows, "thread_two");
     let one = seconds_of(&rows, "thread_one");
-    let ratio = two / one;
+    let (ratio, want) = (two / one, truth[0] / truth[1]);
     assert!(
-        (ratio - 2.0).abs() <= 0.2,
-        "thread_two:thread_one = {two}:{one} = {ratio:.3}"
+        (ratio / want - 1.0).abs() <= 0.1,
+        "thread_two:thread_one = {two}:{one} = {ratio:.3}, their CPU time {want:.3}: {r:?}"
     );
     let total: f64 = rows.iter().map(|(_, s)| s).sum();
     assert!(
