@@ -49,12 +49,10 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
         unsafe { signals::dispatch_foreign(sig, info, uctx) };
         return;
     }
-    // A thread with a clock of its own: the inherited clock's samples are dropped there (see
-    // `threads`), and the own clock's first one sets its period.
+    // A thread with a one-shot clock of its own for its first period (see `threads`): of that
+    // sample and the inherited clock's first, the later one is dropped.
     // SAFETY: as in is_our_sample.
-    if unsafe { sys::si_value_word(info) } == SIG_DATA_THREAD {
-        threads::on_own_sample();
-    } else if threads::has_own_clock() {
+    if !threads::keep_sample(unsafe { sys::si_value_word(info) } == SIG_DATA_THREAD) {
         return;
     }
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.

@@ -42,11 +42,10 @@
 //!   our samples.
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
-//! * [`threads`]: a clock of its own, with a random first period, for every thread created
-//!   with `pthread_create` under the shared object, so that threads shorter than a sampling
-//!   period are sampled in proportion to their CPU time (the inherited clock has a fixed
-//!   phase and never fires in them); the inherited clock's samples are dropped in those
-//!   threads.
+//! * [`threads`]: a one-shot clock of its own, with a random period, for every thread
+//!   created with `pthread_create` under the shared object, so that threads shorter than a
+//!   sampling period are sampled in proportion to their CPU time (the inherited clock has a
+//!   fixed phase and never fires in them); the first period's second sample is dropped.
 //! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
 //!   `dlopen`/`dlmopen` are deliberately *not* wrapped: the loader searches the caller's
 //!   `RUNPATH`/`$ORIGIN`, and a wrapper would make the runtime the caller (and would have
@@ -175,8 +174,10 @@
 //!   itself (`SIGEV_THREAD` timers, `aio`), more than 256 threads starting at the same instant,
 //!   or with the CPU-time timer, a thread's first sample comes after one full period of its
 //!   CPU time: one that ends sooner is not sampled, and its CPU time is reported as not
-//!   sampled. A thread with its own clock costs about 35 µs more CPU to create and end (two
-//!   perf events instead of one: the inherited one still fires there and is dropped).
+//!   sampled. Beyond its first period a thread is sampled by the inherited clock, whose phase
+//!   is fixed: its last partial period is not sampled (at most one sample short per thread).
+//!   A thread with its own clock costs about 35 µs more CPU to create and end (a second perf
+//!   event, opened and closed).
 //!
 //! # Stack
 //!

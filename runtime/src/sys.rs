@@ -278,14 +278,14 @@ pub fn perf_set_enabled(fd: c_int, enabled: bool) -> Result<(), c_int> {
     }
 }
 
-/// `_IOW('$', 4, u64)`.
-const PERF_EVENT_IOC_PERIOD: libc::c_ulong = 0x4008_2404;
+/// `_IO('$', 2)`.
+const PERF_EVENT_IOC_REFRESH: libc::c_ulong = 0x2402;
 
-/// Give a perf event a new sampling period. The kernel starts the next period afresh (the
-/// time left of the current one is dropped). *Async-signal-safe* (one system call).
-pub fn perf_set_period(fd: c_int, period_ns: u64) -> Result<(), c_int> {
-    // SAFETY: PERF_EVENT_IOC_PERIOD reads one u64 through the pointer, which points to a local.
-    let r = unsafe { libc::ioctl(fd, PERF_EVENT_IOC_PERIOD as _, &period_ns as *const u64) };
+/// Enable a non-inherited sampling event for one overflow: the kernel disables it again after
+/// its first sample.
+pub fn perf_enable_once(fd: c_int) -> Result<(), c_int> {
+    // SAFETY: ioctl on a descriptor we own; PERF_EVENT_IOC_REFRESH takes the count by value.
+    let r = unsafe { libc::ioctl(fd, PERF_EVENT_IOC_REFRESH as _, 1 as c_int) };
     if r < 0 {
         Err(errno())
     } else {

@@ -6,7 +6,7 @@
 //!   Rates up to tens of kHz are accurate, and each thread is charged its own CPU time. New
 //!   threads inherit the event (forked children do not: they get their own after the fork;
 //!   an inherited copy starts a full period, so [`crate::threads`] gives threads created with
-//!   `pthread_create` a clock of their own with a random first period);
+//!   `pthread_create` a one-shot clock of their own with a random period for their first);
 //!   `exec` removes it. Threads that already exist when the clock starts (started by another
 //!   library's constructor before ours under `LD_PRELOAD`) inherit nothing, so each gets an
 //!   event of its own (`/proc/self/task`, up to [`MAX_EVENTS`] in all).
