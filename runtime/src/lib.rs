@@ -176,8 +176,8 @@
 //!   CPU time: one that ends sooner is not sampled, and its CPU time is reported as not
 //!   sampled. Beyond its first period a thread is sampled by the inherited clock, whose phase
 //!   is fixed: its last partial period is not sampled (at most one sample short per thread).
-//!   A thread with its own clock costs about 35 µs more CPU to create and end (a second perf
-//!   event, opened and closed).
+//!   A thread with its own clock costs some 3–16 µs more CPU to create and end (a second perf
+//!   event, opened and closed; BENCHMARKS.md).
 //!
 //! # Stack
 //!
