@@ -33,6 +33,7 @@ extern "C" fn constructor() {
     if winner != 0 && crate::sys::same_loaded_object(winner, ours) == Some(false) {
         return;
     }
+    crate::threads::set_wrapper(pthread_create as *const () as usize);
     crate::start();
 }
 
@@ -53,6 +54,25 @@ extern "C" fn fini() {
 #[used]
 #[link_section = ".fini_array"]
 static FINI: extern "C" fn() = fini;
+
+/// pthread_create(3): libc's, with the new thread given a sampling clock of its own whose
+/// first period has a random length, so that short threads are sampled in proportion to
+/// their CPU time ([`crate::threads`]). Exported by the shared object only (not listed in
+/// analyzer/build.rs's `ENTRY_POINTS`: in a static executable the linked object would
+/// replace libc's, which it could then not call).
+///
+/// # Safety
+/// As for pthread_create(3).
+#[no_mangle]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: Option<crate::threads::StartFn>,
+    arg: *mut core::ffi::c_void,
+) -> c_int {
+    // SAFETY: the caller's contract is pthread_create's.
+    unsafe { crate::threads::create(thread, attr, start, arg) }
+}
 
 /// prctl(2), writing the profile first when the program installs a seccomp filter
 /// (`PR_SET_SECCOMP`; see [`crate::before_sandbox`]). glibc's prctl is the bare system

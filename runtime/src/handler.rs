@@ -12,11 +12,13 @@
 
 use core::ffi::{c_int, c_void};
 
-use crate::{hist, objects, pcmode, signals, stacks, sys};
+use crate::{hist, objects, pcmode, signals, stacks, sys, threads};
 
 /// Marks our signals: the perf event's `sig_data` (echoed in `si_perf_data`) and the CPU
 /// timer's `si_value`.
 pub const SIG_DATA: u64 = 0x7072_6f66_696c_7274; // "profilrt"
+/// Marks the samples of a thread's own clock ([`crate::threads`]).
+pub const SIG_DATA_THREAD: u64 = 0x7072_6f66_696c_7474; // "profiltt"
 
 /// Install `on_sample` for `sig` (`SIGTRAP` or `SIGPROF`); the program keeps seeing (and
 /// setting) its own disposition for it ([`crate::signals`]).
@@ -32,9 +34,10 @@ pub fn install(sig: c_int) -> Result<(), c_int> {
 pub unsafe fn is_our_sample(sig: c_int, info: *const libc::siginfo_t) -> bool {
     // SAFETY: the caller's valid siginfo.
     let (code, word) = unsafe { (sys::si_code(info), sys::si_value_word(info)) };
-    word == SIG_DATA
+    (word == SIG_DATA
         && ((sig == libc::SIGTRAP && code == libc::TRAP_PERF)
-            || (sig == libc::SIGPROF && code == libc::SI_TIMER))
+            || (sig == libc::SIGPROF && code == libc::SI_TIMER)))
+        || (word == SIG_DATA_THREAD && sig == libc::SIGTRAP && code == libc::TRAP_PERF)
 }
 
 /// The handler for `SIGTRAP` (perf backend) and `SIGPROF` (CPU-timer backend).
@@ -44,6 +47,12 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
     if !unsafe { is_our_sample(sig, info) } {
         // SAFETY: info/uctx come from the kernel for this signal.
         unsafe { signals::dispatch_foreign(sig, info, uctx) };
+        return;
+    }
+    // A thread with a one-shot clock of its own for its first period (see `threads`): of that
+    // sample and the inherited clock's first, the later one is dropped.
+    // SAFETY: as in is_our_sample.
+    if !threads::keep_sample(unsafe { sys::si_value_word(info) } == SIG_DATA_THREAD) {
         return;
     }
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.

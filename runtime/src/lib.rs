@@ -14,7 +14,8 @@
 //!   `profil_rt_hz`/`_set_hz`, `moncontrol`), so no `core` or `compiler_builtins` symbol can
 //!   clash with a Rust program's.
 //! * `libprofil_rt.so`, the same code as a shared object for `LD_PRELOAD` (or for linking with
-//!   `-Wl,--no-as-needed`).
+//!   `-Wl,--no-as-needed`). It also exports `pthread_create` ([`threads`]), which the object
+//!   does not (in a static executable it would replace libc's, which it could then not call).
 //!
 //! # Layers
 //!
@@ -41,6 +42,10 @@
 //!   our samples.
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
+//! * [`threads`]: a one-shot clock of its own, with a random period, for every thread
+//!   created with `pthread_create` under the shared object, so that threads shorter than a
+//!   sampling period are sampled in proportion to their CPU time (the inherited clock has a
+//!   fixed phase and never fires in them); the first period's second sample is dropped.
 //! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
 //!   `dlopen`/`dlmopen` are deliberately *not* wrapped: the loader searches the caller's
 //!   `RUNPATH`/`$ORIGIN`, and a wrapper would make the runtime the caller (and would have
@@ -68,7 +73,8 @@
 //! # Descriptors
 //!
 //! Every descriptor number belongs to the program. The runtime keeps its perf events'
-//! descriptors open (one, plus one per thread that existed before the clock started), and
+//! descriptors open (one, plus one per thread that existed before the clock started, plus,
+//! under the shared object, one per live thread created since, closed when it ends), and
 //! keeps them out of the way: close-on-exec, moved at start to a high number
 //! (at or above 768, or three quarters of `RLIMIT_NOFILE` if lower; never 0–2), so the program's
 //! first `open` returns what it would without us and a closed stdin stays closed. Its identity
@@ -162,6 +168,16 @@
 //!   in one is taken when it returns, at the PC it returns to.
 //! * Under a debugger, which stops on every `SIGTRAP`, use `PROFIL_TIMER=itimer` or
 //!   `PROFIL_OFF=1`.
+//! * Threads shorter than a sampling period are sampled in proportion to their CPU time only
+//!   when they get a clock of their own ([`threads`]): created with `pthread_create` under the
+//!   shared object while the perf clock runs. With the linked object, for threads libc starts
+//!   itself (`SIGEV_THREAD` timers, `aio`), more than 256 threads starting at the same instant,
+//!   or with the CPU-time timer, a thread's first sample comes after one full period of its
+//!   CPU time: one that ends sooner is not sampled, and its CPU time is reported as not
+//!   sampled. Beyond its first period a thread is sampled by the inherited clock, whose phase
+//!   is fixed: its last partial period is not sampled (at most one sample short per thread).
+//!   A thread with its own clock costs some 3–16 µs more CPU to create and end (a second perf
+//!   event, opened and closed; BENCHMARKS.md).
 //!
 //! # Stack
 //!
@@ -241,6 +257,7 @@ pub mod pcmode;
 pub mod signals;
 pub mod stacks;
 pub mod sys;
+pub mod threads;
 pub mod timer;
 
 use core::fmt::Write as _;
@@ -399,6 +416,7 @@ pub fn start() {
     NOMINAL_HZ.store(cfg.hz, Ordering::Relaxed);
     TIMER_CHOICE.store(cfg.timer as u8, Ordering::Relaxed);
     let fork_hooked = hook_fork();
+    threads::init();
     if cfg.off {
         return;
     }
@@ -507,6 +525,7 @@ extern "C" fn after_fork_in_child() {
     // does not exist in the child): nothing to wait for at the child's exit.
     WRITER_TID.store(0, Ordering::Release);
     EXITING.store(false, Ordering::Release);
+    threads::after_fork_in_child();
     let automatic = backend().is_some() && !FINISHED.load(Ordering::Acquire);
     if automatic {
         hist::set_recording(false);
@@ -550,6 +569,7 @@ pub(crate) extern "C" fn on_terminate(
 /// From then on the runtime makes no system call at exit: a sandbox that allows only what the
 /// program itself needs would kill the process with `SIGSYS` (losing its buffered output).
 pub fn before_sandbox() {
+    threads::before_sandbox();
     if backend().is_none() || FINISHED.load(Ordering::Acquire) || !owner() {
         return;
     }

@@ -217,18 +217,28 @@ const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 /// later inherit it (`inherit` + `inherit_thread`: threads yes, forked children no); `exec`
 /// removes it. Returns the file descriptor, or `errno`. The event starts disabled.
 pub fn perf_open_task_clock(period_ns: u64, sig_data: u64, tid: u32) -> Result<c_int, c_int> {
+    perf_open(
+        period_ns,
+        sig_data,
+        tid,
+        FLAG_DISABLED | FLAG_INHERIT | FLAG_INHERIT_THREAD,
+    )
+}
+
+/// Open a task-clock event like [`perf_open_task_clock`] for the calling thread only (not
+/// inherited by the threads it creates), disabled: once enabled, its first overflow comes after
+/// `period_ns` nanoseconds of this thread's CPU time. Returns the descriptor, or `errno`.
+pub fn perf_open_thread_clock(period_ns: u64, sig_data: u64) -> Result<c_int, c_int> {
+    perf_open(period_ns, sig_data, 0, FLAG_DISABLED)
+}
+
+fn perf_open(period_ns: u64, sig_data: u64, tid: u32, flags: u64) -> Result<c_int, c_int> {
     let attr = PerfEventAttr {
         type_: PERF_TYPE_SOFTWARE,
         size: size_of::<PerfEventAttr>() as u32,
         config: PERF_COUNT_SW_TASK_CLOCK,
         sample_period: period_ns,
-        flags: FLAG_DISABLED
-            | FLAG_INHERIT
-            | FLAG_INHERIT_THREAD
-            | FLAG_EXCLUDE_KERNEL
-            | FLAG_EXCLUDE_HV
-            | FLAG_REMOVE_ON_EXEC
-            | FLAG_SIGTRAP,
+        flags: flags | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV | FLAG_REMOVE_ON_EXEC | FLAG_SIGTRAP,
         sig_data,
         ..Default::default()
     };
@@ -261,6 +271,21 @@ pub fn perf_set_enabled(fd: c_int, enabled: bool) -> Result<(), c_int> {
     };
     // SAFETY: ioctl on a descriptor we own with an argument-less request.
     let r = unsafe { libc::ioctl(fd, req as _, 0) };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// `_IO('$', 2)`.
+const PERF_EVENT_IOC_REFRESH: libc::c_ulong = 0x2402;
+
+/// Enable a non-inherited sampling event for one overflow: the kernel disables it again after
+/// its first sample.
+pub fn perf_enable_once(fd: c_int) -> Result<(), c_int> {
+    // SAFETY: ioctl on a descriptor we own; PERF_EVENT_IOC_REFRESH takes the count by value.
+    let r = unsafe { libc::ioctl(fd, PERF_EVENT_IOC_REFRESH as _, 1 as c_int) };
     if r < 0 {
         Err(errno())
     } else {
@@ -831,6 +856,22 @@ pub fn discard_pages(addr: *mut u8, len: usize) -> bool {
 pub fn next_symbol(name: &CStr) -> usize {
     // SAFETY: `name` is NUL-terminated; dlsym returns null when there is no such symbol.
     unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize }
+}
+
+/// A thread-specific data key whose destructor `dtor` runs in each thread that set a
+/// non-null value for it, when the thread ends (returns or `pthread_exit`s). `None` if libc
+/// has no key left.
+pub fn thread_key_create(dtor: unsafe extern "C" fn(*mut c_void)) -> Option<libc::pthread_key_t> {
+    let mut key: libc::pthread_key_t = 0;
+    // SAFETY: pthread_key_create writes the key through the pointer, which points to a local.
+    (unsafe { libc::pthread_key_create(&mut key, Some(dtor)) } == 0).then_some(key)
+}
+
+/// Set the calling thread's value of `key`. glibc keeps the first 32 keys' values in the
+/// thread's own descriptor (no allocation); callers use only such a key.
+pub fn thread_key_set(key: libc::pthread_key_t, value: usize) -> bool {
+    // SAFETY: a key from thread_key_create; the value is a plain word, never dereferenced.
+    unsafe { libc::pthread_setspecific(key, value as *const c_void) == 0 }
 }
 
 /// The address `name` resolves to in the whole process (`dlsym(RTLD_DEFAULT)`), or 0.

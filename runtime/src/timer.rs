@@ -4,7 +4,9 @@
 //!   only (`exclude_kernel`, which is also what lets it open at `perf_event_paranoid=2`), that
 //!   sends a synchronous `SIGTRAP` to the thread whose clock expired (`sigtrap`, Linux 5.13+).
 //!   Rates up to tens of kHz are accurate, and each thread is charged its own CPU time. New
-//!   threads inherit the event (forked children do not: they get their own after the fork);
+//!   threads inherit the event (forked children do not: they get their own after the fork;
+//!   an inherited copy starts a full period, so [`crate::threads`] gives threads created with
+//!   `pthread_create` a one-shot clock of their own with a random period for their first);
 //!   `exec` removes it. Threads that already exist when the clock starts (started by another
 //!   library's constructor before ours under `LD_PRELOAD`) inherit nothing, so each gets an
 //!   event of its own (`/proc/self/task`, up to [`MAX_EVENTS`] in all).
@@ -202,9 +204,14 @@ pub fn running() -> Option<Backend> {
     }
 }
 
+/// The sampling period in nanoseconds of CPU time.
+pub fn period() -> u64 {
+    period_ns(HZ.load(Ordering::Relaxed))
+}
+
 /// Is `fd` still the perf event with kernel id `id`? (Device and inode first: only a perf
-/// event gets the id ioctl.)
-fn is_our_event(fd: c_int, id: u64) -> bool {
+/// event gets the id ioctl.) *Async-signal-safe* (`fstat`, `ioctl`).
+pub(crate) fn is_our_event(fd: c_int, id: u64) -> bool {
     fd >= 0
         && sys::fd_identity(fd)
             == Some((

@@ -600,7 +600,7 @@ pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
         {
             why.push("the interval timer fires at most once per kernel tick, so short bursts of CPU and short threads go unsampled".into());
         } else {
-            why.push("threads shorter than a sampling period, and the time before a thread's clock starts and while profiles are written at exit, are outside the clock".into());
+            why.push("the time before a thread's clock starts and while profiles are written at exit is outside the clock, as are threads shorter than a sampling period in a program with the runtime linked in (preloaded, each new thread's first period is random)".into());
         }
     }
     why.join("; ")

@@ -424,11 +424,13 @@ fn another_build_of_the_program_is_named_by_build_id() {
 }
 
 #[test]
-fn short_threads_time_is_stated_as_unsampled_not_spread() {
+fn short_threads_are_sampled_in_proportion_to_their_cpu_time() {
     // 1000 threads of about 0.4 ms each, under one sampling period: a task clock with a fixed
-    // phase never fires in them. Whatever the runtime samples of them, the report's task share
-    // plus the CPU time it says was not sampled must account for the truth the program
-    // measured itself, instead of the main thread's share being inflated silently.
+    // phase never fires in them (they got 2% of the samples against a truth of 80%). Each new
+    // thread's clock starts with a random phase, so the sampled task share must match the
+    // truth the program measured itself within 10 points plus sampling noise; and the report's
+    // task share plus the CPU time it says was not sampled must account for it too, instead
+    // of the main thread's share being inflated silently.
     let s = TempDir::new("tree-short");
     gcc(&fixture("short_threads.c"), &s.join("st"), &["-pthread"]);
     let out = run_in(
@@ -457,6 +459,11 @@ fn short_threads_time_is_stated_as_unsampled_not_spread() {
     assert!(
         (task_accounted - task_truth).abs() <= band,
         "task sampled + unsampled {task_accounted:.1}% vs truth {truth} (band {band:.1}): {v}"
+    );
+    let task_sampled = json_percent(&v, "task_spin");
+    assert!(
+        (task_sampled - task_truth).abs() <= band,
+        "task_spin has {task_sampled:.1}% of the samples vs truth {truth} (band {band:.1}): {v}"
     );
 }
 

@@ -375,4 +375,5 @@ mod objects;
 mod pcsample;
 mod processes;
 mod signals;
+mod threads;
 mod trees;
