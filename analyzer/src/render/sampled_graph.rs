@@ -5,6 +5,7 @@ use std::io::Write;
 
 use crate::json::{json_num, json_opt, json_str};
 use crate::profile::stats::poisson_ci95;
+use crate::render::callgraph::wrap;
 use crate::render::units::human_seconds as secs;
 use crate::report::sampled_graph::{Arc, SampledGraph};
 
@@ -13,24 +14,6 @@ pub const MEASURED_NOTE: &str = "Measured from the sampled call stacks: a functi
 time is the samples with it anywhere on the stack, and each caller/callee line the samples \
 with that call on the stack, counted once per sample however deep the recursion. Nothing is \
 estimated from call counts.";
-
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
 
 fn label(g: &SampledGraph, id: usize) -> String {
     format!("{} [{id}]", g.function(id).name)
