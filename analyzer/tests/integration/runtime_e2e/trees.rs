@@ -233,9 +233,17 @@ fn the_manifest_describes_the_process_and_its_cpu_time() {
         }
         let cpu = p.sampled_cpu_ns().unwrap() as f64 / 1e9;
         let unsampled = p.unsampled_seconds().unwrap();
+        // The interval timer samples at the kernel tick (about 250 per CPU-second here), by
+        // tick accounting: on a loaded machine its count strays from the CPU time by several
+        // standard deviations of a count that size, so its band grows with that deviation.
+        let hz = f64::from(p.nominal_hz.unwrap().max(1));
+        let band = match timer {
+            "itimer" => 0.1 * cpu + 4.0 * (cpu * hz).sqrt() / hz,
+            _ => 0.1 * cpu,
+        };
         assert!(
-            unsampled < 0.1 * cpu,
-            "{timer}: {unsampled} of {cpu} s: {p:?}"
+            unsampled < band,
+            "{timer}: {unsampled} of {cpu} s (band {band}): {p:?}"
         );
         assert_eq!(
             (p.threads_without_clock, p.clock_closed),
