@@ -27,7 +27,7 @@ fn secs(s: f64) -> String {
 }
 
 /// Break `text` into lines of at most `width` characters.
-pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
@@ -45,24 +45,36 @@ pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// A call graph's heading: a blank line, `title`, how to read the graph (`lead`, wrapped),
+/// and each note as a wrapped `*` item.
+pub(crate) fn write_heading(
+    out: &mut impl Write,
+    title: &str,
+    lead: &str,
+    notes: &[String],
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "{title}")?;
+    writeln!(out)?;
+    for l in wrap(lead, 92) {
+        writeln!(out, "  {l}")?;
+    }
+    for note in notes {
+        writeln!(out)?;
+        for (i, l) in wrap(note, 90).iter().enumerate() {
+            writeln!(out, "  {} {l}", if i == 0 { "*" } else { " " })?;
+        }
+    }
+    Ok(())
+}
+
 /// Print the call graph as text.
 /// Nothing is printed for a profile without arcs (a histogram-only profile).
 pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
     if g.functions.is_empty() && g.unplaced_arcs.0 == 0 {
         return Ok(());
     }
-    writeln!(out)?;
-    writeln!(out, "Call graph")?;
-    writeln!(out)?;
-    for l in wrap(ESTIMATE_NOTE, 92) {
-        writeln!(out, "  {l}")?;
-    }
-    for note in &g.notes {
-        writeln!(out)?;
-        for (i, l) in wrap(note, 90).iter().enumerate() {
-            writeln!(out, "  {} {l}", if i == 0 { "*" } else { " " })?;
-        }
-    }
+    write_heading(out, "Call graph", ESTIMATE_NOTE, &g.notes)?;
     if g.functions.is_empty() {
         writeln!(out)?;
         writeln!(out, "  (no calls were recorded)")?;

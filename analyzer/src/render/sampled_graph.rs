@@ -5,7 +5,7 @@ use std::io::Write;
 
 use crate::json::{json_num, json_opt, json_str};
 use crate::profile::stats::poisson_ci95;
-use crate::render::callgraph::wrap;
+use crate::render::callgraph::write_heading;
 use crate::render::units::human_seconds as secs;
 use crate::report::sampled_graph::{Arc, SampledGraph};
 
@@ -43,18 +43,8 @@ fn arc_line(g: &SampledGraph, a: &Arc, other: usize, out: &mut impl Write) -> st
 
 /// Print the graph as text.
 pub fn print_text(g: &SampledGraph, out: &mut impl Write) -> std::io::Result<()> {
-    writeln!(out)?;
-    writeln!(out, "Call graph (from {} sampled stacks)", g.samples)?;
-    writeln!(out)?;
-    for l in wrap(MEASURED_NOTE, 92) {
-        writeln!(out, "  {l}")?;
-    }
-    for note in &g.notes {
-        writeln!(out)?;
-        for (i, l) in wrap(note, 90).iter().enumerate() {
-            writeln!(out, "  {} {l}", if i == 0 { "*" } else { " " })?;
-        }
-    }
+    let title = format!("Call graph (from {} sampled stacks)", g.samples);
+    write_heading(out, &title, MEASURED_NOTE, &g.notes)?;
     if g.functions.is_empty() {
         writeln!(out)?;
         writeln!(out, "  (no sampled stack lies in a known function)")?;
