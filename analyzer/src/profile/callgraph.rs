@@ -166,8 +166,9 @@ impl Builder {
             total: 0.0,
         };
         g.find_cycles();
-        g.propagate_fractions();
-        g.propagate_time();
+        let order = g.callees_first();
+        g.propagate_fractions(&order);
+        g.propagate_time(&order);
         g.time_order = g.sorted_by_time(&name);
         g
     }
@@ -285,9 +286,9 @@ impl EqualCost {
         v
     }
 
-    /// Each function's (and cycle's) fraction, callers first; then `prop_self` and the total.
-    fn propagate_fractions(&mut self) {
-        let order = self.callees_first();
+    /// Each function's (and cycle's) fraction, callers first (`order`, the
+    /// callees-first order, walked backwards); then `prop_self` and the total.
+    fn propagate_fractions(&mut self, order: &[usize]) {
         let mut done_cycle = vec![false; self.cycles.len()];
         self.total = 0.0;
         for &f in order.iter().rev() {
@@ -343,8 +344,8 @@ impl EqualCost {
 
     /// Children time, callees first: each caller gets, along each arc, the callee's (or its
     /// cycle's) self and children time × the arc's share of the callee's calls.
-    fn propagate_time(&mut self) {
-        for parent in self.callees_first() {
+    fn propagate_time(&mut self, order: &[usize]) {
+        for &parent in order {
             let fraction = self.nodes[parent].fraction;
             if fraction == 0.0 {
                 continue;
