@@ -73,6 +73,9 @@ pub struct ObjectRow {
     pub samples: f64,
     /// `file:line` of the function's entry (the executable's functions, from DWARF).
     pub location: Option<String>,
+    /// For a row of code without symbols (`<object+0xLO-0xHI>`), that half-open link-time
+    /// range.
+    pub unknown_range: Option<(u64, u64)>,
 }
 
 pub use crate::profile::debuginfo::{debug_file_path, SymbolSource};
@@ -118,6 +121,7 @@ fn unknown_rows(name: &str, mut pieces: Vec<Piece>) -> Vec<ObjectRow> {
             function: format!("<{name}+{lo:#x}-{hi:#x}>"),
             samples: s,
             location: None,
+            unknown_range: Some((lo, hi)),
         })
         .collect()
 }
@@ -154,6 +158,7 @@ pub fn attribute(
                     function: format!("<unreadable: {reason}>"),
                     samples: total,
                     location: None,
+                    unknown_range: None,
                 });
                 continue;
             }
@@ -216,6 +221,7 @@ pub fn attribute(
                 function,
                 samples: s,
                 location: locations.get(&f.addr).map(|l| l.to_string()),
+                unknown_range: None,
             });
         }
         rows.extend(unknown_rows(&o.name, unknown));
@@ -775,6 +781,7 @@ mod tests {
             function: "f, g".into(),
             samples: 2.0,
             location: None,
+            unknown_range: None,
         }];
         let mut v = Vec::new();
         print_rows(Format::Csv, "t", 100, &rows, &[], &mut v).unwrap();

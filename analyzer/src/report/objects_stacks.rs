@@ -67,7 +67,7 @@ pub fn measure(
     // else for a range row of its own 4 KiB page, named the same way.
     let mut ranges: HashMap<&str, Vec<(u64, u64, &str)>> = HashMap::new();
     for r in rows {
-        if let Some((lo, hi)) = range_of(&r.object, &r.function) {
+        if let Some((lo, hi)) = r.unknown_range {
             ranges
                 .entry(&r.object)
                 .or_default()
@@ -222,6 +222,7 @@ pub fn with_totals(rows: &mut Vec<ObjectRow>, t: &StackTotals) -> Vec<Option<u64
             function: function.clone(),
             samples: 0.0,
             location: None,
+            unknown_range: None,
         });
     }
     rows.iter()
@@ -231,18 +232,4 @@ pub fn with_totals(rows: &mut Vec<ObjectRow>, t: &StackTotals) -> Vec<Option<u64
                 .copied()
         })
         .collect()
-}
-
-/// `(lo, hi)` of an address-range row `<object+0xLO-0xHI>` of `object`.
-fn range_of(object: &str, function: &str) -> Option<(u64, u64)> {
-    let rest = function
-        .strip_prefix('<')?
-        .strip_prefix(object)?
-        .strip_prefix("+0x")?
-        .strip_suffix('>')?;
-    let (lo, hi) = rest.split_once("-0x")?;
-    Some((
-        u64::from_str_radix(lo, 16).ok()?,
-        u64::from_str_radix(hi, 16).ok()?,
-    ))
 }

@@ -185,6 +185,7 @@ pub fn run(
             function: f.to_owned(),
             samples: s,
             location: None,
+            unknown_range: None,
         })
         .collect();
     rows.sort_by(|a, b| {
