@@ -132,15 +132,20 @@ fn build_rust(dir: &Scratch, frame_pointers: bool) -> PathBuf {
     exe
 }
 
-/// Run `exe [mode] scale` until at least 2,000 samples were walked (doubling the work, a
-/// bounded number of times, so it holds on any machine speed), then compare gprof's inclusive
-/// share for `costly` from our sampled arcs with the share the program measured itself.
-fn check_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>) {
+/// Run `exe [mode] SCALE` (the cheap/costly program) until at least 2,000 samples were walked,
+/// doubling the work a bounded number of times so that it holds on any machine speed; the
+/// share of `costly` the program measured itself.
+fn run_until_2000_walks(
+    dir: &Scratch,
+    exe: &Path,
+    mode: Option<&str>,
+    env: &[(&str, &str)],
+) -> f64 {
     let mut scale = 200u64;
     for attempt in 0..6 {
         let s = scale.to_string();
         let args: Vec<&str> = mode.into_iter().chain([s.as_str()]).collect();
-        let r = run(dir, exe, &args, &[]);
+        let r = run(dir, exe, &args, env);
         assert!(r.ok, "{}", r.stderr);
         if stat(&r, "walks") < 2000 && attempt < 5 {
             scale *= 2;
@@ -153,15 +158,23 @@ fn check_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>) {
             .unwrap()
             .parse()
             .unwrap();
-        let g = gprof(dir, exe);
-        let got = inclusive_percent(&g, "costly").unwrap_or_else(|| panic!("no costly:\n{g}"));
-        assert!(
-            (got - truth * 100.0).abs() <= 3.0,
-            "gprof {got}% vs truth {:.1}%\n{g}",
-            truth * 100.0
-        );
-        return;
+        return truth;
     }
+    unreachable!("the last attempt returns")
+}
+
+/// Run `exe [mode] scale` until enough samples were walked ([`run_until_2000_walks`]), then
+/// compare gprof's inclusive share for `costly` from our sampled arcs with the share the
+/// program measured itself.
+fn check_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>) {
+    let truth = run_until_2000_walks(dir, exe, mode, &[]);
+    let g = gprof(dir, exe);
+    let got = inclusive_percent(&g, "costly").unwrap_or_else(|| panic!("no costly:\n{g}"));
+    assert!(
+        (got - truth * 100.0).abs() <= 3.0,
+        "gprof {got}% vs truth {:.1}%\n{g}",
+        truth * 100.0
+    );
 }
 
 #[test]
@@ -320,51 +333,33 @@ fn row_total(j: &serde_json::Value, name: &str) -> Option<u64> {
     })
 }
 
-/// Run cheap/costly until 2,000 samples were walked; the report's totals give costly's share
+/// Run cheap/costly until 2,000 samples were walked ([`run_until_2000_walks`]); the report's totals give costly's share
 /// of cheap + costly within 3 points of the program's own clock, in the report across objects
 /// (the default) and in the executable's report (`PROFIL_RANGES=exe`).
 fn check_report_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>, env: &[(&str, &str)]) {
-    let mut scale = 200u64;
-    for attempt in 0..6 {
-        let s = scale.to_string();
-        let args: Vec<&str> = mode.into_iter().chain([s.as_str()]).collect();
-        let r = run(dir, exe, &args, env);
-        assert!(r.ok, "{}", r.stderr);
-        if stat(&r, "walks") < 2000 && attempt < 5 {
-            scale *= 2;
-            continue;
-        }
-        let truth: f64 = r
-            .stdout
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("costly_share="))
-            .unwrap()
-            .parse()
-            .unwrap();
-        let j = report_json(dir, exe);
-        let costly = row_total(&j, "costly").unwrap_or_else(|| panic!("no costly total: {j}"));
-        let cheap = row_total(&j, "cheap").unwrap_or_else(|| panic!("no cheap total: {j}"));
-        let got = 100.0 * costly as f64 / (costly + cheap) as f64;
-        assert!(
-            (got - truth * 100.0).abs() <= 3.0,
-            "report {got:.1}% vs truth {:.1}% ({env:?})\n{j}",
-            truth * 100.0
-        );
-        // JSON rows carry total_seconds = total_samples / hz.
-        let hz = j["hz"].as_f64().unwrap();
-        let row = j["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r.get("name").or_else(|| r.get("function")).unwrap() == "costly")
-            .unwrap();
-        let secs = row["total_seconds"].as_f64().unwrap();
-        assert!((secs - costly as f64 / hz).abs() < 1e-9, "{row}");
-        assert!(row["total_ci95_low_seconds"].as_f64().unwrap() < secs);
-        assert!(row["total_ci95_high_seconds"].as_f64().unwrap() > secs);
-        assert_eq!(j["call_graph"]["kind"], "sampled", "{j}");
-        return;
-    }
+    let truth = run_until_2000_walks(dir, exe, mode, env);
+    let j = report_json(dir, exe);
+    let costly = row_total(&j, "costly").unwrap_or_else(|| panic!("no costly total: {j}"));
+    let cheap = row_total(&j, "cheap").unwrap_or_else(|| panic!("no cheap total: {j}"));
+    let got = 100.0 * costly as f64 / (costly + cheap) as f64;
+    assert!(
+        (got - truth * 100.0).abs() <= 3.0,
+        "report {got:.1}% vs truth {:.1}% ({env:?})\n{j}",
+        truth * 100.0
+    );
+    // JSON rows carry total_seconds = total_samples / hz.
+    let hz = j["hz"].as_f64().unwrap();
+    let row = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r.get("name").or_else(|| r.get("function")).unwrap() == "costly")
+        .unwrap();
+    let secs = row["total_seconds"].as_f64().unwrap();
+    assert!((secs - costly as f64 / hz).abs() < 1e-9, "{row}");
+    assert!(row["total_ci95_low_seconds"].as_f64().unwrap() < secs);
+    assert!(row["total_ci95_high_seconds"].as_f64().unwrap() > secs);
+    assert_eq!(j["call_graph"]["kind"], "sampled", "{j}");
 }
 
 #[test]
@@ -589,80 +584,64 @@ fn exports_show_the_sampled_stacks_with_costly_inclusive_share_near_the_truth() 
     let dir = Scratch::new("export");
     let exe = build(&dir);
     let exe_s = exe.to_str().unwrap();
-    let mut scale = 200u64;
-    for attempt in 0..6 {
-        let r = run(&dir, &exe, &["cheapcostly", &scale.to_string()], &[]);
-        assert!(r.ok, "{}", r.stderr);
-        if stat(&r, "walks") < 2000 && attempt < 5 {
-            scale *= 2;
-            continue;
-        }
-        let truth: f64 = r
-            .stdout
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("costly_share="))
-            .unwrap()
-            .parse()
-            .unwrap();
+    let truth = run_until_2000_walks(&dir, &exe, Some("cheapcostly"), &[]);
+    let (code, _, err) = report(
+        &dir,
+        &["export", "--to", "folded", "-o", "f.txt", "gmon.out", exe_s],
+    );
+    assert_eq!(code, 0, "{err}");
+    let folded = fs::read_to_string(dir.0.join("f.txt")).unwrap();
+    let on_stack = |name: &str| -> u64 {
+        folded
+            .lines()
+            .filter_map(|l| l.rsplit_once(' '))
+            .filter(|(stack, _)| stack.split(';').any(|f| f == name))
+            .map(|(_, n)| n.parse::<u64>().unwrap())
+            .sum()
+    };
+    let (costly, cheap) = (on_stack("costly"), on_stack("cheap"));
+    // Real stacks: main calls both, and work sits under them.
+    assert!(
+        folded.contains(";main;costly;work ") && folded.contains(";main;cheap;work "),
+        "{folded}"
+    );
+    let got = 100.0 * costly as f64 / (costly + cheap) as f64;
+    assert!(
+        (got - 100.0 * truth).abs() <= 3.0,
+        "folded {got:.1}% vs truth {:.1}%\n{folded}",
+        100.0 * truth
+    );
+    if Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
         let (code, _, err) = report(
             &dir,
-            &["export", "--to", "folded", "-o", "f.txt", "gmon.out", exe_s],
+            &[
+                "export", "--to", "pprof", "-o", "p.pb.gz", "gmon.out", exe_s,
+            ],
         );
         assert_eq!(code, 0, "{err}");
-        let folded = fs::read_to_string(dir.0.join("f.txt")).unwrap();
-        let on_stack = |name: &str| -> u64 {
-            folded
-                .lines()
-                .filter_map(|l| l.rsplit_once(' '))
-                .filter(|(stack, _)| stack.split(';').any(|f| f == name))
-                .map(|(_, n)| n.parse::<u64>().unwrap())
-                .sum()
+        let top = Command::new("go")
+            .args(["tool", "pprof", "-top", "-unit=ns", "p.pb.gz"])
+            .current_dir(&dir.0)
+            .output()
+            .unwrap();
+        let top = String::from_utf8_lossy(&top.stdout).into_owned();
+        let cum = |name: &str| -> f64 {
+            top.lines()
+                .find(|l| l.split_whitespace().last() == Some(name))
+                .and_then(|l| l.split_whitespace().nth(3))
+                .and_then(|v| v.trim_end_matches("ns").parse().ok())
+                .unwrap_or_else(|| panic!("no {name} in\n{top}"))
         };
-        let (costly, cheap) = (on_stack("costly"), on_stack("cheap"));
-        // Real stacks: main calls both, and work sits under them.
-        assert!(
-            folded.contains(";main;costly;work ") && folded.contains(";main;cheap;work "),
-            "{folded}"
-        );
-        let got = 100.0 * costly as f64 / (costly + cheap) as f64;
+        let got = 100.0 * cum("costly") / (cum("costly") + cum("cheap"));
         assert!(
             (got - 100.0 * truth).abs() <= 3.0,
-            "folded {got:.1}% vs truth {:.1}%\n{folded}",
+            "pprof {got:.1}% vs truth {:.1}%\n{top}",
             100.0 * truth
         );
-        if Command::new("go")
-            .arg("version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            let (code, _, err) = report(
-                &dir,
-                &[
-                    "export", "--to", "pprof", "-o", "p.pb.gz", "gmon.out", exe_s,
-                ],
-            );
-            assert_eq!(code, 0, "{err}");
-            let top = Command::new("go")
-                .args(["tool", "pprof", "-top", "-unit=ns", "p.pb.gz"])
-                .current_dir(&dir.0)
-                .output()
-                .unwrap();
-            let top = String::from_utf8_lossy(&top.stdout).into_owned();
-            let cum = |name: &str| -> f64 {
-                top.lines()
-                    .find(|l| l.split_whitespace().last() == Some(name))
-                    .and_then(|l| l.split_whitespace().nth(3))
-                    .and_then(|v| v.trim_end_matches("ns").parse().ok())
-                    .unwrap_or_else(|| panic!("no {name} in\n{top}"))
-            };
-            let got = 100.0 * cum("costly") / (cum("costly") + cum("cheap"));
-            assert!(
-                (got - 100.0 * truth).abs() <= 3.0,
-                "pprof {got:.1}% vs truth {:.1}%\n{top}",
-                100.0 * truth
-            );
-        }
-        return;
     }
 }
 
