@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use crate::support::TempDir;
 use serde_json::Value;
 
 fn fixture(rel: &str) -> PathBuf {
@@ -32,29 +33,6 @@ fn runtime_object() -> &'static Path {
 }
 
 /// A scratch directory, removed when the test passes.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("profil-exports-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
 fn show(o: &Output) -> String {
     format!(
         "{}\n{}{}",
@@ -95,8 +73,8 @@ fn have(tool: &str, args: &[&str]) -> bool {
 }
 
 /// Build four.c with the runtime (`defines` such as `-DWITH_INLINE`) into `dir/exe`.
-fn build(dir: &Scratch, exe: &str, defines: &[&str]) -> PathBuf {
-    let out = dir.path(exe);
+fn build(dir: &TempDir, exe: &str, defines: &[&str]) -> PathBuf {
+    let out = dir.join(exe);
     must(
         Command::new("gcc")
             .args(["-O2", "-g"])
@@ -115,10 +93,10 @@ fn build(dir: &Scratch, exe: &str, defines: &[&str]) -> PathBuf {
 /// The inlined build (`fouri`) records PCs only: its tests compare the export's one-location
 /// stacks with the `--inline` report, which splits histogram bins between inline chains by
 /// bytes, where the sampled stacks would give the exact PCs.
-fn run(dir: &Scratch, exe: &str, units: u64, extra: &[&str], save_as: &str) -> PathBuf {
-    let gmon = dir.path(save_as);
+fn run(dir: &TempDir, exe: &str, units: u64, extra: &[&str], save_as: &str) -> PathBuf {
+    let gmon = dir.join(save_as);
     must(
-        Command::new(dir.path(exe))
+        Command::new(dir.join(exe))
             .arg(units.to_string())
             .args(extra)
             .current_dir(&dir.0)
@@ -132,7 +110,7 @@ fn run(dir: &Scratch, exe: &str, units: u64, extra: &[&str], save_as: &str) -> P
 }
 
 /// Our default report as JSON.
-fn report_json(dir: &Scratch, args: &[&str]) -> Value {
+fn report_json(dir: &TempDir, args: &[&str]) -> Value {
     let mut a = vec!["--json"];
     a.extend_from_slice(args);
     serde_json::from_slice(&ours_ok(&dir.0, &a)).expect("report JSON")
@@ -140,7 +118,7 @@ fn report_json(dir: &Scratch, args: &[&str]) -> Value {
 
 /// Units of work that give a run of `exe` at least `want` samples: doubled from 10 until it
 /// does (at most 8 tries), whatever the machine's speed.
-fn units_for(dir: &Scratch, exe: &str, want: u64) -> u64 {
+fn units_for(dir: &TempDir, exe: &str, want: u64) -> u64 {
     let mut units = 10;
     for _ in 0..8 {
         let g = run(dir, exe, units, &[], "probe.gmon");
@@ -157,19 +135,19 @@ fn units_for(dir: &Scratch, exe: &str, want: u64) -> u64 {
 }
 
 /// A profiled run of four (inlined or not) with at least 600 samples.
-fn profiled(dir: &Scratch, exe: &str, defines: &[&str]) -> PathBuf {
+fn profiled(dir: &TempDir, exe: &str, defines: &[&str]) -> PathBuf {
     build(dir, exe, defines);
     let units = units_for(dir, exe, 600);
     run(dir, exe, units, &[], "gmon.out")
 }
 
-fn export(dir: &Scratch, to: &str, file: &str, exe: &str) -> PathBuf {
+fn export(dir: &TempDir, to: &str, file: &str, exe: &str) -> PathBuf {
     ours_ok(&dir.0, &["export", "--to", to, "-o", file, "gmon.out", exe]);
-    dir.path(file)
+    dir.join(file)
 }
 
 /// `go tool pprof -top` rows: (name, flat value) in printed order (`-unit=ns` for CPU).
-fn pprof_top(dir: &Scratch, file: &Path, extra: &[&str]) -> Vec<(String, f64)> {
+fn pprof_top(dir: &TempDir, file: &Path, extra: &[&str]) -> Vec<(String, f64)> {
     let out = must(
         Command::new("go")
             .args([
@@ -259,7 +237,7 @@ fn pprof_top_lists_our_functions_in_our_order_with_our_totals() {
     if !have("go", &["version"]) {
         return;
     }
-    let dir = Scratch::new("pprof-top");
+    let dir = TempDir::new("pprof-top");
     profiled(&dir, "four", &[]);
     let report = report_json(&dir, &["gmon.out", "four"]);
     let file = export(&dir, "pprof", "four.pb.gz", "four");
@@ -305,7 +283,7 @@ fn pprof_with_inlining_matches_the_inline_report_and_traces_show_the_chains() {
     if !have("go", &["version"]) {
         return;
     }
-    let dir = Scratch::new("pprof-inline");
+    let dir = TempDir::new("pprof-inline");
     profiled(&dir, "fouri", &["-DWITH_INLINE"]);
     let file = export(&dir, "pprof", "fouri.pb.gz", "fouri");
     // pprof's functions are source functions, inlined ones included: our --inline report.
@@ -393,7 +371,7 @@ fn pprof_names_the_executable_and_its_build_id() {
     if !have("go", &["version"]) {
         return;
     }
-    let dir = Scratch::new("pprof-raw");
+    let dir = TempDir::new("pprof-raw");
     profiled(&dir, "four", &["-Wl,--build-id=sha1"]);
     let file = export(&dir, "pprof", "four.pb.gz", "four");
     let raw = String::from_utf8(must(
@@ -405,7 +383,7 @@ fn pprof_names_the_executable_and_its_build_id() {
     ))
     .unwrap();
     let notes = String::from_utf8(must(
-        Command::new("readelf").args(["-n"]).arg(dir.path("four")),
+        Command::new("readelf").args(["-n"]).arg(dir.join("four")),
     ))
     .unwrap();
     let id = notes
@@ -428,7 +406,7 @@ fn pprof_names_the_executable_and_its_build_id() {
 
 #[test]
 fn folded_counts_sum_to_the_samples() {
-    let dir = Scratch::new("folded");
+    let dir = TempDir::new("folded");
     profiled(&dir, "four", &[]);
     let report = report_json(&dir, &["gmon.out", "four"]);
     let file = export(&dir, "folded", "four.folded", "four");
@@ -459,7 +437,7 @@ fn folded_counts_sum_to_the_samples() {
 
 #[test]
 fn svg_parses_and_names_every_function_above_one_percent() {
-    let dir = Scratch::new("svg");
+    let dir = TempDir::new("svg");
     profiled(&dir, "four", &[]);
     let report = report_json(&dir, &["gmon.out", "four"]);
     let file = export(&dir, "svg", "four.svg", "four");
@@ -498,7 +476,7 @@ fn callgrind_annotate_totals_and_top_functions_equal_ours() {
     if !have("callgrind_annotate", &["--help"]) {
         return;
     }
-    let dir = Scratch::new("callgrind");
+    let dir = TempDir::new("callgrind");
     profiled(&dir, "four", &[]);
     let report = report_json(&dir, &["gmon.out", "four"]);
     let file = export(&dir, "callgrind", "callgrind.out.four", "four");
@@ -558,7 +536,7 @@ fn callgrind_annotate_totals_and_top_functions_equal_ours() {
 
 #[test]
 fn speedscope_file_validates_against_the_published_schema() {
-    let dir = Scratch::new("speedscope");
+    let dir = TempDir::new("speedscope");
     profiled(&dir, "fouri", &["-DWITH_INLINE"]);
     let report = report_json(&dir, &["gmon.out", "fouri"]);
     let file = export(&dir, "speedscope", "four.speedscope.json", "fouri");
@@ -615,7 +593,7 @@ fn speedscope_file_validates_against_the_published_schema() {
 }
 
 /// `profil-report diff --json` on base and new runs.
-fn diff_json(dir: &Scratch, base: &[PathBuf], new: &[PathBuf], extra: &[&str]) -> Value {
+fn diff_json(dir: &TempDir, base: &[PathBuf], new: &[PathBuf], extra: &[&str]) -> Value {
     let mut args: Vec<String> = vec!["diff".into(), "--json".into(), "--base".into()];
     args.extend(base.iter().map(|p| p.display().to_string()));
     args.push("--new".into());
@@ -638,7 +616,7 @@ fn flagged(d: &Value) -> Vec<String> {
 
 #[test]
 fn diff_flags_the_doubled_function_and_not_the_three_others() {
-    let dir = Scratch::new("diff");
+    let dir = TempDir::new("diff");
     build(&dir, "four", &[]);
     let units = units_for(&dir, "four", 600);
     // One run per side (the exact binomial test), three times over. At the default 5% a
@@ -673,8 +651,8 @@ fn diff_flags_the_doubled_function_and_not_the_three_others() {
     }
     // The three runs of each side together, at the default level: Welch's test on the
     // per-run seconds.
-    let bases: Vec<PathBuf> = (0..3).map(|r| dir.path(&format!("base{r}.gmon"))).collect();
-    let news: Vec<PathBuf> = (0..3).map(|r| dir.path(&format!("new{r}.gmon"))).collect();
+    let bases: Vec<PathBuf> = (0..3).map(|r| dir.join(&format!("base{r}.gmon"))).collect();
+    let news: Vec<PathBuf> = (0..3).map(|r| dir.join(&format!("new{r}.gmon"))).collect();
     let three = diff_json(&dir, &bases, &news, &[]);
     assert_eq!(flagged(&three), ["beta"], "{three:#}");
     assert!(three["test"].as_str().unwrap().contains("Welch"), "{three}");
@@ -702,8 +680,8 @@ fn diff_flags_the_doubled_function_and_not_the_three_others() {
 
 #[test]
 fn exports_carry_every_shared_object_of_a_ranges_all_profile() {
-    let dir = Scratch::new("objects");
-    let exe = dir.path("libm_prog");
+    let dir = TempDir::new("objects");
+    let exe = dir.join("libm_prog");
     must(
         Command::new("gcc")
             .args(["-O2", "-g", "-o"])
@@ -745,7 +723,7 @@ fn exports_carry_every_shared_object_of_a_ranges_all_profile() {
         units *= 2;
     };
     let total = report["total_samples"].as_u64().unwrap();
-    let manifest = fs::read_to_string(dir.path("gmon.out.objects")).unwrap();
+    let manifest = fs::read_to_string(dir.join("gmon.out.objects")).unwrap();
     let libm = manifest
         .lines()
         .map(|l| l.split('\t').collect::<Vec<_>>())
@@ -797,7 +775,7 @@ fn exports_carry_every_shared_object_of_a_ranges_all_profile() {
     if !have("go", &["version"]) {
         return;
     }
-    let file = dir.path("libm.pb.gz");
+    let file = dir.join("libm.pb.gz");
     ours_ok(
         &dir.0,
         &[

@@ -3,6 +3,7 @@
 //! GNU `gprof -b` reads the call graph the runtime wrote into gmon.out. The walk statistics come
 //! from the test setting `PROFIL_STACK_STATS=1` (one line on stderr at exit).
 
+use crate::support::TempDir;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,26 +25,7 @@ fn runtime_object() -> PathBuf {
     .clone()
 }
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!("profil-stacks-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-fn build(dir: &Scratch) -> PathBuf {
+fn build(dir: &TempDir) -> PathBuf {
     let exe = dir.0.join("stacks");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime/stacks.c");
     let out = Command::new("gcc")
@@ -64,7 +46,7 @@ struct Run {
     stderr: String,
 }
 
-fn run(dir: &Scratch, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+fn run(dir: &TempDir, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let _one = ONE_CHILD.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new(exe);
     cmd.args(args).current_dir(&dir.0);
@@ -95,7 +77,7 @@ fn stat(r: &Run, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {name} in {line}"))
 }
 
-fn gprof(dir: &Scratch, exe: &Path) -> String {
+fn gprof(dir: &TempDir, exe: &Path) -> String {
     let out = Command::new("gprof")
         .arg("-b")
         .arg(exe)
@@ -117,7 +99,7 @@ fn inclusive_percent(graph: &str, name: &str) -> Option<f64> {
     })
 }
 
-fn build_rust(dir: &Scratch, frame_pointers: bool) -> PathBuf {
+fn build_rust(dir: &TempDir, frame_pointers: bool) -> PathBuf {
     let exe = dir.0.join("stacks_rs");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime/stacks.rs");
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
@@ -136,7 +118,7 @@ fn build_rust(dir: &Scratch, frame_pointers: bool) -> PathBuf {
 /// doubling the work a bounded number of times so that it holds on any machine speed; the
 /// share of `costly` the program measured itself.
 fn run_until_2000_walks(
-    dir: &Scratch,
+    dir: &TempDir,
     exe: &Path,
     mode: Option<&str>,
     env: &[(&str, &str)],
@@ -166,7 +148,7 @@ fn run_until_2000_walks(
 /// Run `exe [mode] scale` until enough samples were walked ([`run_until_2000_walks`]), then
 /// compare gprof's inclusive share for `costly` from our sampled arcs with the share the
 /// program measured itself.
-fn check_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>) {
+fn check_costly_share(dir: &TempDir, exe: &Path, mode: Option<&str>) {
     let truth = run_until_2000_walks(dir, exe, mode, &[]);
     let g = gprof(dir, exe);
     let got = inclusive_percent(&g, "costly").unwrap_or_else(|| panic!("no costly:\n{g}"));
@@ -179,7 +161,7 @@ fn check_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>) {
 
 #[test]
 fn rust_with_forced_frame_pointers_gprof_costly_share_within_3_points() {
-    let dir = Scratch::new("rust-fp");
+    let dir = TempDir::new("rust-fp");
     let exe = build_rust(&dir, true);
     check_costly_share(&dir, &exe, None);
 }
@@ -187,7 +169,7 @@ fn rust_with_forced_frame_pointers_gprof_costly_share_within_3_points() {
 /// C at -O2 -fno-omit-frame-pointer: `work` is a frameless leaf, recognised as such.
 #[test]
 fn gprof_shows_costly_inclusive_share_within_3_points_of_the_truth() {
-    let dir = Scratch::new("cheapcostly");
+    let dir = TempDir::new("cheapcostly");
     let exe = build(&dir);
     check_costly_share(&dir, &exe, Some("cheapcostly"));
     let r = run(&dir, &exe, &["cheapcostly", "100"], &[]);
@@ -196,7 +178,7 @@ fn gprof_shows_costly_inclusive_share_within_3_points_of_the_truth() {
 
 #[test]
 fn a_clobbered_frame_pointer_never_crashes_and_counts_truncated_walks() {
-    let dir = Scratch::new("badfp");
+    let dir = TempDir::new("badfp");
     let exe = build(&dir);
     let r = run(&dir, &exe, &["badfp", "20"], &[]);
     assert!(r.ok, "{}", r.stderr);
@@ -209,7 +191,7 @@ fn a_clobbered_frame_pointer_never_crashes_and_counts_truncated_walks() {
 
 #[test]
 fn recursion_deeper_than_the_limit_counts_as_too_deep_and_does_not_inflate_arcs() {
-    let dir = Scratch::new("deep");
+    let dir = TempDir::new("deep");
     let exe = build(&dir);
     let r = run(&dir, &exe, &["deep", "20"], &[]);
     assert!(r.ok, "{}", r.stderr);
@@ -231,7 +213,7 @@ fn recursion_deeper_than_the_limit_counts_as_too_deep_and_does_not_inflate_arcs(
 
 #[test]
 fn a_thread_with_a_tiny_stack_is_walked_to_its_start() {
-    let dir = Scratch::new("tiny");
+    let dir = TempDir::new("tiny");
     let exe = build(&dir);
     let r = run(&dir, &exe, &["tinythread", "200"], &[]);
     assert!(r.ok, "{}", r.stderr);
@@ -243,7 +225,7 @@ fn a_thread_with_a_tiny_stack_is_walked_to_its_start() {
 
 #[test]
 fn a_full_table_counts_what_it_dropped_and_pcs_only_writes_no_arcs() {
-    let dir = Scratch::new("full");
+    let dir = TempDir::new("full");
     let exe = build(&dir);
     let r = run(
         &dir,
@@ -274,7 +256,7 @@ fn a_full_table_counts_what_it_dropped_and_pcs_only_writes_no_arcs() {
 
 #[test]
 fn the_stacks_file_is_written_beside_the_profile_by_default() {
-    let dir = Scratch::new("file");
+    let dir = TempDir::new("file");
     let exe = build(&dir);
     let r = run(&dir, &exe, &["deep", "5"], &[]);
     assert!(r.ok, "{}", r.stderr);
@@ -296,7 +278,7 @@ fn the_stacks_file_is_written_beside_the_profile_by_default() {
     // Recursion beyond the limit: the deepest stacks hold exactly the limit.
     assert!(f.stacks.iter().any(|s| s.depth() == 128));
     // `file` is the default's synonym; PCs only writes no such file.
-    let dir2 = Scratch::new("nofile");
+    let dir2 = TempDir::new("nofile");
     let r = run(&dir2, &exe, &["deep", "1"], &[("PROFIL_STACKS", "file")]);
     assert!(r.ok && dir2.0.join("gmon.out.stacks").exists());
     fs::remove_file(dir2.0.join("gmon.out.stacks")).unwrap();
@@ -306,7 +288,7 @@ fn the_stacks_file_is_written_beside_the_profile_by_default() {
 
 // ---- The analyzer's side: total times and the call graph from the stacks file ----
 
-fn report(dir: &Scratch, args: &[&str]) -> (i32, String, String) {
+fn report(dir: &TempDir, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
         .args(args)
         .current_dir(&dir.0)
@@ -319,7 +301,7 @@ fn report(dir: &Scratch, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn report_json(dir: &Scratch, exe: &Path) -> serde_json::Value {
+fn report_json(dir: &TempDir, exe: &Path) -> serde_json::Value {
     let (code, out, err) = report(dir, &["--json", "gmon.out", exe.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
@@ -336,7 +318,7 @@ fn row_total(j: &serde_json::Value, name: &str) -> Option<u64> {
 /// Run cheap/costly until 2,000 samples were walked ([`run_until_2000_walks`]); the report's totals give costly's share
 /// of cheap + costly within 3 points of the program's own clock, in the report across objects
 /// (the default) and in the executable's report (`PROFIL_RANGES=exe`).
-fn check_report_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>, env: &[(&str, &str)]) {
+fn check_report_costly_share(dir: &TempDir, exe: &Path, mode: Option<&str>, env: &[(&str, &str)]) {
     let truth = run_until_2000_walks(dir, exe, mode, env);
     let j = report_json(dir, exe);
     let costly = row_total(&j, "costly").unwrap_or_else(|| panic!("no costly total: {j}"));
@@ -364,7 +346,7 @@ fn check_report_costly_share(dir: &Scratch, exe: &Path, mode: Option<&str>, env:
 
 #[test]
 fn the_report_total_column_gives_costly_within_3_points_of_the_truth() {
-    let dir = Scratch::new("total-c");
+    let dir = TempDir::new("total-c");
     let exe = build(&dir);
     check_report_costly_share(&dir, &exe, Some("cheapcostly"), &[]);
     check_report_costly_share(&dir, &exe, Some("cheapcostly"), &[("PROFIL_RANGES", "exe")]);
@@ -372,14 +354,14 @@ fn the_report_total_column_gives_costly_within_3_points_of_the_truth() {
 
 #[test]
 fn the_report_total_column_for_rust_with_frame_pointers() {
-    let dir = Scratch::new("total-rs");
+    let dir = TempDir::new("total-rs");
     let exe = build_rust(&dir, true);
     check_report_costly_share(&dir, &exe, None, &[]);
 }
 
 #[test]
 fn the_report_shows_the_sampled_call_graph_not_the_estimate() {
-    let dir = Scratch::new("cgtext");
+    let dir = TempDir::new("cgtext");
     let exe = build(&dir);
     for env in [&[][..], &[("PROFIL_RANGES", "exe")][..]] {
         let r = run(&dir, &exe, &["cheapcostly", "100"], env);
@@ -411,7 +393,7 @@ fn the_report_shows_the_sampled_call_graph_not_the_estimate() {
 
 #[test]
 fn recursion_counts_once_in_the_total() {
-    let dir = Scratch::new("total-deep");
+    let dir = TempDir::new("total-deep");
     let exe = build(&dir);
     let r = run(&dir, &exe, &["deep", "10"], &[("PROFIL_RANGES", "exe")]);
     assert!(r.ok, "{}", r.stderr);
@@ -442,7 +424,7 @@ fn recursion_counts_once_in_the_total() {
 
 #[test]
 fn a_stacks_file_with_a_bad_frame_count_is_an_error_with_its_offset() {
-    let dir = Scratch::new("badstacks");
+    let dir = TempDir::new("badstacks");
     let exe = build(&dir);
     let r = run(&dir, &exe, &["cheapcostly", "20"], &[]);
     assert!(r.ok, "{}", r.stderr);
@@ -475,7 +457,7 @@ fn a_stacks_file_with_a_bad_frame_count_is_an_error_with_its_offset() {
 #[test]
 fn cargo_profil_builds_with_frame_pointers_keeping_the_users_flags() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = Scratch::new("cargofp");
+    let dir = TempDir::new("cargofp");
     let proj = dir.0.join("app");
     fs::create_dir_all(proj.join("src")).unwrap();
     fs::write(
@@ -539,7 +521,7 @@ fn cargo_profil_builds_with_frame_pointers_keeping_the_users_flags() {
 /// recursion in `deep`, the ping/pong cycle) byte-identically to the real GNU gprof.
 #[test]
 fn gprof_emulation_is_byte_identical_on_a_runtime_file_with_sampled_arcs() {
-    let dir = Scratch::new("gprof-ident");
+    let dir = TempDir::new("gprof-ident");
     let exe = build(&dir);
     let exe_s = exe.to_str().unwrap();
     for mode in ["cheapcostly", "deep", "cycle"] {
@@ -581,7 +563,7 @@ fn gprof_emulation_is_byte_identical_on_a_runtime_file_with_sampled_arcs() {
 /// the program's own clock.
 #[test]
 fn exports_show_the_sampled_stacks_with_costly_inclusive_share_near_the_truth() {
-    let dir = Scratch::new("export");
+    let dir = TempDir::new("export");
     let exe = build(&dir);
     let exe_s = exe.to_str().unwrap();
     let truth = run_until_2000_walks(&dir, &exe, Some("cheapcostly"), &[]);
@@ -649,7 +631,7 @@ fn exports_show_the_sampled_stacks_with_costly_inclusive_share_near_the_truth() 
 /// and the fix; a frame-pointer build gets no such warning.
 #[test]
 fn the_report_warns_when_frames_were_missing() {
-    let dir = Scratch::new("truncwarn");
+    let dir = TempDir::new("truncwarn");
     let exe = build(&dir);
     let exe_s = exe.to_str().unwrap();
     let r = run(&dir, &exe, &["badfp", "20"], &[]);
@@ -678,7 +660,7 @@ fn the_report_warns_when_frames_were_missing() {
 /// fixtures/runtime/dlcycle.c loads plugin A, burns, unloads it, loads B and burns.
 #[test]
 fn objects_loaded_later_have_object_records_in_the_stacks_file() {
-    let dir = Scratch::new("dlrecords");
+    let dir = TempDir::new("dlrecords");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime");
     let mut libs = Vec::new();
     for name in ["a", "b"] {
@@ -737,7 +719,7 @@ fn objects_loaded_later_have_object_records_in_the_stacks_file() {
 /// `X.stacks`), does not count it as a child process's profile, and reports the totals.
 #[test]
 fn run_keeps_the_stacks_file_beside_the_saved_profile() {
-    let dir = Scratch::new("runsave");
+    let dir = TempDir::new("runsave");
     let exe = dir.0.join("plain");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime/stacks.c");
     let out = Command::new("gcc")
@@ -775,7 +757,7 @@ fn run_keeps_the_stacks_file_beside_the_saved_profile() {
 /// it is never paired with the new one.
 #[test]
 fn pcs_only_removes_a_stale_stacks_file() {
-    let dir = Scratch::new("stale");
+    let dir = TempDir::new("stale");
     let exe = build(&dir);
     let r = run(&dir, &exe, &["cheapcostly", "20"], &[]);
     assert!(
@@ -801,7 +783,7 @@ fn pcs_only_removes_a_stale_stacks_file() {
 /// range and shows no calls column and no call graph drawn from them.
 #[test]
 fn sampled_arcs_are_never_shown_as_calls() {
-    let dir = Scratch::new("arcsonly");
+    let dir = TempDir::new("arcsonly");
     let exe = build(&dir);
     let r = run(
         &dir,
