@@ -923,8 +923,6 @@ fn process_info(backend: Backend, achieved: u32) -> gmon::manifest::Process {
             0
         }),
         clock_closed: Some(timer::clock_taken()),
-        // Counted by the signal-call interposition (not on this branch yet).
-        blocked_samples: None,
     }
 }
 

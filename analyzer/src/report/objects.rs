@@ -592,13 +592,6 @@ pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
     if procs.iter().any(|p| p.clock_closed == Some(true)) {
         why.push("the program closed the sampling clock's descriptor (after a failed exec, or closing every descriptor)".into());
     }
-    let blocked: u64 = procs.iter().filter_map(|p| p.blocked_samples).sum();
-    if blocked > 0 {
-        why.push(format!(
-            "{blocked} sample{} arrived while the program blocked the sampling signal",
-            if blocked == 1 { "" } else { "s" }
-        ));
-    }
     if why.is_empty() {
         if procs
             .iter()

@@ -47,8 +47,10 @@
 //! executable and in every object, counted or not); `cpu_user_ns`/`cpu_system_ns` the process's
 //! CPU time (all its threads, `getrusage`) over the time the clock ran; the rest say why
 //! samples may be missing: `threads_without_clock` (threads that existed when the clock started
-//! and could not get one), `clock_closed` (1: the program closed the clock's descriptor),
-//! `blocked_samples` (samples that arrived while the program held the signal blocked). The
+//! and could not get one), `clock_closed` (1: the program closed the clock's descriptor). No
+//! key counts samples held back by the program's signal mask: the runtime keeps the program's
+//! blocked bit for its sampling signal itself and never blocks the signal for real (a program
+//! that blocks it with a raw system call loses samples, which show only as unsampled CPU). The
 //! CPU time the clock would have sampled is the user time for perf and user + system for the
 //! itimer; a report's unsampled time is that minus `samples / nominal_hz`. Unknown keys are
 //! ignored (later versions may add some); a version 1 manifest is read as before, with no
@@ -85,8 +87,6 @@ pub struct Process {
     pub threads_without_clock: Option<u32>,
     /// The program closed the clock's descriptor (no samples after that).
     pub clock_closed: Option<bool>,
-    /// Samples that arrived while the program held the sampling signal blocked.
-    pub blocked_samples: Option<u64>,
 }
 
 /// The sampling clock of a process.
@@ -153,7 +153,6 @@ pub fn write_process<S: Sink>(sink: &mut S, p: &Process) -> Result<(), S::Error>
             p.threads_without_clock.map(u64::from),
         )?;
         num("clock_closed", p.clock_closed.map(u64::from))?;
-        num("blocked_samples", p.blocked_samples)?;
         w.write_str("\n")
     })();
     match (r, w.err) {
@@ -457,7 +456,6 @@ fn parse_process(raw: &[u8], start: usize, line: usize) -> Result<Process, Manif
             b"cpu_system_ns" => p.cpu_system_ns = Some(dec()?),
             b"threads_without_clock" => p.threads_without_clock = Some(dec32()?),
             b"clock_closed" => p.clock_closed = Some(dec()? != 0),
-            b"blocked_samples" => p.blocked_samples = Some(dec()?),
             _ => {} // a later version's
         }
     }
@@ -640,7 +638,6 @@ mod tests {
             cpu_system_ns: Some(500_000_000),
             threads_without_clock: Some(2),
             clock_closed: Some(false),
-            blocked_samples: None,
         };
         let mut buf = Vec::new();
         write_header(&mut buf).unwrap();
