@@ -75,7 +75,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "{}",
-            crate::report::objects::unsampled_line(*u, report.total_samples as f64 / hz, cause)
+            crate::render::objects::unsampled_line(*u, report.total_samples as f64 / hz, cause)
         )?;
     }
     writeln!(out)?;
@@ -273,7 +273,12 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
     }
     writeln!(out, "  ],")?;
     let graph = match &report.sampled_graph {
-        Some(g) => crate::render::sampled_graph::to_json(g, 2),
+        Some(g) => {
+            let mut v = Vec::new();
+            let graph = crate::render::sampled_graph::json(g);
+            crate::render::json::write_report(&mut v, &graph)?;
+            String::from_utf8_lossy(&v).trim_end().replace('\n', "\n  ")
+        }
         None => crate::render::callgraph::to_json(&report.call_graph, 2),
     };
     writeln!(out, "  \"call_graph\": {graph}")?;
