@@ -241,8 +241,7 @@ enum JsonGraph<'a> {
     Estimated(crate::render::callgraph::Json<'a>),
 }
 
-/// One row: the keys of [`CSV_FIELDS`] (with `object` second), then with stacks those of
-/// [`CSV_TOTAL_FIELDS`].
+/// One row: the keys of [`CSV_FIELDS`], then with stacks those of [`CSV_TOTAL_FIELDS`].
 #[derive(Serialize)]
 struct JsonRow<'a> {
     rank: usize,
@@ -333,8 +332,9 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
 }
 
 /// The CSV header (the row fields, in order).
-pub const CSV_FIELDS: [&str; 15] = [
+pub const CSV_FIELDS: [&str; 16] = [
     "rank",
+    "object",
     "name",
     "raw_name",
     "location",
@@ -376,6 +376,7 @@ pub fn csv(report: &Report, out: &mut impl Write) -> Result<()> {
         .map(|(i, (r, d))| {
             let mut row = vec![
                 (i + 1).to_string(),
+                report.object.clone(),
                 r.name.clone(),
                 r.raw_name.clone(),
                 r.location.clone().unwrap_or_default(),
