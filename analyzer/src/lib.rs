@@ -41,11 +41,7 @@
 //! Every JSON output is written by `serde_json` from `#[derive(Serialize)]` structs whose
 //! fields fix the key order: the reports' and `dump`'s in the layout and number forms of
 //! [`render::json`], `diff --json` and the speedscope export in `serde_json`'s own. (`cargo
-//! profil` reads cargo's JSON with `serde_json` too.) Not yet: the default report, its call
-//! graphs (estimated and sampled) and `run`'s process list ([`render::default`],
-//! [`render::callgraph`], [`render::sampled_graph`], by hand with the helpers of [`json`]),
-//! and the rows with an object column (`report::objects::print_rows_with`, which escapes its
-//! own strings).
+//! profil` reads cargo's JSON with `serde_json` too.)
 //!
 //! [`export`] renders the profile for other tools (pprof, folded stacks and flame graphs,
 //! callgrind, speedscope) from its own narrow model ([`export::model::StackProfile`]:
@@ -60,7 +56,6 @@ pub mod diff;
 pub mod error;
 pub mod export;
 pub mod gprof;
-pub mod json;
 pub mod launch;
 pub mod profile;
 pub mod render;

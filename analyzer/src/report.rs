@@ -17,8 +17,7 @@
 //! * default: the better report ([`default`]).
 //!
 //! Each module builds its report as plain data and never prints: [`crate::render`] writes
-//! it as a table, JSON or CSV, and the modules' `run` functions only chain the two. (Not
-//! yet: the rows with an object column, printed by [`objects::print_rows`].)
+//! it as a table, JSON or CSV, and the modules' `run` functions only chain the two.
 
 pub mod callgraph;
 pub mod compare;

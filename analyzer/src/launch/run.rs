@@ -913,26 +913,34 @@ fn write_json_reports(
     all: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    use crate::json::{json_num, json_opt, json_str};
+    /// One process of `processes`.
+    #[derive(serde::Serialize)]
+    struct Proc {
+        pid: u32,
+        image: u32,
+        ppid: Option<u32>,
+        program: String,
+        executable: Option<String>,
+        cpu_seconds: f64,
+        profile: String,
+        reported: bool,
+    }
     let reported: Vec<usize> = reports.iter().flat_map(|r| r.0.iter().copied()).collect();
-    let procs: Vec<String> = found
+    let procs: Vec<Proc> = found
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            format!(
-                "{{\"pid\": {}, \"image\": {}, \"ppid\": {}, \"program\": {}, \"executable\": {}, \"cpu_seconds\": {}, \"profile\": {}, \"reported\": {}}}",
-                f.pid,
-                f.image,
-                json_opt(f.ppid()),
-                json_str(&f.program_name()),
-                f.exe.as_ref().map_or("null".into(), |p| json_str(&p.display().to_string())),
-                json_num(f.cpu_seconds()),
-                json_str(&f.file.display().to_string()),
-                reported.contains(&i)
-            )
+        .map(|(i, f)| Proc {
+            pid: f.pid,
+            image: f.image,
+            ppid: f.ppid(),
+            program: f.program_name(),
+            executable: f.exe.as_ref().map(|p| p.display().to_string()),
+            cpu_seconds: f.cpu_seconds(),
+            profile: f.file.display().to_string(),
+            reported: reported.contains(&i),
         })
         .collect();
-    let procs = format!("[{}]", procs.join(", "));
+    let procs = crate::render::json::one_line(&procs)?;
     if all {
         writeln!(out, "{{\"processes\": {procs}, \"reports\": [")?;
         for (k, (members, text)) in reports.iter().enumerate() {

@@ -3,7 +3,9 @@
 
 use std::io::Write;
 
-use crate::json::{json_num, json_opt, json_str};
+use serde::Serialize;
+
+use crate::render::json::OneLine;
 use crate::report::callgraph::{Arc, Graph, UNKNOWN_CALLERS};
 
 /// How to read the graph (printed under the estimate note).
@@ -301,103 +303,120 @@ fn arc_line(
     }
 }
 
-/// The graph as one JSON object (documented in the module docs), indented by `indent`
-/// spaces after the first line.
-pub fn to_json(g: &Graph, indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let mut s = String::from("{\n");
-    let item = |s: &mut String, key: &str, value: String, last: bool| {
-        s.push_str(&format!(
-            "{pad}  {}: {value}{}\n",
-            json_str(key),
-            if last { "" } else { "," }
-        ));
-    };
-    item(&mut s, "estimate_note", json_str(ESTIMATE_NOTE), false);
-    item(&mut s, "total_seconds", json_num(g.total_seconds), false);
-    let list = |items: Vec<String>| {
-        if items.is_empty() {
-            "[]".to_owned()
-        } else {
-            format!(
-                "[\n{pad}    {}\n{pad}  ]",
-                items.join(&format!(",\n{pad}    "))
-            )
-        }
-    };
-    let functions = g
-        .functions
-        .iter()
-        .map(|f| {
-            format!(
-                "{{\"id\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"cycle\": {}, \"percent\": {}, \"self_seconds\": {}, \"children_seconds\": {}, \"calls\": {}, \"self_calls\": {}, \"calls_from_unknown\": {}}}",
-                f.id,
-                json_str(&f.name),
-                json_str(&f.raw_name),
-                f.location.as_deref().map(json_str).unwrap_or_else(|| "null".into()),
-                json_opt(f.cycle),
-                json_num(g.percent(f.self_seconds + f.children_seconds)),
-                json_num(f.self_seconds),
-                json_num(f.children_seconds),
-                f.calls,
-                f.self_calls,
-                f.calls_from_unknown
-            )
-        })
-        .collect();
-    item(&mut s, "functions", list(functions), false);
-    let arcs = g
-        .arcs
-        .iter()
-        .map(|a| {
-            format!(
-                "{{\"caller\": {}, \"callee\": {}, \"count\": {}, \"within_cycle\": {}, \"self_seconds\": {}, \"children_seconds\": {}}}",
-                a.caller,
-                a.callee,
-                a.count,
-                a.within_cycle,
-                json_num(a.self_seconds),
-                json_num(a.children_seconds)
-            )
-        })
-        .collect();
-    item(&mut s, "arcs", list(arcs), false);
-    let cycles = g
-        .cycles
-        .iter()
-        .map(|c| {
-            let members: Vec<String> = c.members.iter().map(|m| m.to_string()).collect();
-            format!(
-                "{{\"number\": {}, \"members\": [{}], \"calls\": {}, \"internal_calls\": {}, \"self_seconds\": {}, \"children_seconds\": {}, \"percent\": {}}}",
-                c.number,
-                members.join(", "),
-                c.calls,
-                c.internal_calls,
-                json_num(c.self_seconds),
-                json_num(c.children_seconds),
-                json_num(g.percent(c.self_seconds + c.children_seconds))
-            )
-        })
-        .collect();
-    item(&mut s, "cycles", list(cycles), false);
-    item(
-        &mut s,
-        "unplaced_arcs",
-        format!(
-            "{{\"arcs\": {}, \"calls\": {}}}",
-            g.unplaced_arcs.0, g.unplaced_arcs.1
-        ),
-        false,
-    );
-    item(
-        &mut s,
-        "zero_count_arcs",
-        g.zero_count_arcs.to_string(),
-        false,
-    );
-    let notes: Vec<String> = g.notes.iter().map(|n| json_str(n)).collect();
-    item(&mut s, "notes", list(notes), true);
-    s.push_str(&pad);
-    s.push('}');
-    s
+/// The graph as the JSON `"call_graph"` object (fields documented in
+/// [`crate::report::callgraph`]): one key per line, one line per function, arc and cycle.
+#[derive(Serialize)]
+pub struct Json<'a> {
+    estimate_note: &'static str,
+    total_seconds: f64,
+    functions: Vec<OneLine<JsonFunction<'a>>>,
+    arcs: Vec<OneLine<JsonArc>>,
+    cycles: Vec<OneLine<JsonCycle<'a>>>,
+    unplaced_arcs: OneLine<JsonUnplaced>,
+    zero_count_arcs: usize,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonFunction<'a> {
+    id: usize,
+    name: &'a str,
+    raw_name: &'a str,
+    location: Option<&'a str>,
+    cycle: Option<usize>,
+    percent: f64,
+    self_seconds: f64,
+    children_seconds: f64,
+    calls: u64,
+    self_calls: u64,
+    calls_from_unknown: u64,
+}
+
+#[derive(Serialize)]
+struct JsonArc {
+    caller: usize,
+    callee: usize,
+    count: u64,
+    within_cycle: bool,
+    self_seconds: f64,
+    children_seconds: f64,
+}
+
+#[derive(Serialize)]
+struct JsonCycle<'a> {
+    number: usize,
+    members: &'a [usize],
+    calls: u64,
+    internal_calls: u64,
+    self_seconds: f64,
+    children_seconds: f64,
+    percent: f64,
+}
+
+#[derive(Serialize)]
+struct JsonUnplaced {
+    arcs: usize,
+    calls: u64,
+}
+
+/// The graph's JSON object.
+pub fn json(g: &Graph) -> Json<'_> {
+    Json {
+        estimate_note: ESTIMATE_NOTE,
+        total_seconds: g.total_seconds,
+        functions: g
+            .functions
+            .iter()
+            .map(|f| {
+                OneLine(JsonFunction {
+                    id: f.id,
+                    name: &f.name,
+                    raw_name: &f.raw_name,
+                    location: f.location.as_deref(),
+                    cycle: f.cycle,
+                    percent: g.percent(f.self_seconds + f.children_seconds),
+                    self_seconds: f.self_seconds,
+                    children_seconds: f.children_seconds,
+                    calls: f.calls,
+                    self_calls: f.self_calls,
+                    calls_from_unknown: f.calls_from_unknown,
+                })
+            })
+            .collect(),
+        arcs: g
+            .arcs
+            .iter()
+            .map(|a| {
+                OneLine(JsonArc {
+                    caller: a.caller,
+                    callee: a.callee,
+                    count: a.count,
+                    within_cycle: a.within_cycle,
+                    self_seconds: a.self_seconds,
+                    children_seconds: a.children_seconds,
+                })
+            })
+            .collect(),
+        cycles: g
+            .cycles
+            .iter()
+            .map(|c| {
+                OneLine(JsonCycle {
+                    number: c.number,
+                    members: &c.members,
+                    calls: c.calls,
+                    internal_calls: c.internal_calls,
+                    self_seconds: c.self_seconds,
+                    children_seconds: c.children_seconds,
+                    percent: g.percent(c.self_seconds + c.children_seconds),
+                })
+            })
+            .collect(),
+        unplaced_arcs: OneLine(JsonUnplaced {
+            arcs: g.unplaced_arcs.0,
+            calls: g.unplaced_arcs.1,
+        }),
+        zero_count_arcs: g.zero_count_arcs,
+        notes: &g.notes,
+    }
 }

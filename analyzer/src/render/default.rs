@@ -3,7 +3,9 @@
 
 use std::io::Write;
 
-use crate::json::{json_list, json_num, json_str};
+use serde::Serialize;
+
+use crate::render::json::{Compact, OneLine, Rows};
 use crate::render::table::Table;
 use crate::render::units::human_seconds;
 use crate::report::default::Report;
@@ -75,7 +77,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "{}",
-            crate::report::objects::unsampled_line(*u, report.total_samples as f64 / hz, cause)
+            crate::render::objects::unsampled_line(*u, report.total_samples as f64 / hz, cause)
         )?;
     }
     writeln!(out)?;
@@ -216,74 +218,123 @@ fn graph_text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     }
 }
 
+/// `--json`: the report's fields, one line per row, then the call graph.
+#[derive(Serialize)]
+struct Json<'a> {
+    executable: &'a str,
+    gmon_files: Compact<&'a [String]>,
+    hz: u32,
+    total_samples: u64,
+    total_seconds: f64,
+    /// null: not known.
+    unsampled_seconds: Option<f64>,
+    warnings: Compact<&'a [String]>,
+    rows: Rows<OneLine<JsonRow<'a>>>,
+    call_graph: JsonGraph<'a>,
+}
+
+/// The measured call graph when there is one, else the estimated one.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum JsonGraph<'a> {
+    Sampled(crate::render::sampled_graph::Json<'a>),
+    Estimated(crate::render::callgraph::Json<'a>),
+}
+
+/// One row: the keys of [`CSV_FIELDS`], then with stacks those of [`CSV_TOTAL_FIELDS`].
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    rank: usize,
+    object: &'a str,
+    name: &'a str,
+    raw_name: &'a str,
+    location: Option<&'a str>,
+    percent: f64,
+    cumulative_seconds: f64,
+    self_seconds: f64,
+    samples: f64,
+    ci95_low_seconds: f64,
+    ci95_high_seconds: f64,
+    calls: Option<u64>,
+    self_seconds_per_call: Option<f64>,
+    total_seconds_per_call: Option<f64>,
+    aliases: Compact<&'a [String]>,
+    fragments: Compact<&'a [String]>,
+    #[serde(flatten)]
+    totals: Option<JsonTotals>,
+}
+
+/// A row's total (inclusive) time from the sampled stacks (null: not on any sampled stack).
+#[derive(Serialize, Default)]
+struct JsonTotals {
+    total_seconds: Option<f64>,
+    total_samples: Option<u64>,
+    total_ci95_low_seconds: Option<f64>,
+    total_ci95_high_seconds: Option<f64>,
+}
+
 /// One JSON object (see [`crate::report::default`] for the fields).
 pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
-    let opt = |v: Option<f64>| v.map(json_num).unwrap_or_else(|| "null".into());
     let totals = report.sampled_graph.is_some();
-    writeln!(out, "{{")?;
-    writeln!(out, "  \"executable\": {},", json_str(&report.executable))?;
-    writeln!(out, "  \"gmon_files\": {},", json_list(&report.gmon_files))?;
-    writeln!(out, "  \"hz\": {},", report.hz)?;
-    writeln!(out, "  \"total_samples\": {},", report.total_samples)?;
-    writeln!(
-        out,
-        "  \"total_seconds\": {},",
-        json_num(report.total_samples as f64 / f64::from(report.hz))
-    )?;
-    writeln!(
-        out,
-        "  \"unsampled_seconds\": {},",
-        opt(report.unsampled.as_ref().map(|u| u.0))
-    )?;
-    writeln!(out, "  \"warnings\": {},", json_list(&report.warnings))?;
-    writeln!(out, "  \"rows\": [")?;
-    let n = report.rows.len();
-    for (i, (r, d)) in report.rows.iter().zip(&report.numbers).enumerate() {
-        writeln!(
-            out,
-            "    {{\"rank\": {}, \"object\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"percent\": {}, \"cumulative_seconds\": {}, \"self_seconds\": {}, \"samples\": {}, \"ci95_low_seconds\": {}, \"ci95_high_seconds\": {}, \"calls\": {}, \"self_seconds_per_call\": {}, \"total_seconds_per_call\": {}, \"aliases\": {}, \"fragments\": {}{}}}{}",
-            i + 1,
-            json_str(&report.object),
-            json_str(&r.name),
-            json_str(&r.raw_name),
-            r.location.as_deref().map(json_str).unwrap_or_else(|| "null".into()),
-            json_num(d.percent),
-            json_num(d.cumulative),
-            json_num(d.self_s),
-            json_num(r.samples),
-            json_num(d.ci.0),
-            json_num(d.ci.1),
-            r.calls.map(|c| c.to_string()).unwrap_or_else(|| "null".into()),
-            opt(d.self_per_call),
-            opt(d.total_per_call),
-            json_list(&r.aliases),
-            json_list(&r.fragments),
-            match (r.total_samples, d.total) {
-                (Some(t), Some((s, (lo, hi)))) => format!(
-                    ", \"total_seconds\": {}, \"total_samples\": {t}, \"total_ci95_low_seconds\": {}, \"total_ci95_high_seconds\": {}",
-                    json_num(s),
-                    json_num(lo),
-                    json_num(hi)
-                ),
-                _ if totals => ", \"total_seconds\": null, \"total_samples\": null, \"total_ci95_low_seconds\": null, \"total_ci95_high_seconds\": null".into(),
-                _ => String::new(),
-            },
-            if i + 1 < n { "," } else { "" }
-        )?;
-    }
-    writeln!(out, "  ],")?;
-    let graph = match &report.sampled_graph {
-        Some(g) => crate::render::sampled_graph::to_json(g, 2),
-        None => crate::render::callgraph::to_json(&report.call_graph, 2),
+    let rows = report
+        .rows
+        .iter()
+        .zip(&report.numbers)
+        .enumerate()
+        .map(|(i, (r, d))| {
+            OneLine(JsonRow {
+                rank: i + 1,
+                object: &report.object,
+                name: &r.name,
+                raw_name: &r.raw_name,
+                location: r.location.as_deref(),
+                percent: d.percent,
+                cumulative_seconds: d.cumulative,
+                self_seconds: d.self_s,
+                samples: r.samples,
+                ci95_low_seconds: d.ci.0,
+                ci95_high_seconds: d.ci.1,
+                calls: r.calls,
+                self_seconds_per_call: d.self_per_call,
+                total_seconds_per_call: d.total_per_call,
+                aliases: Compact(&r.aliases),
+                fragments: Compact(&r.fragments),
+                totals: totals.then(|| match (r.total_samples, d.total) {
+                    (Some(t), Some((s, (lo, hi)))) => JsonTotals {
+                        total_seconds: Some(s),
+                        total_samples: Some(t),
+                        total_ci95_low_seconds: Some(lo),
+                        total_ci95_high_seconds: Some(hi),
+                    },
+                    _ => JsonTotals::default(),
+                }),
+            })
+        })
+        .collect();
+    let call_graph = match &report.sampled_graph {
+        Some(g) => JsonGraph::Sampled(crate::render::sampled_graph::json(g)),
+        None => JsonGraph::Estimated(crate::render::callgraph::json(&report.call_graph)),
     };
-    writeln!(out, "  \"call_graph\": {graph}")?;
-    writeln!(out, "}}")?;
-    Ok(())
+    crate::render::json::write_report(
+        out,
+        &Json {
+            executable: &report.executable,
+            gmon_files: Compact(&report.gmon_files),
+            hz: report.hz,
+            total_samples: report.total_samples,
+            total_seconds: report.total_samples as f64 / f64::from(report.hz),
+            unsampled_seconds: report.unsampled.as_ref().map(|u| u.0),
+            warnings: Compact(&report.warnings),
+            rows: Rows(rows),
+            call_graph,
+        },
+    )
 }
 
 /// The CSV header (the row fields, in order).
-pub const CSV_FIELDS: [&str; 15] = [
+pub const CSV_FIELDS: [&str; 16] = [
     "rank",
+    "object",
     "name",
     "raw_name",
     "location",
@@ -325,6 +376,7 @@ pub fn csv(report: &Report, out: &mut impl Write) -> Result<()> {
         .map(|(i, (r, d))| {
             let mut row = vec![
                 (i + 1).to_string(),
+                report.object.clone(),
                 r.name.clone(),
                 r.raw_name.clone(),
                 r.location.clone().unwrap_or_default(),

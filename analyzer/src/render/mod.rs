@@ -5,7 +5,8 @@
 //! ([`default`]) and its call graph as text and JSON ([`callgraph`]), the call graph measured
 //! from sampled stacks that replaces the estimated one when the runtime's stacks file is there
 //! ([`sampled_graph`]), the line and inline reports ([`lines`], [`inline`]), `--compare-gprof`
-//! ([`compare`]) and the pcsample timeline as text and SVG ([`timeline`]).
+//! ([`compare`]), the rows with an object column of the report across shared objects and the
+//! pcsample report ([`objects`]) and the pcsample timeline as text and SVG ([`timeline`]).
 //! (The reports' JSON and CSV keep the full forms.)
 
 pub mod callgraph;
@@ -16,6 +17,7 @@ pub mod inline;
 pub mod json;
 pub mod lines;
 pub mod names;
+pub mod objects;
 pub mod sampled_graph;
 pub mod table;
 pub mod timeline;

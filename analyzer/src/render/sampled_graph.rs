@@ -3,9 +3,11 @@
 
 use std::io::Write;
 
-use crate::json::{json_num, json_opt, json_str};
+use serde::Serialize;
+
 use crate::profile::stats::poisson_ci95;
 use crate::render::callgraph::write_heading;
+use crate::render::json::OneLine;
 use crate::render::units::human_seconds as secs;
 use crate::report::sampled_graph::{Arc, SampledGraph};
 
@@ -94,87 +96,111 @@ pub fn print_text(g: &SampledGraph, out: &mut impl Write) -> std::io::Result<()>
     Ok(())
 }
 
-/// The graph as one JSON object, indented by `indent` spaces after the first line.
-pub fn to_json(g: &SampledGraph, indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let mut s = String::from("{\n");
-    let item = |s: &mut String, key: &str, value: String, last: bool| {
-        s.push_str(&format!(
-            "{pad}  {}: {value}{}\n",
-            json_str(key),
-            if last { "" } else { "," }
-        ));
-    };
-    let list = |items: Vec<String>| {
-        if items.is_empty() {
-            "[]".to_owned()
-        } else {
-            format!(
-                "[\n{pad}    {}\n{pad}  ]",
-                items.join(&format!(",\n{pad}    "))
-            )
-        }
-    };
-    item(&mut s, "kind", json_str("sampled"), false);
-    item(&mut s, "measured_note", json_str(MEASURED_NOTE), false);
-    item(&mut s, "samples", g.samples.to_string(), false);
-    item(
-        &mut s,
-        "total_seconds",
-        json_num(g.seconds(g.samples)),
-        false,
-    );
+/// The graph as the JSON `"call_graph"` object: one key per line, one line per function and
+/// arc.
+#[derive(Serialize)]
+pub struct Json<'a> {
+    /// Always `"sampled"` (the estimated graph has no `kind`).
+    kind: &'static str,
+    measured_note: &'static str,
+    samples: u64,
+    total_seconds: f64,
+    functions: Vec<OneLine<JsonFunction<'a>>>,
+    arcs: Vec<OneLine<JsonArc>>,
+    walks: OneLine<JsonWalks>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonFunction<'a> {
+    id: usize,
+    name: &'a str,
+    raw_name: &'a str,
+    location: Option<&'a str>,
+    percent: f64,
+    self_seconds: f64,
+    self_samples: u64,
+    total_seconds: f64,
+    total_samples: u64,
+    /// The total seconds' 95% interval.
+    ci95: [f64; 2],
+}
+
+#[derive(Serialize)]
+struct JsonArc {
+    caller: usize,
+    callee: usize,
+    samples: u64,
+    seconds: f64,
+    calls: Option<u64>,
+}
+
+/// [`gmon::stacks::WalkStats`], field for field.
+#[derive(Serialize)]
+struct JsonWalks {
+    walks: u64,
+    complete: u64,
+    left_fp_code: u64,
+    truncated: u64,
+    too_deep: u64,
+    no_range: u64,
+    frameless_leaf: u64,
+    arcs_dropped: u64,
+    stacks_dropped: u64,
+}
+
+/// The graph's JSON object.
+pub fn json(g: &SampledGraph) -> Json<'_> {
     let hz = f64::from(g.hz.max(1));
-    let functions = g
-        .functions
-        .iter()
-        .map(|f| {
-            let (lo, hi) = poisson_ci95(f.total_samples as f64);
-            format!(
-                "{{\"id\": {}, \"name\": {}, \"raw_name\": {}, \"location\": {}, \"percent\": {}, \"self_seconds\": {}, \"self_samples\": {}, \"total_seconds\": {}, \"total_samples\": {}, \"ci95\": [{}, {}]}}",
-                f.id,
-                json_str(&f.name),
-                json_str(&f.raw_name),
-                f.location.as_deref().map(json_str).unwrap_or_else(|| "null".into()),
-                json_num(g.percent(f.total_samples)),
-                json_num(g.seconds(f.self_samples)),
-                f.self_samples,
-                json_num(g.seconds(f.total_samples)),
-                f.total_samples,
-                json_num(lo / hz),
-                json_num(hi / hz),
-            )
-        })
-        .collect();
-    item(&mut s, "functions", list(functions), false);
-    let arcs = g
-        .arcs
-        .iter()
-        .map(|a| {
-            format!(
-                "{{\"caller\": {}, \"callee\": {}, \"samples\": {}, \"seconds\": {}, \"calls\": {}}}",
-                a.caller,
-                a.callee,
-                a.samples,
-                json_num(g.seconds(a.samples)),
-                json_opt(a.calls)
-            )
-        })
-        .collect();
-    item(&mut s, "arcs", list(arcs), false);
     let w = &g.walks;
-    item(
-        &mut s,
-        "walks",
-        format!(
-            "{{\"walks\": {}, \"complete\": {}, \"left_fp_code\": {}, \"truncated\": {}, \"too_deep\": {}, \"no_range\": {}, \"frameless_leaf\": {}, \"arcs_dropped\": {}, \"stacks_dropped\": {}}}",
-            w.walks, w.complete, w.left_fp_code, w.truncated, w.too_deep, w.no_range, w.frameless_leaf, w.arcs_dropped, w.stacks_dropped
-        ),
-        false,
-    );
-    let notes: Vec<String> = g.notes.iter().map(|n| json_str(n)).collect();
-    item(&mut s, "notes", list(notes), true);
-    s.push_str(&pad);
-    s.push('}');
-    s
+    Json {
+        kind: "sampled",
+        measured_note: MEASURED_NOTE,
+        samples: g.samples,
+        total_seconds: g.seconds(g.samples),
+        functions: g
+            .functions
+            .iter()
+            .map(|f| {
+                let (lo, hi) = poisson_ci95(f.total_samples as f64);
+                OneLine(JsonFunction {
+                    id: f.id,
+                    name: &f.name,
+                    raw_name: &f.raw_name,
+                    location: f.location.as_deref(),
+                    percent: g.percent(f.total_samples),
+                    self_seconds: g.seconds(f.self_samples),
+                    self_samples: f.self_samples,
+                    total_seconds: g.seconds(f.total_samples),
+                    total_samples: f.total_samples,
+                    ci95: [lo / hz, hi / hz],
+                })
+            })
+            .collect(),
+        arcs: g
+            .arcs
+            .iter()
+            .map(|a| {
+                OneLine(JsonArc {
+                    caller: a.caller,
+                    callee: a.callee,
+                    samples: a.samples,
+                    seconds: g.seconds(a.samples),
+                    calls: a.calls,
+                })
+            })
+            .collect(),
+        walks: OneLine(JsonWalks {
+            walks: w.walks,
+            complete: w.complete,
+            left_fp_code: w.left_fp_code,
+            truncated: w.truncated,
+            too_deep: w.too_deep,
+            no_range: w.no_range,
+            frameless_leaf: w.frameless_leaf,
+            arcs_dropped: w.arcs_dropped,
+            stacks_dropped: w.stacks_dropped,
+        }),
+        notes: &g.notes,
+    }
 }

@@ -30,14 +30,14 @@
 //! (the call graph's fields are documented in [`super::callgraph`]). `hz` is the sampling
 //! clock's nominal rate when the runtime's manifest says it ([`apply_manifests`]), else the
 //! gmon header's; `unsampled_seconds` is the CPU time the runtime measured beyond
-//! `total_seconds` (null without a manifest). JSON rows also carry `object`, the executable's
-//! file name (as the objects report's rows name theirs). `--csv` prints the rows with a header
-//! line. Each row has the same fields in both (CSV: lists joined with `;`, absent values
-//! empty), in this order:
+//! `total_seconds` (null without a manifest). `--csv` prints the rows with a header line.
+//! Each row has the same fields in both (CSV: lists joined with `;`, absent values empty), in
+//! this order:
 //!
 //! | field | meaning |
 //! |---|---|
 //! | `rank` | 1-based position (sorted by self time, then calls, then name) |
+//! | `object` | the executable's file name (as the objects report's rows name theirs) |
 //! | `name` | demangled name (`<outside known functions>` for the outside row) |
 //! | `raw_name` | symbol name as in the ELF |
 //! | `location` | `file:line` of the function's entry, or null |

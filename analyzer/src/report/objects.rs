@@ -4,7 +4,8 @@
 //! writes next to `gmon.out` with `PROFIL_RANGES=all` ([`gmon::manifest`]; one gmon file per
 //! object, each at the object's link-time addresses), and pcsample files
 //! ([`super::pcsample`]). Both end up as *samples per link-time address per object*, and
-//! this module turns them into one flat profile with an object column.
+//! this module turns them into one flat profile with an object column, as plain data
+//! ([`ObjectsReport`]) that [`crate::render::objects`] writes as a table, JSON or CSV.
 //!
 //! # Finding an object's symbols
 //!
@@ -41,7 +42,6 @@ use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
 use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
-use crate::render::table::Table;
 use crate::render::units::human_seconds;
 use crate::request::Format;
 use crate::{Error, Result};
@@ -235,307 +235,124 @@ pub fn attribute(
     rows
 }
 
-/// Print rows with an object column (table, `--json` or `--csv`). `title` is the first
-/// line of the table form.
-pub fn print_rows(
-    format: Format,
-    title: &str,
-    hz: u32,
-    rows: &[ObjectRow],
-    warnings: &[String],
-    out: &mut impl Write,
-) -> Result<()> {
-    print_rows_with(format, title, hz, rows, warnings, &Extra::default(), out)
-}
-
-/// What the runtime's manifests add to a report: the CPU time the samples miss, and the
-/// processes the report covers.
-#[derive(Debug, Clone, Default)]
-pub struct Extra {
+/// A report with an object column as plain data: what [`crate::render::objects`] writes.
+#[derive(Debug, Clone)]
+pub struct ObjectsReport {
+    /// The table's first line, before the samples (`Flat profile of prog and 2 shared
+    /// objects`).
+    pub title: String,
+    /// Samples per second: the seconds are samples ÷ this rate.
+    pub hz: u32,
+    /// The rows, most samples first.
+    pub rows: Vec<ObjectRow>,
+    /// The numbers of each row (in the order of `rows`).
+    pub numbers: Vec<RowNumbers>,
+    /// Samples of all rows.
+    pub total_samples: f64,
+    /// Seconds of all rows.
+    pub total_seconds: f64,
+    /// Warnings about the inputs.
+    pub warnings: Vec<String>,
     /// Seconds of CPU time not sampled, and the likely cause (None: not known).
     pub unsampled: Option<(f64, String)>,
     /// The processes the report covers: pid, parent pid, CPU seconds.
     pub processes: Vec<(u32, Option<u32>, f64)>,
-    /// From the runtime's stacks file: each row's total samples (function anywhere on the
-    /// stack, once per sample; in the order of the rows) and the measured call graph.
-    pub stacks: Option<(Vec<Option<u64>>, crate::report::sampled_graph::SampledGraph)>,
+    /// From the runtime's stacks file, the measured call graph (the rows' totals are then in
+    /// [`RowNumbers::total`]).
+    pub graph: Option<crate::report::sampled_graph::SampledGraph>,
 }
 
-/// [`print_rows`] with the manifests' [`Extra`]: the table states the unsampled CPU time under
-/// its header; JSON has `unsampled_seconds` (null: unknown) and, with several, `processes`.
-/// With stacks, every format gains the total columns (`total_seconds`, `total_samples`, the
-/// 95% interval) and the measured call graph (text section, JSON `call_graph`).
-pub fn print_rows_with(
-    format: Format,
-    title: &str,
-    hz: u32,
-    rows: &[ObjectRow],
-    warnings: &[String],
-    extra: &Extra,
-    out: &mut impl Write,
-) -> Result<()> {
-    let hz_f = f64::from(hz.max(1));
-    let total: f64 = rows.iter().map(|r| r.samples).sum();
-    let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
-    let totals = extra.stacks.as_ref().map(|(t, _)| t);
-    let total_of = |t: Option<u64>| {
-        t.map(|t| {
-            let (lo, hi) = poisson_ci95(t as f64);
-            (t as f64 / hz_f, lo / hz_f, hi / hz_f)
-        })
-    };
-    if format == Format::Csv {
-        let mut header = vec![
-            "rank",
-            "object",
-            "function",
-            "percent",
-            "self_seconds",
-            "samples",
-        ];
-        if totals.is_some() {
-            header.extend([
-                "total_seconds",
-                "total_samples",
-                "total_ci95_low_seconds",
-                "total_ci95_high_seconds",
-            ]);
-        }
-        let records = rows.iter().enumerate().map(|(i, r)| {
-            let mut rec = vec![
-                (i + 1).to_string(),
-                r.object.clone(),
-                r.function.clone(),
-                format!("{}", pct(r.samples)),
-                format!("{}", r.samples / hz_f),
-                format!("{}", r.samples),
-            ];
-            if let Some(t) = totals {
-                let t = t.get(i).copied().flatten();
-                match total_of(t) {
-                    Some((s, lo, hi)) => rec.extend([
-                        format!("{s}"),
-                        t.unwrap_or(0).to_string(),
-                        format!("{lo}"),
-                        format!("{hi}"),
-                    ]),
-                    None => {
-                        rec.extend([String::new(), String::new(), String::new(), String::new()])
-                    }
-                }
-            }
-            rec
-        });
-        return crate::render::csv::write(out, &header, records);
-    }
-    if format == Format::Json {
-        let js = |s: &str| {
-            let mut o = String::from("\"");
-            for c in s.chars() {
-                match c {
-                    '"' => o.push_str("\\\""),
-                    '\\' => o.push_str("\\\\"),
-                    c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-                    c => o.push(c),
-                }
-            }
-            o.push('"');
-            o
-        };
-        writeln!(out, "{{")?;
-        writeln!(out, "  \"hz\": {hz},")?;
-        writeln!(out, "  \"total_samples\": {total},")?;
-        writeln!(out, "  \"total_seconds\": {},", total / hz_f)?;
-        match &extra.unsampled {
-            Some((u, _)) => writeln!(out, "  \"unsampled_seconds\": {u},")?,
-            None => writeln!(out, "  \"unsampled_seconds\": null,")?,
-        }
-        if extra.processes.len() > 1 {
-            let p: Vec<String> = extra
-                .processes
-                .iter()
-                .map(|(pid, ppid, cpu)| {
-                    format!(
-                        "{{\"pid\": {pid}, \"ppid\": {}, \"cpu_seconds\": {cpu}}}",
-                        ppid.map_or("null".into(), |p| p.to_string())
-                    )
-                })
-                .collect();
-            writeln!(out, "  \"processes\": [{}],", p.join(", "))?;
-        }
-        let w: Vec<String> = warnings.iter().map(|w| js(w)).collect();
-        writeln!(out, "  \"warnings\": [{}],", w.join(","))?;
-        writeln!(out, "  \"rows\": [")?;
-        for (i, r) in rows.iter().enumerate() {
-            let total_fields = match totals {
-                None => String::new(),
-                Some(t) => {
-                    let t = t.get(i).copied().flatten();
-                    match total_of(t) {
-                        Some((ts, lo, hi)) => format!(
-                            ", \"total_seconds\": {ts}, \"total_samples\": {}, \"total_ci95_low_seconds\": {lo}, \"total_ci95_high_seconds\": {hi}",
-                            t.unwrap_or(0)
-                        ),
-                        None => ", \"total_seconds\": null, \"total_samples\": null, \"total_ci95_low_seconds\": null, \"total_ci95_high_seconds\": null".into(),
-                    }
-                }
-            };
-            writeln!(
-                out,
-                "    {{\"rank\": {}, \"object\": {}, \"function\": {}, \"location\": {}, \"percent\": {}, \"self_seconds\": {}, \"samples\": {}{total_fields}}}{}",
-                i + 1,
-                js(&r.object),
-                js(&r.function),
-                r.location.as_deref().map_or_else(|| "null".to_string(), js),
-                pct(r.samples),
-                r.samples / hz_f,
-                r.samples,
-                if i + 1 < rows.len() { "," } else { "" }
-            )?;
-        }
-        match &extra.stacks {
-            None => writeln!(out, "  ]")?,
-            Some((_, graph)) => {
-                writeln!(out, "  ],")?;
-                writeln!(
-                    out,
-                    "  \"call_graph\": {}",
-                    crate::render::sampled_graph::to_json(graph, 2)
-                )?;
-            }
-        }
-        writeln!(out, "}}")?;
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "{title}: {total} samples at {hz} Hz = {} of CPU time",
-        human_seconds(total / hz_f)
-    )?;
-    if let Some((u, cause)) = &extra.unsampled {
-        writeln!(out, "{}", unsampled_line(*u, total / hz_f, cause))?;
-    }
-    writeln!(out)?;
-    // Long names are shortened as in the default report (48 characters, narrower down to 24
-    // while the table is wider than 120 columns); JSON and CSV keep them whole.
-    // Last resort: an address-range row drops the object's name it repeats
-    // (`<+0x1030-0x1034>` in the row of object `prog`), and object names over 16 characters
-    // are cut (`generic_names_p…`).
-    let full: Vec<&str> = rows.iter().map(|r| r.function.as_str()).collect();
-    let compact: Vec<String> = rows
-        .iter()
-        .map(
-            |r| match r.function.strip_prefix(&format!("<{}+0x", r.object)) {
-                Some(rest) => format!("<+0x{rest}"),
-                None => r.function.clone(),
-            },
-        )
-        .collect();
-    let compact: Vec<&str> = compact.iter().map(String::as_str).collect();
-    let locations = rows.iter().any(|r| r.location.is_some());
-    let cwd = crate::render::names::current_dir();
-    let table_with = |width: usize| {
-        let full = if width < 24 { &compact } else { &full };
-        // Address ranges are never cut (their end is what tells them apart).
-        let short = crate::render::names::short_names(full, width.max(24));
-        let names = full
+/// The numbers of one row, derived from its samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowNumbers {
+    /// Samples / all samples × 100.
+    pub percent: f64,
+    /// Self seconds.
+    pub self_seconds: f64,
+    /// 95% interval of the self seconds.
+    pub ci: (f64, f64),
+    /// With stacks: the total (inclusive) time, when the stacks know the row's function.
+    pub total: Option<RowTotal>,
+}
+
+/// A row's total time from the sampled stacks: the samples with its function anywhere on the
+/// stack (once per sample).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowTotal {
+    /// Samples.
+    pub samples: u64,
+    /// Seconds.
+    pub seconds: f64,
+    /// 95% interval of the seconds.
+    pub ci: (f64, f64),
+}
+
+impl ObjectsReport {
+    /// The report of `rows` (most samples first) at `hz`: the numbers of each row and of all.
+    pub fn new(title: String, hz: u32, rows: Vec<ObjectRow>, warnings: Vec<String>) -> Self {
+        let hz_f = f64::from(hz.max(1));
+        let total: f64 = rows.iter().map(|r| r.samples).sum();
+        // The rows are sorted by samples, so equal counts are adjacent: the interval (an
+        // iterative solve) is computed once per distinct count, not once per row.
+        let mut last_ci: Option<(u64, (f64, f64))> = None;
+        let numbers = rows
             .iter()
-            .zip(short)
-            .map(|(f, s)| if f.starts_with('<') { f.to_string() } else { s });
-        let mut b = Table::new();
-        let mut header = vec!["%", "self", "samples", "95% interval"];
-        if totals.is_some() {
-            header.extend(["total", "total 95%"]);
-        }
-        header.extend(["object", "function"]);
-        if locations {
-            header.push("location");
-        }
-        b.row(header);
-        for (k, (r, name)) in rows.iter().zip(names).enumerate() {
-            let (lo, hi) = poisson_ci95(r.samples);
-            let mut row = vec![
-                format!("{:.2}", pct(r.samples)),
-                human_seconds(r.samples / hz_f),
-                crate::render::units::samples(r.samples),
-                format!("{}–{}", human_seconds(lo / hz_f), human_seconds(hi / hz_f)),
-            ];
-            if let Some(t) = totals {
-                match total_of(t.get(k).copied().flatten()) {
-                    Some((s, lo, hi)) => row.extend([
-                        human_seconds(s),
-                        format!("{}–{}", human_seconds(lo), human_seconds(hi)),
-                    ]),
-                    None => row.extend([String::new(), String::new()]),
+            .map(|r| {
+                let ci = match last_ci {
+                    Some((bits, ci)) if bits == r.samples.to_bits() => ci,
+                    _ => {
+                        let (lo, hi) = poisson_ci95(r.samples);
+                        let ci = (lo / hz_f, hi / hz_f);
+                        last_ci = Some((r.samples.to_bits(), ci));
+                        ci
+                    }
+                };
+                RowNumbers {
+                    percent: if total > 0.0 {
+                        100.0 * r.samples / total
+                    } else {
+                        0.0
+                    },
+                    self_seconds: r.samples / hz_f,
+                    ci,
+                    total: None,
                 }
-            }
-            row.extend([
-                if width < 24 && r.object.chars().count() > 16 {
-                    r.object.chars().take(15).chain(['…']).collect()
-                } else {
-                    r.object.clone()
-                },
-                name,
-            ]);
-            if locations {
-                row.push(
-                    r.location
-                        .as_deref()
-                        .map(|l| {
-                            let l = crate::render::names::short_location(l, cwd.as_deref());
-                            crate::render::names::fit_location(&l, 32)
-                        })
-                        .unwrap_or_default(),
-                );
-            }
-            b.row(row);
+            })
+            .collect();
+        ObjectsReport {
+            title,
+            hz,
+            rows,
+            numbers,
+            total_samples: total,
+            total_seconds: total / hz_f,
+            warnings,
+            unsampled: None,
+            processes: Vec::new(),
+            graph: None,
         }
-        b.render(4)
-    };
-    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-    let (mut width, mut text) = (48usize, table_with(48));
-    for _ in 0..4 {
-        if widest(&text) <= 120 || width == 24 {
-            break;
-        }
-        width = width.saturating_sub(widest(&text) - 120).max(24);
-        text = table_with(width);
     }
-    if widest(&text) > 120 {
-        text = table_with(23);
-    }
-    writeln!(out, "{text}")?;
-    if let Some((_, graph)) = &extra.stacks {
-        writeln!(out)?;
-        writeln!(
-            out,
-            "total: samples with the function anywhere on the sampled call stack (once per sample),\n\
-             with its 95% interval."
-        )?;
-        crate::render::sampled_graph::print_text(graph, out)?;
-    }
-    Ok(())
-}
 
-/// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
-/// (the cause only when the share is 2% or more: below that, it is the usual noise).
-pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
-    let all = unsampled + sampled;
-    let pct = if all > 0.0 {
-        100.0 * unsampled / all
-    } else {
-        0.0
-    };
-    format!(
-        "CPU time not sampled: {} ({pct:.1}% of {}){}",
-        human_seconds(unsampled),
-        human_seconds(all),
-        if cause.is_empty() || pct < 2.0 {
-            String::new()
-        } else {
-            format!(": {cause}")
+    /// Add what the runtime's stacks file measured: each row's total samples (in the order of
+    /// the rows) and the call graph.
+    pub fn set_stacks(
+        &mut self,
+        totals: &[Option<u64>],
+        graph: crate::report::sampled_graph::SampledGraph,
+    ) {
+        let hz_f = f64::from(self.hz.max(1));
+        for (n, t) in self.numbers.iter_mut().zip(totals) {
+            n.total = t.map(|t| {
+                let (lo, hi) = poisson_ci95(t as f64);
+                RowTotal {
+                    samples: t,
+                    seconds: t as f64 / hz_f,
+                    ci: (lo / hz_f, hi / hz_f),
+                }
+            });
         }
-    )
+        self.graph = Some(graph);
+    }
 }
 
 /// The manifest next to a gmon file, if there is one.
@@ -623,9 +440,8 @@ pub fn build_id_mismatch(exe_name: &str, exe_data: &[u8], recorded: &[u8]) -> Op
 }
 
 /// [`run_manifest`] over several manifests at once (the processes of one executable that
-/// `run --merge` sums): the executable's histograms are `inputs`' gmon files, each library's
-/// pieces are summed over the manifests that list it, and the process lines give the nominal
-/// rate (the seconds shown are samples ÷ that rate) and the CPU time that was not sampled.
+/// `run --merge` sums): [`build_manifests`], written by [`crate::render::objects`]. Its
+/// warnings are added to `all_warnings`.
 pub fn run_manifests(
     format: Format,
     inputs: &Inputs,
@@ -634,6 +450,21 @@ pub fn run_manifests(
     out: &mut impl Write,
     all_warnings: &mut Vec<String>,
 ) -> Result<()> {
+    let report = build_manifests(inputs, image, manifests)?;
+    crate::render::objects::write(format, &report, out)?;
+    all_warnings.extend(report.warnings);
+    Ok(())
+}
+
+/// The report across the executable and the libraries of `manifests`: the executable's
+/// histograms are `inputs`' gmon files, each library's pieces are summed over the manifests
+/// that list it, and the process lines give the nominal rate (the seconds shown are samples ÷
+/// that rate) and the CPU time that was not sampled.
+pub fn build_manifests(
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    manifests: &[PathBuf],
+) -> Result<ObjectsReport> {
     let target = Target::of_executable(image.is_64, image.big_endian);
     let mut objects = vec![ObjectSamples {
         name: inputs
@@ -712,7 +543,7 @@ pub fn run_manifests(
     if all_nominal && nominal.iter().all(|&h| h == nominal[0]) && nominal[0] > 0 {
         hz = nominal[0];
     }
-    let mut extra = Extra::default();
+    let mut unsampled_time = None;
     let unsampled: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
     if let Some(u) = unsampled.filter(|u| !u.is_empty()) {
         let u: f64 = (u.iter().sum::<f64>() * 1e9).round() / 1e9;
@@ -727,9 +558,9 @@ pub fn run_manifests(
                 100.0 * u / (u + sampled)
             ));
         }
-        extra.unsampled = Some((u, cause));
+        unsampled_time = Some((u, cause));
     }
-    extra.processes = procs
+    let processes = procs
         .iter()
         .filter_map(|p| {
             let cpu = p.cpu_user_ns?.saturating_add(p.cpu_system_ns.unwrap_or(0));
@@ -745,6 +576,7 @@ pub fn run_manifests(
     let hz = if hz == 0 { 100 } else { hz };
     // With the runtime's stacks file: total times and the measured call graph.
     let mut rows = rows;
+    let mut stacks = None;
     if let Some(sampled) = crate::profile::stacks::Sampled::find(&inputs.gmons, &mut warnings)? {
         let t = super::objects_stacks::measure(
             &sampled,
@@ -756,33 +588,20 @@ pub fn run_manifests(
             &mut warnings,
         );
         let totals = super::objects_stacks::with_totals(&mut rows, &t);
-        extra.stacks = Some((totals, t.graph));
+        stacks = Some((totals, t.graph));
     }
-    print_rows_with(format, &title, hz, &rows, &warnings, &extra, out)?;
-    all_warnings.extend(warnings);
-    Ok(())
+    let mut report = ObjectsReport::new(title, hz, rows, warnings);
+    report.unsampled = unsampled_time;
+    report.processes = processes;
+    if let Some((totals, graph)) = stacks {
+        report.set_stacks(&totals, graph);
+    }
+    Ok(report)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn csv_quotes_a_carriage_return_in_a_name() {
-        let rows = [ObjectRow {
-            object: "lib\rodd.so".into(),
-            function: "f, g".into(),
-            samples: 2.0,
-            location: None,
-            unknown_range: None,
-        }];
-        let mut v = Vec::new();
-        print_rows(Format::Csv, "t", 100, &rows, &[], &mut v).unwrap();
-        assert_eq!(
-            String::from_utf8(v).unwrap(),
-            "rank,object,function,percent,self_seconds,samples\n1,\"lib\rodd.so\",\"f, g\",100,0.02,2\n"
-        );
-    }
 
     #[test]
     fn debug_files_are_found_by_build_id() {

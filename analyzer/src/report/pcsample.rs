@@ -17,7 +17,8 @@ use gmon::pcsample::{parse, FLAG_BUFFER_FULL};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::objects::{load_object, print_rows, ObjectRow};
+use super::objects::{load_object, ObjectRow, ObjectsReport};
+use super::timeline::Timeline;
 use super::{GmonInput, Input, Inputs};
 use crate::profile::OUTSIDE;
 use crate::request::Request;
@@ -134,18 +135,35 @@ pub fn resolve(file: &GmonInput, exe: &Input, debug_root: &Path) -> Result<Resol
     })
 }
 
-/// Print the pcsample report.
-pub fn run(
-    req: &Request,
-    inputs: &Inputs,
-    file: &GmonInput,
-    out: &mut impl Write,
-    warnings: &mut Vec<String>,
-) -> Result<()> {
-    let r = resolve(file, &inputs.exe, Path::new("/usr/lib/debug"))?;
-    warnings.extend(r.warnings.iter().cloned());
-    if req.timeline.any() {
-        let keyed: Vec<(u64, String)> = r
+impl Resolved {
+    /// The flat profile: samples per object and function, most first.
+    pub fn flat(&self) -> Vec<ObjectRow> {
+        let mut per: HashMap<(&str, &str), f64> = HashMap::new();
+        for (_, o, f) in &self.samples {
+            *per.entry((o.as_str(), f.as_str())).or_default() += 1.0;
+        }
+        let mut rows: Vec<ObjectRow> = per
+            .into_iter()
+            .map(|((o, f), s)| ObjectRow {
+                object: o.to_owned(),
+                function: f.to_owned(),
+                samples: s,
+                location: None,
+                unknown_range: None,
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.samples
+                .total_cmp(&a.samples)
+                .then_with(|| a.object.cmp(&b.object))
+                .then_with(|| a.function.cmp(&b.function))
+        });
+        rows
+    }
+
+    /// The samples over time, by function (`function [object]` outside the executable).
+    pub fn timeline(&self) -> Timeline {
+        let keyed: Vec<(u64, String)> = self
             .samples
             .iter()
             .map(|(t, o, f)| {
@@ -157,14 +175,39 @@ pub fn run(
             })
             .collect();
         let refs: Vec<(u64, &str)> = keyed.iter().map(|(t, s)| (*t, s.as_str())).collect();
-        let tl = super::timeline::build(&refs, super::timeline::BUCKETS);
+        super::timeline::build(&refs, super::timeline::BUCKETS)
+    }
+
+    /// `N thread` or `N threads`.
+    fn threads_text(&self) -> String {
+        format!(
+            "{} thread{}",
+            self.threads,
+            if self.threads == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// Resolve the pcsample file and write what `req` asks for: the flat profile
+/// ([`crate::render::objects`]), or the timeline as text and/or SVG
+/// ([`crate::render::timeline`]). Its warnings are added to `warnings`.
+pub fn run(
+    req: &Request,
+    inputs: &Inputs,
+    file: &GmonInput,
+    out: &mut impl Write,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let r = resolve(file, &inputs.exe, Path::new("/usr/lib/debug"))?;
+    warnings.extend(r.warnings.iter().cloned());
+    if req.timeline.any() {
+        let tl = r.timeline();
         if let Some(path) = &req.timeline.svg {
             let title = format!(
-                "{}: {} samples, {} thread{}",
+                "{}: {} samples, {}",
                 inputs.exe.name(),
                 r.samples.len(),
-                r.threads,
-                if r.threads == 1 { "" } else { "s" }
+                r.threads_text()
             );
             std::fs::write(path, crate::render::timeline::svg(&tl, &title))
                 .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
@@ -174,33 +217,12 @@ pub fn run(
             return Ok(());
         }
     }
-    let mut per: HashMap<(&str, &str), f64> = HashMap::new();
-    for (_, o, f) in &r.samples {
-        *per.entry((o.as_str(), f.as_str())).or_default() += 1.0;
-    }
-    let mut rows: Vec<ObjectRow> = per
-        .into_iter()
-        .map(|((o, f), s)| ObjectRow {
-            object: o.to_owned(),
-            function: f.to_owned(),
-            samples: s,
-            location: None,
-            unknown_range: None,
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        b.samples
-            .total_cmp(&a.samples)
-            .then_with(|| a.object.cmp(&b.object))
-            .then_with(|| a.function.cmp(&b.function))
-    });
     let title = format!(
-        "Flat profile of {} from raw PC samples ({}, {} thread{})",
+        "Flat profile of {} from raw PC samples ({}, {})",
         inputs.exe.name(),
         file.name(),
-        r.threads,
-        if r.threads == 1 { "" } else { "s" }
+        r.threads_text()
     );
-    print_rows(req.format, &title, r.hz, &rows, &r.warnings, out)?;
-    Ok(())
+    let report = ObjectsReport::new(title, r.hz, r.flat(), r.warnings);
+    crate::render::objects::write(req.format, &report, out)
 }

@@ -121,12 +121,12 @@ fn samples_are_conserved_and_outside_is_a_row() {
     assert!(lines
         .next()
         .unwrap()
-        .starts_with("rank,name,raw_name,location,percent,"));
+        .starts_with("rank,object,name,raw_name,location,percent,"));
     let csv_rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(csv_rows.len(), rows.len());
     for (c, j) in csv_rows.iter().zip(&rows) {
-        assert_eq!(c[1], j.name);
-        assert!((c[7].parse::<f64>().unwrap() - j.samples).abs() < 1e-9);
+        assert_eq!(c[2], j.name);
+        assert!((c[8].parse::<f64>().unwrap() - j.samples).abs() < 1e-9);
     }
 }
 
@@ -356,4 +356,28 @@ fn compare_gprof_explains_differences() {
     assert!(!text.contains(" hot "), "{text}");
     // plainname is a plain local: same numbers, so it is not listed.
     assert!(!text.contains("plainname"), "{text}");
+}
+
+/// CSV rows name their object (the executable's file name, not the path it was given by)
+/// second, as the JSON rows and the objects report's CSV do (issue 14).
+#[test]
+fn csv_rows_carry_the_object_as_json_rows_do() {
+    let dir = fixtures_dir("gcc-pg");
+    let dir = dir.parent().unwrap();
+    let args = ["gcc-pg/cycle.gmon", "gcc-pg/cycle"];
+    let csv = ours_ok(dir, &[&["--csv"][..], &args].concat());
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[..3], ["rank", "object", "name"], "{csv}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&ours_ok(dir, &[&["--json"][..], &args].concat())).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    let csv_rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(!rows.is_empty());
+    assert_eq!(csv_rows.len(), rows.len(), "{csv}");
+    for (c, j) in csv_rows.iter().zip(rows) {
+        assert_eq!(c[1], "cycle", "{csv}");
+        assert_eq!(c[1], j["object"], "{csv}");
+        assert_eq!(c[2], j["name"], "{csv}");
+    }
 }

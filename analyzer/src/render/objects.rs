@@ -1,0 +1,414 @@
+//! Rows with an object column (the report across the executable and its shared objects, and
+//! the pcsample report) as a table, JSON or CSV: rendering only (the numbers are in
+//! [`ObjectsReport`], built by [`crate::report::objects`] and [`crate::report::pcsample`]).
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::render::json::{Compact, OneLine, Rows};
+use crate::render::table::Table;
+use crate::render::units::human_seconds;
+use crate::report::objects::{ObjectsReport, RowNumbers};
+use crate::request::Format;
+use crate::Result;
+
+/// Write the report in `format`.
+pub fn write(format: Format, report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
+    match format {
+        Format::Csv => csv(report, out),
+        Format::Json => json(report, out),
+        Format::Table => table(report, out),
+    }
+}
+
+/// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
+/// (the cause only when the share is 2% or more: below that, it is the usual noise).
+pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
+    let all = unsampled + sampled;
+    let pct = if all > 0.0 {
+        100.0 * unsampled / all
+    } else {
+        0.0
+    };
+    format!(
+        "CPU time not sampled: {} ({pct:.1}% of {}){}",
+        human_seconds(unsampled),
+        human_seconds(all),
+        if cause.is_empty() || pct < 2.0 {
+            String::new()
+        } else {
+            format!(": {cause}")
+        }
+    )
+}
+
+/// The table: a header line (the title, the samples, the rate and the CPU time; the CPU time
+/// not sampled under it), the rows, and with stacks the measured call graph.
+fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
+    let (rows, numbers) = (&report.rows, &report.numbers);
+    let totals = report.graph.is_some();
+    writeln!(
+        out,
+        "{}: {} samples at {} Hz = {} of CPU time",
+        report.title,
+        report.total_samples,
+        report.hz,
+        human_seconds(report.total_seconds)
+    )?;
+    if let Some((u, cause)) = &report.unsampled {
+        writeln!(out, "{}", unsampled_line(*u, report.total_seconds, cause))?;
+    }
+    writeln!(out)?;
+    // Long names are shortened as in the default report (48 characters, narrower down to 24
+    // while the table is wider than 120 columns); JSON and CSV keep them whole.
+    // Last resort: an address-range row drops the object's name it repeats
+    // (`<+0x1030-0x1034>` in the row of object `prog`), and object names over 16 characters
+    // are cut (`generic_names_p…`).
+    let full: Vec<&str> = rows.iter().map(|r| r.function.as_str()).collect();
+    let compact: Vec<String> = rows
+        .iter()
+        .map(
+            |r| match r.function.strip_prefix(&format!("<{}+0x", r.object)) {
+                Some(rest) => format!("<+0x{rest}"),
+                None => r.function.clone(),
+            },
+        )
+        .collect();
+    let compact: Vec<&str> = compact.iter().map(String::as_str).collect();
+    let locations = rows.iter().any(|r| r.location.is_some());
+    let cwd = crate::render::names::current_dir();
+    let table_with = |width: usize| {
+        let full = if width < 24 { &compact } else { &full };
+        // Address ranges are never cut (their end is what tells them apart).
+        let short = crate::render::names::short_names(full, width.max(24));
+        let names = full
+            .iter()
+            .zip(short)
+            .map(|(f, s)| if f.starts_with('<') { f.to_string() } else { s });
+        let mut b = Table::new();
+        let mut header = vec!["%", "self", "samples", "95% interval"];
+        if totals {
+            header.extend(["total", "total 95%"]);
+        }
+        header.extend(["object", "function"]);
+        if locations {
+            header.push("location");
+        }
+        b.row(header);
+        for ((r, n), name) in rows.iter().zip(numbers).zip(names) {
+            let mut row = vec![
+                format!("{:.2}", n.percent),
+                human_seconds(n.self_seconds),
+                crate::render::units::samples(r.samples),
+                format!("{}–{}", human_seconds(n.ci.0), human_seconds(n.ci.1)),
+            ];
+            if totals {
+                match &n.total {
+                    Some(t) => row.extend([
+                        human_seconds(t.seconds),
+                        format!("{}–{}", human_seconds(t.ci.0), human_seconds(t.ci.1)),
+                    ]),
+                    None => row.extend([String::new(), String::new()]),
+                }
+            }
+            row.extend([
+                if width < 24 && r.object.chars().count() > 16 {
+                    r.object.chars().take(15).chain(['…']).collect()
+                } else {
+                    r.object.clone()
+                },
+                name,
+            ]);
+            if locations {
+                row.push(
+                    r.location
+                        .as_deref()
+                        .map(|l| {
+                            let l = crate::render::names::short_location(l, cwd.as_deref());
+                            crate::render::names::fit_location(&l, 32)
+                        })
+                        .unwrap_or_default(),
+                );
+            }
+            b.row(row);
+        }
+        b.render(4)
+    };
+    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let (mut width, mut text) = (48usize, table_with(48));
+    for _ in 0..4 {
+        if widest(&text) <= 120 || width == 24 {
+            break;
+        }
+        width = width.saturating_sub(widest(&text) - 120).max(24);
+        text = table_with(width);
+    }
+    if widest(&text) > 120 {
+        text = table_with(23);
+    }
+    writeln!(out, "{text}")?;
+    if let Some(graph) = &report.graph {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "total: samples with the function anywhere on the sampled call stack (once per sample),\n\
+             with its 95% interval."
+        )?;
+        crate::render::sampled_graph::print_text(graph, out)?;
+    }
+    Ok(())
+}
+
+/// The CSV fields of a row.
+const CSV_FIELDS: [&str; 6] = [
+    "rank",
+    "object",
+    "function",
+    "percent",
+    "self_seconds",
+    "samples",
+];
+
+/// The CSV fields added after [`CSV_FIELDS`] when the runtime's stacks file is there.
+const CSV_TOTAL_FIELDS: [&str; 4] = [
+    "total_seconds",
+    "total_samples",
+    "total_ci95_low_seconds",
+    "total_ci95_high_seconds",
+];
+
+/// A header line and one line per row.
+fn csv(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
+    let totals = report.graph.is_some();
+    let header: Vec<&str> = CSV_FIELDS
+        .iter()
+        .chain(if totals { &CSV_TOTAL_FIELDS[..] } else { &[] })
+        .copied()
+        .collect();
+    let records = report
+        .rows
+        .iter()
+        .zip(&report.numbers)
+        .enumerate()
+        .map(|(i, (r, n))| {
+            let mut rec = vec![
+                (i + 1).to_string(),
+                r.object.clone(),
+                r.function.clone(),
+                format!("{}", n.percent),
+                format!("{}", n.self_seconds),
+                format!("{}", r.samples),
+            ];
+            if totals {
+                match &n.total {
+                    Some(t) => rec.extend([
+                        format!("{}", t.seconds),
+                        t.samples.to_string(),
+                        format!("{}", t.ci.0),
+                        format!("{}", t.ci.1),
+                    ]),
+                    None => {
+                        rec.extend([String::new(), String::new(), String::new(), String::new()])
+                    }
+                }
+            }
+            rec
+        });
+    crate::render::csv::write(out, &header, records)
+}
+
+/// `--json`: the rate, the samples and seconds of all rows, the CPU time not sampled (null:
+/// not known), the processes (only when there are several), the warnings, one line per row,
+/// and with stacks the measured call graph.
+#[derive(Serialize)]
+struct Json<'a> {
+    hz: u32,
+    total_samples: f64,
+    total_seconds: f64,
+    unsampled_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    processes: Option<OneLine<Vec<JsonProcess>>>,
+    warnings: Compact<&'a [String]>,
+    rows: Rows<OneLine<JsonRow<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call_graph: Option<crate::render::sampled_graph::Json<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonProcess {
+    pid: u32,
+    ppid: Option<u32>,
+    cpu_seconds: f64,
+}
+
+/// One row; with stacks, the total fields follow (null for a row the stacks do not know).
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    rank: usize,
+    object: &'a str,
+    function: &'a str,
+    location: Option<&'a str>,
+    percent: f64,
+    self_seconds: f64,
+    samples: f64,
+    #[serde(flatten)]
+    totals: Option<JsonTotals>,
+}
+
+/// A row's total (inclusive) time from the sampled stacks.
+#[derive(Serialize)]
+struct JsonTotals {
+    total_seconds: Option<f64>,
+    total_samples: Option<u64>,
+    total_ci95_low_seconds: Option<f64>,
+    total_ci95_high_seconds: Option<f64>,
+}
+
+impl JsonTotals {
+    fn of(n: &RowNumbers) -> JsonTotals {
+        JsonTotals {
+            total_seconds: n.total.as_ref().map(|t| t.seconds),
+            total_samples: n.total.as_ref().map(|t| t.samples),
+            total_ci95_low_seconds: n.total.as_ref().map(|t| t.ci.0),
+            total_ci95_high_seconds: n.total.as_ref().map(|t| t.ci.1),
+        }
+    }
+}
+
+fn json(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
+    let totals = report.graph.is_some();
+    let processes = (report.processes.len() > 1).then(|| {
+        OneLine(
+            report
+                .processes
+                .iter()
+                .map(|&(pid, ppid, cpu_seconds)| JsonProcess {
+                    pid,
+                    ppid,
+                    cpu_seconds,
+                })
+                .collect(),
+        )
+    });
+    let rows = report
+        .rows
+        .iter()
+        .zip(&report.numbers)
+        .enumerate()
+        .map(|(i, (r, n))| {
+            OneLine(JsonRow {
+                rank: i + 1,
+                object: &r.object,
+                function: &r.function,
+                location: r.location.as_deref(),
+                percent: n.percent,
+                self_seconds: n.self_seconds,
+                samples: r.samples,
+                totals: totals.then(|| JsonTotals::of(n)),
+            })
+        })
+        .collect();
+    crate::render::json::write_report(
+        out,
+        &Json {
+            hz: report.hz,
+            total_samples: report.total_samples,
+            total_seconds: report.total_seconds,
+            unsampled_seconds: report.unsampled.as_ref().map(|u| u.0),
+            processes,
+            warnings: Compact(&report.warnings),
+            rows: Rows(rows),
+            call_graph: report
+                .graph
+                .as_ref()
+                .map(crate::render::sampled_graph::json),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::objects::ObjectRow;
+
+    fn row(object: &str, function: &str, samples: f64, location: Option<&str>) -> ObjectRow {
+        ObjectRow {
+            object: object.into(),
+            function: function.into(),
+            samples,
+            location: location.map(Into::into),
+            unknown_range: None,
+        }
+    }
+
+    fn render(format: Format, report: &ObjectsReport) -> String {
+        let mut v = Vec::new();
+        write(format, report, &mut v).unwrap();
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn csv_quotes_a_carriage_return_in_a_name() {
+        let report = ObjectsReport::new(
+            "t".into(),
+            100,
+            vec![row("lib\rodd.so", "f, g", 2.0, None)],
+            vec![],
+        );
+        assert_eq!(
+            render(Format::Csv, &report),
+            "rank,object,function,percent,self_seconds,samples\n1,\"lib\rodd.so\",\"f, g\",100,0.02,2\n"
+        );
+    }
+
+    /// The objects rows had their own escaper, which wrote `\u000a`, `\u000d` and `\u0009`.
+    #[test]
+    fn json_escapes_names_as_every_other_report() {
+        let report = ObjectsReport::new(
+            "t".into(),
+            100,
+            vec![row("lib\rodd\n.so", "say \"hi\"\t\\", 2.0, None)],
+            vec!["a\rb".into()],
+        );
+        let text = render(Format::Json, &report);
+        assert!(text.contains("\"warnings\": [\"a\\rb\"],\n"), "{text}");
+        assert!(
+            text.contains(
+                "\"object\": \"lib\\rodd\\n.so\", \"function\": \"say \\\"hi\\\"\\t\\\\\""
+            ),
+            "{text}"
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed["rows"][0]["object"], "lib\rodd\n.so");
+    }
+
+    /// The manifests' additions, the totals of the stacks and an empty row list keep the form
+    /// they had when written by hand.
+    #[test]
+    fn json_keeps_the_hand_written_form() {
+        let mut report = ObjectsReport::new(
+            "t".into(),
+            100,
+            vec![row("prog", "main", 1.0, Some("m.c:3"))],
+            vec![],
+        );
+        report.unsampled = Some((0.5, "cause".into()));
+        report.processes = vec![(10, None, 0.5), (11, Some(10), 0.25)];
+        assert_eq!(
+            render(Format::Json, &report),
+            "{\n  \"hz\": 100,\n  \"total_samples\": 1,\n  \"total_seconds\": 0.01,\n  \
+             \"unsampled_seconds\": 0.5,\n  \"processes\": [{\"pid\": 10, \"ppid\": null, \
+             \"cpu_seconds\": 0.5}, {\"pid\": 11, \"ppid\": 10, \"cpu_seconds\": 0.25}],\n  \
+             \"warnings\": [],\n  \"rows\": [\n    {\"rank\": 1, \"object\": \"prog\", \
+             \"function\": \"main\", \"location\": \"m.c:3\", \"percent\": 100, \
+             \"self_seconds\": 0.01, \"samples\": 1}\n  ]\n}\n"
+        );
+        let empty = ObjectsReport::new("t".into(), 100, vec![], vec![]);
+        let text = render(Format::Json, &empty);
+        assert!(
+            text.ends_with("\"warnings\": [],\n  \"rows\": [\n  ]\n}\n"),
+            "{text}"
+        );
+    }
+}
