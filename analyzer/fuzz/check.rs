@@ -66,7 +66,7 @@ pub fn check(data: &[u8]) {
     let opts = profil_report::gprof::Options {
         no_static: flags & 4 != 0,
     };
-    if let Ok(a) = report::gprof_analysis(&inputs, &image, opts) {
+    if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;
         let sections = Sections {
             flat: sel == 1 || sel == 3,
@@ -94,7 +94,7 @@ pub fn check(data: &[u8]) {
         _ => Format::Table,
     };
     let mut warnings = Vec::new();
-    let _ = report::default::run(format, &inputs, &image, &mut std::io::sink(), &mut warnings);
+    let _ = profil_report::pipeline::default(format, &inputs, &image, &mut std::io::sink(), &mut warnings);
 
     // The same bytes as a stacks file (issue 17): read, then measured (nodes by address).
     let mut sampled = profil_report::profile::stacks::Sampled::default();

@@ -49,7 +49,7 @@ use serde::Serialize;
 use crate::export::model::{self, StackProfile};
 use crate::profile::input::{read_path, sort_inputs, GmonInput, Input};
 use crate::profile::stats::{ln_gamma, poisson_ci95};
-use crate::render::units::human_seconds;
+use crate::units::human_seconds;
 use crate::{Error, Result};
 
 /// The default family-wise significance level.

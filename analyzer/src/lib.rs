@@ -5,7 +5,9 @@
 //! [`cmd`] (and [`export`], [`diff`]), each taking a plain `Options` struct and writing to the
 //! writer it is given; those that start programs are under [`launch`] (which still take their
 //! clap `Args` structs: `run`, `demo`, `cargo profil`). The profile reports live under
-//! [`report`], built from the inputs [`profile`] reads, and rendered by [`render`].
+//! [`report`], built from the inputs [`profile`] reads, and rendered by [`render`];
+//! [`pipeline`] chains the three (load → build → render), so builders and renderers never
+//! import each other both ways.
 //!
 //! The runtime (runtime/) is built by `build.rs` and embedded in this library
 //! ([`cmd::artifacts`]), so that both binaries — `profil-report` and `cargo-profil`
@@ -18,7 +20,7 @@
 //!
 //! The plain report (`profil-report [OPTIONS] [FILE]...`) is asked for with a typed
 //! [`request::Request`] (which report: [`request::Mode`]; how it is written:
-//! [`request::Format`]) that the binary's `cli` module builds; [`report::run`] writes
+//! [`request::Format`]) that the binary's `cli` module builds; [`pipeline::run`] writes
 //! to the writer it is given and returns its warnings for `main` to print. Its inputs are
 //! read by [`profile::input`]: without blocking on FIFOs, bounded for pipes and devices, and
 //! gmon files one at a time, so summing many large profiles holds one of them (the default
@@ -57,9 +59,11 @@ pub mod error;
 pub mod export;
 pub mod gprof;
 pub mod launch;
+pub mod pipeline;
 pub mod profile;
 pub mod render;
 pub mod report;
 pub mod request;
+pub mod units;
 
 pub use error::{Error, Result};

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
-use profil_report::{cmd, diff, export, launch, report, Error};
+use profil_report::{cmd, diff, export, launch, pipeline, Error};
 
 mod cli;
 
@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         Some(Command::Export(a)) => export::run(&a.options(), &mut out).map(warn),
         Some(Command::Diff(a)) => diff::run(&a.options(), &mut out).map(warn),
         Some(Command::Run(_)) => unreachable!("handled above"),
-        None => report::run(&cli.report.request(), &mut out).map(warn),
+        None => pipeline::run(&cli.report.request(), &mut out).map(warn),
     };
     let flushed = out.flush();
     match result.and(flushed.map_err(Error::from)) {

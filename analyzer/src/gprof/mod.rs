@@ -123,6 +123,21 @@ impl<'data> Analysis<'data> {
         })
     }
 
+    /// gprof's whole pipeline over `inputs`: the symbol table, every gmon file in order,
+    /// then [`Analysis::finish`].
+    pub fn of_inputs(
+        inputs: &'data crate::profile::input::Inputs,
+        exe: &ElfImage<'data>,
+        opts: Options,
+    ) -> Result<Self> {
+        let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
+        for g in &inputs.gmons {
+            a.read_gmon(&g.name(), &g.bytes()?)?;
+        }
+        a.finish();
+        Ok(a)
+    }
+
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
     pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
         let (symtab, cg) = (&self.symtab, &mut self.cg);

@@ -281,7 +281,7 @@ pub fn others_line(found: &[Found], shown: &[usize]) -> Option<String> {
                 "{} (pid {}, {} CPU)",
                 f.program_name(),
                 f.pid,
-                crate::render::units::human_seconds(f.cpu_seconds())
+                crate::units::human_seconds(f.cpu_seconds())
             )
         })
         .collect();

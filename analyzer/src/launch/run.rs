@@ -667,7 +667,7 @@ pub fn print_report_of(
     let mut warnings = Vec::new();
     if by_objects {
         notes.extend(perf);
-        report::objects::run_manifests(
+        crate::pipeline::objects(
             format,
             &inputs,
             &image,
@@ -691,11 +691,11 @@ pub fn print_report_of(
             ));
         }
         if style.lines {
-            report::lines::run(format, &inputs, &image, &mut text)?;
+            crate::pipeline::lines(format, &inputs, &image, &mut text)?;
         } else if style.inline {
-            report::inline::run(format, &inputs, &image, &mut text)?;
+            crate::pipeline::inline(format, &inputs, &image, &mut text)?;
         } else {
-            report::default::run(format, &inputs, &image, &mut text, &mut warnings)?;
+            crate::pipeline::default(format, &inputs, &image, &mut text, &mut warnings)?;
         }
     }
     for w in &warnings {
@@ -860,7 +860,7 @@ pub fn profile_and_report(
                 first.program_name(),
                 if members.len() == 1 { "" } else { "s" },
                 pids.join(", "),
-                crate::render::units::human_seconds(cpu(members)),
+                crate::units::human_seconds(cpu(members)),
                 files
                     .iter()
                     .map(|f| f.display().to_string())

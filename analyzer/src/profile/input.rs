@@ -313,6 +313,12 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs> {
     Ok(Inputs { exe, gmons })
 }
 
+/// Parse the executable (`exe`'s name in the error).
+pub fn parse_exe(exe: &Input) -> Result<profil_symbols::ElfImage<'_>> {
+    profil_symbols::ElfImage::parse(&exe.data)
+        .map_err(|e| Error::input(format!("{}: {e}", exe.name())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::extent::PROBE;

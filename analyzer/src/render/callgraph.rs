@@ -25,7 +25,7 @@ the estimates.";
 
 /// Seconds with an adaptive unit (the flat table's format).
 fn secs(s: f64) -> String {
-    crate::render::units::human_seconds(s)
+    crate::units::human_seconds(s)
 }
 
 /// Break `text` into lines of at most `width` characters.
@@ -136,9 +136,9 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
                 Label(g, f.id),
                 g.percent(f.self_seconds + f.children_seconds)
             );
-            crate::render::units::push_human_seconds(line, f.self_seconds);
+            crate::units::push_human_seconds(line, f.self_seconds);
             line.push_str("   ~children ");
-            crate::render::units::push_human_seconds(line, f.children_seconds);
+            crate::units::push_human_seconds(line, f.children_seconds);
             let _ = write!(line, "   {} calls", f.calls);
             if f.self_calls != 0 {
                 let _ = write!(line, " (+{} direct recursive)", f.self_calls);
@@ -296,7 +296,7 @@ fn arc_line(
         scratch.push_str("  ");
         let at = scratch.len();
         scratch.push('~');
-        crate::render::units::push_human_seconds(scratch, a.self_seconds + a.children_seconds);
+        crate::units::push_human_seconds(scratch, a.self_seconds + a.children_seconds);
         pad_left(scratch, at, 10);
         let _ = writeln!(scratch, "  {}", Label(g, other));
         out.write_all(scratch.as_bytes())

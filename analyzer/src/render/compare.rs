@@ -3,8 +3,8 @@
 use std::io::Write;
 
 use crate::render::table::Table;
-use crate::render::units::human_seconds;
 use crate::report::compare::Comparison;
+use crate::units::human_seconds;
 use crate::Result;
 
 /// The differing functions with the reasons, or one line saying that all agree.

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::render::json::{Compact, OneLine, Rows};
 use crate::render::table::Table;
-use crate::render::units::human_seconds;
 use crate::report::default::Report;
+use crate::units::human_seconds;
 use crate::Result;
 
 /// `lo–hi` with the unit once when both ends share it (`122–309 ms`), else both units.
@@ -129,7 +129,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
                     let cells = [
                         format!("{:.2}", d.percent),
                         human_seconds(d.self_s),
-                        crate::render::units::samples(r.samples),
+                        crate::units::samples(r.samples),
                         interval(d.ci.0, d.ci.1),
                     ];
                     last = Some((r.samples.to_bits(), cells.clone()));

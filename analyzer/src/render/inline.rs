@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use crate::render::json::{Compact, OneLine};
 use crate::render::table::Table;
-use crate::render::units::{human_seconds, samples};
 use crate::report::inline::{InlineReport, Step};
 use crate::request::Format;
+use crate::units::{human_seconds, samples};
 use crate::Result;
 
 /// Write `rep` in `format` (CSV: the functions view).

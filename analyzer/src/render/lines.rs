@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use crate::render::json::{Compact, OneLine};
 use crate::render::table::Table;
-use crate::render::units::human_seconds;
 use crate::report::lines::{LineNumbers, LineReport, LineRow};
 use crate::request::Format;
+use crate::units::human_seconds;
 use crate::Result;
 
 /// Write `rep` in `format`.
@@ -59,7 +59,7 @@ pub fn table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
             format!("{:.2}", d.percent),
             human_seconds(d.cumulative),
             human_seconds(d.self_s),
-            crate::render::units::samples(r.samples),
+            crate::units::samples(r.samples),
             format!("{}–{}", human_seconds(d.ci.0), human_seconds(d.ci.1)),
             label(r),
             functions_text(r),

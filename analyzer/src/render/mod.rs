@@ -1,5 +1,5 @@
-//! Rendering report data: how names and locations are shortened in tables ([`names`]), how
-//! times are written ([`units`]), the one table layout ([`table`]), the CSV writer ([`csv`]),
+//! Rendering report data: how names and locations are shortened in tables ([`names`]) and
+//! times written ([`crate::units`]), the one table layout ([`table`]), the CSV writer ([`csv`]),
 //! the JSON writer and its layout ([`json`]: `serde` structs, key order fixed by their
 //! fields); then one module per report: the default report's table, JSON and CSV
 //! ([`default`]) and its call graph as text and JSON ([`callgraph`]), the call graph measured
@@ -21,4 +21,3 @@ pub mod objects;
 pub mod sampled_graph;
 pub mod table;
 pub mod timeline;
-pub mod units;

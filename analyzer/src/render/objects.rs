@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::render::json::{Compact, OneLine, Rows};
 use crate::render::table::Table;
-use crate::render::units::human_seconds;
 use crate::report::objects::{ObjectsReport, RowNumbers};
 use crate::request::Format;
+use crate::units::human_seconds;
 use crate::Result;
 
 /// Write the report in `format`.
@@ -100,7 +100,7 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
             let mut row = vec![
                 format!("{:.2}", n.percent),
                 human_seconds(n.self_seconds),
-                crate::render::units::samples(r.samples),
+                crate::units::samples(r.samples),
                 format!("{}–{}", human_seconds(n.ci.0), human_seconds(n.ci.1)),
             ];
             if totals {

@@ -8,8 +8,8 @@ use serde::Serialize;
 use crate::profile::stats::poisson_ci95;
 use crate::render::callgraph::write_heading;
 use crate::render::json::OneLine;
-use crate::render::units::human_seconds as secs;
 use crate::report::sampled_graph::{Arc, SampledGraph};
+use crate::units::human_seconds as secs;
 
 /// How to read the graph (printed above it, and carried in the JSON).
 pub const MEASURED_NOTE: &str = "Measured from the sampled call stacks: a function's total \

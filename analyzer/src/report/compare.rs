@@ -7,7 +7,6 @@
 //! straddle a boundary (gprof's 2-byte units), aliases, and saturated 16-bit bins.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::process::Command;
 
 use profil_symbols::ElfImage;
@@ -132,7 +131,7 @@ impl Comparison {
 pub fn build(report: &Report, inputs: &Inputs, image: &ElfImage<'_>) -> Result<Comparison> {
     let gprof_text = run_gprof(inputs)?;
     let gprof_rows = parse_gprof_flat(&gprof_text);
-    let emulation = crate::report::gprof_analysis(inputs, image, Options::default()).ok();
+    let emulation = crate::gprof::Analysis::of_inputs(inputs, image, Options::default()).ok();
     let hz = f64::from(report.hz);
     let mut by_name: HashMap<&str, &GprofRow> = HashMap::new();
     for g in &gprof_rows {
@@ -243,16 +242,6 @@ pub fn build(report: &Report, inputs: &Inputs, image: &ElfImage<'_>) -> Result<C
         rows,
         gprof_total_seconds: gprof_rows.iter().map(|g| g.self_seconds).sum(),
     })
-}
-
-/// Run gprof, compare, and print the comparison ([`crate::render::compare`]).
-pub fn run(
-    report: &Report,
-    inputs: &Inputs,
-    image: &ElfImage<'_>,
-    out: &mut impl Write,
-) -> Result<()> {
-    crate::render::compare::table(&build(report, inputs, image)?, out)
 }
 
 #[cfg(test)]

@@ -71,8 +71,6 @@
 //! column, no per-call times), and without a stacks file no call graph is drawn from them.
 //! `-pg` arcs keep supplying call counts, also to the sampled graph.
 
-use std::io::Write;
-
 use gmon::Target;
 use profil_symbols::dwarf::function_locations;
 use profil_symbols::ranges::FunctionMap;
@@ -85,7 +83,6 @@ use crate::profile::callgraph::Builder;
 use crate::profile::samples::Samples;
 use crate::profile::stacks::Sampled;
 use crate::profile::stats::poisson_ci95;
-use crate::request::Format;
 use crate::{Error, Result};
 
 pub use crate::profile::OUTSIDE;
@@ -616,24 +613,5 @@ pub fn apply_manifests(report: &mut Report, inputs: &Inputs) {
     if let Some(u) = unsampled {
         let u = (u * 1e9).round() / 1e9;
         report.unsampled = Some((u, super::objects::unsampled_cause(&procs)));
-    }
-}
-
-/// Print the default report (table, `--json` or `--csv`).
-/// The report's warnings are added to `warnings`.
-pub fn run(
-    format: Format,
-    inputs: &Inputs,
-    image: &ElfImage<'_>,
-    out: &mut impl Write,
-    warnings: &mut Vec<String>,
-) -> Result<()> {
-    let mut report = build(inputs, image)?;
-    apply_manifests(&mut report, inputs);
-    warnings.extend(report.warnings.iter().cloned());
-    match format {
-        Format::Json => crate::render::default::json(&report, out),
-        Format::Csv => crate::render::default::csv(&report, out),
-        Format::Table => crate::render::default::table(&report, out),
     }
 }

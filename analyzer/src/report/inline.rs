@@ -27,7 +27,6 @@
 //! inlining step), `percent`, `self_seconds`, `samples`.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::Write;
 
 use gmon::Target;
 use profil_symbols::demangle::display_name;
@@ -38,7 +37,6 @@ use profil_symbols::ElfImage;
 use super::lines::read_histograms;
 use super::Inputs;
 use crate::profile::OUTSIDE;
-use crate::request::Format;
 use crate::Result;
 
 /// One step of an inline chain.
@@ -238,15 +236,4 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
         functions,
         chains,
     })
-}
-
-/// Build the inline report and write it (tables, `--json` or `--csv`) with
-/// [`crate::render::inline`].
-pub fn run(
-    format: Format,
-    inputs: &Inputs,
-    image: &ElfImage<'_>,
-    out: &mut impl Write,
-) -> Result<()> {
-    crate::render::inline::write(format, &build(inputs, image)?, out)
 }

@@ -27,7 +27,6 @@
 //! `ci95_high_seconds`.
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use gmon::Target;
 use profil_symbols::lines::{line_map, LineMap};
@@ -38,7 +37,6 @@ use super::Inputs;
 use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
 use crate::profile::OUTSIDE;
-use crate::request::{Format, GprofRequest};
 use crate::Result;
 
 /// One row: a source line (or the code of one function without line information).
@@ -237,43 +235,4 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
         rows,
         units_decoded: lines.units_decoded,
     })
-}
-
-/// Build the line report and write it (table, `--json` or `--csv`) with [`crate::render::lines`].
-pub fn run(
-    format: Format,
-    inputs: &Inputs,
-    image: &ElfImage<'_>,
-    out: &mut impl Write,
-) -> Result<()> {
-    crate::render::lines::write(format, &build(inputs, image)?, out)
-}
-
-/// `--gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints
-/// ([`crate::gprof::lines`]).
-pub fn run_gprof(
-    args: &GprofRequest,
-    inputs: &Inputs,
-    image: &ElfImage<'_>,
-    out: &mut impl Write,
-) -> Result<()> {
-    use crate::gprof::cg_print::GraphOptions;
-    let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
-    let mut buf = Vec::new();
-    crate::gprof::lines::print_report(
-        image,
-        &inputs.exe.data,
-        &inputs.exe.name(),
-        gmons,
-        crate::gprof::lines::Request {
-            sections: args.sections,
-            graph: GraphOptions { zeros: args.zeros },
-            options: crate::gprof::Options {
-                no_static: args.no_static,
-            },
-        },
-        &mut buf,
-    )?;
-    out.write_all(&buf)?;
-    Ok(())
 }

@@ -28,10 +28,9 @@
 //! cause from the line's counters; JSON `unsampled_seconds`), never spread over the rows. Its
 //! `exe` line's build-id is compared with the executable's ([`build_id_mismatch`]): another
 //! build is named by both build-ids. Several manifests (`run --merge`) are summed object by
-//! object ([`run_manifests`]).
+//! object ([`build_manifests`]).
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use gmon::Target;
@@ -42,8 +41,7 @@ use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
 use crate::profile::samples::Samples;
 use crate::profile::stats::poisson_ci95;
-use crate::render::units::human_seconds;
-use crate::request::Format;
+use crate::units::human_seconds;
 use crate::{Error, Result};
 
 /// `(lo, hi, samples)`: samples in the half-open link-time range `[lo, hi)`.
@@ -376,26 +374,6 @@ fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u
     Ok((pieces, hist.hz))
 }
 
-/// `profil-report gmon.out ./prog` when `gmon.out.objects` exists: one report across the
-/// executable and every library in the manifest. Its warnings are added to `all_warnings`.
-pub fn run_manifest(
-    format: Format,
-    inputs: &Inputs,
-    image: &ElfImage<'_>,
-    manifest: &Path,
-    out: &mut impl Write,
-    all_warnings: &mut Vec<String>,
-) -> Result<()> {
-    run_manifests(
-        format,
-        inputs,
-        image,
-        &[manifest.to_owned()],
-        out,
-        all_warnings,
-    )
-}
-
 /// The likely reason `unsampled` seconds of CPU time went unsampled, from the process lines.
 pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
     let mut why = Vec::new();
@@ -437,23 +415,6 @@ pub fn build_id_mismatch(exe_name: &str, exe_data: &[u8], recorded: &[u8]) -> Op
         hex(recorded),
         hex(&own)
     ))
-}
-
-/// [`run_manifest`] over several manifests at once (the processes of one executable that
-/// `run --merge` sums): [`build_manifests`], written by [`crate::render::objects`]. Its
-/// warnings are added to `all_warnings`.
-pub fn run_manifests(
-    format: Format,
-    inputs: &Inputs,
-    image: &ElfImage<'_>,
-    manifests: &[PathBuf],
-    out: &mut impl Write,
-    all_warnings: &mut Vec<String>,
-) -> Result<()> {
-    let report = build_manifests(inputs, image, manifests)?;
-    crate::render::objects::write(format, &report, out)?;
-    all_warnings.extend(report.warnings);
-    Ok(())
 }
 
 /// The report across the executable and the libraries of `manifests`: the executable's

@@ -10,18 +10,16 @@
 //! so, with the number of samples dropped.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use gmon::pcsample::{parse, FLAG_BUFFER_FULL};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::objects::{load_object, ObjectRow, ObjectsReport};
+use super::objects::{load_object, ObjectRow};
 use super::timeline::Timeline;
-use super::{GmonInput, Input, Inputs};
+use super::{GmonInput, Input};
 use crate::profile::OUTSIDE;
-use crate::request::Request;
 use crate::{Error, Result};
 
 /// Name of the row for samples outside every object of the snapshot.
@@ -179,50 +177,11 @@ impl Resolved {
     }
 
     /// `N thread` or `N threads`.
-    fn threads_text(&self) -> String {
+    pub fn threads_text(&self) -> String {
         format!(
             "{} thread{}",
             self.threads,
             if self.threads == 1 { "" } else { "s" }
         )
     }
-}
-
-/// Resolve the pcsample file and write what `req` asks for: the flat profile
-/// ([`crate::render::objects`]), or the timeline as text and/or SVG
-/// ([`crate::render::timeline`]). Its warnings are added to `warnings`.
-pub fn run(
-    req: &Request,
-    inputs: &Inputs,
-    file: &GmonInput,
-    out: &mut impl Write,
-    warnings: &mut Vec<String>,
-) -> Result<()> {
-    let r = resolve(file, &inputs.exe, Path::new("/usr/lib/debug"))?;
-    warnings.extend(r.warnings.iter().cloned());
-    if req.timeline.any() {
-        let tl = r.timeline();
-        if let Some(path) = &req.timeline.svg {
-            let title = format!(
-                "{}: {} samples, {}",
-                inputs.exe.name(),
-                r.samples.len(),
-                r.threads_text()
-            );
-            std::fs::write(path, crate::render::timeline::svg(&tl, &title))
-                .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-        }
-        if req.timeline.text {
-            crate::render::timeline::print_text(&tl, out)?;
-            return Ok(());
-        }
-    }
-    let title = format!(
-        "Flat profile of {} from raw PC samples ({}, {})",
-        inputs.exe.name(),
-        file.name(),
-        r.threads_text()
-    );
-    let report = ObjectsReport::new(title, r.hz, r.flat(), r.warnings);
-    crate::render::objects::write(req.format, &report, out)
 }

@@ -45,11 +45,12 @@ fn base_profile_reaches_every_report() {
     };
     let image = report::parse_exe(&inputs.exe).expect("base ELF parses");
     assert!(image.symtab.is_some(), "base ELF has symbols");
-    let a = report::gprof_analysis(&inputs, &image, Default::default()).expect("base analysis");
+    let a = profil_report::gprof::Analysis::of_inputs(&inputs, &image, Default::default())
+        .expect("base analysis");
     assert!(a.total_time > 0.0, "base profile has samples");
     let mut json = Vec::new();
     let format = profil_report::request::Format::Json;
-    report::default::run(format, &inputs, &image, &mut json, &mut Vec::new())
+    profil_report::pipeline::default(format, &inputs, &image, &mut json, &mut Vec::new())
         .expect("default report");
     assert!(
         String::from_utf8_lossy(&json).contains("\"fib\""),

@@ -1,0 +1,212 @@
+//! The profile report from end to end: load the inputs ([`crate::profile::input`]), build the
+//! report ([`crate::report`]), write it ([`crate::render`]).
+//!
+//! This is the one module that knows both the builders and the renderers, so neither needs
+//! the other's: a builder returns plain data and never prints, a renderer takes that data and
+//! never computes. [`run`] serves `profil-report [OPTIONS] [FILE]...` (which report a
+//! [`Request`] asks for, and the format); `run`, `demo` and `cargo profil`
+//! ([`crate::launch`]) call [`default`], [`lines`], [`inline`] and [`objects`] for the
+//! program they ran. The `--gprof` modes are the emulation's own ([`crate::gprof`]), which
+//! builds and prints gprof's text in one.
+//!
+//! Every function returns the report's warnings by adding them to `warnings` (the caller
+//! prints them: on stderr, prefixed `profil-report: warning: `).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use profil_symbols::ElfImage;
+
+use crate::gprof::cg_print::GraphOptions;
+use crate::gprof::{self, Analysis, Options};
+use crate::profile::input::{load_inputs, parse_exe, GmonInput, Inputs};
+use crate::render;
+use crate::report::{self, compare, default as default_report, objects as objects_report};
+use crate::request::{Format, GprofRequest, Mode, Request};
+use crate::{Error, Result};
+
+/// Write the report `req` asks for to `out`; return its warnings.
+pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    let inputs = load_inputs(&req.files)?;
+    let image = parse_exe(&inputs.exe)?;
+    if let Some(pc) = inputs
+        .gmons
+        .iter()
+        .find(|g| gmon::pcsample::looks_like_pcsample(g.head()))
+    {
+        if inputs.gmons.len() > 1 || matches!(req.mode, Mode::Gprof(_)) {
+            return Err(Error::input(format!(
+                "{}: a pcsample file is reported alone: give it and the executable only (no --gprof)",
+                pc.name()
+            )));
+        }
+        pcsample(req, &inputs, pc, out, &mut warnings)?;
+        return Ok(warnings);
+    }
+    if req.timeline.any() {
+        return Err(Error::input(
+            "--timeline and --svg need a pcsample file (PROFIL_MODE=pcsample), not a gmon file",
+        ));
+    }
+    if let (Mode::Default, [g]) = (&req.mode, inputs.gmons.as_slice()) {
+        if let Some(m) = objects_report::find_manifest(g) {
+            objects(req.format, &inputs, &image, &[m], out, &mut warnings)?;
+            return Ok(warnings);
+        }
+    }
+    match &req.mode {
+        Mode::Gprof(g) if g.lines && g.brief => gprof_lines(g, &inputs, &image, out)?,
+        Mode::Gprof(g) => {
+            if !g.brief {
+                return Err(Error::input(
+                    "--gprof reproduces gprof's brief output only: use --gprof -b [-p|-q]",
+                ));
+            }
+            let opts = Options {
+                no_static: g.no_static,
+            };
+            let a = Analysis::of_inputs(&inputs, &image, opts)?;
+            let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
+            let mut buf = Vec::new();
+            let graph = GraphOptions { zeros: g.zeros };
+            gprof::cg_print::print_report(
+                &a,
+                g.sections,
+                graph,
+                &last,
+                &inputs.exe.data,
+                &mut buf,
+            )?;
+            out.write_all(&buf)?;
+        }
+        Mode::Lines => lines(req.format, &inputs, &image, out)?,
+        Mode::Inline => inline(req.format, &inputs, &image, out)?,
+        Mode::CompareGprof => {
+            let report = default_report::build(&inputs, &image)?;
+            warnings.extend(report.warnings.iter().cloned());
+            render::compare::table(&compare::build(&report, &inputs, &image)?, out)?;
+        }
+        Mode::Default => default(req.format, &inputs, &image, out, &mut warnings)?,
+    }
+    Ok(warnings)
+}
+
+/// The default report (table, `--json` or `--csv`), with what the runtime's manifests say
+/// of the process ([`default_report::apply_manifests`]).
+pub fn default(
+    format: Format,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    out: &mut impl Write,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let mut report = default_report::build(inputs, image)?;
+    default_report::apply_manifests(&mut report, inputs);
+    warnings.extend(report.warnings.iter().cloned());
+    match format {
+        Format::Json => render::default::json(&report, out),
+        Format::Csv => render::default::csv(&report, out),
+        Format::Table => render::default::table(&report, out),
+    }
+}
+
+/// The report across the executable and the shared objects the runtime's `manifests` list.
+pub fn objects(
+    format: Format,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    manifests: &[PathBuf],
+    out: &mut impl Write,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let report = objects_report::build_manifests(inputs, image, manifests)?;
+    render::objects::write(format, &report, out)?;
+    warnings.extend(report.warnings);
+    Ok(())
+}
+
+/// `--lines`: self time per source line.
+pub fn lines(
+    format: Format,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    out: &mut impl Write,
+) -> Result<()> {
+    render::lines::write(format, &report::lines::build(inputs, image)?, out)
+}
+
+/// `--inline`: self time by source function through inlining.
+pub fn inline(
+    format: Format,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    out: &mut impl Write,
+) -> Result<()> {
+    render::inline::write(format, &report::inline::build(inputs, image)?, out)
+}
+
+/// A pcsample file: the flat profile per object, or the timeline as text and/or SVG.
+fn pcsample(
+    req: &Request,
+    inputs: &Inputs,
+    file: &GmonInput,
+    out: &mut impl Write,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let r = report::pcsample::resolve(file, &inputs.exe, Path::new("/usr/lib/debug"))?;
+    warnings.extend(r.warnings.iter().cloned());
+    if req.timeline.any() {
+        let tl = r.timeline();
+        if let Some(path) = &req.timeline.svg {
+            let title = format!(
+                "{}: {} samples, {}",
+                inputs.exe.name(),
+                r.samples.len(),
+                r.threads_text()
+            );
+            std::fs::write(path, render::timeline::svg(&tl, &title))
+                .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        }
+        if req.timeline.text {
+            render::timeline::print_text(&tl, out)?;
+            return Ok(());
+        }
+    }
+    let title = format!(
+        "Flat profile of {} from raw PC samples ({}, {})",
+        inputs.exe.name(),
+        file.name(),
+        r.threads_text()
+    );
+    let report = objects_report::ObjectsReport::new(title, r.hz, r.flat(), r.warnings);
+    render::objects::write(req.format, &report, out)
+}
+
+/// `--gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints
+/// ([`gprof::lines`]).
+fn gprof_lines(
+    args: &GprofRequest,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
+    let mut buf = Vec::new();
+    gprof::lines::print_report(
+        image,
+        &inputs.exe.data,
+        &inputs.exe.name(),
+        gmons,
+        gprof::lines::Request {
+            sections: args.sections,
+            graph: GraphOptions { zeros: args.zeros },
+            options: Options {
+                no_static: args.no_static,
+            },
+        },
+        &mut buf,
+    )?;
+    out.write_all(&buf)?;
+    Ok(())
+}
