@@ -304,6 +304,7 @@ impl ProfileOptions {
             inline: self.inline,
             all: self.all,
             merge: self.merge,
+            processes_listed: false,
         };
         match self.report.as_deref() {
             None => profile_and_report(launch, &self.out, style, err),
@@ -549,6 +550,9 @@ pub struct ReportStyle {
     pub all: bool,
     /// Processes of one executable summed (`--merge`).
     pub merge: bool,
+    /// The caller lists the processes itself (`run`'s JSON of a tree): the report leaves its
+    /// own list out, so that the object has one `processes` key.
+    pub processes_listed: bool,
 }
 
 /// The rate explicitly asked for (`--hz`, else `PROFIL_HZ`), if any.
@@ -667,14 +671,12 @@ pub fn print_report_of(
     let mut warnings = Vec::new();
     if by_objects {
         notes.extend(perf);
-        crate::pipeline::objects(
-            format,
-            &inputs,
-            &image,
-            &manifests,
-            &mut text,
-            &mut warnings,
-        )?;
+        let mut report = report::objects::build_manifests(&inputs, &image, &manifests)?;
+        if style.processes_listed {
+            report.processes.clear();
+        }
+        crate::render::objects::write(format, &report, &mut text)?;
+        warnings.extend(report.warnings);
     } else {
         let built = report::default::build(&inputs, &image)?;
         if let Some(note) = perf {
@@ -878,6 +880,11 @@ pub fn profile_and_report(
             continue;
         };
         let mut text = Vec::new();
+        let style = ReportStyle {
+            // write_json_reports adds the tree's list to the one report shown.
+            processes_listed: style.json && !style.all && found.len() > 1,
+            ..style
+        };
         let r = if machine {
             print_report_of(exe, &files, hz, style, &mut text)
         } else {

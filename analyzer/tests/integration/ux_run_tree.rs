@@ -539,3 +539,67 @@ fn a_stripped_program_is_named_through_its_debuglink() {
     let err = text(&out.stderr);
     assert!(err.contains("| <a+0x") && !err.contains("| spin "), "{err}");
 }
+
+/// How often `"key":` appears in `json` at the top level of its outermost object.
+fn top_level_keys(json: &str, key: &str) -> usize {
+    let (mut depth, mut in_str, mut esc, mut n) = (0i32, false, false, 0);
+    let want = format!("\"{key}\"");
+    let b = json.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if in_str {
+            match (esc, c) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => {
+                if depth == 1 && json[i..].starts_with(&want) {
+                    let rest = json[i + want.len()..].trim_start();
+                    n += usize::from(rest.starts_with(':'));
+                }
+                in_str = true;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth -= 1,
+            _ => {}
+        }
+    }
+    n
+}
+
+#[test]
+fn merged_json_lists_the_processes_once() {
+    // Two runs of a libc-heavy program: its report is the one across objects, which lists
+    // the processes it sums; `run` lists the whole tree. One list, `run`'s (it has more).
+    let s = TempDir::new("tree-merge-json");
+    gcc(&fixture("libc_heavy.c"), &s.join("lh"), &[]);
+    let out = run_in(
+        &s.0,
+        &[
+            "--merge",
+            "--json",
+            "--report",
+            "r.json",
+            "sh",
+            "-c",
+            "./lh 1; ./lh 1",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let text = std::fs::read_to_string(s.join("r.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        v["rows"].as_array().unwrap().iter().any(|r| r["object"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("libc.so"))),
+        "not the report across objects: {text}"
+    );
+    assert_eq!(top_level_keys(&text, "processes"), 1, "{text}");
+    let procs = v["processes"].as_array().unwrap();
+    assert!(procs.len() >= 2, "both lh: {text}");
+    assert!(procs.iter().all(|p| p["profile"].is_string()), "{text}");
+}
