@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::render::json::{Compact, OneLine, Rows};
+use crate::render::json::{Compact, OneLine};
 use crate::render::table::Table;
 use crate::report::default::Report;
 use crate::units::human_seconds;
@@ -229,7 +229,7 @@ struct Json<'a> {
     /// null: not known.
     unsampled_seconds: Option<f64>,
     warnings: Compact<&'a [String]>,
-    rows: Rows<OneLine<JsonRow<'a>>>,
+    rows: Vec<OneLine<JsonRow<'a>>>,
     call_graph: JsonGraph<'a>,
 }
 
@@ -325,7 +325,7 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
             total_seconds: report.total_samples as f64 / f64::from(report.hz),
             unsampled_seconds: report.unsampled.as_ref().map(|u| u.0),
             warnings: Compact(&report.warnings),
-            rows: Rows(rows),
+            rows,
             call_graph,
         },
     )

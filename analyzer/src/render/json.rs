@@ -21,9 +21,8 @@
 //! The struct says which parts go on one line, with two wrappers: [`OneLine`] (a row: `", "`
 //! between members, `": "` after keys; a list of rows is a `Vec<OneLine<Row>>`) and
 //! [`Compact`] (a list of names: no spaces at all). Each is rendered on its own and inserted
-//! as a `serde_json` raw value; everything else is pretty-printed. The default report and
-//! the reports with an object column wrap their rows in [`Rows`], which keeps the form their
-//! empty list had when they were written by hand. `profil-report dump --json` is compact
+//! as a `serde_json` raw value; everything else is pretty-printed (an empty list is `[]`).
+//! `profil-report dump --json` is compact
 //! throughout ([`write_compact`]).
 //!
 //! # Numbers and strings
@@ -80,25 +79,6 @@ pub fn json_error(e: serde_json::Error) -> crate::Error {
     match e.io_error_kind() {
         Some(kind) => crate::Error::from(io::Error::new(kind, e)),
         None => crate::Error::input(format!("JSON: {e}")),
-    }
-}
-
-/// The `rows` list of a report whose rows were written by hand before `serde`: as a `Vec`, except
-/// that an empty one is `[`, a newline and `  ]` (the form those reports have always had;
-/// `serde_json` writes `[]`). Only for a list that is a member of the report's top object.
-#[derive(Debug, Clone)]
-pub struct Rows<T>(pub Vec<T>);
-
-impl<T: Serialize> Serialize for Rows<T> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::Error as _;
-        if self.0.is_empty() {
-            RawValue::from_string("[\n  ]".to_owned())
-                .map_err(S::Error::custom)?
-                .serialize(s)
-        } else {
-            self.0.serialize(s)
-        }
     }
 }
 

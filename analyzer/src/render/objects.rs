@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::render::json::{Compact, OneLine, Rows};
+use crate::render::json::{Compact, OneLine};
 use crate::render::table::Table;
 use crate::report::objects::{ObjectsReport, RowNumbers};
 use crate::request::Format;
@@ -230,7 +230,7 @@ struct Json<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     processes: Option<OneLine<Vec<JsonProcess>>>,
     warnings: Compact<&'a [String]>,
-    rows: Rows<OneLine<JsonRow<'a>>>,
+    rows: Vec<OneLine<JsonRow<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     call_graph: Option<crate::render::sampled_graph::Json<'a>>,
 }
@@ -318,7 +318,7 @@ fn json(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
             unsampled_seconds: report.unsampled.as_ref().map(|u| u.0),
             processes,
             warnings: Compact(&report.warnings),
-            rows: Rows(rows),
+            rows,
             call_graph: report
                 .graph
                 .as_ref()
@@ -407,7 +407,7 @@ mod tests {
         let empty = ObjectsReport::new("t".into(), 100, vec![], vec![]);
         let text = render(Format::Json, &empty);
         assert!(
-            text.ends_with("\"warnings\": [],\n  \"rows\": [\n  ]\n}\n"),
+            text.ends_with("\"warnings\": [],\n  \"rows\": []\n}\n"),
             "{text}"
         );
     }
