@@ -56,7 +56,6 @@ pub fn no_samples_note(exe: &str) -> String {
 
 /// The table (with the call graph after it).
 pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
-    let hz = f64::from(report.hz);
     writeln!(
         out,
         "Flat profile of {} ({} gmon file{}): {} samples at {} Hz = {} of CPU time",
@@ -69,7 +68,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         },
         report.total_samples,
         report.hz,
-        human_seconds(report.total_samples as f64 / hz)
+        human_seconds(report.total_seconds())
     )?;
     if let Some((u, cause)) = &report.unsampled {
         // Samples anywhere (the manifest's count) would be fairer, but the executable's own are
@@ -77,7 +76,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "{}",
-            crate::render::objects::unsampled_line(*u, report.total_samples as f64 / hz, cause)
+            crate::render::objects::unsampled_line(*u, report.total_seconds(), cause)
         )?;
     }
     writeln!(out)?;
@@ -322,7 +321,7 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
             gmon_files: Compact(&report.gmon_files),
             hz: report.hz,
             total_samples: report.total_samples,
-            total_seconds: report.total_samples as f64 / f64::from(report.hz),
+            total_seconds: report.total_seconds(),
             unsampled_seconds: report.unsampled.as_ref().map(|u| u.0),
             warnings: Compact(&report.warnings),
             rows,

@@ -5,7 +5,6 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::profile::stats::poisson_ci95;
 use crate::render::callgraph::write_heading;
 use crate::render::json::OneLine;
 use crate::report::sampled_graph::{Arc, SampledGraph};
@@ -151,7 +150,6 @@ struct JsonWalks {
 
 /// The graph's JSON object.
 pub fn json(g: &SampledGraph) -> Json<'_> {
-    let hz = f64::from(g.hz.max(1));
     let w = &g.walks;
     Json {
         kind: "sampled",
@@ -162,7 +160,7 @@ pub fn json(g: &SampledGraph) -> Json<'_> {
             .functions
             .iter()
             .map(|f| {
-                let (lo, hi) = poisson_ci95(f.total_samples as f64);
+                let (lo, hi) = g.ci95_seconds(f.total_samples);
                 OneLine(JsonFunction {
                     id: f.id,
                     name: &f.name,
@@ -173,7 +171,7 @@ pub fn json(g: &SampledGraph) -> Json<'_> {
                     self_samples: f.self_samples,
                     total_seconds: g.seconds(f.total_samples),
                     total_samples: f.total_samples,
-                    ci95: [lo / hz, hi / hz],
+                    ci95: [lo, hi],
                 })
             })
             .collect(),

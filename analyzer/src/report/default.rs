@@ -145,6 +145,13 @@ pub struct Report {
     pub sampled_graph: Option<super::sampled_graph::SampledGraph>,
 }
 
+impl Report {
+    /// The seconds of all samples at the report's rate.
+    pub fn total_seconds(&self) -> f64 {
+        self.total_samples as f64 / f64::from(self.hz.max(1))
+    }
+}
+
 /// The histogram range each known writer records for an executable (link-time addresses).
 /// A profile whose range overlaps the executable's code but is neither of these was not
 /// written by a run of this executable: typically another program's profile (the ranges of

@@ -166,6 +166,13 @@ impl SampledGraph {
         samples as f64 / f64::from(self.hz.max(1))
     }
 
+    /// The 95% interval of `samples`' seconds (Poisson: the count is what varies between runs).
+    pub fn ci95_seconds(&self, samples: u64) -> (f64, f64) {
+        let (lo, hi) = crate::profile::stats::poisson_ci95(samples as f64);
+        let hz = f64::from(self.hz.max(1));
+        (lo / hz, hi / hz)
+    }
+
     /// `samples` as a percentage of all samples.
     pub fn percent(&self, samples: u64) -> f64 {
         if self.samples == 0 {
