@@ -224,13 +224,18 @@ pub fn attribute(
         }
         rows.extend(unknown_rows(&o.name, unknown));
     }
+    sort_rows(&mut rows);
+    rows
+}
+
+/// The rows' order: most samples first, then by object and function name.
+pub fn sort_rows(rows: &mut [ObjectRow]) {
     rows.sort_by(|a, b| {
         b.samples
             .total_cmp(&a.samples)
             .then_with(|| a.object.cmp(&b.object))
             .then_with(|| a.function.cmp(&b.function))
     });
-    rows
 }
 
 /// A report with an object column as plain data: what [`crate::render::objects`] writes.

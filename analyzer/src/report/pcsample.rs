@@ -150,12 +150,7 @@ impl Resolved {
                 unknown_range: None,
             })
             .collect();
-        rows.sort_by(|a, b| {
-            b.samples
-                .total_cmp(&a.samples)
-                .then_with(|| a.object.cmp(&b.object))
-                .then_with(|| a.function.cmp(&b.function))
-        });
+        super::objects::sort_rows(&mut rows);
         rows
     }
 
