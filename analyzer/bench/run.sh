@@ -37,6 +37,11 @@ while [[ $# -gt 0 ]]; do
     *) echo "usage: $0 [--runs N] [--functions N] [--workdir DIR] [--prepare]" >&2; exit 2 ;;
   esac
 done
+# A relative $PROFIL_REPORT names a file from here, not from the work directory.
+if [[ -n ${PROFIL_REPORT:-} ]]; then
+  [[ -x $PROFIL_REPORT ]] || { echo "$0: PROFIL_REPORT=$PROFIL_REPORT is not an executable" >&2; exit 2; }
+  PROFIL_REPORT=$(realpath "$PROFIL_REPORT")
+fi
 work=${work:-/tmp/profil-analyzer-bench-$nfun}
 rounds=$(((60000000 + nfun - 1) / nfun)); ((rounds < 10)) && rounds=10
 mkdir -p "$work"
@@ -115,7 +120,9 @@ fi
 for ((r = 1; r <= runs; r++)); do
   for i in "${!cmds[@]}"; do
     # shellcheck disable=SC2086
-    read -r secs kib cpu < <(./measure ${cmds[$i]})
+    # A command that fails is not a time: stop (measure exits 1 when it does not exit 0).
+    m=$(./measure ${cmds[$i]}) || { echo "$0: failed: ${cmds[$i]}" >&2; exit 1; }
+    read -r secs kib cpu <<<"$m"
     echo "$i $secs $kib $cpu" >>samples.txt
   done
 done
