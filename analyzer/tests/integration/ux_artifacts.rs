@@ -80,7 +80,11 @@ fn installed_binary_writes_the_cache_under_xdg_cache_home() {
     let words = run(&["link-args"]);
     assert_eq!(
         words.to_string_lossy(),
-        format!("-C link-arg={}", obj.display())
+        format!(
+            "-C link-arg={} -C link-arg={}",
+            obj.display(),
+            profil_rt::threads::LINK_FLAGS
+        )
     );
 }
 
