@@ -223,7 +223,7 @@ fn check_short_threads(dir: &TempDir, exe: &Path, what: &str) {
     );
 }
 
-/// Issue 14: with the runtime linked into a C program (PIE, `-static`, `-static-pie`) and
+/// Issue 14: with the runtime linked into a C program (PIE, `-no-pie`, `-static`, `-static-pie`) and
 /// [`LINK_FLAGS`] given, threads shorter than a sampling period are sampled in proportion to
 /// their CPU time.
 #[test]
@@ -231,6 +231,7 @@ fn linked_c_short_threads_are_sampled_in_proportion_to_their_cpu_time() {
     let dir = TempDir::new("threads-linked-short");
     for (name, flags) in [
         ("pie", &["-pthread", LINK_FLAGS][..]),
+        ("no-pie", &["-pthread", "-no-pie", LINK_FLAGS]),
         ("static", &["-pthread", "-static", LINK_FLAGS]),
         (
             "static-pie",
