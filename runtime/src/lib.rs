@@ -207,7 +207,9 @@
 //!   stack buffers ([`buf`]).
 //! * **Only libc.** GNU ld resolves `-C link-arg` objects after `-lc`, so the runtime uses only
 //!   symbols that libc.so.6 itself exports (`__cxa_atexit`, not `atexit`;
-//!   `pthread_setcanceltype`, there since glibc 2.34).
+//!   `pthread_setcanceltype`, there since glibc 2.34), plus one weak reference,
+//!   `__real_pthread_create`, which only the linker options of [`threads::LINK_FLAGS`] bind
+//!   (to libc's `pthread_create`).
 //! * **Start in a constructor** (`.init_array`) so that everything after it is sampled, and
 //!   **write from both an exit handler and `.fini_array`**, exactly once: whichever runs first
 //!   (their order differs between the object and the shared object).

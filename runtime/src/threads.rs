@@ -14,9 +14,8 @@
 //!
 //! The program's `pthread_create` calls reach a wrapper of ours, which calls libc's (see
 //! "Preloaded" and "Linked in" below). While the perf clock runs, the new thread starts in
-//! `trampoline`,
-//! which, before it calls the program's start routine, opens a one-shot task clock of the
-//! thread's own (not inherited; `PERF_EVENT_IOC_REFRESH` 1: the kernel disables it after one
+//! `trampoline`, which, before it calls the program's start routine, opens a one-shot task
+//! clock of the thread's own (not inherited; `PERF_EVENT_IOC_REFRESH` 1: the kernel disables it after one
 //! sample) whose period U is drawn uniformly from (0, P], P the sampling period. The thread's
 //! first period gets exactly one sample: whichever of that one-shot sample and the inherited
 //! clock's first (at P) comes first is kept and the other dropped ([`keep_sample`]: two bits
@@ -63,7 +62,9 @@
 //!
 //! * `--wrap=pthread_create` sends every call the program's own files make to
 //!   `__wrap_pthread_create`, and binds the object's weak reference to `__real_pthread_create`
-//!   to libc's `pthread_create`;
+//!   to libc's `pthread_create` (in a dynamic executable an import like any other: under a
+//!   preloaded `libprofil_rt.so` it is the shared object's, which then only forwards, its copy
+//!   of the runtime staying out);
 //! * `--defsym=__wrap_pthread_create=profil_rt_pthread_create` makes that our wrapper. Not a
 //!   `__wrap_pthread_create` of our own: libgcc.a has one (split-stack support), and GNU ld
 //!   pulls it in, clashing with ours, when our object comes after libgcc on the line, as
@@ -76,9 +77,11 @@
 //! Without the options nothing changes: `__real_pthread_create` is weak (0) and the wrapper is
 //! never called. A wrapper that finds no libc `pthread_create` (a static link where nothing
 //! pulled it in) never jumps to 0: the call fails with `EAGAIN` and one line on stderr says
-//! why. The key is created by the wrapper's first call, so a program linked without the
-//! options never uses one. GNU ld, gold and rust-lld take the options (measured; the tests link C
-//! with GNU ld: PIE, `-static`, `-static-pie`; Rust with rust-lld, rustc's default).
+//! why. The key is created by the wrapper's first call (in the calling thread, never in a
+//! signal handler), so a program linked without the options never uses one. GNU ld, gold and
+//! rust-lld take the options (measured; the tests link C with GNU ld: PIE, `-no-pie`,
+//! `-static`, `-static-pie`; Rust with rust-lld, rustc's default, through `link-args` and
+//! `cargo profil`).
 //!
 //! # Where not
 //!
