@@ -86,6 +86,9 @@ fn installed_binary_writes_the_cache_under_xdg_cache_home() {
             profil_rt::threads::LINK_FLAGS
         )
     );
+    // The README gives C programs the same linker options for threads.
+    let readme = std::fs::read_to_string(ux_support::root().join("README.md")).unwrap();
+    assert!(readme.contains(profil_rt::threads::LINK_FLAGS));
 }
 
 #[test]
