@@ -30,7 +30,10 @@ use std::process::Command;
 /// `setitimer` (to stand aside when the program arms ITIMER_PROF), BSD `moncontrol` and the
 /// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h), and the signal calls it
 /// interposes so that the program sees only its own dispositions and masks
-/// (runtime/src/signals.rs). Not `dlopen`/`dlmopen`: only
+/// (runtime/src/signals.rs), and `profil_rt_pthread_create`, the `pthread_create` wrapper a
+/// program linked with `-Wl,--wrap=pthread_create,--defsym=…` calls (runtime/src/threads.rs,
+/// "Linked in"; not `pthread_create` itself, which only the shared object exports: in a static
+/// executable it would replace libc's). Not `dlopen`/`dlmopen`: only
 /// the shared object wraps those (an object exporting them would take static libc's `dlopen`
 /// out of a static executable, whose wrapper then has nothing to call).
 const ENTRY_POINTS: &[&str] = &[
@@ -42,6 +45,7 @@ const ENTRY_POINTS: &[&str] = &[
     "pcsample",
     "profil_rt_hz",
     "profil_rt_set_hz",
+    "profil_rt_pthread_create",
     "execve",
     "execv",
     "execvp",

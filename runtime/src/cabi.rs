@@ -74,6 +74,26 @@ pub unsafe extern "C" fn pthread_create(
     unsafe { crate::threads::create(thread, attr, start, arg) }
 }
 
+/// The linked object's pthread_create(3) wrapper: a program linked with
+/// [`crate::threads::LINK_FLAGS`] (`--wrap=pthread_create`, `__wrap_pthread_create` defined
+/// as this) calls it instead of libc's, which it calls in turn with the new thread given a
+/// sampling clock of its own ([`crate::threads`]). Not named `__wrap_pthread_create`: libgcc's
+/// split-stack member defines that name, and GNU ld would pull it in when the object comes
+/// after libgcc on the link line (as `-C link-arg` objects do).
+///
+/// # Safety
+/// As for pthread_create(3).
+#[no_mangle]
+pub unsafe extern "C" fn profil_rt_pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: Option<crate::threads::StartFn>,
+    arg: *mut core::ffi::c_void,
+) -> c_int {
+    // SAFETY: the caller's contract is pthread_create's.
+    unsafe { crate::threads::create_linked(thread, attr, start, arg) }
+}
+
 /// prctl(2), writing the profile first when the program installs a seccomp filter
 /// (`PR_SET_SECCOMP`; see [`crate::before_sandbox`]). glibc's prctl is the bare system
 /// call; so is this one. Defined with its five integer-register arguments: on x86_64 a

@@ -11,11 +11,14 @@
 //!   `objcopy` localizes every global symbol except the runtime's own entry points
 //!   (`profil_rt_start`/`_finish`, the exec family and `setitimer` it wraps, the signal calls
 //!   of [`signals`], `prctl`/`syscall` (seccomp), `profil`, `pcsample`,
-//!   `profil_rt_hz`/`_set_hz`, `moncontrol`), so no `core` or `compiler_builtins` symbol can
-//!   clash with a Rust program's.
+//!   `profil_rt_hz`/`_set_hz`, `moncontrol`, and `profil_rt_pthread_create`, the
+//!   `pthread_create` wrapper that the linker options [`threads::LINK_FLAGS`] send the
+//!   program's calls to), so no `core` or `compiler_builtins` symbol can clash with a Rust
+//!   program's. `link-args` and `cargo profil` add those options; for C the README gives them.
 //! * `libprofil_rt.so`, the same code as a shared object for `LD_PRELOAD` (or for linking with
 //!   `-Wl,--no-as-needed`). It also exports `pthread_create` ([`threads`]), which the object
-//!   does not (in a static executable it would replace libc's, which it could then not call).
+//!   does not (in a static executable it would replace libc's, which it could then not call;
+//!   the object's wrapper is reached through `--wrap` instead).
 //!
 //! # Layers
 //!
@@ -43,7 +46,8 @@
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
 //! * [`threads`]: a one-shot clock of its own, with a random period, for every thread
-//!   created with `pthread_create` under the shared object, so that threads shorter than a
+//!   created with `pthread_create` under the shared object, or by a program linked with the
+//!   object and [`threads::LINK_FLAGS`], so that threads shorter than a
 //!   sampling period are sampled in proportion to their CPU time (the inherited clock has a
 //!   fixed phase and never fires in them); the first period's second sample is dropped.
 //! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
@@ -74,7 +78,8 @@
 //!
 //! Every descriptor number belongs to the program. The runtime keeps its perf events'
 //! descriptors open (one, plus one per thread that existed before the clock started, plus,
-//! under the shared object, one per live thread created since, closed when it ends), and
+//! through the `pthread_create` wrapper ([`threads`]), one per live thread created since,
+//! closed when it ends), and
 //! keeps them out of the way: close-on-exec, moved at start to a high number
 //! (at or above 768, or three quarters of `RLIMIT_NOFILE` if lower; never 0–2), so the program's
 //! first `open` returns what it would without us and a closed stdin stays closed. Its identity
@@ -170,9 +175,11 @@
 //!   `PROFIL_OFF=1`.
 //! * Threads shorter than a sampling period are sampled in proportion to their CPU time only
 //!   when they get a clock of their own ([`threads`]): created with `pthread_create` under the
-//!   shared object while the perf clock runs. With the linked object, for threads libc starts
-//!   itself (`SIGEV_THREAD` timers, `aio`), more than 256 threads starting at the same instant,
-//!   or with the CPU-time timer, a thread's first sample comes after one full period of its
+//!   shared object, or from the program's own code linked with the object and
+//!   [`threads::LINK_FLAGS`], while the perf clock runs. With the linked object without those
+//!   options or for calls from shared libraries (libstdc++'s `std::thread`), for threads libc
+//!   starts itself (`SIGEV_THREAD` timers, `aio`), more than 256 threads starting at the same
+//!   instant, or with the CPU-time timer, a thread's first sample comes after one full period of its
 //!   CPU time: one that ends sooner is not sampled, and its CPU time is reported as not
 //!   sampled. Beyond its first period a thread is sampled by the inherited clock, whose phase
 //!   is fixed: its last partial period is not sampled (at most one sample short per thread).
@@ -200,7 +207,9 @@
 //!   stack buffers ([`buf`]).
 //! * **Only libc.** GNU ld resolves `-C link-arg` objects after `-lc`, so the runtime uses only
 //!   symbols that libc.so.6 itself exports (`__cxa_atexit`, not `atexit`;
-//!   `pthread_setcanceltype`, there since glibc 2.34).
+//!   `pthread_setcanceltype`, there since glibc 2.34), plus one weak reference,
+//!   `__real_pthread_create`, which only the linker options of [`threads::LINK_FLAGS`] bind
+//!   (to libc's `pthread_create`).
 //! * **Start in a constructor** (`.init_array`) so that everything after it is sampled, and
 //!   **write from both an exit handler and `.fini_array`**, exactly once: whichever runs first
 //!   (their order differs between the object and the shared object).

@@ -12,10 +12,10 @@
 //!
 //! # How
 //!
-//! The shared object interposes `pthread_create` (the next definition, libc's, is found with
-//! `dlsym(RTLD_NEXT)`). While the perf clock runs, the new thread starts in `trampoline`,
-//! which, before it calls the program's start routine, opens a one-shot task clock of the
-//! thread's own (not inherited; `PERF_EVENT_IOC_REFRESH` 1: the kernel disables it after one
+//! The program's `pthread_create` calls reach a wrapper of ours, which calls libc's (see
+//! "Preloaded" and "Linked in" below). While the perf clock runs, the new thread starts in
+//! `trampoline`, which, before it calls the program's start routine, opens a one-shot task
+//! clock of the thread's own (not inherited; `PERF_EVENT_IOC_REFRESH` 1: the kernel disables it after one
 //! sample) whose period U is drawn uniformly from (0, P], P the sampling period. The thread's
 //! first period gets exactly one sample: whichever of that one-shot sample and the inherited
 //! clock's first (at P) comes first is kept and the other dropped ([`keep_sample`]: two bits
@@ -47,13 +47,51 @@
 //! the call returns what libc's returns, `errno` is preserved in both threads, the thread's
 //! attributes, mask and detach state are libc's doing.
 //!
+//! # Preloaded
+//!
+//! The shared object exports `pthread_create`, which interposes libc's for the executable and
+//! every library; the next definition, libc's, is found with `dlsym(RTLD_NEXT)`. The key is
+//! created in the constructor, only where the process resolves `pthread_create` to ours.
+//!
+//! # Linked in
+//!
+//! The object cannot simply define `pthread_create`: in a static executable it would take the
+//! place of libc's (a weak definition in libc.a), whose code the link then leaves out, with no
+//! loader to find it. Instead the program is linked with [`LINK_FLAGS`]
+//! (`profil-report link-args` and `cargo profil` add them; the README gives them for C):
+//!
+//! * `--wrap=pthread_create` sends every call the program's own files make to
+//!   `__wrap_pthread_create`, and binds the object's weak reference to `__real_pthread_create`
+//!   to libc's `pthread_create` (in a dynamic executable an import like any other: under a
+//!   preloaded `libprofil_rt.so` it is the shared object's, which then only forwards, its copy
+//!   of the runtime staying out);
+//! * `--defsym=__wrap_pthread_create=profil_rt_pthread_create` makes that our wrapper. Not a
+//!   `__wrap_pthread_create` of our own: libgcc.a has one (split-stack support), and GNU ld
+//!   pulls it in, clashing with ours, when our object comes after libgcc on the line, as
+//!   `-C link-arg` objects do;
+//! * `-u pthread_create` puts libc's in a static link whatever the order of the files (libc.a
+//!   is scanned before a `-C link-arg` object). Measured with glibc 2.36, the runtime's own
+//!   reference to `timer_create` pulls it in anyway (`timer_routines.o` calls
+//!   `__pthread_create`).
+//!
+//! Without the options nothing changes: `__real_pthread_create` is weak (0) and the wrapper is
+//! never called. A wrapper that finds no libc `pthread_create` (a static link where nothing
+//! pulled it in) never jumps to 0: the call fails with `EAGAIN` and one line on stderr says
+//! why. The key is created by the wrapper's first call (in the calling thread, never in a
+//! signal handler), so a program linked without the options never uses one. GNU ld, gold and
+//! rust-lld take the options (measured; the tests link C with GNU ld: PIE, `-no-pie`,
+//! `-static`, `-static-pie`; Rust with rust-lld, rustc's default, through `link-args` and
+//! `cargo profil`).
+//!
 //! # Where not
 //!
-//! * The object linked into a program does not interpose `pthread_create` (in a static
-//!   executable libc's is then not linked in at all, and there is no loader to find it): there,
-//!   and in threads libc creates itself (`SIGEV_THREAD` timers, `aio`), the inherited clock
-//!   samples as before. The key is created only where the process resolves `pthread_create` to
-//!   ours.
+//! * Threads created by code outside the link's own files: with the object, calls from shared
+//!   libraries (libstdc++'s `std::thread`, OpenMP, ...) go straight to libc's
+//!   `pthread_create`, and a program linked without [`LINK_FLAGS`] has no wrapper at all.
+//!   Everywhere, threads libc creates itself (`SIGEV_THREAD` timers, `aio`). The inherited
+//!   clock samples those as before: their first period is not sampled.
+//! * A static Rust program (`-C target-feature=+crt-static`) does not link with the object at
+//!   all, options or not (libc.a's `syscall` and `execvp` clash with the runtime's).
 //! * The CPU-time timer (`PROFIL_TIMER=itimer`) is process-wide, with no phase per thread.
 //! * The first sample of a thread's own clock comes U after the clock opened, a few
 //!   microseconds into the thread (its start in libc, the trampoline): not measured from the
@@ -186,8 +224,8 @@ fn real() -> usize {
     r
 }
 
-/// The `pthread_create` wrapper: libc's, with the start routine wrapped in `trampoline`
-/// while the perf clock runs.
+/// The shared object's `pthread_create`: libc's (the next definition), with the start routine
+/// wrapped in `trampoline` while the perf clock runs.
 ///
 /// # Safety
 /// As for `pthread_create(3)`.
@@ -201,7 +239,102 @@ pub unsafe fn create(
     if r == 0 {
         return libc::EAGAIN;
     }
-    // SAFETY: `r` is libc's pthread_create, found by the loader.
+    // SAFETY: the caller's contract; `r` is libc's pthread_create, found by the loader.
+    unsafe { create_with(r, thread, attr, start, arg) }
+}
+
+// The linked object's way to libc's pthread_create: a weak reference to
+// `__real_pthread_create`, which the linker binds to libc's `pthread_create` under
+// `--wrap=pthread_create` (and, weak, leaves 0 without that option).
+#[cfg(target_arch = "x86_64")]
+fn wrapped_real() -> usize {
+    let p: usize;
+    // SAFETY: loads the GOT slot of a weak undefined symbol (0 when nothing defines it); no
+    // memory of ours is touched.
+    unsafe {
+        core::arch::asm!(
+            ".weak __real_pthread_create",
+            "movq __real_pthread_create@GOTPCREL(%rip), {p}",
+            p = out(reg) p,
+            options(att_syntax, nostack, pure, nomem),
+        );
+    }
+    p
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn wrapped_real() -> usize {
+    0
+}
+
+/// Whether the linked wrapper has set the thread key up: 0 not yet, 1 under way, 2 done.
+static LINKED_KEY: AtomicU32 = AtomicU32::new(0);
+static LINKED_MISSING_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The linked object's `pthread_create` wrapper (`profil_rt_pthread_create`), which the
+/// program's calls reach when it was linked with
+/// `-Wl,--wrap=pthread_create,--defsym=__wrap_pthread_create=profil_rt_pthread_create,-u,pthread_create`
+/// ([`LINK_FLAGS`]): libc's, with the start routine wrapped in `trampoline` while the perf
+/// clock runs. The thread key is created by the first call (a program linked without the
+/// option never calls this and never gets a key).
+///
+/// # Safety
+/// As for `pthread_create(3)`.
+pub unsafe fn create_linked(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: Option<StartFn>,
+    arg: *mut c_void,
+) -> c_int {
+    let r = wrapped_real();
+    if r == 0 {
+        // A static link in which nothing pulled libc's pthread_create in (`--wrap` given
+        // without `-u pthread_create`): no thread can be created.
+        if !LINKED_MISSING_WARNED.swap(true, Ordering::Relaxed) {
+            let _errno = sys::ErrnoGuard::save();
+            crate::warn(
+                b"profil-rt: pthread_create: libc's is not linked in (the program was linked \
+                  with --wrap=pthread_create but not -u pthread_create); no thread can be created",
+            );
+        }
+        return libc::EAGAIN;
+    }
+    if LINKED_KEY
+        .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+    {
+        let _errno = sys::ErrnoGuard::save();
+        if cfg!(target_arch = "x86_64") && KEY.load(Ordering::Relaxed) == NO_KEY {
+            if let Some(key) = sys::thread_key_create(thread_end) {
+                // glibc keeps keys 0..32 in the thread descriptor: setting one never allocates.
+                if key < 32 {
+                    KEY.store(key, Ordering::Relaxed);
+                }
+            }
+        }
+        LINKED_KEY.store(2, Ordering::Release);
+    }
+    // SAFETY: the caller's contract; `r` is libc's pthread_create, bound by the linker.
+    unsafe { create_with(r, thread, attr, start, arg) }
+}
+
+/// The linker options that send a program's `pthread_create` calls to the linked object's
+/// wrapper (see the module doc, "Linked in").
+pub const LINK_FLAGS: &str =
+    "-Wl,--wrap=pthread_create,--defsym=__wrap_pthread_create=profil_rt_pthread_create,-u,pthread_create";
+
+/// libc's pthread_create at `r`, with a clock of its own for the new thread when it can.
+///
+/// # Safety
+/// As for `pthread_create(3)`; `r` is libc's pthread_create.
+unsafe fn create_with(
+    r: usize,
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: Option<StartFn>,
+    arg: *mut c_void,
+) -> c_int {
+    // SAFETY: `r` is libc's pthread_create (the caller's promise).
     let real: CreateFn = unsafe { core::mem::transmute::<usize, CreateFn>(r) };
     let Some(routine) = start else {
         // SAFETY: the caller's arguments, as given (libc's to judge).
@@ -350,4 +483,38 @@ pub fn after_fork_in_child() {
 /// A seccomp filter is going in: from now on no system call for the thread clocks.
 pub fn before_sandbox() {
     SANDBOXED.store(true, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" fn never(_: *mut c_void) -> *mut c_void {
+        unreachable!("no thread may start")
+    }
+
+    /// Where the linker bound no `__real_pthread_create` (this test binary, linked without
+    /// `--wrap`; a static link in which nothing pulled libc's pthread_create in), the linked
+    /// wrapper never jumps to address 0: the call fails with EAGAIN and errno is untouched.
+    #[test]
+    fn the_linked_wrapper_without_libc_pthread_create_fails_with_eagain() {
+        assert_eq!(wrapped_real(), 0);
+        let mut t: libc::pthread_t = 0;
+        sys::set_errno(1234);
+        // SAFETY: a valid pthread_t to write to, no attributes; the routine never runs.
+        let e = unsafe {
+            create_linked(
+                &mut t,
+                core::ptr::null(),
+                Some(never),
+                core::ptr::null_mut(),
+            )
+        };
+        assert_eq!((e, sys::errno()), (libc::EAGAIN, 1234));
+        assert_eq!(
+            KEY.load(Ordering::Relaxed),
+            NO_KEY,
+            "no key without a thread"
+        );
+    }
 }

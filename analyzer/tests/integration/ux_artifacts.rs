@@ -80,8 +80,15 @@ fn installed_binary_writes_the_cache_under_xdg_cache_home() {
     let words = run(&["link-args"]);
     assert_eq!(
         words.to_string_lossy(),
-        format!("-C link-arg={}", obj.display())
+        format!(
+            "-C link-arg={} -C link-arg={}",
+            obj.display(),
+            profil_rt::threads::LINK_FLAGS
+        )
     );
+    // The README gives C programs the same linker options for threads.
+    let readme = std::fs::read_to_string(ux_support::root().join("README.md")).unwrap();
+    assert!(readme.contains(profil_rt::threads::LINK_FLAGS));
 }
 
 #[test]

@@ -167,3 +167,57 @@ fn fresh_cargo_new_project() {
         show(&out)
     );
 }
+
+/// Issue 14: `cargo profil` links the runtime in with its linker options for threads, so the
+/// 1000 short std threads of fixtures/runtime/short_threads.rs (each under one sampling
+/// period) get their share of the samples: the share of CPU time the program measured for
+/// `task_spin`, within 10 points plus 4 standard deviations. Runs are repeated (at most 6)
+/// until they used 1.5 CPU-seconds together.
+#[test]
+fn short_threads_are_sampled_in_proportion() {
+    let s = TempDir::new("cargo-short");
+    let out = Command::new(cargo())
+        .args(["new", "--quiet", "--vcs", "none", "short"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let proj = s.join("short");
+    std::fs::copy(
+        root().join("fixtures/runtime/short_threads.rs"),
+        proj.join("src/main.rs"),
+    )
+    .unwrap();
+    let (mut task, mut main, mut samples) = (0.0, 0.0, 0.0);
+    let (mut task_cpu, mut cpu, mut runs) = (0.0, 0.0, 0);
+    while cpu < 1.5 && runs < 6 {
+        let out = cargo_profil(&proj, &["--release", "--hz", "1000"]);
+        assert!(out.status.success(), "{}", show(&out));
+        // `truth task T main M cpu S`
+        let words: Vec<f64> = text(&out.stdout)
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [t, _, c] = words[..] else {
+            panic!("{}", show(&out))
+        };
+        task_cpu += t / 100.0 * c;
+        cpu += c;
+        let err = text(&out.stderr);
+        let n = total_samples(&err) as f64;
+        let pct = |f: &str| percent_of(&err, f).unwrap_or(0.0) / 100.0 * n;
+        task += pct("short::task_spin");
+        main += pct("short::main_spin");
+        samples += n;
+        runs += 1;
+    }
+    let truth = 100.0 * task_cpu / cpu;
+    let share = 100.0 * task / (task + main);
+    let p = truth / 100.0;
+    let band = 10.0 + 400.0 * (p * (1.0 - p) / samples.max(1.0)).sqrt();
+    assert!(
+        (share - truth).abs() <= band,
+        "task_spin has {share:.1}% of the samples of task_spin and main_spin ({task:.0} and \
+         {main:.0} of {samples:.0}, {runs} runs), its CPU time {truth:.1}% (band {band:.1})"
+    );
+}

@@ -432,6 +432,7 @@ fn runtime_object_exports_only_its_own_symbols() {
             "profil",
             "profil_rt_finish",
             "profil_rt_hz",
+            "profil_rt_pthread_create",
             "profil_rt_set_hz",
             "profil_rt_start",
             "pthread_sigmask",

@@ -123,3 +123,161 @@ fn a_child_forked_by_a_thread_is_sampled() {
     let total: f64 = rows.iter().map(|(_, s)| s).sum();
     assert!(child > 0.0 && child >= 0.8 * total, "{rows:?}");
 }
+
+/// The linker options that send a linked program's `pthread_create` calls through the
+/// runtime's wrapper (the README's and `link-args`'s).
+const LINK_FLAGS: &str = profil_rt::threads::LINK_FLAGS;
+
+/// Linked in with [`LINK_FLAGS`] (PIE, static, static-pie), and linked in without them
+/// (static, where libc's own pthread_create is called), `behave` prints and returns exactly
+/// what it does without the runtime: return values (libc's EAGAIN for an impossible stack
+/// included), errno, attributes, detach, cancellation, `pthread_exit`, the program's own
+/// thread-specific data, 400 threads at once, a fork from a thread.
+#[test]
+fn linked_with_the_thread_flags_threads_behave_exactly_as_without_the_runtime() {
+    let dir = TempDir::new("threads-linked-behave");
+    let plain = gcc(&dir, "threads.c", "threads", &["-pthread"], false);
+    let want = run(&dir, &plain, &["behave"], &[]);
+    assert_eq!(want.status, 0, "{want:?}");
+    assert!(want.stdout.contains("many: 0 failed, 400 ran"), "{want:?}");
+    let builds = [
+        ("pie", &["-pthread", LINK_FLAGS][..]),
+        ("static", &["-pthread", "-static", LINK_FLAGS]),
+        (
+            "static-pie",
+            &["-pthread", "-static-pie", "-fPIE", LINK_FLAGS],
+        ),
+        ("static-no-flags", &["-pthread", "-static"]),
+    ];
+    for (name, flags) in builds {
+        let exe = gcc(&dir, "threads.c", &format!("threads-{name}"), flags, true);
+        for env in [
+            &[("PROFIL_HZ", "1000")][..],
+            &[("PROFIL_HZ", "10000")],
+            &[("PROFIL_TIMER", "itimer")],
+        ] {
+            let got = run(&dir, &exe, &["behave"], env);
+            assert_eq!(
+                (got.status, got.stdout.as_str()),
+                (want.status, want.stdout.as_str()),
+                "{name} {env:?}: {got:?}"
+            );
+            assert!(
+                !got.stderr.contains("profil-rt:") || env.contains(&("PROFIL_TIMER", "itimer")),
+                "{name} {env:?}: {got:?}"
+            );
+            assert!(dir.join("gmon.out").is_file(), "{name} {env:?}: no profile");
+            let _ = fs::remove_file(dir.join("gmon.out"));
+        }
+    }
+}
+
+/// Runs `exe` (a short_threads program: 1000 threads of about 0.4 ms after 100 ms in
+/// `main_spin`) at 1000 Hz, again and again until the runs together used 1.5 CPU-seconds (about
+/// 1500 samples' worth; at most 8 runs), and checks that `task_spin`'s share of the samples
+/// (gprof's, summed over the runs) is the share of CPU time the program measured for it
+/// within 10 points plus 4 standard deviations of sampling noise. A thread shorter than one
+/// period whose clock has a fixed phase is never sampled (the tasks then got 2–26% of the
+/// samples against a truth of about 80%).
+fn check_short_threads(dir: &TempDir, exe: &Path, what: &str) {
+    let (mut task, mut main, mut samples) = (0.0, 0.0, 0.0);
+    let (mut task_cpu, mut cpu) = (0.0, 0.0);
+    let mut runs = Vec::new();
+    while cpu < 1.5 && runs.len() < 8 {
+        let _ = fs::remove_file(dir.join("gmon.out"));
+        let r = run(dir, exe, &[], &[("PROFIL_HZ", "1000")]);
+        assert_eq!(r.status, 0, "{what}: {r:?}");
+        // `truth task T main M cpu S`
+        let words: Vec<f64> = r
+            .stdout
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [t, _, s] = words[..] else {
+            panic!("{what}: {r:?}")
+        };
+        task_cpu += t / 100.0 * s;
+        cpu += s;
+        let (per_sample, rows) = gprof_flat(exe, &dir.join("gmon.out"));
+        let (tk, mn) = (
+            seconds_of(&rows, "task_spin"),
+            seconds_of(&rows, "main_spin"),
+        );
+        task += tk;
+        main += mn;
+        samples += (tk + mn) / per_sample;
+        runs.push(r.stdout);
+    }
+    let truth = 100.0 * task_cpu / cpu;
+    let share = 100.0 * task / (task + main);
+    let p = truth / 100.0;
+    let band = 10.0 + 400.0 * (p * (1.0 - p) / samples.max(1.0)).sqrt();
+    eprintln!(
+        "{what}: task_spin {share:.1}% of {samples:.0} samples in {} runs, truth {truth:.1}%",
+        runs.len()
+    );
+    assert!(
+        (share - truth).abs() <= band,
+        "{what}: task_spin has {share:.1}% of {samples:.0} samples, its CPU time {truth:.1}% \
+         (band {band:.1}); task {task:.3} s, main {main:.3} s sampled; runs: {runs:?}"
+    );
+}
+
+/// Issue 14: with the runtime linked into a C program (PIE, `-no-pie`, `-static`, `-static-pie`) and
+/// [`LINK_FLAGS`] given, threads shorter than a sampling period are sampled in proportion to
+/// their CPU time.
+#[test]
+fn linked_c_short_threads_are_sampled_in_proportion_to_their_cpu_time() {
+    let dir = TempDir::new("threads-linked-short");
+    for (name, flags) in [
+        ("pie", &["-pthread", LINK_FLAGS][..]),
+        ("no-pie", &["-pthread", "-no-pie", LINK_FLAGS]),
+        ("static", &["-pthread", "-static", LINK_FLAGS]),
+        (
+            "static-pie",
+            &["-pthread", "-static-pie", "-fPIE", LINK_FLAGS],
+        ),
+    ] {
+        let exe = gcc(
+            &dir,
+            "../tree/short_threads.c",
+            &format!("st-{name}"),
+            flags,
+            true,
+        );
+        check_short_threads(&dir, &exe, name);
+    }
+}
+
+/// Issue 14: a Rust program built with the words of `profil-report link-args` (std threads)
+/// samples its short threads in proportion to their CPU time.
+#[test]
+fn rust_short_threads_linked_with_link_args_are_sampled_in_proportion() {
+    let dir = TempDir::new("threads-rust-short");
+    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+        .arg("link-args")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let words = String::from_utf8(out.stdout).unwrap();
+    let words: Vec<&str> = words.split_whitespace().collect();
+    let exe = rustc(&dir, "short_threads.rs", "short_threads", &words);
+    check_short_threads(&dir, &exe, "rust");
+}
+
+/// Linked in with [`LINK_FLAGS`], each thread's own clock is closed when the thread ends too:
+/// 3000 threads leave no descriptor behind.
+#[test]
+fn linked_thread_clocks_leave_no_descriptor_behind() {
+    let dir = TempDir::new("threads-linked-churn");
+    let exe = gcc(
+        &dir,
+        "threads.c",
+        "threads",
+        &["-pthread", LINK_FLAGS],
+        true,
+    );
+    let got = run(&dir, &exe, &["churn", "3000"], &[("PROFIL_HZ", "1000")]);
+    assert_eq!(got.status, 0, "{got:?}");
+    assert_eq!(got.stdout, "descriptors gained: 0\n", "{got:?}");
+}
