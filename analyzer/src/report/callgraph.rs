@@ -167,8 +167,10 @@ impl Graph {
             nd.calls != 0 || nd.self_calls != 0 || !nd.children.is_empty() || !nd.parents.is_empty()
         };
         let mut id = vec![0usize; n];
-        let mut functions = Vec::new();
-        let mut order = Vec::new();
+        // Sized for every node up front: growing a vector of 10,000 functions by doubling
+        // copies it again and again (capacity that is never written costs no memory).
+        let mut functions = Vec::with_capacity(n);
+        let mut order = Vec::with_capacity(n);
         for &entry in &cg.time_order {
             let Entry::Function(node) = entry else {
                 continue;

@@ -433,7 +433,8 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             Vec::new(),
         )
     });
-    let mut rows: Vec<Row> = Vec::new();
+    // Sized for every function up front (see `Graph::build`).
+    let mut rows: Vec<Row> = Vec::with_capacity(map.functions.len());
     for (i, f) in map.functions.iter().enumerate() {
         let total_samples = measured.as_ref().map(|m| m.inclusive[i]);
         if samples[i] <= 0.0 && !has_calls[i] && total_samples.unwrap_or(0) == 0 {
