@@ -1,10 +1,11 @@
 //! profil-report: the analyzer library behind the `profil-report` binary.
 //!
-//! The binary only parses arguments: its `cli` module holds the clap derives and turns them
-//! into this library's typed requests. The subcommands that work on files are modules under
-//! [`cmd`] (and [`export`], [`diff`]), each taking a plain `Options` struct and writing to the
-//! writer it is given; those that start programs are under [`launch`] (which still take their
-//! clap `Args` structs: `run`, `demo`, `cargo profil`). The profile reports live under
+//! The binaries only parse arguments: `profil-report`'s `cli` module (and `cargo-profil`'s own
+//! struct) hold the clap derives and turn them into this library's typed requests, so no clap
+//! type is part of this library. The subcommands that work on files are modules under
+//! [`cmd`] (and [`export`], [`diff`]), those that start programs under [`launch`] (`run`,
+//! `demo`, `cargo profil`); each takes a plain `Options` struct and writes to the writer it
+//! is given. The profile reports live under
 //! [`report`], built from the inputs [`profile`] reads, and rendered by [`render`];
 //! [`pipeline`] chains the three (load → build → render), so builders and renderers never
 //! import each other both ways.

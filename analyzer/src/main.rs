@@ -19,13 +19,13 @@ fn warn(warnings: Vec<String>) {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     let stdout = std::io::stdout();
-    if let Some(Command::Run(a)) = &cli.command {
+    if let Some(Command::Run(a)) = cli.command.take_if(|c| matches!(c, Command::Run(_))) {
         // The program's own exit status, unless `run` failed before starting it. Its report
         // goes out unbuffered, after the program's own output.
         let mut out = stdout.lock();
-        let result = launch::run::run(a, &mut out, &mut std::io::stderr());
+        let result = launch::run::run(&a.options(), &mut out, &mut std::io::stderr());
         let _ = out.flush();
         return match result {
             Ok(code) => ExitCode::from(code),
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Merge(a)) => cmd::merge::run(&a.options(), &mut out),
         Some(Command::RuntimePath(a)) => cmd::runtime_path::run(&a.options(), &mut out),
         Some(Command::LinkArgs) => cmd::link_args::run(&mut out),
-        Some(Command::Demo(a)) => launch::demo::run(&a, &mut out),
+        Some(Command::Demo(a)) => launch::demo::run(&a.options(), &mut out),
         Some(Command::Export(a)) => export::run(&a.options(), &mut out).map(warn),
         Some(Command::Diff(a)) => diff::run(&a.options(), &mut out).map(warn),
         Some(Command::Run(_)) => unreachable!("handled above"),

@@ -54,45 +54,30 @@ use super::run::{self, Launch};
 use crate::cmd::artifacts::{self, Kind};
 use crate::{Error, Result};
 
-/// Options of `cargo profil`.
-#[derive(clap::Args, Debug, Default)]
-pub struct Args {
-    /// The binary to build and run (default: the package's only one, or its default-run).
-    #[arg(long, value_name = "NAME")]
+/// What `cargo profil` is asked (the `cargo-profil` binary builds it from its command line).
+#[derive(Debug, Default)]
+pub struct Options {
+    /// The binary to build and run (None: the package's only one, or its default-run).
     pub bin: Option<String>,
     /// Build and run this example instead of a binary.
-    #[arg(long, value_name = "NAME", conflicts_with = "bin")]
     pub example: Option<String>,
-    /// The package (default: the one in the current directory).
-    #[arg(short = 'p', long, value_name = "SPEC")]
+    /// The package (None: the one in the current directory).
     pub package: Option<String>,
     /// Build with the release profile.
-    #[arg(long)]
     pub release: bool,
     /// Build with this cargo profile (passed to cargo as `--profile`).
-    #[arg(
-        long = "profile",
-        value_name = "PROFILE-NAME",
-        conflicts_with = "release"
-    )]
     pub cargo_profile: Option<String>,
-    /// Features to activate (passed to cargo; repeatable, comma- or space-separated).
-    #[arg(short = 'F', long, value_name = "FEATURES")]
+    /// Features to activate (passed to cargo; comma- or space-separated).
     pub features: Vec<String>,
     /// Activate all available features (passed to cargo).
-    #[arg(long)]
     pub all_features: bool,
     /// Do not activate the `default` feature (passed to cargo).
-    #[arg(long)]
     pub no_default_features: bool,
     /// Path to Cargo.toml (passed to cargo; the package is chosen from its directory).
-    #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
     /// The rate, and where the profile and report go.
-    #[command(flatten)]
     pub profile: run::ProfileOptions,
-    /// Arguments for the program (after `--`).
-    #[arg(last = true, value_name = "ARGS")]
+    /// Arguments for the program.
     pub args: Vec<OsString>,
 }
 
@@ -353,7 +338,7 @@ pub fn executable_from_messages(messages: &str, bin: &str) -> Option<PathBuf> {
         .next_back()
 }
 
-impl Args {
+impl Options {
     /// The options that go to `cargo rustc` as given.
     pub fn cargo_passthrough(&self) -> Vec<OsString> {
         let mut v: Vec<OsString> = Vec::new();
@@ -377,7 +362,7 @@ impl Args {
 }
 
 /// Build, run, report. Returns the exit code to leave with (the program's).
-pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8> {
+pub fn run(args: &Options, out: &mut impl Write, err: &mut impl Write) -> Result<u8> {
     let object = artifacts::materialize(Kind::Object)?;
     let mut package_dir = std::env::current_dir()?;
     let mut metadata = Command::new(cargo());

@@ -45,21 +45,17 @@ pub fn tolerance(percent: f64, samples: u64) -> f64 {
     3.5 * 100.0 * (p * (1.0 - p) / n).sqrt() + 1.0
 }
 
-/// Arguments of `profil-report demo`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// Samples per CPU-second (sets PROFIL_HZ; default: PROFIL_HZ if set, else 1000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+/// What `profil-report demo` is asked (the binary's `cli` module builds it).
+#[derive(Debug)]
+pub struct Options {
+    /// Samples per CPU-second (sets PROFIL_HZ; None: PROFIL_HZ if set, else 1000).
     pub hz: Option<u32>,
     /// Work units per 10% share (30 is about one CPU-second).
-    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub scale: u32,
-    /// Build and run in DIR and keep demo.c, demo and gmon.out there (default: a scratch
-    /// directory, removed afterwards).
-    #[arg(long, value_name = "DIR")]
+    /// Build and run in this directory and keep demo.c, demo and gmon.out there (None: a
+    /// scratch directory, removed afterwards).
     pub dir: Option<PathBuf>,
     /// Do not run gprof even if it is installed.
-    #[arg(long)]
     pub no_gprof: bool,
 }
 
@@ -123,7 +119,7 @@ pub fn measured_split(exe: &Path, profile: &Path) -> Result<(Vec<Share>, u64)> {
 }
 
 /// Run the subcommand.
-pub fn run(args: &Args, out: &mut impl Write) -> Result<()> {
+pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
     let object = artifacts::materialize(Kind::Object)?;
     let scratch;
     let dir = match &args.dir {

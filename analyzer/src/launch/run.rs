@@ -53,31 +53,13 @@ use crate::report;
 use crate::request::Format;
 use crate::{Error, Result};
 
-/// Arguments of `profil-report run`.
-#[derive(clap::Args, Debug)]
-#[command(after_help = "\
-The program's stdin, stdout and stderr pass through; the report follows on stderr (or --report).
-Every process of the tree keeps its profile: the busiest as --out, the others as <out>.<pid>.
-profil-report exits with the program's status (128+N if signal N killed it).
-Arguments after CMD are the program's: profil-report run ./prog --its-own-flag
-
-Examples:
-  profil-report run ./prog input.txt
-  profil-report run --hz 2000 --report - -- ./prog > everything.txt
-  profil-report run --out prog.gmon --json --report prog.json ./prog
-  profil-report run --all sh -c './prog a; ./prog b'   (every process, each its own report)
-  profil-report run sort big.txt > sorted.txt          (stripped programs and their libraries)")]
-pub struct Args {
+/// What `profil-report run` is asked: the program and how to profile and report it (the
+/// binary's `cli` module builds it from the command line).
+#[derive(Debug, Default)]
+pub struct Options {
     /// The rate, and where the profile and report go.
-    #[command(flatten)]
     pub profile: ProfileOptions,
     /// The program and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
     pub command: Vec<OsString>,
 }
 
@@ -256,35 +238,26 @@ pub fn inspect(exe: &Path, data: &[u8]) -> Result<Inspection> {
 
 /// The options `run` and `cargo profil` share: the sampling rate, where the profile is kept,
 /// and where and how the report is printed.
-#[derive(clap::Args, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct ProfileOptions {
-    /// Samples per CPU-second (sets PROFIL_HZ; default: the runtime's).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    /// Samples per CPU-second (sets PROFIL_HZ; None: the runtime's).
     pub hz: Option<u32>,
-    /// Where to keep the profile.
-    #[arg(long, value_name = "FILE", default_value = "gmon.out")]
+    /// Where to keep the profile (`gmon.out` on the command line).
     pub out: PathBuf,
-    /// Where to print the report: a file, or `-` for stdout (default: stderr).
-    #[arg(long, value_name = "FILE")]
+    /// Where to print the report: a file, or `-` for stdout (None: stderr).
     pub report: Option<PathBuf>,
-    /// Print the report as JSON.
-    #[arg(long, conflicts_with = "csv")]
+    /// The report as JSON.
     pub json: bool,
-    /// Print the report as CSV.
-    #[arg(long)]
+    /// The report as CSV.
     pub csv: bool,
-    /// Report self time per source line (DWARF) instead of per function.
-    #[arg(short = 'l', long = "lines", conflicts_with = "inline")]
+    /// Self time per source line (DWARF) instead of per function.
     pub lines: bool,
-    /// Report self time by source function through inlining (DWARF).
-    #[arg(long)]
+    /// Self time by source function through inlining (DWARF).
     pub inline: bool,
-    /// Report every process of the tree, each in its own section (default: the one that used
-    /// the most CPU, and a list of the others).
-    #[arg(long)]
+    /// Every process of the tree, each in its own section (else the one that used the most
+    /// CPU, and a list of the others).
     pub all: bool,
-    /// Sum the processes that ran the same executable into one report.
-    #[arg(long)]
+    /// The processes that ran the same executable summed into one report.
     pub merge: bool,
 }
 
@@ -979,7 +952,7 @@ fn write_json_reports(
 
 /// Run the subcommand. `out` is stdout, `err` stderr; the report goes to `err` unless
 /// `--report` says otherwise. Returns the exit code (the program's).
-pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> Result<u8> {
+pub fn run(args: &Options, out: &mut impl Write, err: &mut impl Write) -> Result<u8> {
     let Some((cmd, rest)) = args.command.split_first() else {
         return Err(Error::input("run: no command given"));
     };

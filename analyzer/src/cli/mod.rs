@@ -1,8 +1,12 @@
 //! The command line (clap derives): parsed here, turned into the library's typed requests
 //! and option structs ([`Request`], `cmd::*::Options`, [`export::Options`],
-//! [`diff::Options`]), so that clap stays out of the library. (`run`, `demo` and
-//! `cargo profil` still take their clap structs from [`launch`].)
+//! [`diff::Options`], `launch::*::Options`), so that clap stays out of the library. The
+//! options `run` shares with `cargo profil` are in [`profile`], which the `cargo-profil`
+//! binary includes too.
 
+mod profile;
+
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -137,13 +141,81 @@ pub enum Command {
     /// Print the RUSTFLAGS words that link the runtime into a Rust program.
     LinkArgs,
     /// Run a dynamically linked program with the runtime preloaded, then print its report.
-    Run(launch::run::Args),
+    Run(RunArgs),
     /// Build and profile the bundled demo workload, next to gprof's view of it.
-    Demo(launch::demo::Args),
+    Demo(DemoArgs),
     /// Write the profile as pprof, folded stacks, a flame graph SVG, callgrind or speedscope.
     Export(ExportArgs),
     /// Compare two sets of runs: which functions changed, and which changes are noise.
     Diff(DiffArgs),
+}
+
+/// Arguments of `profil-report run`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The program's stdin, stdout and stderr pass through; the report follows on stderr (or --report).
+Every process of the tree keeps its profile: the busiest as --out, the others as <out>.<pid>.
+profil-report exits with the program's status (128+N if signal N killed it).
+Arguments after CMD are the program's: profil-report run ./prog --its-own-flag
+
+Examples:
+  profil-report run ./prog input.txt
+  profil-report run --hz 2000 --report - -- ./prog > everything.txt
+  profil-report run --out prog.gmon --json --report prog.json ./prog
+  profil-report run --all sh -c './prog a; ./prog b'   (every process, each its own report)
+  profil-report run sort big.txt > sorted.txt          (stripped programs and their libraries)")]
+pub struct RunArgs {
+    /// The rate, and where the profile and report go.
+    #[command(flatten)]
+    pub profile: profile::ProfileArgs,
+    /// The program and its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<OsString>,
+}
+
+impl RunArgs {
+    /// The library's options.
+    pub fn options(self) -> launch::run::Options {
+        launch::run::Options {
+            profile: self.profile.options(),
+            command: self.command,
+        }
+    }
+}
+
+/// Arguments of `profil-report demo`.
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Samples per CPU-second (sets PROFIL_HZ; default: PROFIL_HZ if set, else 1000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    pub hz: Option<u32>,
+    /// Work units per 10% share (30 is about one CPU-second).
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub scale: u32,
+    /// Build and run in DIR and keep demo.c, demo and gmon.out there (default: a scratch
+    /// directory, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Do not run gprof even if it is installed.
+    #[arg(long)]
+    pub no_gprof: bool,
+}
+
+impl DemoArgs {
+    /// The library's options.
+    pub fn options(self) -> launch::demo::Options {
+        launch::demo::Options {
+            hz: self.hz,
+            scale: self.scale,
+            dir: self.dir,
+            no_gprof: self.no_gprof,
+        }
+    }
 }
 
 /// Arguments of `profil-report dump`.

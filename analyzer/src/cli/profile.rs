@@ -1,0 +1,57 @@
+//! The command-line form of the options `run` and `cargo profil` share. Both binaries include
+//! this file (`profil-report`'s `cli` module, and `cargo-profil` by path), so that the two
+//! commands spell them alike and clap stays out of the library.
+
+use std::path::PathBuf;
+
+use profil_report::launch::run::ProfileOptions;
+
+/// The rate, where the profile is kept, where and how the report is printed.
+#[derive(clap::Args, Debug)]
+pub struct ProfileArgs {
+    /// Samples per CPU-second (sets PROFIL_HZ; default: the runtime's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    pub hz: Option<u32>,
+    /// Where to keep the profile.
+    #[arg(long, value_name = "FILE", default_value = "gmon.out")]
+    pub out: PathBuf,
+    /// Where to print the report: a file, or `-` for stdout (default: stderr).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the report as CSV.
+    #[arg(long)]
+    pub csv: bool,
+    /// Report self time per source line (DWARF) instead of per function.
+    #[arg(short = 'l', long = "lines", conflicts_with = "inline")]
+    pub lines: bool,
+    /// Report self time by source function through inlining (DWARF).
+    #[arg(long)]
+    pub inline: bool,
+    /// Report every process of the tree, each in its own section (default: the one that used
+    /// the most CPU, and a list of the others).
+    #[arg(long)]
+    pub all: bool,
+    /// Sum the processes that ran the same executable into one report.
+    #[arg(long)]
+    pub merge: bool,
+}
+
+impl ProfileArgs {
+    /// The library's options.
+    pub fn options(self) -> ProfileOptions {
+        ProfileOptions {
+            hz: self.hz,
+            out: self.out,
+            report: self.report,
+            json: self.json,
+            csv: self.csv,
+            lines: self.lines,
+            inline: self.inline,
+            all: self.all,
+            merge: self.merge,
+        }
+    }
+}
