@@ -5,7 +5,13 @@
 //! input, output and exit status through, keeps the profile of every process of the tree
 //! ([`processes`]: found by the runtime's lineage names, placed by the manifests' process
 //! lines) and prints the report of the busiest (or of each) through the same code as
-//! `profil-report gmon.out prog`.
+//! `profil-report gmon.out prog` ([`crate::pipeline`]).
+//!
+//! Unlike the plain report, whose warnings `main` prints, these commands write their
+//! diagnostics (a profile that could not be kept, a process without a manifest, the report's
+//! warnings and notes) on stderr as they happen: the report itself goes to stderr by default,
+//! after the program's own output, and each diagnostic belongs just before the report it
+//! concerns.
 
 pub mod cargo_profil;
 pub mod demo;
