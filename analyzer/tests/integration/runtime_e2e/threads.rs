@@ -4,6 +4,24 @@
 
 use super::*;
 
+/// `exe behave` under `env` prints and returns what the plain program did (`want`), says
+/// nothing on stderr (but the itimer's rate note) and writes its profile, which is removed
+/// for the next run. `what` names the build in messages.
+fn behaves_as(dir: &TempDir, exe: &Path, env: &[(&str, &str)], want: &Run, what: &str) {
+    let got = run(dir, exe, &["behave"], env);
+    assert_eq!(
+        (got.status, got.stdout.as_str()),
+        (want.status, want.stdout.as_str()),
+        "{what} {env:?}: {got:?}"
+    );
+    assert!(
+        !got.stderr.contains("profil-rt:") || env.contains(&("PROFIL_TIMER", "itimer")),
+        "{what} {env:?}: {got:?}"
+    );
+    assert!(dir.join("gmon.out").is_file(), "{what} {env:?}: no profile");
+    let _ = fs::remove_file(dir.join("gmon.out"));
+}
+
 /// fixtures/runtime/threads.c `behave`: return values, errno, attributes, masks, descriptors,
 /// join values, `pthread_exit`, cancellation, the program's own thread-specific data,
 /// nested and detached threads, 400 threads at once, a fork from a thread — the same output
@@ -25,18 +43,7 @@ fn threads_behave_exactly_as_without_the_runtime() {
         (&plain, &[("PROFIL_HZ", "10000"), ("LD_PRELOAD", so)]),
         (&plain, &[("PROFIL_TIMER", "itimer"), ("LD_PRELOAD", so)]),
     ] {
-        let got = run(&dir, exe, &["behave"], env);
-        assert_eq!(
-            (got.status, got.stdout.as_str()),
-            (want.status, want.stdout.as_str()),
-            "{env:?}: {got:?}"
-        );
-        assert!(
-            !got.stderr.contains("profil-rt:") || env.contains(&("PROFIL_TIMER", "itimer")),
-            "{env:?}: {got:?}"
-        );
-        assert!(dir.join("gmon.out").is_file(), "{env:?}: no profile");
-        let _ = fs::remove_file(dir.join("gmon.out"));
+        behaves_as(&dir, exe, env, &want, "");
     }
 }
 
@@ -156,18 +163,7 @@ fn linked_with_the_thread_flags_threads_behave_exactly_as_without_the_runtime() 
             &[("PROFIL_HZ", "10000")],
             &[("PROFIL_TIMER", "itimer")],
         ] {
-            let got = run(&dir, &exe, &["behave"], env);
-            assert_eq!(
-                (got.status, got.stdout.as_str()),
-                (want.status, want.stdout.as_str()),
-                "{name} {env:?}: {got:?}"
-            );
-            assert!(
-                !got.stderr.contains("profil-rt:") || env.contains(&("PROFIL_TIMER", "itimer")),
-                "{name} {env:?}: {got:?}"
-            );
-            assert!(dir.join("gmon.out").is_file(), "{name} {env:?}: no profile");
-            let _ = fs::remove_file(dir.join("gmon.out"));
+            behaves_as(&dir, &exe, env, &want, name);
         }
     }
 }
