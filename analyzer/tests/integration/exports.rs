@@ -13,23 +13,14 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
-use crate::support::TempDir;
+use crate::support::{runtime_path, TempDir};
 use serde_json::Value;
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fixtures")
         .join(rel)
-}
-
-fn runtime_object() -> &'static Path {
-    static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        let out = ours_ok(Path::new("."), &["runtime-path"]);
-        PathBuf::from(String::from_utf8(out).unwrap().trim_end())
-    })
 }
 
 /// A scratch directory, removed when the test passes.
@@ -82,7 +73,7 @@ fn build(dir: &TempDir, exe: &str, defines: &[&str]) -> PathBuf {
             .arg("-o")
             .arg(&out)
             .arg(fixture("exports/four.c"))
-            .arg(runtime_object()),
+            .arg(runtime_path(false)),
     );
     out
 }
@@ -107,6 +98,18 @@ fn run(dir: &TempDir, exe: &str, units: u64, extra: &[&str], save_as: &str) -> P
             .env_remove("PROFIL_HZ"),
     );
     gmon
+}
+
+/// The default report's rows with self samples, by name, each with `value(row)`. (Functions
+/// only on the sampled stacks, with no self samples, have rows for their totals.)
+fn self_rows(report: &Value, value: impl Fn(&Value) -> f64) -> Vec<(String, f64)> {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["samples"].as_f64().unwrap() > 0.0)
+        .map(|r| (r["name"].as_str().unwrap().to_owned(), value(r)))
+        .collect()
 }
 
 /// Our default report as JSON.
@@ -244,35 +247,11 @@ fn pprof_top_lists_our_functions_in_our_order_with_our_totals() {
     // CPU time in nanoseconds (the default sample type): each sample is one period, rounded
     // to a nanosecond, so allow a nanosecond per sample.
     let total = report["total_samples"].as_f64().unwrap();
-    let ours: Vec<(String, f64)> = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        // Functions only on the sampled stacks (no self samples) have rows for their totals.
-        .filter(|r| r["samples"].as_f64().unwrap() > 0.0)
-        .map(|r| {
-            (
-                r["name"].as_str().unwrap().to_owned(),
-                r["self_seconds"].as_f64().unwrap() * 1e9,
-            )
-        })
-        .collect();
+    let ours = self_rows(&report, |r| r["self_seconds"].as_f64().unwrap() * 1e9);
     let theirs = pprof_top(&dir, &file, &["-unit=ns"]);
     assert_same_ranking(&ours, &theirs, total + 1.0);
     // The samples type: the same counts as the report's.
-    let ours: Vec<(String, f64)> = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        // Functions only on the sampled stacks (no self samples) have rows for their totals.
-        .filter(|r| r["samples"].as_f64().unwrap() > 0.0)
-        .map(|r| {
-            (
-                r["name"].as_str().unwrap().to_owned(),
-                r["samples"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let ours = self_rows(&report, |r| r["samples"].as_f64().unwrap());
     let theirs = pprof_top(&dir, &file, &["-sample_index=samples"]);
     assert_same_ranking(&ours, &theirs, 0.5);
     assert_eq!(theirs.iter().map(|r| r.1).sum::<f64>(), total);
@@ -507,19 +486,7 @@ fn callgrind_annotate_totals_and_top_functions_equal_ours() {
             (name.to_owned(), count)
         })
         .collect();
-    let ours: Vec<(String, f64)> = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        // Functions only on the sampled stacks (no self samples) have rows for their totals.
-        .filter(|r| r["samples"].as_f64().unwrap() > 0.0)
-        .map(|r| {
-            (
-                r["name"].as_str().unwrap().to_owned(),
-                r["samples"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let ours = self_rows(&report, |r| r["samples"].as_f64().unwrap());
     // Whole samples are exact; a bin shared by two functions is rounded within the bin.
     let tol = if ours.iter().all(|r| r.1.fract() == 0.0) {
         0.0
@@ -687,7 +654,7 @@ fn exports_carry_every_shared_object_of_a_ranges_all_profile() {
             .args(["-O2", "-g", "-o"])
             .arg(&exe)
             .arg(fixture("runtime/libm.c"))
-            .arg(runtime_object())
+            .arg(runtime_path(false))
             .arg("-lm"),
     );
     // Double the work until the run has 300 samples (gmon.out, one file per object, and the

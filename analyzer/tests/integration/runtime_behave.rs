@@ -9,38 +9,16 @@
 //! Nothing here depends on CPU speed or a sample count: the checks are on the program's
 //! behaviour and on the profile being readable, never on how many samples it holds.
 
-use crate::support::{is_object_file, TempDir};
+use crate::support::{is_object_file, runtime_path, TempDir};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime")
-}
-
-fn runtime_path(shared: bool) -> PathBuf {
-    static PATHS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
-    let (obj, so) = PATHS.get_or_init(|| {
-        let get = |shared: bool| {
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_profil-report"));
-            cmd.arg("runtime-path");
-            if shared {
-                cmd.arg("--shared");
-            }
-            let out = cmd.output().expect("run profil-report runtime-path");
-            assert!(out.status.success());
-            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end())
-        };
-        (get(false), get(true))
-    });
-    if shared {
-        so.clone()
-    } else {
-        obj.clone()
-    }
 }
 
 /// How the program gets the runtime.

@@ -3,27 +3,14 @@
 //! GNU `gprof -b` reads the call graph the runtime wrote into gmon.out. The walk statistics come
 //! from the test setting `PROFIL_STACK_STATS=1` (one line on stderr at exit).
 
-use crate::support::TempDir;
+use crate::support::{runtime_path, TempDir};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// One profiled child at a time (they are CPU-bound; see runtime_e2e/mod.rs).
 static ONE_CHILD: Mutex<()> = Mutex::new(());
-
-fn runtime_object() -> PathBuf {
-    static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
-            .arg("runtime-path")
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end())
-    })
-    .clone()
-}
 
 fn build(dir: &TempDir) -> PathBuf {
     let exe = dir.0.join("stacks");
@@ -32,7 +19,7 @@ fn build(dir: &TempDir) -> PathBuf {
         .args(["-O2", "-fno-omit-frame-pointer", "-o"])
         .arg(&exe)
         .arg(src)
-        .arg(runtime_object())
+        .arg(runtime_path(false))
         .arg("-lpthread")
         .output()
         .unwrap();
@@ -105,7 +92,7 @@ fn build_rust(dir: &TempDir, frame_pointers: bool) -> PathBuf {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let mut cmd = Command::new(rustc);
     cmd.args(["-O", "--edition", "2021", "-C"])
-        .arg(format!("link-arg={}", runtime_object().display()));
+        .arg(format!("link-arg={}", runtime_path(false).display()));
     if frame_pointers {
         cmd.args(["-C", "force-frame-pointers=yes"]);
     }
@@ -681,7 +668,7 @@ fn objects_loaded_later_have_object_records_in_the_stacks_file() {
         .args(["-O2", "-fno-omit-frame-pointer", "-o"])
         .arg(&exe)
         .arg(fixtures.join("dlcycle.c"))
-        .arg(runtime_object())
+        .arg(runtime_path(false))
         .arg("-ldl")
         .output()
         .unwrap();

@@ -230,3 +230,33 @@ pub fn is_object_file(n: &str) -> bool {
         || n.rsplit_once(".o")
             .is_some_and(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
+
+/// The runtime artifact `profil-report runtime-path [--shared]` prints (the object, or with
+/// `shared` the shared object), asked once per test binary: an absolute path to a file.
+pub fn runtime_path(shared: bool) -> PathBuf {
+    static PATHS: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    let (obj, so) = PATHS.get_or_init(|| {
+        let get = |shared: bool| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_profil-report"));
+            cmd.arg("runtime-path");
+            if shared {
+                cmd.arg("--shared");
+            }
+            let out = cmd.output().expect("run profil-report runtime-path");
+            assert!(
+                out.status.success(),
+                "runtime-path failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let p = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end());
+            assert!(p.is_absolute() && p.is_file(), "{}", p.display());
+            p
+        };
+        (get(false), get(true))
+    });
+    if shared {
+        so.clone()
+    } else {
+        obj.clone()
+    }
+}

@@ -40,6 +40,20 @@ fn table_lines(report: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The report's table (more than a header), each line of it at most `width` columns.
+fn table_within(report: &str, width: usize) -> String {
+    let lines = table_lines(report);
+    assert!(lines.len() > 2, "{report}");
+    for l in &lines {
+        assert!(
+            l.chars().count() <= width,
+            "{} columns: {l}\n{report}",
+            l.chars().count()
+        );
+    }
+    lines.join("\n")
+}
+
 #[test]
 fn a_profile_without_samples_gets_a_note_and_no_empty_table() {
     let s = TempDir::new("readable-zero");
@@ -94,15 +108,7 @@ fn the_table_of_a_c_program_with_calls_fits_100_columns() {
                 fixture(&format!("{prog}.gmon")).to_str().unwrap(),
             ],
         );
-        let lines = table_lines(&r);
-        assert!(lines.len() > 2, "{r}");
-        for l in lines {
-            assert!(
-                l.chars().count() <= 100,
-                "{} columns: {l}",
-                l.chars().count()
-            );
-        }
+        table_within(&r, 100);
         // Every sample count is a whole number.
         for l in table_lines(&r).iter().skip(2) {
             let samples = l.split('|').nth(2).unwrap().trim();
@@ -273,16 +279,7 @@ fn main() {
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
     let stdout = text(&out.stdout);
-    let lines = table_lines(&stdout);
-    assert!(lines.len() > 2, "{stdout}");
-    for l in &lines {
-        assert!(
-            l.chars().count() <= 120,
-            "{} columns: {l}\n{stdout}",
-            l.chars().count()
-        );
-    }
-    let table = lines.join("\n");
+    let table = table_within(&stdout, 120);
     assert!(
         table.contains("::Accumulator<…>::accumulate_with"),
         "{stdout}"
@@ -397,16 +394,7 @@ int main(void) {
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
     let stdout = text(&out.stdout);
-    let lines = table_lines(&stdout);
-    assert!(lines.len() > 2, "{stdout}");
-    for l in &lines {
-        assert!(
-            l.chars().count() <= 120,
-            "{} columns: {l}\n{stdout}",
-            l.chars().count()
-        );
-    }
-    let table = lines.join("\n");
+    let table = table_within(&stdout, 120);
     assert!(table.contains("…") && table.contains("_second"), "{stdout}");
     assert!(
         table.contains("a_source_file_with_a_rather_long_name_too.c:"),

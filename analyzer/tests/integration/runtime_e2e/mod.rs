@@ -11,7 +11,7 @@
 //! * exit paths, exit statuses, output naming and formats, warnings, and no allocation while
 //!   sampling.
 
-use crate::support::{is_object_file, TempDir};
+use crate::support::{is_object_file, runtime_path, TempDir};
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
@@ -25,34 +25,6 @@ const UNITS_2S: &str = "230";
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime")
-}
-
-fn runtime_path(shared: bool) -> PathBuf {
-    static PATHS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
-    let (obj, so) = PATHS.get_or_init(|| {
-        let get = |shared: bool| {
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_profil-report"));
-            cmd.arg("runtime-path");
-            if shared {
-                cmd.arg("--shared");
-            }
-            let out = cmd.output().expect("run profil-report runtime-path");
-            assert!(
-                out.status.success(),
-                "runtime-path failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let p = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end());
-            assert!(p.is_absolute() && p.is_file(), "{}", p.display());
-            p
-        };
-        (get(false), get(true))
-    });
-    if shared {
-        so.clone()
-    } else {
-        obj.clone()
-    }
 }
 
 fn must(cmd: &mut Command) {
