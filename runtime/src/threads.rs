@@ -206,8 +206,14 @@ pub fn init() {
         return;
     }
     let _ = real();
+    create_key();
+}
+
+/// Create the key whose destructor closes a thread's own clock, and turn own clocks on with
+/// it. Only a key among glibc's first 32 is kept: their values live in the thread
+/// descriptor, so setting one never allocates.
+fn create_key() {
     if let Some(key) = sys::thread_key_create(thread_end) {
-        // glibc keeps keys 0..32 in the thread descriptor: setting one never allocates.
         if key < 32 {
             KEY.store(key, Ordering::Relaxed);
         }
@@ -305,12 +311,7 @@ pub unsafe fn create_linked(
     {
         let _errno = sys::ErrnoGuard::save();
         if cfg!(target_arch = "x86_64") && KEY.load(Ordering::Relaxed) == NO_KEY {
-            if let Some(key) = sys::thread_key_create(thread_end) {
-                // glibc keeps keys 0..32 in the thread descriptor: setting one never allocates.
-                if key < 32 {
-                    KEY.store(key, Ordering::Relaxed);
-                }
-            }
+            create_key();
         }
         LINKED_KEY.store(2, Ordering::Release);
     }
