@@ -80,16 +80,26 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
             )?;
             out.write_all(&buf)?;
         }
-        Mode::Lines => lines(req.format, &inputs, &image, out)?,
-        Mode::Inline => inline(req.format, &inputs, &image, out)?,
+        Mode::Lines => drop(lines(req.format, &inputs, &image, out)?),
+        Mode::Inline => drop(inline(req.format, &inputs, &image, out)?),
         Mode::CompareGprof => {
             let report = default_report::build(&inputs, &image)?;
             warnings.extend(report.warnings.iter().cloned());
             render::compare::table(&compare::build(&report, &inputs, &image)?, out)?;
         }
-        Mode::Default => default(req.format, &inputs, &image, out, &mut warnings)?,
+        Mode::Default => drop(default(req.format, &inputs, &image, out, &mut warnings)?),
     }
     Ok(warnings)
+}
+
+/// What a written report counted, for the caller's notes (`run` explains a rate far below
+/// the one asked for, or a profile without samples).
+#[derive(Debug, Clone, Copy)]
+pub struct Counted {
+    /// The rate the gmon files record (profil-rt writes the achieved rate).
+    pub recorded_hz: u32,
+    /// All samples in the histograms.
+    pub total_samples: u64,
 }
 
 /// The default report (table, `--json` or `--csv`), with what the runtime's manifests say
@@ -100,15 +110,20 @@ pub fn default(
     image: &ElfImage<'_>,
     out: &mut impl Write,
     warnings: &mut Vec<String>,
-) -> Result<()> {
+) -> Result<Counted> {
     let mut report = default_report::build(inputs, image)?;
+    let counted = Counted {
+        recorded_hz: report.hz,
+        total_samples: report.total_samples,
+    };
     default_report::apply_manifests(&mut report, inputs);
     warnings.extend(report.warnings.iter().cloned());
     match format {
-        Format::Json => render::default::json(&report, out),
-        Format::Csv => render::default::csv(&report, out),
-        Format::Table => render::default::table(&report, out),
+        Format::Json => render::default::json(&report, out)?,
+        Format::Csv => render::default::csv(&report, out)?,
+        Format::Table => render::default::table(&report, out)?,
     }
+    Ok(counted)
 }
 
 /// The report across the executable and the shared objects the runtime's `manifests` list.
@@ -132,8 +147,13 @@ pub fn lines(
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
-) -> Result<()> {
-    render::lines::write(format, &report::lines::build(inputs, image)?, out)
+) -> Result<Counted> {
+    let r = report::lines::build(inputs, image)?;
+    render::lines::write(format, &r, out)?;
+    Ok(Counted {
+        recorded_hz: r.hz,
+        total_samples: r.total_samples,
+    })
 }
 
 /// `--inline`: self time by source function through inlining.
@@ -142,8 +162,13 @@ pub fn inline(
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
-) -> Result<()> {
-    render::inline::write(format, &report::inline::build(inputs, image)?, out)
+) -> Result<Counted> {
+    let r = report::inline::build(inputs, image)?;
+    render::inline::write(format, &r, out)?;
+    Ok(Counted {
+        recorded_hz: r.hz,
+        total_samples: r.total_samples,
+    })
 }
 
 /// A pcsample file: the flat profile per object, or the timeline as text and/or SVG.

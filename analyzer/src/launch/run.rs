@@ -651,26 +651,31 @@ pub fn print_report_of(
         crate::render::objects::write(format, &report, &mut text)?;
         warnings.extend(report.warnings);
     } else {
-        let built = report::default::build(&inputs, &image)?;
+        // The report is built once; the notes that go before it come from what it counted.
+        let counted = if style.lines {
+            crate::pipeline::lines(format, &inputs, &image, &mut text)?
+        } else if style.inline {
+            crate::pipeline::inline(format, &inputs, &image, &mut text)?
+        } else {
+            crate::pipeline::default(format, &inputs, &image, &mut text, &mut warnings)?
+        };
         if let Some(note) = perf {
             notes.push(note);
-        } else if let Some(note) = requested_hz
-            .and_then(|want| rate_note(want, built.hz, built.total_samples, timer.as_deref()))
-        {
+        } else if let Some(note) = requested_hz.and_then(|want| {
+            rate_note(
+                want,
+                counted.recorded_hz,
+                counted.total_samples,
+                timer.as_deref(),
+            )
+        }) {
             notes.push(note);
         }
         // The default table says this itself; JSON, CSV and the other reports get it as a note.
-        if built.total_samples == 0 && (format != Format::Table || style.lines || style.inline) {
+        if counted.total_samples == 0 && (format != Format::Table || style.lines || style.inline) {
             notes.push(crate::render::default::no_samples_note(
                 &exe.display().to_string(),
             ));
-        }
-        if style.lines {
-            crate::pipeline::lines(format, &inputs, &image, &mut text)?;
-        } else if style.inline {
-            crate::pipeline::inline(format, &inputs, &image, &mut text)?;
-        } else {
-            crate::pipeline::default(format, &inputs, &image, &mut text, &mut warnings)?;
         }
     }
     for w in &warnings {
