@@ -26,6 +26,35 @@ where
     Ok(())
 }
 
+/// The columns of a row's total (inclusive) time, added after a report's own when the
+/// runtime's stacks file is there (the default report and the report across objects).
+pub const TOTAL_FIELDS: [&str; 4] = [
+    "total_seconds",
+    "total_samples",
+    "total_ci95_low_seconds",
+    "total_ci95_high_seconds",
+];
+
+/// `fields`, then [`TOTAL_FIELDS`] when the report has totals.
+pub fn header<'a>(fields: &[&'a str], totals: bool) -> Vec<&'a str> {
+    let extra: &[&'a str] = if totals { &TOTAL_FIELDS } else { &[] };
+    fields.iter().chain(extra).copied().collect()
+}
+
+/// The cells of [`TOTAL_FIELDS`] for a row's total `(seconds, samples, 95% interval of the
+/// seconds)`, all empty when the stacks do not know the row.
+pub fn total_cells(total: Option<(f64, u64, (f64, f64))>) -> [String; 4] {
+    match total {
+        Some((seconds, samples, (lo, hi))) => [
+            format!("{seconds}"),
+            samples.to_string(),
+            format!("{lo}"),
+            format!("{hi}"),
+        ],
+        None => Default::default(),
+    }
+}
+
 /// A write error stays an I/O error (a closed pipe ends the program quietly).
 fn csv_error(e: csv::Error) -> Error {
     match e.into_kind() {

@@ -240,7 +240,8 @@ enum JsonGraph<'a> {
     Estimated(crate::render::callgraph::Json<'a>),
 }
 
-/// One row: the keys of [`CSV_FIELDS`], then with stacks those of [`CSV_TOTAL_FIELDS`].
+/// One row: the keys of [`CSV_FIELDS`], then with stacks those of
+/// [`crate::render::csv::TOTAL_FIELDS`].
 #[derive(Serialize)]
 struct JsonRow<'a> {
     rank: usize,
@@ -350,23 +351,11 @@ pub const CSV_FIELDS: [&str; 16] = [
     "fragments",
 ];
 
-/// The CSV fields added after [`CSV_FIELDS`] when the runtime's stacks file is there.
-pub const CSV_TOTAL_FIELDS: [&str; 4] = [
-    "total_seconds",
-    "total_samples",
-    "total_ci95_low_seconds",
-    "total_ci95_high_seconds",
-];
-
 /// A header line and one line per row.
 pub fn csv(report: &Report, out: &mut impl Write) -> Result<()> {
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     let totals = report.sampled_graph.is_some();
-    let fields: Vec<&str> = CSV_FIELDS
-        .iter()
-        .chain(if totals { &CSV_TOTAL_FIELDS[..] } else { &[] })
-        .copied()
-        .collect();
+    let fields = crate::render::csv::header(&CSV_FIELDS, totals);
     let rows = report
         .rows
         .iter()
@@ -392,15 +381,8 @@ pub fn csv(report: &Report, out: &mut impl Write) -> Result<()> {
                 r.fragments.join(";"),
             ];
             if totals {
-                match (r.total_samples, d.total) {
-                    (Some(t), Some((s, (lo, hi)))) => row.extend([
-                        format!("{s}"),
-                        t.to_string(),
-                        format!("{lo}"),
-                        format!("{hi}"),
-                    ]),
-                    _ => row.extend([String::new(), String::new(), String::new(), String::new()]),
-                }
+                let total = r.total_samples.zip(d.total).map(|(t, (s, ci))| (s, t, ci));
+                row.extend(crate::render::csv::total_cells(total));
             }
             row
         });

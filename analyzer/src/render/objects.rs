@@ -170,22 +170,10 @@ const CSV_FIELDS: [&str; 6] = [
     "samples",
 ];
 
-/// The CSV fields added after [`CSV_FIELDS`] when the runtime's stacks file is there.
-const CSV_TOTAL_FIELDS: [&str; 4] = [
-    "total_seconds",
-    "total_samples",
-    "total_ci95_low_seconds",
-    "total_ci95_high_seconds",
-];
-
 /// A header line and one line per row.
 fn csv(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     let totals = report.graph.is_some();
-    let header: Vec<&str> = CSV_FIELDS
-        .iter()
-        .chain(if totals { &CSV_TOTAL_FIELDS[..] } else { &[] })
-        .copied()
-        .collect();
+    let header = crate::render::csv::header(&CSV_FIELDS, totals);
     let records = report
         .rows
         .iter()
@@ -201,17 +189,8 @@ fn csv(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
                 format!("{}", r.samples),
             ];
             if totals {
-                match &n.total {
-                    Some(t) => rec.extend([
-                        format!("{}", t.seconds),
-                        t.samples.to_string(),
-                        format!("{}", t.ci.0),
-                        format!("{}", t.ci.1),
-                    ]),
-                    None => {
-                        rec.extend([String::new(), String::new(), String::new(), String::new()])
-                    }
-                }
+                let total = n.total.as_ref().map(|t| (t.seconds, t.samples, t.ci));
+                rec.extend(crate::render::csv::total_cells(total));
             }
             rec
         });
