@@ -89,6 +89,28 @@ fn solve_increasing(f: impl Fn(f64) -> f64, target: f64, mut lo: f64, mut hi: f6
     0.5 * (lo + hi)
 }
 
+/// [`poisson_ci95`] for a list of counts in which equal counts are adjacent (report rows,
+/// sorted by samples): the interval, an iterative solve, is computed once per run of equal
+/// counts, not once per row.
+#[derive(Debug, Default)]
+pub struct Ci95OfSorted {
+    last: Option<(u64, (f64, f64))>,
+}
+
+impl Ci95OfSorted {
+    /// [`poisson_ci95`]`(n)`.
+    pub fn of(&mut self, n: f64) -> (f64, f64) {
+        match self.last {
+            Some((bits, ci)) if bits == n.to_bits() => ci,
+            _ => {
+                let ci = poisson_ci95(n);
+                self.last = Some((n.to_bits(), ci));
+                ci
+            }
+        }
+    }
+}
+
 /// Exact (Garwood) 95% interval for the mean of a Poisson count `n`: the means under which
 /// seeing `n` or more (fewer) samples has probability 2.5%. Fractional counts, from bins
 /// split between functions, use the gamma-function form of the same bounds.

@@ -82,7 +82,7 @@ use super::Inputs;
 use crate::profile::callgraph::Builder;
 use crate::profile::samples::Samples;
 use crate::profile::stacks::Sampled;
-use crate::profile::stats::poisson_ci95;
+use crate::profile::stats::{poisson_ci95, Ci95OfSorted};
 use crate::{Error, Result};
 
 pub use crate::profile::OUTSIDE;
@@ -535,23 +535,15 @@ fn derive(report: &Report) -> Vec<Derived> {
     let hz = f64::from(report.hz);
     let total = report.total_samples as f64;
     let mut cum = 0.0;
-    // The rows are sorted by samples, so equal counts are adjacent: the interval (an
-    // iterative solve) is computed once per distinct count, not once per row.
-    let mut last_ci: Option<(u64, (f64, f64))> = None;
+    // The rows are sorted by samples.
+    let mut intervals = Ci95OfSorted::default();
     report
         .rows
         .iter()
         .map(|r| {
             cum += r.samples;
-            let ci = match last_ci {
-                Some((bits, ci)) if bits == r.samples.to_bits() => ci,
-                _ => {
-                    let (lo, hi) = poisson_ci95(r.samples);
-                    let ci = (six_digits(lo / hz), six_digits(hi / hz));
-                    last_ci = Some((r.samples.to_bits(), ci));
-                    ci
-                }
-            };
+            let (lo, hi) = intervals.of(r.samples);
+            let ci = (six_digits(lo / hz), six_digits(hi / hz));
             Derived {
                 percent: if total > 0.0 {
                     100.0 * r.samples / total

@@ -40,7 +40,7 @@ use profil_symbols::ElfImage;
 use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
 use crate::profile::samples::Samples;
-use crate::profile::stats::poisson_ci95;
+use crate::profile::stats::{poisson_ci95, Ci95OfSorted};
 use crate::units::human_seconds;
 use crate::{Error, Result};
 
@@ -295,21 +295,13 @@ impl ObjectsReport {
     pub fn new(title: String, hz: u32, rows: Vec<ObjectRow>, warnings: Vec<String>) -> Self {
         let hz_f = f64::from(hz.max(1));
         let total: f64 = rows.iter().map(|r| r.samples).sum();
-        // The rows are sorted by samples, so equal counts are adjacent: the interval (an
-        // iterative solve) is computed once per distinct count, not once per row.
-        let mut last_ci: Option<(u64, (f64, f64))> = None;
+        // The rows are sorted by samples.
+        let mut intervals = Ci95OfSorted::default();
         let numbers = rows
             .iter()
             .map(|r| {
-                let ci = match last_ci {
-                    Some((bits, ci)) if bits == r.samples.to_bits() => ci,
-                    _ => {
-                        let (lo, hi) = poisson_ci95(r.samples);
-                        let ci = (lo / hz_f, hi / hz_f);
-                        last_ci = Some((r.samples.to_bits(), ci));
-                        ci
-                    }
-                };
+                let (lo, hi) = intervals.of(r.samples);
+                let ci = (lo / hz_f, hi / hz_f);
                 RowNumbers {
                     percent: if total > 0.0 {
                         100.0 * r.samples / total
