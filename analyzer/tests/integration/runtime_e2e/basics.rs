@@ -251,11 +251,7 @@ fn two_threads_split_2_to_1() {
         "thread_two:thread_one = {two}:{one} = {ratio:.3}"
     );
     let total: f64 = rows.iter().map(|(_, s)| s).sum();
-    assert!(
-        (total - r.user_s).abs() <= 0.05 * r.user_s,
-        "total {total} vs user {}",
-        r.user_s
-    );
+    assert_user_time(total, &r, "total");
 }
 
 #[test]

@@ -27,6 +27,16 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime")
 }
 
+/// `seconds` of profile (summed over whatever `what` names) are `r`'s user CPU time, within
+/// 5% (the time before the clock starts and while the profile is written is not sampled).
+fn assert_user_time(seconds: f64, r: &Run, what: &str) {
+    assert!(
+        (seconds - r.user_s).abs() <= 0.05 * r.user_s,
+        "{what}: {seconds:.3} s vs user CPU {:.3} s",
+        r.user_s
+    );
+}
+
 fn must(cmd: &mut Command) {
     let out = cmd
         .output()

@@ -101,11 +101,7 @@ fn ranges_all_profiles_shared_objects_into_their_own_files() {
         ));
     }
     let total: f64 = per_file.iter().map(|(_, s)| s).sum();
-    assert!(
-        (total - r.user_s).abs() <= 0.05 * r.user_s,
-        "all objects {total:.3} s vs user CPU {:.3} s: {per_file:?}",
-        r.user_s
-    );
+    assert_user_time(total, &r, &format!("all objects ({per_file:?})"));
     let libm_s = gmon_seconds(&dir.join(&String::from_utf8_lossy(libm.gmon_file)));
     let exe_s = gmon_seconds(&dir.join("gmon.out"));
     assert!(

@@ -33,11 +33,7 @@ fn fork_child_gets_its_own_fresh_profile_and_the_sum_is_the_tree_cpu() {
     );
     // wait4's usage of the parent includes its waited-for child.
     let total: f64 = files.iter().map(|f| gmon_seconds(&dir.join(f))).sum();
-    assert!(
-        (total - r.user_s).abs() <= 0.05 * r.user_s,
-        "files {total:.3} s vs tree user {:.3} s",
-        r.user_s
-    );
+    assert_user_time(total, &r, "files");
 }
 
 #[test]

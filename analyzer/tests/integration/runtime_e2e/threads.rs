@@ -96,11 +96,7 @@ fn two_preloaded_threads_keep_their_split() {
         "thread_two:thread_one = {two}:{one} = {ratio:.3}, their CPU time {want:.3}: {r:?}"
     );
     let total: f64 = rows.iter().map(|(_, s)| s).sum();
-    assert!(
-        (total - r.user_s).abs() <= 0.05 * r.user_s,
-        "total {total} vs user {}",
-        r.user_s
-    );
+    assert_user_time(total, &r, "total");
 }
 
 /// A child forked by a thread that has a clock of its own is a copy of that thread: the
