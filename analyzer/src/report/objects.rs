@@ -127,18 +127,29 @@ fn unknown_rows(name: &str, mut pieces: Vec<Piece>) -> Vec<ObjectRow> {
 /// Credit each object's pieces to its functions. `exe_data` stands in for object 0 when
 /// given (the executable named on the command line). Warnings are pushed for objects
 /// without full symbols.
+/// What [`attribute`] read, for the stacks pass ([`super::objects_stacks::measure`]) to reuse
+/// instead of reading and parsing every object, and the executable's DWARF, a second time.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Each object's symbol file (its own bytes, or its debug file), by the object's path.
+    pub files: HashMap<PathBuf, Vec<u8>>,
+    /// The executable's function locations (object 0, when it had samples).
+    pub exe_locations: Option<HashMap<u64, profil_symbols::dwarf::Location>>,
+}
+
 pub fn attribute(
     objects: &[ObjectSamples],
     exe_data: Option<&[u8]>,
     debug_root: &Path,
     warnings: &mut Vec<String>,
+    loaded: &mut Loaded,
 ) -> Vec<ObjectRow> {
     let mut rows = Vec::new();
     for (k, o) in objects.iter().enumerate() {
         if o.pieces.is_empty() {
             continue;
         }
-        let loaded = match (k, exe_data) {
+        let read = match (k, exe_data) {
             (0, Some(d)) => {
                 let (debug, source) =
                     crate::profile::debuginfo::find_symbols(&o.path, d, &o.build_id, debug_root);
@@ -147,7 +158,7 @@ pub fn attribute(
             _ => load_object(&o.path, &o.build_id, debug_root),
         };
         let total: f64 = o.pieces.iter().map(|p| p.2).sum();
-        let (data, source) = match loaded {
+        let (data, source) = match read {
             Ok(x) => x,
             Err(reason) => {
                 warnings.push(format!("{}: {reason}", o.name));
@@ -169,7 +180,8 @@ pub fn attribute(
                 crate::profile::debuginfo::debug_hint(p, &o.build_id, debug_root)
             ));
         }
-        let Ok(image) = ElfImage::parse(&data) else {
+        let data: &[u8] = loaded.files.entry(o.path.clone()).or_insert(data);
+        let Ok(image) = ElfImage::parse(data) else {
             continue;
         };
         let table = match (&image.symtab, &image.dynsym) {
@@ -205,10 +217,13 @@ pub fn attribute(
         }
         // Locations for the executable's functions only: a library's debug information can be
         // large, and its file names are the library's build tree.
+        let no_locations = HashMap::new();
         let locations = if k == 0 {
-            profil_symbols::dwarf::function_locations(&data)
+            loaded
+                .exe_locations
+                .insert(profil_symbols::dwarf::function_locations(data))
         } else {
-            HashMap::new()
+            &no_locations
         };
         for (i, s) in per_fn {
             let f = &map.functions[i];
@@ -488,11 +503,13 @@ pub fn build_manifests(
             });
         }
     }
+    let mut loaded = Loaded::default();
     let rows = attribute(
         &objects,
         Some(&inputs.exe.data),
         Path::new("/usr/lib/debug"),
         &mut warnings,
+        &mut loaded,
     );
     // The rate the clock was asked for, when every process says the same: the seconds shown
     // are then samples ÷ that rate, and what the CPU time has beyond them is stated.
@@ -538,8 +555,14 @@ pub fn build_manifests(
     if let Some(sampled) = crate::profile::stacks::Sampled::find(&inputs.gmons, &mut warnings)? {
         let t = super::objects_stacks::measure(
             &sampled,
-            &objects[0].name,
-            &inputs.exe.data,
+            (
+                &objects[0].name,
+                loaded
+                    .files
+                    .get(&objects[0].path)
+                    .map_or(&inputs.exe.data[..], Vec::as_slice),
+            ),
+            &loaded,
             hz,
             Path::new("/usr/lib/debug"),
             &rows,
@@ -581,7 +604,13 @@ mod tests {
             pieces: vec![(0x1000, 0x1004, 3.0), (0x2000, 0x2001, 2.0)],
         }];
         let mut warnings = Vec::new();
-        let rows = attribute(&objects, None, Path::new("/nonexistent"), &mut warnings);
+        let rows = attribute(
+            &objects,
+            None,
+            Path::new("/nonexistent"),
+            &mut warnings,
+            &mut Loaded::default(),
+        );
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].samples, 5.0);
         assert!(

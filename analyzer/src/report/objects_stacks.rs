@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::objects::{load_object, ObjectRow};
+use super::objects::{load_object, Loaded, ObjectRow};
 use super::sampled_graph::SampledGraph;
 use crate::profile::stacks::Sampled;
 use crate::profile::OUTSIDE;
@@ -51,12 +51,13 @@ pub struct StackTotals {
     pub graph: SampledGraph,
 }
 
-/// Map every frame of `sampled` to a node and measure. `exe_name`/`exe_data`: the executable
-/// on the command line (object 0).
+/// Map every frame of `sampled` to a node and measure. `exe`: the name and symbol file of the
+/// executable on the command line (object 0). `loaded`: the objects the rows were made from,
+/// reused (an object only on the stacks is read here).
 pub fn measure(
     sampled: &Sampled,
-    exe_name: &str,
-    exe_data: &[u8],
+    (exe_name, exe_data): (&str, &[u8]),
+    loaded: &Loaded,
     hz: u32,
     debug_root: &Path,
     rows: &[ObjectRow],
@@ -89,25 +90,43 @@ pub fn measure(
                 format!("<{object}+{lo:#x}-{:#x}>", lo + 0x1000)
             })
     };
-    // Each object's bytes, loaded once (a library that cannot be read maps to nothing).
-    let mut datas: Vec<Option<(String, Vec<u8>)>> = Vec::new();
+    // Each object's symbol file: the one the rows were made from, else read here once (a
+    // library that cannot be read maps to nothing).
+    let mut read_here: Vec<Option<Vec<u8>>> = Vec::new();
+    let mut names: Vec<Option<String>> = Vec::new();
     for (k, p) in sampled.objects.iter().enumerate() {
         if k == 0 {
-            datas.push(Some((exe_name.to_owned(), exe_data.to_vec())));
+            read_here.push(None);
+            names.push(Some(exe_name.to_owned()));
             continue;
         }
         let path = PathBuf::from(String::from_utf8_lossy(p).into_owned());
-        datas.push(
-            load_object(&path, &[], debug_root)
-                .ok()
-                .map(|(d, _)| (display_name(&path), d)),
-        );
+        if loaded.files.contains_key(&path) {
+            read_here.push(None);
+            names.push(Some(display_name(&path)));
+            continue;
+        }
+        let data = load_object(&path, &[], debug_root).ok().map(|(d, _)| d);
+        names.push(data.is_some().then(|| display_name(&path)));
+        read_here.push(data);
     }
-    let images: Vec<Option<(String, ElfImage<'_>)>> = datas
+    let images: Vec<Option<(String, ElfImage<'_>)>> = sampled
+        .objects
         .iter()
-        .map(|d| {
-            let (name, data) = d.as_ref()?;
-            Some((name.clone(), ElfImage::parse(data).ok()?))
+        .enumerate()
+        .map(|(k, p)| {
+            let name = names[k].clone()?;
+            let data: &[u8] = if k == 0 {
+                exe_data
+            } else {
+                match &read_here[k] {
+                    Some(d) => d,
+                    None => loaded
+                        .files
+                        .get(Path::new(String::from_utf8_lossy(p).as_ref()))?,
+                }
+            };
+            Some((name, ElfImage::parse(data).ok()?))
         })
         .collect();
     let maps: Vec<Option<(String, FunctionMap<'_>)>> = images
@@ -118,7 +137,14 @@ pub fn measure(
             Some((name.clone(), FunctionMap::build(image, table)))
         })
         .collect();
-    let exe_locations = profil_symbols::dwarf::function_locations(exe_data);
+    let computed;
+    let exe_locations = match &loaded.exe_locations {
+        Some(l) => l,
+        None => {
+            computed = profil_symbols::dwarf::function_locations(exe_data);
+            &computed
+        }
+    };
     // Each node's `file:line`, for the executable's functions.
     let mut node_location: Vec<Option<String>> = Vec::new();
     // Nodes are interned as frames are resolved.
