@@ -56,10 +56,10 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
         return;
     }
     // SAFETY: uctx is the kernel's ucontext for this SA_SIGINFO signal.
-    let regs = unsafe { sys::interrupted_regs(uctx) };
-    count_pc(regs.pc);
+    count_pc(unsafe { sys::interrupted_pc(uctx) });
     if hist::counting() {
-        stacks::record(regs);
+        // SAFETY: as above.
+        unsafe { stacks::record(uctx as *mut c_void) };
     }
 }
 

@@ -268,6 +268,7 @@ pub mod stacks;
 pub mod sys;
 pub mod threads;
 pub mod timer;
+pub mod unwind;
 
 use core::fmt::Write as _;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -456,13 +457,7 @@ pub fn start() {
         objects::enable(cfg.scale);
     }
     if cfg.stacks {
-        let lo = layout.link_lo.wrapping_add(text.bias) as usize;
-        if !stacks::enable(
-            cfg.stack_slots as usize,
-            lo,
-            lo + layout.span() as usize,
-            cfg.stack_stats,
-        ) {
+        if !stacks::enable(cfg.stack_slots as usize, cfg.stack_stats) {
             warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
         }
     }

@@ -308,7 +308,7 @@ fn mapped_text(o: &sys::FoundObject, pc: usize) -> Text {
 /// The program header table of the ELF image whose header is at `start`, if it is a valid
 /// header for this architecture and the table lies within the first page.
 #[inline(always)]
-fn headers_at(start: usize, end: usize) -> Option<&'static [Phdr]> {
+pub(crate) fn headers_at(start: usize, end: usize) -> Option<&'static [Phdr]> {
     const EHDR: usize = core::mem::size_of::<Ehdr>();
     if end.saturating_sub(start) < 4096 || !start.is_multiple_of(core::mem::align_of::<Ehdr>()) {
         return None;

@@ -210,7 +210,9 @@ fn later_objects() -> impl Iterator<Item = (u64, u64, u64, &'static [u8])> {
 /// Write the sampled stacks ([`crate::stacks`]) to `<gmon_name>.stacks`, atomically, in the
 /// gmon crate's stacks format. On failure, one line on stderr.
 pub fn write_stacks(gmon_name: &[u8]) {
-    use gmon::stacks::{Header, Object, StacksWriteError, StacksWriter, WalkStats, FLAG_DROPPED};
+    use gmon::stacks::{
+        Header, Object, StacksWriteError, StacksWriter, WalkStats, FLAG_DROPPED, STACK_CUT,
+    };
     let st = crate::stacks::stats();
     let nobjects = (crate::stacks::segments().count() + later_objects().count()) as u32;
     let nstacks = crate::stacks::stacks_iter().count() as u64;
@@ -231,11 +233,11 @@ pub fn write_stacks(gmon_name: &[u8]) {
             stats: WalkStats {
                 walks: st.walks,
                 complete: st.complete,
-                left_fp_code: st.left_fp_code,
-                truncated: st.truncated,
+                no_info: st.no_info,
+                bad_unwind: st.bad_unwind,
                 too_deep: st.too_deep,
                 no_range: st.no_range,
-                frameless_leaf: st.frameless_leaf,
+                fp_frames: st.fp_frames,
                 arcs_dropped: st.arcs_dropped,
                 stacks_dropped: st.stacks_dropped,
             },
@@ -258,10 +260,11 @@ pub fn write_stacks(gmon_name: &[u8]) {
                     path,
                 })?;
             }
-            for (pcs, count) in crate::stacks::stacks_iter().take(nstacks as usize) {
-                w.stack(
+            for (pcs, count, cut) in crate::stacks::stacks_iter().take(nstacks as usize) {
+                w.stack_with_flags(
                     count,
                     pcs.len() as u32,
+                    if cut { STACK_CUT } else { 0 },
                     pcs.iter().map(|p| p.load(Ordering::Relaxed)),
                 )?;
             }

@@ -905,7 +905,8 @@ struct DlFindObject {
     map_start: *mut c_void,
     map_end: *mut c_void,
     link_map: *const LinkMapHead,
-    rest: [u64; 16],
+    eh_frame: *const c_void,
+    rest: [u64; 15],
 }
 
 /// The public head of glibc's `struct link_map` (`<link.h>`), the part its ABI promises.
@@ -929,6 +930,8 @@ pub struct FoundObject {
     /// The loader's NUL-terminated path for it (`l_name`; `""` for the executable); valid while
     /// the object stays loaded.
     pub name: *const u8,
+    /// Its `.eh_frame_hdr` (`dlfo_eh_frame`; 0: none).
+    pub eh_frame_hdr: usize,
 }
 
 /// glibc's `_dl_find_object` (≥ 2.35, exported by the dynamic loader), or 0 (older glibc, a
@@ -963,6 +966,7 @@ pub fn find_object(find: usize, addr: usize) -> Option<FoundObject> {
         map_end: r.map_end as usize,
         bias: bias as u64,
         name: name as *const u8,
+        eh_frame_hdr: r.eh_frame as usize,
     })
 }
 
@@ -1450,6 +1454,115 @@ pub unsafe fn interrupted_regs(uctx: *const c_void) -> Regs {
     }
 }
 
+/// The interrupted general registers in DWARF's x86-64 numbering: `rax`, `rdx`, `rcx`, `rbx`,
+/// `rsi`, `rdi`, `rbp`, `rsp`, `r8`–`r15`, then the return address column, which holds `rip`.
+/// *Async-signal-safe.*
+///
+/// # Safety
+/// `uctx` must be the `ucontext_t` pointer the kernel passed to an `SA_SIGINFO` handler.
+#[cfg(target_arch = "x86_64")]
+pub unsafe fn interrupted_gregs(uctx: *const c_void) -> [usize; 17] {
+    use libc::{
+        REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_R8, REG_R9, REG_RAX, REG_RBP,
+        REG_RBX, REG_RCX, REG_RDI, REG_RDX, REG_RIP, REG_RSI, REG_RSP,
+    };
+    const ORDER: [c_int; 17] = [
+        REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_R8, REG_R9,
+        REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP,
+    ];
+    // SAFETY: the caller guarantees `uctx` is the kernel's ucontext_t for this signal.
+    let g = unsafe { &(*(uctx as *const libc::ucontext_t)).uc_mcontext.gregs };
+    ORDER.map(|r| g[r as usize] as usize)
+}
+
+/// Call `f(arg)` with the stack pointer at `top` (16-byte aligned, the highest address of a
+/// stack of our own), and come back to the caller's stack. *Async-signal-safe*: a few
+/// instructions, no system call.
+///
+/// # Safety
+/// `top` must be the 16-byte aligned end of writable memory large enough for `f`, used by no
+/// one else until this returns; `f` must be safe to call with `arg`.
+#[cfg(target_arch = "x86_64")]
+pub unsafe fn call_on_stack(top: usize, f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void) {
+    // SAFETY: the caller guarantees the stack; the old stack pointer is kept in r12, which `f`
+    // preserves (callee-saved), and restored after the call; every register the C ABI lets `f`
+    // change is declared clobbered, and r12 too. `top` is 16-byte aligned, so `f` starts with
+    // the alignment the ABI gives a called function.
+    unsafe {
+        core::arch::asm!(
+            "mov r12, rsp",
+            "mov rsp, {top}",
+            "call {f}",
+            "mov rsp, r12",
+            top = in(reg) top,
+            f = in(reg) f,
+            in("rdi") arg,
+            out("r12") _,
+            clobber_abi("C"),
+        );
+    }
+}
+
+extern "C" {
+    /// glibc's record of where the initial stack ends (the loader sets it at start).
+    static __libc_stack_end: *const c_void;
+}
+
+/// The offset of `stackblock` (the thread's stack mapping, followed by its size) in glibc's
+/// thread descriptor (`struct pthread`, at the thread pointer), found in the calling thread's
+/// descriptor: for the initial thread glibc leaves `stackblock` 0 and sets the size to
+/// `__libc_stack_end`; for another thread the pair spans the thread pointer and the stack
+/// pointer. `None` when no such pair is found (another C library). Constructor only.
+pub fn stackblock_offset() -> Option<usize> {
+    let tp = thread_pointer();
+    let sp = &tp as *const usize as usize;
+    // SAFETY: a plain read of a variable the loader set before any constructor ran.
+    let end = unsafe { __libc_stack_end } as usize;
+    if tp == 0 {
+        return None;
+    }
+    // struct pthread is larger than 2 KiB in every glibc since 2.26; the words read lie in it.
+    (8..2048 - 8).step_by(8).find(|&k| {
+        // SAFETY: tp + k + 8 lies inside the calling thread's descriptor (see above).
+        let (block, size) = unsafe { (read_word(tp + k), read_word(tp + k + 8)) };
+        (block == 0 && size == end && end != 0)
+            || (block != 0 && block <= sp && sp < tp && size < 1 << 40 && tp < block + size)
+    })
+}
+
+/// The stack mapping glibc records for the calling thread (`stackblock`, size) at `offset`
+/// ([`stackblock_offset`]). *Async-signal-safe*: two loads.
+pub fn thread_stack_block(offset: usize) -> (usize, usize) {
+    let tp = thread_pointer();
+    // SAFETY: offset + 16 lies inside the calling thread's descriptor, which starts at its
+    // thread pointer and stays mapped while the thread runs.
+    unsafe { (read_word(tp + offset), read_word(tp + offset + 8)) }
+}
+
+/// Map `n` stacks of `size` bytes (a multiple of the page size), each with an inaccessible
+/// guard page below it, costing memory only where touched (`MAP_NORESERVE`); returns the
+/// start of the first stack (stack `i` is `[start + i·(size + 4096), … + size)`). Constructor
+/// only.
+pub fn map_stacks(n: usize, size: usize) -> Option<*mut u8> {
+    const GUARD: usize = 4096;
+    let stride = size.checked_add(GUARD)?;
+    let bytes = stride.checked_mul(n)?;
+    let base = reserve_zeroed(bytes)?;
+    for i in 0..n {
+        // SAFETY: the guard page lies inside the mapping just made, which nothing else uses.
+        let ok = unsafe {
+            libc::mprotect(base.add(i * stride) as *mut c_void, GUARD, libc::PROT_NONE) == 0
+        };
+        if !ok {
+            // SAFETY: unmapping the mapping made above, which nothing else uses.
+            unsafe { libc::munmap(base as *mut c_void, bytes) };
+            return None;
+        }
+    }
+    // SAFETY: GUARD < bytes: inside the mapping.
+    Some(unsafe { base.add(GUARD) })
+}
+
 /// See the x86_64 version (no walk on other architectures yet: frame pointer 0 ends it).
 ///
 /// # Safety
@@ -1535,6 +1648,45 @@ pub struct Segment {
     /// The loader's NUL-terminated name for the object (`""` for the executable), valid while it
     /// stays loaded.
     pub name: *const c_char,
+    /// The object's call frame information ([`Cfi`]; all zero when it has none).
+    pub cfi: Cfi,
+}
+
+/// Where an object's call frame information lies, in runtime addresses: its `.eh_frame_hdr`
+/// (the `PT_GNU_EH_FRAME` segment) and the readable bytes of the `PT_LOAD` segment holding it,
+/// which bound every read of the header and of the `.eh_frame` it points to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cfi {
+    /// Start of `.eh_frame_hdr` (0: the object has none).
+    pub hdr: usize,
+    /// Start of the readable segment holding it.
+    pub lo: usize,
+    /// End (exclusive) of the file-backed bytes of that segment.
+    pub hi: usize,
+}
+
+impl Cfi {
+    /// The call frame information of an object loaded at `bias` with program headers `phdrs`
+    /// (none when it has no `PT_GNU_EH_FRAME`, or that segment lies in no readable `PT_LOAD`).
+    pub fn from_phdrs(bias: usize, phdrs: &[libc::Elf64_Phdr]) -> Cfi {
+        let Some(eh) = phdrs.iter().find(|p| p.p_type == libc::PT_GNU_EH_FRAME) else {
+            return Cfi::default();
+        };
+        let inside = |l: &&libc::Elf64_Phdr| {
+            l.p_type == libc::PT_LOAD
+                && l.p_flags & libc::PF_R != 0
+                && l.p_vaddr <= eh.p_vaddr
+                && eh.p_vaddr.saturating_add(eh.p_memsz) <= l.p_vaddr.saturating_add(l.p_filesz)
+        };
+        match phdrs.iter().find(inside) {
+            Some(l) => Cfi {
+                hdr: bias.wrapping_add(eh.p_vaddr as usize),
+                lo: bias.wrapping_add(l.p_vaddr as usize),
+                hi: bias.wrapping_add(l.p_vaddr.saturating_add(l.p_filesz) as usize),
+            },
+            None => Cfi::default(),
+        }
+    }
 }
 
 struct Segments<'a> {
@@ -1553,6 +1705,8 @@ extern "C" fn segments_callback(
     unsafe {
         let s = &mut *(data as *mut Segments<'_>);
         let info = &*info;
+        let phdrs = core::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize);
+        let cfi = Cfi::from_phdrs(info.dlpi_addr as usize, phdrs);
         for i in 0..info.dlpi_phnum as usize {
             let ph = &*info.dlpi_phdr.add(i);
             if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 && ph.p_memsz > 0 {
@@ -1563,6 +1717,7 @@ extern "C" fn segments_callback(
                         hi: lo.saturating_add(ph.p_memsz as usize),
                         bias: info.dlpi_addr as usize,
                         name: info.dlpi_name,
+                        cfi,
                     };
                     s.n += 1;
                 }

@@ -57,6 +57,9 @@ pub struct SampledStack {
     pub count: u64,
     /// Frames, innermost first.
     pub frames: Vec<Frame>,
+    /// The walk stopped short of the outermost frame (its outermost frame's callers are
+    /// missing).
+    pub cut: bool,
 }
 
 /// The sampled stacks of every gmon file, summed.
@@ -95,11 +98,11 @@ fn add(a: &mut WalkStats, b: &WalkStats) {
     for (x, y) in [
         (&mut a.walks, b.walks),
         (&mut a.complete, b.complete),
-        (&mut a.left_fp_code, b.left_fp_code),
-        (&mut a.truncated, b.truncated),
+        (&mut a.no_info, b.no_info),
+        (&mut a.bad_unwind, b.bad_unwind),
         (&mut a.too_deep, b.too_deep),
         (&mut a.no_range, b.no_range),
-        (&mut a.frameless_leaf, b.frameless_leaf),
+        (&mut a.fp_frames, b.fp_frames),
         (&mut a.arcs_dropped, b.arcs_dropped),
         (&mut a.stacks_dropped, b.stacks_dropped),
     ] {
@@ -157,6 +160,7 @@ impl Sampled {
             self.stacks.push(SampledStack {
                 count: s.count,
                 frames,
+                cut: s.cut(),
             });
         }
         add(&mut self.stats, &f.header.stats);
@@ -250,27 +254,96 @@ impl Sampled {
         m
     }
 
-    /// Walks cut short inside the executable (frames missing), as a share of all walks.
-    pub fn truncated_share(&self) -> f64 {
-        if self.stats.walks == 0 {
+    /// Walks cut short of the outermost frame (frames missing: no unwind information,
+    /// unusable unwind information, deeper than the limit), as a share of all walks.
+    pub fn cut_share(&self) -> f64 {
+        let st = &self.stats;
+        let cut = st
+            .no_info
+            .saturating_add(st.bad_unwind)
+            .saturating_add(st.too_deep);
+        if st.walks == 0 {
             0.0
         } else {
-            self.stats.truncated as f64 / self.stats.walks as f64
+            cut as f64 / st.walks as f64
         }
     }
 
-    /// Warnings about what the walks could not see: truncated walks (no frame pointers) and
-    /// full tables.
+    /// Where the cut walks ended: (object path, or empty for addresses in no object; samples),
+    /// most first.
+    pub fn cut_ends(&self) -> Vec<(&[u8], u64)> {
+        let mut by: HashMap<Option<u32>, u64> = HashMap::new();
+        for s in self.stacks.iter().filter(|s| s.cut) {
+            if let Some(f) = s.frames.last() {
+                *by.entry(f.object).or_insert(0) += s.count;
+            }
+        }
+        let mut v: Vec<(&[u8], u64)> = by
+            .into_iter()
+            .map(|(o, n)| {
+                let path = o
+                    .and_then(|o| self.objects.get(o as usize))
+                    .map(|p| p.as_slice())
+                    .unwrap_or(b"");
+                (path, n)
+            })
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+
+    /// Warnings about what the walks could not see: walks cut short (and where), and full
+    /// tables.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
-        let share = self.truncated_share();
+        let share = self.cut_share();
         if share >= 0.01 {
+            let st = &self.stats;
+            let mut why = Vec::new();
+            for (n, what) in [
+                (
+                    st.no_info,
+                    "code without unwind information (JIT code, an object without .eh_frame)"
+                        .to_string(),
+                ),
+                (
+                    st.bad_unwind,
+                    "unusable unwind information or stack contents".to_string(),
+                ),
+                (
+                    st.too_deep,
+                    format!("deeper than {} frames", self.max_depth),
+                ),
+            ] {
+                if n > 0 {
+                    why.push(format!("{n} in {what}"));
+                }
+            }
+            let ends = self.cut_ends();
+            let total: u64 = ends.iter().map(|e| e.1).sum();
+            let wher: Vec<String> = ends
+                .iter()
+                .take(3)
+                .map(|(p, n)| {
+                    let name = if p.is_empty() {
+                        "no known object".to_string()
+                    } else {
+                        let p = String::from_utf8_lossy(p);
+                        p.rsplit('/').next().unwrap_or(&p).to_string()
+                    };
+                    format!("{name} {:.0}%", 100.0 * *n as f64 / total.max(1) as f64)
+                })
+                .collect();
             w.push(format!(
-                "{:.0}% of the sampled stacks were cut short (a function without a frame \
-                 pointer): total times and the call graph miss those callers; build C with \
-                 -fno-omit-frame-pointer, Rust with -C force-frame-pointers=yes (cargo profil \
-                 does)",
-                100.0 * share
+                "{:.0}% of the sampled stacks were cut short ({}; they ended in {}): total times \
+                 and the call graph miss those callers",
+                100.0 * share,
+                why.join(", "),
+                if wher.is_empty() {
+                    "-".to_string()
+                } else {
+                    wher.join(", ")
+                }
             ));
         }
         if self.dropped {

@@ -28,8 +28,8 @@
 //!       "caller": id, "callee": id,
 //!       "samples": n, "seconds": number,  // samples with this call on the stack
 //!       "calls": n|null } ],          // from -pg arcs only
-//!   "walks": { "walks": n, "complete": n, "left_fp_code": n, "truncated": n,
-//!              "too_deep": n, "no_range": n, "frameless_leaf": n,
+//!   "walks": { "walks": n, "complete": n, "no_info": n, "truncated": n,
+//!              "too_deep": n, "no_range": n, "fp_frames": n,
 //!              "arcs_dropped": n, "stacks_dropped": n },
 //!   "notes": [string, ...]
 //! }

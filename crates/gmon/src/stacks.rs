@@ -40,7 +40,7 @@
 //! |---|---|
 //! | 8 | samples with exactly this stack |
 //! | 4 | depth (frames, at least 1) |
-//! | 4 | reserved, 0 |
+//! | 4 | flags: bit 0 = the walk was cut short of the outermost frame ([`STACK_CUT`]); other bits 0 (files written before the flag have 0: read as complete) |
 //! | 8 × depth | runtime addresses, innermost first: the sampled PC, then return addresses |
 //!
 //! Nothing may follow the last stack. A return address points just after its call: to find
@@ -64,24 +64,29 @@ pub const VERSION: u32 = 1;
 pub const HEADER_BYTES: u32 = 112;
 /// Header flag: a table was full and arcs or stacks were dropped.
 pub const FLAG_DROPPED: u32 = 1;
+/// A stack record's flag: its walk stopped short of the outermost frame, so its outermost
+/// frame's callers are missing.
+pub const STACK_CUT: u32 = 1;
 
 /// How the runtime's stack walks ended (see the `profil-rt` crate's `stacks` module).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WalkStats {
     /// Walks made (one per sample).
     pub walks: u64,
-    /// Chains that ended with a zero frame pointer (the outermost frame).
+    /// Walks that reached the outermost frame (`_start`, a thread's start).
     pub complete: u64,
-    /// Chains that broke after leaving the executable (code without frame pointers).
-    pub left_fp_code: u64,
-    /// Chains that broke inside the executable: frames are missing.
-    pub truncated: u64,
+    /// Walks that ended in code with no unwind information and no usable frame pointer (JIT
+    /// code, a stripped object, a garbage return address): frames are missing.
+    pub no_info: u64,
+    /// Walks that ended on unusable unwind information or stack contents (or with no walk
+    /// stack free, or in an object being unloaded): frames are missing.
+    pub bad_unwind: u64,
     /// Stacks deeper than the depth limit (innermost frames kept).
     pub too_deep: u64,
     /// Samples on a stack the runtime did not know (leaf only).
     pub no_range: u64,
-    /// Walks whose innermost function had no frame (leaf, prologue, epilogue).
-    pub frameless_leaf: u64,
+    /// Frames unwound by frame pointer (code without call frame information).
+    pub fp_frames: u64,
     /// Arc counts lost to a full table.
     pub arcs_dropped: u64,
     /// Stacks lost to a full table.
@@ -93,11 +98,11 @@ impl WalkStats {
         [
             self.walks,
             self.complete,
-            self.left_fp_code,
-            self.truncated,
+            self.no_info,
+            self.bad_unwind,
             self.too_deep,
             self.no_range,
-            self.frameless_leaf,
+            self.fp_frames,
             self.arcs_dropped,
             self.stacks_dropped,
         ]
@@ -107,11 +112,11 @@ impl WalkStats {
         WalkStats {
             walks: a[0],
             complete: a[1],
-            left_fp_code: a[2],
-            truncated: a[3],
+            no_info: a[2],
+            bad_unwind: a[3],
             too_deep: a[4],
             no_range: a[5],
-            frameless_leaf: a[6],
+            fp_frames: a[6],
             arcs_dropped: a[7],
             stacks_dropped: a[8],
         }
@@ -259,12 +264,24 @@ impl<S: Sink> StacksWriter<S> {
         depth: u32,
         pcs: impl IntoIterator<Item = u64>,
     ) -> Result<(), StacksWriteError<S::Error>> {
+        self.stack_with_flags(count, depth, 0, pcs)
+    }
+
+    /// One stack record with its flags ([`STACK_CUT`]).
+    pub fn stack_with_flags(
+        &mut self,
+        count: u64,
+        depth: u32,
+        flags: u32,
+        pcs: impl IntoIterator<Item = u64>,
+    ) -> Result<(), StacksWriteError<S::Error>> {
         if depth == 0 {
             return Err(StacksWriteError::Invalid("empty stack"));
         }
         let mut b = [0u8; 16];
         b[0..8].copy_from_slice(&count.to_le_bytes());
         b[8..12].copy_from_slice(&depth.to_le_bytes());
+        b[12..16].copy_from_slice(&flags.to_le_bytes());
         self.put(&b)?;
         let mut n = 0u32;
         for pc in pcs.into_iter().take(depth as usize) {
@@ -321,10 +338,16 @@ impl std::error::Error for StacksError {}
 pub struct Stack<'a> {
     /// Samples with this stack.
     pub count: u64,
+    /// Its flags ([`STACK_CUT`]).
+    pub flags: u32,
     raw: &'a [u8],
 }
 
 impl Stack<'_> {
+    /// Was its walk cut short of the outermost frame?
+    pub fn cut(&self) -> bool {
+        self.flags & STACK_CUT != 0
+    }
     /// Frames.
     pub fn depth(&self) -> usize {
         self.raw.len() / 8
@@ -459,12 +482,12 @@ pub fn parse(data: &[u8]) -> Result<StacksFile<'_>, StacksError> {
         let at = r.pos;
         let count = r.u64("truncated stack count")?;
         let depth = r.u32("truncated stack depth")?;
-        r.u32("truncated stack reserved field")?;
+        let flags = r.u32("truncated stack flags")?;
         if depth == 0 {
             return r.fail(at + 8, "empty stack");
         }
         let raw = r.take((depth as usize).saturating_mul(8), "truncated stack")?;
-        stacks.push(Stack { count, raw });
+        stacks.push(Stack { count, flags, raw });
     }
     if r.left() != 0 {
         return r.fail(r.pos, "bytes after the last stack");
@@ -491,9 +514,9 @@ mod tests {
         let stats = WalkStats {
             walks: 10,
             complete: 7,
-            truncated: 2,
+            bad_unwind: 2,
             too_deep: 1,
-            frameless_leaf: 9,
+            fp_frames: 9,
             ..WalkStats::default()
         };
         let mut w = StacksWriter::new(Vec::new());
