@@ -42,9 +42,10 @@
 //! # The tables
 //!
 //! * **Arcs**: (call site, callee) → the number of samples in which that edge was on the
-//!   stack, from complete walks only (a cut walk's outermost frame is not known to be called
-//!   by what precedes it, and GNU gprof reading the arcs must never be shown a caller that is
-//!   not one). The call site is the return address; the callee is the callee frame's PC (its
+//!   stack, from walks whose every frame was unwound with CFI to the outermost frame or to
+//!   the depth limit (complete or too deep): a walk cut short on missing or unusable unwind
+//!   information gives no arcs, so GNU gprof reading them is never shown a partial graph that
+//!   hands a callee's time to whichever caller happened to be seen. The call site is the return address; the callee is the callee frame's PC (its
 //!   return address minus one, which lies inside it). An edge is counted once per sample
 //!   however often it recurs: each sample has a number, and a slot counts a sample only when
 //!   it swaps in a number different from the one it held (two threads sampled at the same
@@ -155,6 +156,31 @@ pub enum End {
     NoWalkStack = 5,
     /// In an object loaded later while a `dlclose` was in progress.
     Unloading = 6,
+}
+
+/// A walk's frames: PCs innermost first, and where each frame's function starts (for the
+/// arcs; the last frame's is not known).
+pub struct Frames {
+    /// PCs: the interrupted PC, then return addresses.
+    pub pcs: [usize; MAX_DEPTH],
+    /// Function starts.
+    pub funcs: [usize; MAX_DEPTH],
+}
+
+impl Frames {
+    /// No frames yet.
+    pub fn new() -> Frames {
+        Frames {
+            pcs: [0; MAX_DEPTH],
+            funcs: [0; MAX_DEPTH],
+        }
+    }
+}
+
+impl Default for Frames {
+    fn default() -> Frames {
+        Frames::new()
+    }
 }
 
 /// What happened to the walks (for the exit report and the tests).
@@ -272,13 +298,9 @@ fn stack_range(sp: usize) -> Option<Stack> {
 /// Walk the stack from the interrupted registers `gregs` into `out` (PCs innermost first: the
 /// interrupted PC, then return addresses). Returns the number of frames and how the walk
 /// ended. *Async-signal-safe.*
-pub fn walk(
-    gregs: [usize; unwind::NREGS],
-    out: &mut [usize; MAX_DEPTH],
-    ctx: &mut Context,
-) -> (usize, End) {
+pub fn walk(gregs: [usize; unwind::NREGS], out: &mut Frames, ctx: &mut Context) -> (usize, End) {
     let mut regs = Regs::all(gregs);
-    out[0] = regs.pc();
+    out.pcs[0] = regs.pc();
     let Some(stack) = stack_range(regs.sp()) else {
         return (1, End::NoRange);
     };
@@ -288,19 +310,19 @@ pub fn walk(
         match unwind::step(&regs, exact, &stack, ctx) {
             Step::Outermost => return (n, End::Complete),
             Step::Stopped(why) => {
-                return (
-                    n,
-                    match why {
-                        Stop::NoInfo => End::NoInfo,
-                        Stop::BadUnwind => End::BadUnwind,
-                        Stop::Unloading => End::Unloading,
-                    },
-                )
+                return match why {
+                    // A return address that is not code was no frame: leave it out.
+                    Stop::NotCode if n > 1 => (n - 1, End::NoInfo),
+                    Stop::NotCode | Stop::NoInfo => (n, End::NoInfo),
+                    Stop::BadUnwind => (n, End::BadUnwind),
+                    Stop::Unloading => (n, End::Unloading),
+                };
             }
             Step::Caller {
                 regs: next,
                 exact: e,
                 via_fp,
+                func,
             } => {
                 if next.sp() <= regs.sp() || next.sp() > stack.hi {
                     return (n, End::BadUnwind);
@@ -316,7 +338,8 @@ pub fn walk(
                 if n == MAX_DEPTH {
                     return (n, End::TooDeep);
                 }
-                out[n] = next.pc();
+                out.funcs[n - 1] = func;
+                out.pcs[n] = next.pc();
                 n += 1;
                 regs = next;
                 exact = e;
@@ -369,7 +392,7 @@ pub unsafe fn record(uctx: *mut c_void) {
     let Some(i) = claim_walk_stack() else {
         // SAFETY: as the caller guarantees.
         let pc = unsafe { sys::interrupted_gregs(uctx) }[unwind::RA];
-        count_walk(&[pc], End::NoWalkStack);
+        count_walk(&[pc], &[], End::NoWalkStack);
         return;
     };
     let top = WALK_BASE.load(Ordering::Relaxed) + i * (WALK_STACK_BYTES + 4096) + WALK_STACK_BYTES;
@@ -385,13 +408,14 @@ unsafe extern "C" fn walk_here(uctx: *mut c_void) {
     // SAFETY: `record` passes the kernel's ucontext.
     let gregs = unsafe { sys::interrupted_gregs(uctx) };
     let mut ctx = Context::new_in();
-    let mut pcs = [0usize; MAX_DEPTH];
-    let (n, end) = walk(gregs, &mut pcs, &mut ctx);
-    count_walk(&pcs[..n], end);
+    let mut frames = Frames::new();
+    let (n, end) = walk(gregs, &mut frames, &mut ctx);
+    count_walk(&frames.pcs[..n], &frames.funcs[..n], end);
 }
 
-/// Count one walk's statistics, arcs (complete walks only) and stack.
-fn count_walk(pcs: &[usize], end: End) {
+/// Count one walk's statistics, arcs (walks unwound to the outermost frame or the depth limit)
+/// and stack. `funcs[k]`: where frame k's function starts.
+fn count_walk(pcs: &[usize], funcs: &[usize], end: End) {
     C.walks.fetch_add(1, Ordering::Relaxed);
     let c = match end {
         End::Complete => &C.complete,
@@ -401,17 +425,12 @@ fn count_walk(pcs: &[usize], end: End) {
         End::NoRange => &C.no_range,
     };
     c.fetch_add(1, Ordering::Relaxed);
-    if end == End::Complete {
+    if matches!(end, End::Complete | End::TooDeep) {
         let id = SAMPLE_ID.fetch_add(1, Ordering::Relaxed) + 1;
-        for k in 1..pcs.len() {
-            // The callee frame's PC: exact for the innermost, a return address (one back,
-            // inside the callee) for the others.
-            let to = if k == 1 {
-                pcs[0]
-            } else {
-                pcs[k - 1].wrapping_sub(1)
-            };
-            count_arc(pcs[k], to, id);
+        for k in 1..pcs.len().min(funcs.len()) {
+            // The callee: where its function starts (so that every call site of one caller
+            // into one callee is one arc, counted once per sample).
+            count_arc(pcs[k], funcs[k - 1], id);
         }
     }
     let mut hash = 0x5157_4143_4b53u64 ^ end as u64;
@@ -669,21 +688,24 @@ mod tests {
     fn a_walk_from_here_reaches_the_outermost_frame() {
         assert!(enable(1 << 10, false));
         let mut ctx = Context::new_in();
-        let mut pcs = [0usize; MAX_DEPTH];
-        let (n, end) = walk_from_here(&mut pcs, &mut ctx);
-        assert_eq!(end, End::Complete, "{:x?}", &pcs[..n]);
+        let mut f = Frames::new();
+        let (n, end) = walk_from_here(&mut f, &mut ctx);
+        assert_eq!(end, End::Complete, "{:x?}", &f.pcs[..n]);
         assert!(n >= 4, "{n}");
+        // The innermost frame's function starts at or before its PC, close by.
+        assert!(f.funcs[0] <= f.pcs[0] && f.pcs[0] - f.funcs[0] < 4096);
         // A second walk (from another call site in this test) gives the same stack above the
         // test function, now from the rule cache.
-        let mut again = [0usize; MAX_DEPTH];
+        let mut again = Frames::new();
         let (m, end2) = walk_from_here(&mut again, &mut ctx);
         assert_eq!((m, end2), (n, end));
-        assert_eq!(pcs[2..n], again[2..m]);
+        assert_eq!(f.pcs[2..n], again.pcs[2..m]);
+        assert_eq!(f.funcs[..n - 1], again.funcs[..m - 1]);
     }
 
     /// Walk from this function's own registers, while its frame is live.
     #[inline(never)]
-    fn walk_from_here(out: &mut [usize; MAX_DEPTH], ctx: &mut Context) -> (usize, End) {
+    fn walk_from_here(out: &mut Frames, ctx: &mut Context) -> (usize, End) {
         let (sp, fp, pc): (usize, usize, usize);
         // SAFETY: reads three registers and the address of a label; no side effect.
         unsafe {

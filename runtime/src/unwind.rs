@@ -159,6 +159,9 @@ pub enum Stop {
     BadUnwind,
     /// The PC lies in an object loaded later while a `dlclose` is in progress.
     Unloading,
+    /// The PC lies in no loaded object: not code (a garbage return address), or code the
+    /// loader does not know (JIT code) whose frame pointer leads nowhere.
+    NotCode,
 }
 
 /// The result of one step.
@@ -172,6 +175,9 @@ pub enum Step {
         exact: bool,
         /// Found through the frame-pointer chain, not CFI.
         via_fp: bool,
+        /// Where the function of the frame stepped from starts (its FDE's first address; the
+        /// frame's lookup address when not known).
+        func: usize,
     },
     /// This frame is the outermost (its return address is undefined: `_start`, a thread's
     /// start).
@@ -205,7 +211,7 @@ static NSEG: AtomicUsize = AtomicUsize::new(0);
 /// `_dl_find_object`, or 0.
 static FIND: AtomicUsize = AtomicUsize::new(0);
 
-/// The rule cache: `CACHE_SLOTS` pairs of words (key, rule).
+/// The rule cache: `CACHE_SLOTS` triples of words (key, rule, function start).
 const CACHE_SLOTS: usize = 1 << 15;
 const CACHE_PROBES: usize = 8;
 static CACHE: AtomicPtr<AtomicU64> = AtomicPtr::new(core::ptr::null_mut());
@@ -237,7 +243,7 @@ pub fn enable() {
     }
     NSEG.store(n, Ordering::Relaxed);
     FIND.store(sys::find_object_function(), Ordering::Relaxed);
-    if let Some(p) = sys::reserve_zeroed(CACHE_SLOTS * 16) {
+    if let Some(p) = sys::reserve_zeroed(CACHE_SLOTS * 24) {
         CACHE.store(p as *mut AtomicU64, Ordering::Release);
     }
 }
@@ -341,7 +347,7 @@ impl Packed {
         ))
     }
 
-    fn apply(self, regs: &Regs, stack: &Stack) -> Step {
+    fn apply(self, regs: &Regs, stack: &Stack, func: usize) -> Step {
         let v = self.0;
         let base = if v & 3 == 0 { RSP } else { RBP };
         let cfa_off = (v >> 2) as u32 as i32 as isize;
@@ -370,6 +376,7 @@ impl Packed {
             regs: next,
             exact: false,
             via_fp: false,
+            func,
         }
     }
 }
@@ -379,9 +386,9 @@ fn cache() -> &'static [AtomicU64] {
     if p.is_null() {
         return &[];
     }
-    // SAFETY: `enable` mapped CACHE_SLOTS pairs of zeroed words (atomics, all-zero valid),
+    // SAFETY: `enable` mapped CACHE_SLOTS triples of zeroed words (atomics, all-zero valid),
     // never unmapped.
-    unsafe { core::slice::from_raw_parts(p, CACHE_SLOTS * 2) }
+    unsafe { core::slice::from_raw_parts(p, CACHE_SLOTS * 3) }
 }
 
 #[inline]
@@ -389,16 +396,19 @@ fn slot_of(key: u64) -> usize {
     ((key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize) & (CACHE_SLOTS - 1)
 }
 
-fn cache_get(key: u64) -> Option<Packed> {
+fn cache_get(key: u64) -> Option<(Packed, usize)> {
     let t = cache();
     if t.is_empty() {
         return None;
     }
     let mut i = slot_of(key);
     for _ in 0..CACHE_PROBES {
-        let k = t[2 * i].load(Ordering::Acquire);
+        let k = t[3 * i].load(Ordering::Acquire);
         if k == key {
-            return Some(Packed(t[2 * i + 1].load(Ordering::Relaxed)));
+            return Some((
+                Packed(t[3 * i + 1].load(Ordering::Relaxed)),
+                t[3 * i + 2].load(Ordering::Relaxed) as usize,
+            ));
         }
         if k == 0 {
             return None;
@@ -408,17 +418,18 @@ fn cache_get(key: u64) -> Option<Packed> {
     None
 }
 
-fn cache_put(key: u64, rule: Packed) {
+fn cache_put(key: u64, rule: Packed, func: usize) {
     let t = cache();
     if t.is_empty() || key <= CLAIMED {
         return;
     }
     let mut i = slot_of(key);
     for _ in 0..CACHE_PROBES {
-        let k = &t[2 * i];
+        let k = &t[3 * i];
         match k.compare_exchange(0, CLAIMED, Ordering::Acquire, Ordering::Relaxed) {
             Ok(_) => {
-                t[2 * i + 1].store(rule.0, Ordering::Relaxed);
+                t[3 * i + 1].store(rule.0, Ordering::Relaxed);
+                t[3 * i + 2].store(func as u64, Ordering::Relaxed);
                 k.store(key, Ordering::Release);
                 return;
             }
@@ -432,7 +443,7 @@ fn cache_put(key: u64, rule: Packed) {
 /// meanwhile gets the rule it had or none.
 pub fn clear_cache() {
     for (i, w) in cache().iter().enumerate() {
-        if i % 2 == 0 {
+        if i % 3 == 0 {
             w.store(0, Ordering::Release);
         }
     }
@@ -530,13 +541,19 @@ fn evaluate(
     }
 }
 
-/// The CFI row for `addr` in the object whose CFI is `cfi`: the row and whether the FDE is a
-/// signal trampoline's. `None`: no FDE covers it, or the CFI is unusable.
-fn row<'c>(
-    cfi: sys::Cfi,
-    addr: usize,
-    ctx: &'c mut Context,
-) -> Option<(&'c UnwindTableRow<usize, Store>, bool, EhFrame<Slice>)> {
+/// What [`row`] found.
+struct Row<'c> {
+    row: &'c UnwindTableRow<usize, Store>,
+    /// The FDE is a signal trampoline's.
+    signal: bool,
+    /// The FDE's first address (the function's start).
+    func: usize,
+    eh: EhFrame<Slice>,
+}
+
+/// The CFI row for `addr` in the object whose CFI is `cfi`. `None`: no FDE covers it, or the
+/// CFI is unusable.
+fn row(cfi: sys::Cfi, addr: usize, ctx: &mut Context) -> Option<Row<'_>> {
     if cfi.hdr == 0 || !(cfi.lo <= cfi.hdr && cfi.hdr < cfi.hi) {
         return None;
     }
@@ -562,10 +579,16 @@ fn row<'c>(
         .fde_for_address(&eh, &bases, addr as u64, EhFrame::cie_from_offset)
         .ok()?;
     let signal = fde.is_signal_trampoline();
+    let func = fde.initial_address() as usize;
     let row = fde
         .unwind_info_for_address(&eh, &bases, ctx, addr as u64)
         .ok()?;
-    Some((row, signal, eh))
+    Some(Row {
+        row,
+        signal,
+        func,
+        eh,
+    })
 }
 
 /// Step from the frame `regs` to its caller. `exact`: the frame's PC is where it was
@@ -576,8 +599,8 @@ pub fn step(regs: &Regs, exact: bool, stack: &Stack, ctx: &mut Context) -> Step 
     let pc = regs.pc();
     let addr = if exact { pc } else { pc.wrapping_sub(1) };
     let key = addr as u64;
-    if let Some(rule) = cache_get(key) {
-        return rule.apply(regs, stack);
+    if let Some((rule, func)) = cache_get(key) {
+        return rule.apply(regs, stack, func);
     }
     let cfi = match find(addr) {
         Found::Start(c) => c,
@@ -591,7 +614,12 @@ pub fn step(regs: &Regs, exact: bool, stack: &Stack, ctx: &mut Context) -> Step 
             READING_LATER.fetch_sub(1, Ordering::SeqCst);
             return s;
         }
-        Found::Nowhere => return frame_pointer_step(regs, stack),
+        Found::Nowhere => {
+            return match frame_pointer_step(regs, stack, addr) {
+                Step::Stopped(_) => Step::Stopped(Stop::NotCode),
+                s => s,
+            }
+        }
     };
     step_with_cfi(cfi, regs, addr, stack, ctx)
 }
@@ -603,8 +631,14 @@ fn step_with_cfi(
     stack: &Stack,
     ctx: &mut Context,
 ) -> Step {
-    let Some((row, signal, eh)) = row(cfi, addr, ctx) else {
-        return frame_pointer_step(regs, stack);
+    let Some(Row {
+        row,
+        signal,
+        func,
+        eh,
+    }) = row(cfi, addr, ctx)
+    else {
+        return frame_pointer_step(regs, stack, addr);
     };
     let bad = Step::Stopped(Stop::BadUnwind);
     let (cfa, packed) = match *row.cfa() {
@@ -654,7 +688,7 @@ fn step_with_cfi(
         None => return bad,
         Some(RegisterRule::Undefined) => {
             if let Some(p) = packed {
-                cache_put(addr as u64, p);
+                cache_put(addr as u64, p, func);
             }
             return Step::Outermost;
         }
@@ -678,18 +712,19 @@ fn step_with_cfi(
     next.set(RSP, Some(cfa));
     next.set(RA, Some(ra));
     if let Some(p) = packed {
-        cache_put(addr as u64, p);
+        cache_put(addr as u64, p, func);
     }
     Step::Caller {
         regs: next,
         exact: signal,
         via_fp: false,
+        func,
     }
 }
 
 /// Where there is no CFI: the frame-pointer chain, if `rbp` points into the stack above the
 /// stack pointer and the return address found lands in a known object.
-fn frame_pointer_step(regs: &Regs, stack: &Stack) -> Step {
+fn frame_pointer_step(regs: &Regs, stack: &Stack, addr: usize) -> Step {
     let stop = Step::Stopped(Stop::NoInfo);
     let Some(fp) = regs.get(RBP) else { return stop };
     if fp & 7 != 0 || fp < regs.sp() {
@@ -709,6 +744,7 @@ fn frame_pointer_step(regs: &Regs, stack: &Stack) -> Step {
         regs: next,
         exact: false,
         via_fp: true,
+        func: addr,
     }
 }
 
@@ -743,9 +779,12 @@ mod tests {
         r[RSP] = base;
         r[RBP] = 7;
         r[RA] = 0x4000;
-        match p.apply(&Regs::all(r), &stack) {
-            Step::Caller { regs, exact, .. } => {
+        match p.apply(&Regs::all(r), &stack, 0x3000) {
+            Step::Caller {
+                regs, exact, func, ..
+            } => {
                 assert!(!exact);
+                assert_eq!(func, 0x3000);
                 assert_eq!(regs.sp(), base + 16);
                 assert_eq!(regs.pc(), 0x2222);
                 assert_eq!(regs.get(RBP), Some(0x1111));
@@ -754,7 +793,7 @@ mod tests {
             s => panic!("{s:?}"),
         }
         let end = Packed::new(RSP, 8, RegisterRule::SameValue, &RegisterRule::Undefined).unwrap();
-        assert_eq!(end.apply(&Regs::all(r), &stack), Step::Outermost);
+        assert_eq!(end.apply(&Regs::all(r), &stack, 0), Step::Outermost);
         // Reads outside the stack stop the walk instead of faulting.
         let far = Packed::new(
             RSP,
@@ -764,7 +803,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            far.apply(&Regs::all(r), &stack),
+            far.apply(&Regs::all(r), &stack, 0),
             Step::Stopped(Stop::BadUnwind)
         );
         // Rules that do not fit are not packed.

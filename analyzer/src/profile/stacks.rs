@@ -79,6 +79,17 @@ pub struct Sampled {
     pub max_depth: u32,
 }
 
+/// Where a cut walk ended: the object of its outermost frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CutEnd<'a> {
+    /// The executable.
+    Executable,
+    /// A shared object (its path).
+    Object(&'a [u8]),
+    /// An address in no object record.
+    Nowhere,
+}
+
 /// Inclusive counts over the nodes a resolver maps frames to.
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
@@ -269,26 +280,30 @@ impl Sampled {
         }
     }
 
-    /// Where the cut walks ended: (object path, or empty for addresses in no object; samples),
+    /// Where the cut walks ended (the object of their outermost frame), with their samples,
     /// most first.
-    pub fn cut_ends(&self) -> Vec<(&[u8], u64)> {
+    pub fn cut_ends(&self) -> Vec<(CutEnd<'_>, u64)> {
         let mut by: HashMap<Option<u32>, u64> = HashMap::new();
         for s in self.stacks.iter().filter(|s| s.cut) {
             if let Some(f) = s.frames.last() {
                 *by.entry(f.object).or_insert(0) += s.count;
             }
         }
-        let mut v: Vec<(&[u8], u64)> = by
+        let mut v: Vec<(CutEnd<'_>, u64)> = by
             .into_iter()
             .map(|(o, n)| {
-                let path = o
-                    .and_then(|o| self.objects.get(o as usize))
-                    .map(|p| p.as_slice())
-                    .unwrap_or(b"");
-                (path, n)
+                let end = match o {
+                    Some(0) => CutEnd::Executable,
+                    Some(o) => self
+                        .objects
+                        .get(o as usize)
+                        .map_or(CutEnd::Nowhere, |p| CutEnd::Object(p)),
+                    None => CutEnd::Nowhere,
+                };
+                (end, n)
             })
             .collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v
     }
 
@@ -324,12 +339,14 @@ impl Sampled {
             let wher: Vec<String> = ends
                 .iter()
                 .take(3)
-                .map(|(p, n)| {
-                    let name = if p.is_empty() {
-                        "no known object".to_string()
-                    } else {
-                        let p = String::from_utf8_lossy(p);
-                        p.rsplit('/').next().unwrap_or(&p).to_string()
+                .map(|(end, n)| {
+                    let name = match end {
+                        CutEnd::Executable => "the executable".to_string(),
+                        CutEnd::Object(p) => {
+                            let p = String::from_utf8_lossy(p);
+                            p.rsplit('/').next().unwrap_or(&p).to_string()
+                        }
+                        CutEnd::Nowhere => "no known object".to_string(),
                     };
                     format!("{name} {:.0}%", 100.0 * *n as f64 / total.max(1) as f64)
                 })

@@ -153,24 +153,31 @@ fn rust_with_forced_frame_pointers_gprof_costly_share_within_3_points() {
     check_costly_share(&dir, &exe, None);
 }
 
-/// C at -O2 -fno-omit-frame-pointer: `work` is a frameless leaf, recognised as such.
+/// C at -O2 -fno-omit-frame-pointer: `work` is a frameless leaf, whose caller the CFI walk
+/// keeps; every walk reaches the outermost frame.
 #[test]
 fn gprof_shows_costly_inclusive_share_within_3_points_of_the_truth() {
     let dir = TempDir::new("cheapcostly");
     let exe = build(&dir);
     check_costly_share(&dir, &exe, Some("cheapcostly"));
     let r = run(&dir, &exe, &["cheapcostly", "100"], &[]);
-    assert!(stat(&r, "frameless_leaf") > 0, "{}", r.stderr);
+    assert!(
+        stat(&r, "complete") * 100 >= stat(&r, "walks") * 99,
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
-fn a_clobbered_frame_pointer_never_crashes_and_counts_truncated_walks() {
+fn a_clobbered_frame_pointer_never_crashes_and_counts_cut_walks() {
     let dir = TempDir::new("badfp");
     let exe = build(&dir);
     let r = run(&dir, &exe, &["badfp", "20"], &[]);
     assert!(r.ok, "{}", r.stderr);
+    // spin_bad's asm pushes a word its CFI does not know of and sets rbp to garbage: the
+    // return address read is not code, and the walk stops there.
     assert!(
-        stat(&r, "walks") > 0 && stat(&r, "truncated") > 0,
+        stat(&r, "walks") > 0 && stat(&r, "no_info") + stat(&r, "bad_unwind") > 0,
         "{}",
         r.stderr
     );
@@ -623,15 +630,22 @@ fn the_report_warns_when_frames_were_missing() {
     let exe_s = exe.to_str().unwrap();
     let r = run(&dir, &exe, &["badfp", "20"], &[]);
     assert!(r.ok, "{}", r.stderr);
-    assert!(stat(&r, "truncated") > 0, "{}", r.stderr);
+    assert!(
+        stat(&r, "no_info") + stat(&r, "bad_unwind") > 0,
+        "{}",
+        r.stderr
+    );
     for env in [&[][..], &[("PROFIL_RANGES", "exe")][..]] {
         let r = run(&dir, &exe, &["badfp", "20"], env);
         assert!(r.ok, "{}", r.stderr);
         let (code, _, err) = report(&dir, &["gmon.out", exe_s]);
         assert_eq!(code, 0, "{err}");
+        // It says where the walks were cut (the executable, named by its file), and no longer
+        // tells C users to add frame pointers.
         assert!(
             err.contains("of the sampled stacks were cut short")
-                && err.contains("-fno-omit-frame-pointer"),
+                && err.contains("ended in the executable")
+                && !err.contains("-fno-omit-frame-pointer"),
             "{env:?}: {err}"
         );
     }
