@@ -59,7 +59,7 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
     count_pc(unsafe { sys::interrupted_pc(uctx) });
     if hist::counting() {
         // SAFETY: as above.
-        unsafe { stacks::record(uctx as *mut c_void) };
+        unsafe { stacks::record(uctx) };
     }
 }
 

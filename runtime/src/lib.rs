@@ -456,10 +456,8 @@ pub fn start() {
     if cfg.ranges_all || cfg.pcsample {
         objects::enable(cfg.scale);
     }
-    if cfg.stacks {
-        if !stacks::enable(cfg.stack_slots as usize, cfg.stack_stats) {
-            warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
-        }
+    if cfg.stacks && !stacks::enable(cfg.stack_slots as usize, cfg.stack_stats) {
+        warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
     }
     if cfg.pcsample && !pcmode::enable(cfg.pcsamples as usize) {
         warn(b"profil-rt: cannot map memory for the pcsample buffer; not profiling");
