@@ -43,6 +43,7 @@ mod lines_objects;
 mod malformed;
 mod readme_ci;
 mod runtime_behave;
+mod runtime_cfi;
 mod runtime_e2e;
 mod runtime_stacks;
 mod ux_artifacts;
