@@ -3,7 +3,7 @@
 //! Helpers every theme shares: [`support`] (the one scratch-directory type, compiling and
 //! running programs, the installed GNU gprof), [`golden`] (the one golden-file check, one bless
 //! switch: `PROFIL_BLESS=1`), and per family of tests `cg_support`, `flat_support`,
-//! `lines_support`, `ux_support` (which build on `support`). Run one theme with
+//! `lines_support`, `stacks_support`, `ux_support` (which build on `support`). Run one theme with
 //! `cargo test -p profil-report --test integration <module>::` (for example
 //! `runtime_e2e::`), one test by its full path.
 //!
@@ -15,6 +15,7 @@ mod cg_support;
 mod flat_support;
 mod golden;
 mod lines_support;
+mod stacks_support;
 mod support;
 mod ux_support;
 
@@ -42,6 +43,7 @@ mod lines_objects;
 mod malformed;
 mod readme_ci;
 mod runtime_behave;
+mod runtime_cfi;
 mod runtime_e2e;
 mod runtime_stacks;
 mod ux_artifacts;

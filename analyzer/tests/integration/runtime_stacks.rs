@@ -3,14 +3,14 @@
 //! GNU `gprof -b` reads the call graph the runtime wrote into gmon.out. The walk statistics come
 //! from the test setting `PROFIL_STACK_STATS=1` (one line on stderr at exit).
 
+use crate::stacks_support::{
+    build_rust, check_report_costly_share, report, report_json, row_total, run,
+    run_until_2000_walks, stat, ONE_CHILD,
+};
 use crate::support::{runtime_path, TempDir};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
-
-/// One profiled child at a time (they are CPU-bound; see runtime_e2e/mod.rs).
-static ONE_CHILD: Mutex<()> = Mutex::new(());
 
 fn build(dir: &TempDir) -> PathBuf {
     let exe = dir.0.join("stacks");
@@ -25,43 +25,6 @@ fn build(dir: &TempDir) -> PathBuf {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     exe
-}
-
-struct Run {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &TempDir, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let _one = ONE_CHILD.lock().unwrap_or_else(|e| e.into_inner());
-    let mut cmd = Command::new(exe);
-    cmd.args(args).current_dir(&dir.0);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("PROFIL_") || k == "GMON_OUT_PREFIX" || k == "LD_PRELOAD" {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("PROFIL_STACK_STATS", "1").envs(env.iter().copied());
-    let out = cmd.output().unwrap();
-    Run {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// The named figure of the `profil-rt: stacks ...` line.
-fn stat(r: &Run, name: &str) -> u64 {
-    let line = r
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("profil-rt: stacks "))
-        .unwrap_or_else(|| panic!("no stacks line: {}", r.stderr));
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {line}"))
 }
 
 fn gprof(dir: &TempDir, exe: &Path) -> String {
@@ -86,52 +49,6 @@ fn inclusive_percent(graph: &str, name: &str) -> Option<f64> {
     })
 }
 
-fn build_rust(dir: &TempDir, frame_pointers: bool) -> PathBuf {
-    let exe = dir.0.join("stacks_rs");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runtime/stacks.rs");
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let mut cmd = Command::new(rustc);
-    cmd.args(["-O", "--edition", "2021", "-C"])
-        .arg(format!("link-arg={}", runtime_path(false).display()));
-    if frame_pointers {
-        cmd.args(["-C", "force-frame-pointers=yes"]);
-    }
-    let out = cmd.arg("-o").arg(&exe).arg(src).output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    exe
-}
-
-/// Run `exe [mode] SCALE` (the cheap/costly program) until at least 2,000 samples were walked,
-/// doubling the work a bounded number of times so that it holds on any machine speed; the
-/// share of `costly` the program measured itself.
-fn run_until_2000_walks(
-    dir: &TempDir,
-    exe: &Path,
-    mode: Option<&str>,
-    env: &[(&str, &str)],
-) -> f64 {
-    let mut scale = 200u64;
-    for attempt in 0..6 {
-        let s = scale.to_string();
-        let args: Vec<&str> = mode.into_iter().chain([s.as_str()]).collect();
-        let r = run(dir, exe, &args, env);
-        assert!(r.ok, "{}", r.stderr);
-        if stat(&r, "walks") < 2000 && attempt < 5 {
-            scale *= 2;
-            continue;
-        }
-        let truth: f64 = r
-            .stdout
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("costly_share="))
-            .unwrap()
-            .parse()
-            .unwrap();
-        return truth;
-    }
-    unreachable!("the last attempt returns")
-}
-
 /// Run `exe [mode] scale` until enough samples were walked ([`run_until_2000_walks`]), then
 /// compare gprof's inclusive share for `costly` from our sampled arcs with the share the
 /// program measured itself.
@@ -149,7 +66,7 @@ fn check_costly_share(dir: &TempDir, exe: &Path, mode: Option<&str>) {
 #[test]
 fn rust_with_forced_frame_pointers_gprof_costly_share_within_3_points() {
     let dir = TempDir::new("rust-fp");
-    let exe = build_rust(&dir, true);
+    let exe = build_rust(&dir, &["-C", "force-frame-pointers=yes"]);
     check_costly_share(&dir, &exe, None);
 }
 
@@ -282,75 +199,25 @@ fn the_stacks_file_is_written_beside_the_profile_by_default() {
 
 // ---- The analyzer's side: total times and the call graph from the stacks file ----
 
-fn report(dir: &TempDir, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
-        .args(args)
-        .current_dir(&dir.0)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn report_json(dir: &TempDir, exe: &Path) -> serde_json::Value {
-    let (code, out, err) = report(dir, &["--json", "gmon.out", exe.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
-/// `total_samples` of the row of function `name` (either report's rows).
-fn row_total(j: &serde_json::Value, name: &str) -> Option<u64> {
-    j["rows"].as_array()?.iter().find_map(|r| {
-        let n = r.get("name").or_else(|| r.get("function"))?.as_str()?;
-        (n == name).then(|| r["total_samples"].as_u64())?
-    })
-}
-
-/// Run cheap/costly until 2,000 samples were walked ([`run_until_2000_walks`]); the report's totals give costly's share
-/// of cheap + costly within 3 points of the program's own clock, in the report across objects
-/// (the default) and in the executable's report (`PROFIL_RANGES=exe`).
-fn check_report_costly_share(dir: &TempDir, exe: &Path, mode: Option<&str>, env: &[(&str, &str)]) {
-    let truth = run_until_2000_walks(dir, exe, mode, env);
-    let j = report_json(dir, exe);
-    let costly = row_total(&j, "costly").unwrap_or_else(|| panic!("no costly total: {j}"));
-    let cheap = row_total(&j, "cheap").unwrap_or_else(|| panic!("no cheap total: {j}"));
-    let got = 100.0 * costly as f64 / (costly + cheap) as f64;
-    assert!(
-        (got - truth * 100.0).abs() <= 3.0,
-        "report {got:.1}% vs truth {:.1}% ({env:?})\n{j}",
-        truth * 100.0
-    );
-    // JSON rows carry total_seconds = total_samples / hz.
-    let hz = j["hz"].as_f64().unwrap();
-    let row = j["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r.get("name").or_else(|| r.get("function")).unwrap() == "costly")
-        .unwrap();
-    let secs = row["total_seconds"].as_f64().unwrap();
-    assert!((secs - costly as f64 / hz).abs() < 1e-9, "{row}");
-    assert!(row["total_ci95_low_seconds"].as_f64().unwrap() < secs);
-    assert!(row["total_ci95_high_seconds"].as_f64().unwrap() > secs);
-    assert_eq!(j["call_graph"]["kind"], "sampled", "{j}");
-}
-
 #[test]
 fn the_report_total_column_gives_costly_within_3_points_of_the_truth() {
     let dir = TempDir::new("total-c");
     let exe = build(&dir);
-    check_report_costly_share(&dir, &exe, Some("cheapcostly"), &[]);
-    check_report_costly_share(&dir, &exe, Some("cheapcostly"), &[("PROFIL_RANGES", "exe")]);
+    check_report_costly_share(&dir, &exe, Some("cheapcostly"), &[], 3.0);
+    check_report_costly_share(
+        &dir,
+        &exe,
+        Some("cheapcostly"),
+        &[("PROFIL_RANGES", "exe")],
+        3.0,
+    );
 }
 
 #[test]
 fn the_report_total_column_for_rust_with_frame_pointers() {
     let dir = TempDir::new("total-rs");
-    let exe = build_rust(&dir, true);
-    check_report_costly_share(&dir, &exe, None, &[]);
+    let exe = build_rust(&dir, &["-C", "force-frame-pointers=yes"]);
+    check_report_costly_share(&dir, &exe, None, &[], 3.0);
 }
 
 #[test]
