@@ -1462,18 +1462,27 @@ pub unsafe fn interrupted_regs(uctx: *const c_void) -> Regs {
 /// `uctx` must be the `ucontext_t` pointer the kernel passed to an `SA_SIGINFO` handler.
 #[cfg(target_arch = "x86_64")]
 pub unsafe fn interrupted_gregs(uctx: *const c_void) -> [usize; 17] {
+    // SAFETY: the caller guarantees `uctx` is the kernel's ucontext_t for this signal.
+    let g = unsafe { &(*(uctx as *const libc::ucontext_t)).uc_mcontext.gregs };
+    GREGS_DWARF_ORDER.map(|r| g[r as usize] as usize)
+}
+
+/// The kernel's `gregs` index of each DWARF register 0–16 (x86-64).
+#[cfg(target_arch = "x86_64")]
+pub const GREGS_DWARF_ORDER: [c_int; 17] = {
     use libc::{
         REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_R8, REG_R9, REG_RAX, REG_RBP,
         REG_RBX, REG_RCX, REG_RDI, REG_RDX, REG_RIP, REG_RSI, REG_RSP,
     };
-    const ORDER: [c_int; 17] = [
+    [
         REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_R8, REG_R9,
         REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP,
-    ];
-    // SAFETY: the caller guarantees `uctx` is the kernel's ucontext_t for this signal.
-    let g = unsafe { &(*(uctx as *const libc::ucontext_t)).uc_mcontext.gregs };
-    ORDER.map(|r| g[r as usize] as usize)
-}
+    ]
+};
+
+/// Where `gregs` lies in a `ucontext_t` (bytes from its start).
+#[cfg(target_arch = "x86_64")]
+pub const UCONTEXT_GREGS_AT: usize = core::mem::offset_of!(libc::ucontext_t, uc_mcontext);
 
 /// Call `f(arg)` with the stack pointer at `top` (16-byte aligned, the highest address of a
 /// stack of our own), and come back to the caller's stack. *Async-signal-safe*: a few

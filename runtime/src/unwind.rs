@@ -19,7 +19,9 @@
 //!   fixed-size arrays, so nothing is allocated. DWARF expressions (the PLT's CFA, glibc's
 //!   signal trampoline `__restore_rt`, stack realignment in `main`) are evaluated with
 //!   gimli's [`Evaluation`], likewise on fixed storage, with its memory reads bounded to the
-//!   interrupted thread's stack.
+//!   interrupted thread's stack. The one signal trampoline without CFI is our own
+//!   ([`crate::sys::restorer`], given to the handlers a program installs through our
+//!   `sigaction`): a frame returning there is followed into the `ucontext_t` the kernel saved.
 //!
 //! Every read of an object's CFI stays inside the object's mapped, readable segment that holds
 //! `.eh_frame_hdr` (gimli's reader is a slice of it, so a corrupt offset is an error, not a
@@ -598,6 +600,9 @@ fn row(cfi: sys::Cfi, addr: usize, ctx: &mut Context) -> Option<Row<'_>> {
 pub fn step(regs: &Regs, exact: bool, stack: &Stack, ctx: &mut Context) -> Step {
     let pc = regs.pc();
     let addr = if exact { pc } else { pc.wrapping_sub(1) };
+    if !exact && pc == sys::restorer() {
+        return signal_frame_step(regs, stack);
+    }
     let key = addr as u64;
     if let Some((rule, func)) = cache_get(key) {
         return rule.apply(regs, stack, func);
@@ -719,6 +724,27 @@ fn step_with_cfi(
         exact: signal,
         via_fp: false,
         func,
+    }
+}
+
+/// Our own signal return trampoline ([`sys::restorer`], which the handlers the program installs
+/// through our `sigaction` return to; it has no CFI): the interrupted context is the kernel's
+/// `ucontext_t` at the stack pointer, as glibc's CFI for its `__restore_rt` says of its own.
+fn signal_frame_step(regs: &Regs, stack: &Stack) -> Step {
+    let uc = regs.sp();
+    let mut next = Regs::none();
+    for (i, &g) in sys::GREGS_DWARF_ORDER.iter().enumerate() {
+        let at = uc + sys::UCONTEXT_GREGS_AT + 8 * g as usize;
+        match stack.read(at) {
+            Some(v) => next.set(i, Some(v)),
+            None => return Step::Stopped(Stop::BadUnwind),
+        }
+    }
+    Step::Caller {
+        regs: next,
+        exact: true,
+        via_fp: false,
+        func: regs.pc(),
     }
 }
 

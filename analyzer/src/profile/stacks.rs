@@ -327,7 +327,7 @@ impl Sampled {
                 ),
                 (
                     st.too_deep,
-                    format!("deeper than {} frames", self.max_depth),
+                    format!("stacks past the depth limit of {} frames", self.max_depth),
                 ),
             ] {
                 if n > 0 {
