@@ -74,6 +74,19 @@ pub unsafe extern "C" fn pthread_create(
     unsafe { crate::threads::create(thread, attr, start, arg) }
 }
 
+/// dlclose(3): libc's, run while the sampling handlers keep off the unwind tables of objects
+/// loaded after start ([`crate::unwind::dlclose`]), so that a stack walk in another thread
+/// never reads an object that is being unmapped. Exported by the shared object only, like
+/// `pthread_create` (in a static executable the linked object's would stand in for libc's).
+///
+/// # Safety
+/// As for dlclose(3).
+#[no_mangle]
+pub unsafe extern "C" fn dlclose(handle: *mut core::ffi::c_void) -> c_int {
+    // SAFETY: the caller's contract is dlclose's.
+    unsafe { crate::unwind::dlclose(handle) }
+}
+
 /// The linked object's pthread_create(3) wrapper: a program linked with
 /// [`crate::threads::LINK_FLAGS`] (`--wrap=pthread_create`, `__wrap_pthread_create` defined
 /// as this) calls it instead of libc's, which it calls in turn with the new thread given a

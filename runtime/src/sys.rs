@@ -858,6 +858,16 @@ pub fn next_symbol(name: &CStr) -> usize {
     unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) as usize }
 }
 
+/// Call the `dlclose` at `f` (found with [`next_symbol`]).
+///
+/// # Safety
+/// `f` must be libc's `dlclose`; `handle` as dlclose(3) requires.
+pub unsafe fn call_dlclose(f: usize, handle: *mut c_void) -> c_int {
+    type DlcloseFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+    // SAFETY: as the caller guarantees.
+    unsafe { core::mem::transmute::<usize, DlcloseFn>(f)(handle) }
+}
+
 /// A thread-specific data key whose destructor `dtor` runs in each thread that set a
 /// non-null value for it, when the thread ends (returns or `pthread_exit`s). `None` if libc
 /// has no key left.

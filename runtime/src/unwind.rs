@@ -470,6 +470,28 @@ pub fn unloading<T>(f: impl FnOnce() -> T) -> T {
     r
 }
 
+/// libc's `dlclose`, once looked up.
+static REAL_DLCLOSE: AtomicUsize = AtomicUsize::new(0);
+
+/// `dlclose(handle)` through libc's, inside [`unloading`] (the shared object's `dlclose`).
+///
+/// # Safety
+/// As for dlclose(3).
+pub unsafe fn dlclose(handle: *mut core::ffi::c_void) -> core::ffi::c_int {
+    let mut f = REAL_DLCLOSE.load(Ordering::Relaxed);
+    if f == 0 {
+        f = sys::next_symbol(c"dlclose");
+        REAL_DLCLOSE.store(f, Ordering::Relaxed);
+    }
+    if f == 0 {
+        sys::set_errno(libc::ENOSYS);
+        return -1;
+    }
+    // SAFETY: `f` is libc's dlclose (the next definition after ours); the caller's contract
+    // is dlclose's.
+    unloading(|| unsafe { sys::call_dlclose(f, handle) })
+}
+
 // ---------------------------------------------------------------------------------------
 // gimli, with fixed storage.
 

@@ -62,6 +62,11 @@ fn build_lib(dir: &TempDir, name: &str) -> PathBuf {
 /// fixtures/runtime/cfi.c built `gcc -O2 -g` with the runtime object, linked with
 /// `libcfilib.so` (lazy binding, found beside it).
 fn build(dir: &TempDir) -> PathBuf {
+    build_with(dir, Some(runtime_path(false).as_os_str()))
+}
+
+/// The fixture with the runtime object linked in (`runtime`), or plain (for `LD_PRELOAD`).
+fn build_with(dir: &TempDir, runtime: Option<&std::ffi::OsStr>) -> PathBuf {
     build_lib(dir, "libcfilib.so");
     let exe = dir.0.join("cfi");
     gcc(&[
@@ -70,7 +75,7 @@ fn build(dir: &TempDir) -> PathBuf {
         "-o".as_ref(),
         exe.as_os_str(),
         fixture("cfi.c").as_os_str(),
-        runtime_path(false).as_os_str(),
+        runtime.unwrap_or("-DPLAIN".as_ref()),
         "-L".as_ref(),
         dir.0.as_os_str(),
         "-lcfilib".as_ref(),
@@ -337,15 +342,36 @@ fn a_dlopened_library_is_walked_up_to_main() {
 /// Frame-pointer walker: passes.
 #[test]
 fn dlclose_racing_with_sampling_never_crashes() {
+    dlclose_race(false);
+}
+
+/// Case 5 with the shared object preloaded, whose `dlclose` wrapper keeps the handlers off an
+/// object while it is unloaded.
+#[test]
+fn dlclose_racing_with_sampling_never_crashes_preloaded() {
+    dlclose_race(true);
+}
+
+fn dlclose_race(preload: bool) {
     let dir = TempDir::new("cfi-dlrace");
-    let exe = build(&dir);
+    let exe = if preload {
+        build_with(&dir, None)
+    } else {
+        build(&dir)
+    };
+    // Preloaded into the program only (`env` sets it for its child), not into `timeout`.
+    let preload_arg = format!("LD_PRELOAD={}", runtime_path(true).display());
     let libs: Vec<String> = (1..=3)
         .map(|i| {
             let so = build_lib(&dir, &format!("libcfirace{i}.so"));
             so.to_str().unwrap().to_owned()
         })
         .collect();
-    let mut args = vec!["-s", "KILL", "600", exe.to_str().unwrap(), "dlrace", "400"];
+    let mut args = vec!["-s", "KILL", "600"];
+    if preload {
+        args.extend(["env", preload_arg.as_str()]);
+    }
+    args.extend([exe.to_str().unwrap(), "dlrace", "400"]);
     args.extend(libs.iter().map(String::as_str));
     let r = run(&dir, Path::new("timeout"), &args, &[]);
     assert!(
