@@ -35,8 +35,11 @@
 //!   `dlopen`/`dlmopen` are profiled without wrapping those functions.
 //! * [`pcmode`]: `PROFIL_MODE=pcsample` — every sample (time, thread, PC) in a bounded buffer,
 //!   written in the pcsample format with the loaded objects.
-//! * [`stacks`]: the call stack of every sample (a frame-pointer walk bounded to the
-//!   interrupted thread's stack, with a check for frameless leaves), aggregated into lock-free
+//! * [`unwind`]: one step of a stack walk with the objects' call frame information
+//!   (`.eh_frame` through `.eh_frame_hdr`, gimli on fixed storage, rules cached per address;
+//!   frame pointers only where there is no CFI), and the shared object's `dlclose` wrapper.
+//! * [`stacks`]: the call stack of every sample (walked with [`unwind`] on a stack of our own,
+//!   bounded to the interrupted thread's stack mapping), aggregated into lock-free
 //!   arc and stack tables; the arcs go into `gmon.out`'s call-graph records and the stacks
 //!   into `<profile>.stacks` beside it. `PROFIL_STACKS=0` records PCs only.
 //! * [`handler`]: the signal handler, with its async-signal-safety contract.
@@ -194,7 +197,9 @@
 //! (measured: 96 bytes at first; 288 once shared objects were registered from the handler;
 //! with the stack walk, [`stacks`], 368, and 440 with `PROFIL_MODE=pcsample`; the test
 //! `the_sampling_handler_uses_at_most_512_bytes_of_stack_beyond_the_signal_frame` holds it to
-//! that). So code that is sampled needs `AT_MINSIGSTKSZ` + 128 + 512 bytes free below its own
+//! that). The CFI walk itself needs several KiB (gimli's context, the frame list), so it runs
+//! on one of [`stacks::WALK_STACKS`] stacks of our own, mapped at start with guard pages, that
+//! the handler switches to and back ([`stacks::record`]). So code that is sampled needs `AT_MINSIGSTKSZ` + 128 + 512 bytes free below its own
 //! deepest use: a coroutine on a stack smaller than the signal frame (2 KiB on an AVX-512
 //! machine) cannot take any asynchronous signal, ours included, and is not supported. The
 //! program's alternate signal stacks are safe whatever their size (see above).
