@@ -10,14 +10,14 @@
 //! only where an object has no CFI. Every read is checked first, so a bad rule or a garbage
 //! register ends the walk and can never fault:
 //!
-//! * **The interrupted thread's stack range** ([`stack_range`]), known without a lock or a
+//! * **The interrupted thread's stack range** (`stack_range`), known without a lock or a
 //!   system call. The main thread's runs up to the `AT_EXECFN` string the kernel puts at the
 //!   top of the initial stack (recorded at start) and reaches down at most `RLIMIT_STACK`. A
 //!   thread glibc created keeps its TCB (the thread pointer, `%fs:0`) at the top of the very
 //!   mapping whose rest is its stack; the mapping's bounds are read from glibc's thread
-//!   descriptor at the offset learned at start ([`crate::sys::thread_stack_bounds`]), so a
-//!   stack pointer elsewhere (an alternate signal stack, a coroutine's stack) is recognised as
-//!   such. A sample whose stack pointer is in no known stack records the leaf alone and counts
+//!   descriptor at the offset learned at start ([`crate::sys::stackblock_offset`],
+//!   [`crate::sys::thread_stack_block`]), so a stack pointer elsewhere (an alternate signal
+//!   stack, a coroutine's stack) is recognised as such. A sample whose stack pointer is in no known stack records the leaf alone and counts
 //!   as *no stack range*.
 //! * Each frame must lie strictly above the last one, inside the range.
 //!

@@ -13,7 +13,7 @@
 //! * A PC outside them (an object loaded later with `dlopen`) is looked up with glibc's
 //!   `_dl_find_object` (lock-free, async-signal-safe), which gives the object's
 //!   `.eh_frame_hdr`; its program headers, read where the loader mapped its first page, bound
-//!   the reads ([`crate::objects::headers_at`]).
+//!   the reads (`objects::headers_at`).
 //! * `.eh_frame_hdr`'s sorted table finds the FDE by binary search (gimli's `EhHdrTable`);
 //!   gimli runs the CIE and FDE programs up to the PC in an [`UnwindContext`] whose storage is
 //!   fixed-size arrays, so nothing is allocated. DWARF expressions (the PLT's CFA, glibc's
