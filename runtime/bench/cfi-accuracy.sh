@@ -6,8 +6,9 @@
 # PROGRAM: lua sqlite zstd libm rust (default: all). --workdir keeps the builds (and reuses them
 # on the next run: delete DIR after changing the runtime object). Needs gcc, rustc, cargo (for the
 # crates' sources, fetched from crates.io), perf (perf_event_paranoid <= 2), objdump, readelf,
-# python3. Scales: CFI_SCALE_LUA (default 30), CFI_SCALE_SQLITE (12), CFI_SCALE_ZSTD (8),
+# python3. Scales: CFI_SCALE_LUA (default 60), CFI_SCALE_SQLITE (12), CFI_SCALE_ZSTD (8),
 # CFI_SCALE_LIBM (150), CFI_SCALE_RUST (150); about 2-4 CPU-seconds each on the 2-vCPU VM.
+# The builds and the workloads' arguments are in runtime/bench/cfi/common.sh.
 #
 # Programs (runtime/bench/cfi/): Lua 5.4 from lua-src (an embedding driver running workload.lua:
 # tables and table.sort with a Lua comparison function), SQLite from libsqlite3-sys's bundled
@@ -26,8 +27,7 @@
 # jump, no indirect one) or that perf's stacks never contain. A summary table ends the output.
 set -euo pipefail
 root=$(pwd)
-[[ -f $root/runtime/bench/cfi_compare.py ]] || { echo "$0: run from the workspace root" >&2; exit 2; }
-bench=$root/runtime/bench
+[[ -f $root/runtime/bench/cfi/common.sh ]] || { echo "$0: run from the workspace root" >&2; exit 2; }
 work=
 progs=()
 while (($#)); do
@@ -39,15 +39,9 @@ while (($#)); do
 done
 ((${#progs[@]})) || progs=(lua sqlite zstd libm rust)
 
-# A relative $PROFIL_REPORT names a file from here, not from the work directory.
-if [[ -n ${PROFIL_REPORT:-} ]]; then
-    [[ -x $PROFIL_REPORT ]] || { echo "$0: PROFIL_REPORT=$PROFIL_REPORT is not an executable" >&2; exit 2; }
-    pr=$(realpath "$PROFIL_REPORT")
-else
-    cargo build -q --release -p profil-report
-    pr=${CARGO_TARGET_DIR:-$root/target}/release/profil-report
-fi
-rt=$("$pr" runtime-path)
+# shellcheck source=runtime/bench/cfi/common.sh
+source "$root/runtime/bench/cfi/common.sh"
+cfi_profil_report
 if [[ -z $work ]]; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
@@ -63,89 +57,22 @@ if ! perf record -q -e task-clock:u -F 1000 --call-graph dwarf -o probe.data tru
     exit 1
 fi
 
-# The C sources, as the crates bundle them: a throwaway project, `cargo fetch`, and the
-# packages' directories from `cargo metadata`.
-if [[ ! -f srcdirs ]]; then
-    mkdir -p fetch/src
-    echo 'fn main() {}' >fetch/src/main.rs
-    cat >fetch/Cargo.toml <<'EOF'
-[package]
-name = "cfi-sources"
-version = "0.0.0"
-edition = "2021"
-[dependencies]
-lua-src = "547"
-libsqlite3-sys = { version = "0.30", features = ["bundled"] }
-zstd-sys = "2"
-EOF
-    (cd fetch && cargo fetch -q && cargo metadata -q --format-version 1) | python3 -c '
-import json, os, sys
-for p in json.load(sys.stdin)["packages"]:
-    if p["name"] in ("lua-src", "libsqlite3-sys", "zstd-sys"):
-        print(p["name"], p["version"], os.path.dirname(p["manifest_path"]))' >srcdirs
-fi
-src() { awk -v n="$1" '$1 == n {print $3}' srcdirs; }
-version() { awk -v n="$1" '$1 == n {print $2}' srcdirs; }
-lua=$(ls -d "$(src lua-src)"/lua-5.4* | tail -1)
-sqlite=$(src libsqlite3-sys)/sqlite3
-zstd=$(src zstd-sys)/zstd/lib
-
-flags() { case $1 in default) echo "-O2 -g" ;; fp) echo "-O2 -g -fno-omit-frame-pointer" ;; esac; }
-build() { # PROGRAM VARIANT -> ./PROGRAM-VARIANT
-    local p=$1 v=$2 out=$1-$2
-    [[ -x $out ]] && return
-    local f
-    read -ra f <<<"$(flags "$v")"
-    case $p in
-        lua)
-            gcc "${f[@]}" -DLUA_USE_POSIX -I"$lua" -o "$out" \
-                $(ls "$lua"/*.c | grep -Ev '/(lua|luac|onelua)\.c$') "$bench/cfi/lua-driver.c" \
-                "$rt" -lm -ldl -lpthread ;;
-        sqlite)
-            gcc "${f[@]}" -I"$sqlite" -o "$out" "$sqlite/sqlite3.c" "$bench/cfi/sqlite-driver.c" \
-                "$rt" -lm -ldl -lpthread ;;
-        zstd)
-            gcc "${f[@]}" -I"$zstd" -I"$zstd/common" -o "$out" "$zstd"/common/*.c \
-                "$zstd"/compress/*.c "$zstd"/decompress/*.c "$zstd"/decompress/*.S \
-                "$bench/cfi/zstd-driver.c" "$rt" -lpthread ;;
-        libm)
-            gcc "${f[@]}" -o "$out" "$bench/cfi/libm.c" "$rt" -lm -lpthread ;;
-        rust)
-            local fp=()
-            [[ $v == fp ]] && fp=(-C force-frame-pointers=yes)
-            rustc -O -g --edition 2021 "${fp[@]}" -C link-arg="$rt" -o "$out" \
-                "$bench/cfi/rust-work.rs" ;;
-    esac
-}
-scale() {
-    case $1 in
-        lua) echo "${CFI_SCALE_LUA:-30}" ;;
-        sqlite) echo "${CFI_SCALE_SQLITE:-12}" ;;
-        zstd) echo "${CFI_SCALE_ZSTD:-8}" ;;
-        libm) echo "${CFI_SCALE_LIBM:-150}" ;;
-        rust) echo "${CFI_SCALE_RUST:-150}" ;;
-    esac
-}
-args() { # PROGRAM -> the build's arguments
-    case $1 in
-        lua) echo "$bench/cfi/workload.lua $(scale lua)" ;;
-        *) scale "$1" ;;
-    esac
-}
+cfi_sources
 
 summary=$work/summary.md
 : >"$summary"
 echo "### Per build"
 echo
-echo "Runtime object: \`$rt\`; lua $(version lua-src) ($(basename "$lua")), libsqlite3-sys" \
-    "$(version libsqlite3-sys), zstd-sys $(version zstd-sys); $(gcc --version | head -1);" \
-    "$(rustc --version); $(perf --version)."
+echo "Runtime object: \`$rt\`; lua $(cfi_version lua-src) ($(basename "$lua")), libsqlite3-sys" \
+    "$(cfi_version libsqlite3-sys), zstd-sys $(cfi_version zstd-sys); $(gcc --version | head -1);" \
+    "$(rustc --version); $(perf --version). $(date -u '+%Y-%m-%d %H:%M UTC'), load average" \
+    "$(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 for p in "${progs[@]}"; do
     for v in default fp; do
-        build "$p" "$v"
+        cfi_build "$p" "$v"
         exe=$work/$p-$v
-        read -ra a <<<"$(args "$p")"
+        read -ra a <<<"$(cfi_args "$p")"
         d=$work/run-$p-$v
         rm -rf "$d"
         mkdir -p "$d"

@@ -32,10 +32,16 @@ UNNAMED = re.compile(r"^<(?P<obj>.*)\+0x(?P<lo>[0-9a-f]+)-0x(?P<hi>[0-9a-f]+)>$"
 PERF_LINE = re.compile(r"^\s*(?P<ip>[0-9a-f]+)\s+(?P<sym>.*?)\s+\((?P<dso>[^()]*)\)\s*$")
 
 
+CLONE = re.compile(r"(\.(?:part|isra|constprop|cold|lto_priv|localalias|llvm)(?:\.\d+)?)+$")
+
+
 def norm(sym):
-    """Symbol as both sides should spell it: no Rust hash, no symbol version."""
+    """Symbol as both sides should spell it: no Rust hash, no symbol version, and a compiler's
+    clone (`f.part.0`, `f.isra.0`, `f.cold`, ...) counted as its source function — the report
+    names some clones by their DWARF function, perf by their symbol."""
     sym = RUST_HASH.sub("", sym)
-    return re.sub(r"@@?[A-Z_0-9.]+$", "", sym)
+    sym = re.sub(r"@@?[A-Z_0-9.]+$", "", sym)
+    return CLONE.sub("", sym)
 
 
 class Plt:
