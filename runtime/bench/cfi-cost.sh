@@ -13,10 +13,11 @@
 #   pcs        default build, PROFIL_STACKS=0        stacks     default build, PROFIL_STACKS=1
 #   pcs-fp     fp build, PROFIL_STACKS=0             stacks-fp  fp build, PROFIL_STACKS=1
 # plus CFI_COST_EXTRA="name:variant:VAR=V,VAR=V ..." (e.g. a walker switch the runtime offers;
-# compared with pcs or pcs-fp by variant). At 1000 Hz: % CPU over PCs only of the same build.
-# At --high-hz (where the walk's cost rises above this machine's noise): µs per sample =
-# (CPU with stacks - CPU with PCs only) / walks (PROFIL_STACK_STATS=1), and per frame =
-# (µs per sample at depth 128 - at depth 5) / 123.
+# compared with pcs or pcs-fp by variant). Each setting is paired with PCs only of the same
+# build in the same repetition; medians over the repetitions (cfi_cost_table.py). At 1000 Hz:
+# % CPU over PCs only. At --high-hz (where the walk's cost rises above this machine's noise):
+# µs per sample = (CPU with stacks - CPU with PCs only) / walks (PROFIL_STACK_STATS=1), and
+# per frame = (µs per sample at depth 128 - at depth 5) / 123.
 # CFI_SCALE_DEPTH (default 50: 500 million iterations, about 0.7 CPU-seconds) sets the work.
 #
 # Part 2: lua, sqlite and zstd (default builds, cfi-accuracy.sh's workloads), PROFIL_STACKS=1
@@ -59,7 +60,8 @@ settings=("pcs:default:PROFIL_STACKS=0" "stacks:default:PROFIL_STACKS=1"
 read -ra extra <<<"${CFI_COST_EXTRA:-}"
 settings+=("${extra[@]}")
 
-# EXE ENV... -- ARGS...: prints "cpu_seconds walks truncated" of one run in ./run.
+# EXE ENV... -- ARGS...: prints "cpu_seconds walks cut_short" of one run in ./run (cut short:
+# the runtime's truncated + too_deep walks).
 one() {
     local exe=$1 env=() t
     shift
@@ -69,10 +71,12 @@ one() {
     TIMEFORMAT='%3U %3S'
     t=$( { time (cd run && env PROFIL_STACK_STATS=1 "${env[@]}" taskset -c 0 "$exe" "$@" \
         >/dev/null 2>err); } 2>&1)
-    local walks trunc
+    local walks trunc deep
     walks=$(sed -n 's/.*stacks walks=\([0-9]*\).*/\1/p' run/err)
     trunc=$(sed -n 's/.* truncated=\([0-9]*\).*/\1/p' run/err)
-    awk -v t="$t" -v w="${walks:-0}" -v c="${trunc:-0}" 'BEGIN {split(t, a, " "); print a[1] + a[2], w, c}'
+    deep=$(sed -n 's/.* too_deep=\([0-9]*\).*/\1/p' run/err)
+    awk -v t="$t" -v w="${walks:-0}" -v c="$((${trunc:-0} + ${deep:-0}))" \
+        'BEGIN {split(t, a, " "); print a[1] + a[2], w, c}'
 }
 
 raw=$work/depth.txt
@@ -83,7 +87,7 @@ for hz in 1000 "$high"; do
             for s in $(printf '%s\n' "${settings[@]}" | shuf); do
                 IFS=: read -r name variant envs <<<"$s"
                 IFS=, read -ra e <<<"$envs"
-                echo "$hz $d $name $variant $(one "$work/depth-$variant" PROFIL_HZ="$hz" "${e[@]}" -- "$d" "$scale")" >>"$raw"
+                echo "$hz $d $r $name $variant $(one "$work/depth-$variant" PROFIL_HZ="$hz" "${e[@]}" -- "$d" "$scale")" >>"$raw"
             done
         done
     done
@@ -93,37 +97,9 @@ echo "### Cost of the walk by stack depth (\`cfi/depth.c D $scale\`, $reps inter
 echo
 echo "Runtime object: \`$rt\`; $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
-echo "| depth | setting | build | CPU at 1000 Hz (mean, s) | over PCs only at 1000 Hz | CPU at $high Hz (mean, s) | walks at $high Hz | cut short | µs per sample |"
-echo "|---|---|---|---|---|---|---|---|---|"
-awk -v high="$high" -v names="$(printf '%s\n' "${settings[@]}" | cut -d: -f1 | tr '\n' ' ')" '
-    BEGIN { ns = split(names, order, " ") }
-    { k = $1 SUBSEP $2 SUBSEP $3; n[k]++; cpu[k] += $5; walks[k] += $6; cut[k] += $7; variant[$3] = $4 }
-    END {
-        split("5 30 128", depths, " ")
-        for (i = 1; i <= 3; i++) {
-            d = depths[i]
-            for (j = 1; j <= ns; j++) {
-                s = order[j]; base = variant[s] == "fp" ? "pcs-fp" : "pcs"
-                lo = 1000 SUBSEP d SUBSEP s; lb = 1000 SUBSEP d SUBSEP base
-                hi = high SUBSEP d SUBSEP s; hb = high SUBSEP d SUBSEP base
-                c = cpu[lo] / n[lo]; cb = cpu[lb] / n[lb]
-                ch = cpu[hi] / n[hi]; chb = cpu[hb] / n[hb]; w = walks[hi] / n[hi]
-                over = s == base ? "—" : sprintf("%+.2f%%", 100 * (c / cb - 1))
-                us = (s == base || w == 0) ? "—" : sprintf("%.2f", 1e6 * (ch - chb) / w)
-                cs = w == 0 ? "—" : sprintf("%.0f%%", 100 * cut[hi] / walks[hi])
-                printf "| %s | %s | %s | %.3f | %s | %.3f | %.0f | %s | %s |\n", d, s, variant[s], c, over, ch, w, cs, us
-                if (us != "—") per[s, d] = 1e6 * (ch - chb) / w
-            }
-        }
-        print ""
-        for (j = 1; j <= ns; j++) {
-            s = order[j]
-            if ((s, 5) in per && (s, 128) in per)
-                printf "Per frame, %s: (µs per sample at depth 128 − at depth 5) / 123 = %.4f µs.\n", s, (per[s, 128] - per[s, 5]) / 123
-        }
-    }' "$raw"
+python3 "$bench/cfi_cost_table.py" "$raw" "$high" "$(printf '%s\n' "${settings[@]}" | cut -d: -f1 | tr '\n' ' ')"
 echo
-echo "Raw runs (hz depth setting variant cpu walks cut-short): \`$raw\` (kept with --workdir)."
+echo "Raw runs (hz depth repetition setting variant cpu walks cut-short): \`$raw\` (kept with --workdir)."
 
 if [[ $programs == yes ]]; then
     cfi_sources
