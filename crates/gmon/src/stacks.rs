@@ -544,7 +544,8 @@ mod tests {
         .unwrap();
         w.stack(7, 3, [0x5555_0000_1010, 0x5555_0000_1100, 0x7f00_0002_9000])
             .unwrap();
-        w.stack(3, 1, [0x5555_0000_1010]).unwrap();
+        w.stack_with_flags(3, 1, STACK_CUT, [0x5555_0000_1010])
+            .unwrap();
         w.finish().unwrap()
     }
 
@@ -566,6 +567,7 @@ mod tests {
             [0x5555_0000_1010, 0x5555_0000_1100, 0x7f00_0002_9000]
         );
         assert_eq!(f.stacks[1].depth(), 1);
+        assert!(!f.stacks[0].cut() && f.stacks[1].cut());
     }
 
     #[test]

@@ -50,7 +50,8 @@ fn check_stacks(data: &[u8]) {
         w.object(o).unwrap();
     }
     for s in &f.stacks {
-        w.stack(s.count, s.depth() as u32, s.pcs()).unwrap();
+        w.stack_with_flags(s.count, s.depth() as u32, s.flags, s.pcs())
+            .unwrap();
     }
     let out = w.finish().unwrap();
     assert!(out.len() <= data.len());
