@@ -286,7 +286,7 @@ fn stack_range(sp: usize) -> Option<Stack> {
     if at == 0 {
         return main();
     }
-    let (block, size) = sys::thread_stack_block(at);
+    let (block, size) = sys::thread_stack_block(at)?;
     if block == 0 {
         return main(); // glibc's initial thread
     }

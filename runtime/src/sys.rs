@@ -1550,12 +1550,26 @@ pub fn stackblock_offset() -> Option<usize> {
 }
 
 /// The stack mapping glibc records for the calling thread (`stackblock`, size) at `offset`
-/// ([`stackblock_offset`]). *Async-signal-safe*: two loads.
-pub fn thread_stack_block(offset: usize) -> (usize, usize) {
-    let tp = thread_pointer();
-    // SAFETY: offset + 16 lies inside the calling thread's descriptor, which starts at its
-    // thread pointer and stays mapped while the thread runs.
-    unsafe { (read_word(tp + offset), read_word(tp + offset + 8)) }
+/// ([`stackblock_offset`]), or `None` when the thread pointer is not a glibc thread descriptor
+/// (code that set `%fs` itself, like Go's runtime, whose block may be smaller).
+/// *Async-signal-safe*: four loads.
+#[cfg(target_arch = "x86_64")]
+pub fn thread_stack_block(offset: usize) -> Option<(usize, usize)> {
+    let (tcb, this): (usize, usize);
+    // SAFETY: reads the first and third words at %fs (glibc's tcbhead_t: `tcb` and `self`,
+    // both the descriptor's own address); %fs always points at mapped memory of at least that
+    // size in a thread that can run this handler (our handler's own code uses it). No side
+    // effect.
+    unsafe {
+        core::arch::asm!("mov {a}, fs:[0]", "mov {b}, fs:[16]", a = out(reg) tcb, b = out(reg) this,
+            options(nostack, readonly, preserves_flags))
+    };
+    if tcb == 0 || tcb != this {
+        return None;
+    }
+    // SAFETY: tcb is a glibc thread descriptor (its self pointers agree); offset + 16 lies
+    // inside it, mapped while the thread runs.
+    Some(unsafe { (read_word(tcb + offset), read_word(tcb + offset + 8)) })
 }
 
 /// Map `n` stacks of `size` bytes (a multiple of the page size), each with an inaccessible
