@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 fn make(seed: &mut u64, n: usize) -> Vec<String> {
     (0..n)
         .map(|_| {
-            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             format!("key-{}-{}", (*seed >> 40) % 5000, (*seed >> 20) % 97)
         })
         .collect()
@@ -41,7 +43,10 @@ fn round(seed: &mut u64) -> u64 {
 }
 
 fn main() {
-    let scale: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10);
+    let scale: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
     let mut seed = 12345u64;
     let mut sum = 0u64;
     for _ in 0..scale {
