@@ -89,8 +89,11 @@ pub struct Config {
     /// `PROFIL_PCSAMPLES`.
     pub pcsamples: u32,
     /// `PROFIL_STACKS` (default `1`: arcs in the profile and the stacks file beside it; `0`:
-    /// PCs only; `file` is accepted as a synonym of `1`).
+    /// PCs only; `file` is accepted as a synonym of `1`; `fp`: like `1`, but walked by frame
+    /// pointers alone, ignoring the CFI — a benchmark setting, to compare the two walks).
     pub stacks: bool,
+    /// `PROFIL_STACKS=fp`.
+    pub stacks_fp_only: bool,
     /// `PROFIL_STACK_SLOTS`: slots in each stack table (a test setting).
     pub stack_slots: u32,
     /// `PROFIL_STACK_STATS=1`: print the walk statistics at exit (a test setting).
@@ -111,6 +114,7 @@ impl Default for Config {
             pcsample: false,
             pcsamples: DEFAULT_PCSAMPLES,
             stacks: true,
+            stacks_fp_only: false,
             stack_slots: crate::stacks::DEFAULT_SLOTS as u32,
             stack_stats: false,
         }
@@ -233,8 +237,9 @@ impl Config {
             match v {
                 b"0" => c.stacks = false,
                 b"" | b"1" | b"file" => {}
+                b"fp" => c.stacks_fp_only = true,
                 _ => warn(&warning(format_args!(
-                    "ignoring PROFIL_STACKS={} (expected 1 or 0); recording stacks",
+                    "ignoring PROFIL_STACKS={} (expected 1, 0 or fp); recording stacks",
                     Lossy(v)
                 ))),
             }

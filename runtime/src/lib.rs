@@ -461,7 +461,13 @@ pub fn start() {
     if cfg.ranges_all || cfg.pcsample {
         objects::enable(cfg.scale);
     }
-    if cfg.stacks && !stacks::enable(cfg.stack_slots as usize, cfg.stack_stats) {
+    if cfg.stacks
+        && !stacks::enable(
+            cfg.stack_slots as usize,
+            cfg.stack_stats,
+            cfg.stacks_fp_only,
+        )
+    {
         warn(b"profil-rt: cannot map memory for the stack tables; recording PCs only");
     }
     if cfg.pcsample && !pcmode::enable(cfg.pcsamples as usize) {

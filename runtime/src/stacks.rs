@@ -236,7 +236,7 @@ static C: Counters = Counters {
 /// Map the tables (`slots` per table, rounded up to a power of two; the pool holds 16 PCs per
 /// slot) and the walk stacks, and list the loaded objects' unwind information. Constructor
 /// only; false (and stacks stay off) when the memory cannot be reserved.
-pub fn enable(slots: usize, print_stats: bool) -> bool {
+pub fn enable(slots: usize, print_stats: bool, fp_only: bool) -> bool {
     PRINT_STATS.store(print_stats, Ordering::Relaxed);
     let slots = slots.clamp(1, 1 << 24).next_power_of_two();
     let pool_len = slots * 16;
@@ -259,7 +259,7 @@ pub fn enable(slots: usize, print_stats: bool) -> bool {
     MAIN_TOP.store(top, Ordering::Relaxed);
     MAIN_LO.store(top.saturating_sub(limit), Ordering::Relaxed);
     STACKBLOCK_AT.store(sys::stackblock_offset().unwrap_or(0), Ordering::Relaxed);
-    unwind::enable();
+    unwind::enable(fp_only);
     ON.store(true, Ordering::Release);
     true
 }
@@ -686,7 +686,7 @@ mod tests {
     /// outermost frame through Rust and libc code (the test binary has no frame pointers).
     #[test]
     fn a_walk_from_here_reaches_the_outermost_frame() {
-        assert!(enable(1 << 10, false));
+        assert!(enable(1 << 10, false, false));
         let mut ctx = Context::new_in();
         let mut f = Frames::new();
         let (n, end) = walk_from_here(&mut f, &mut ctx);

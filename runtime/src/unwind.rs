@@ -224,8 +224,13 @@ const CLAIMED: u64 = 1;
 static READING_LATER: AtomicU32 = AtomicU32::new(0);
 static UNLOADING: AtomicU32 = AtomicU32::new(0);
 
-/// List the objects loaded now and map the rule cache. Constructor only.
-pub fn enable() {
+/// `PROFIL_STACKS=fp`: frame pointers only (a benchmark setting).
+static FP_ONLY: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// List the objects loaded now and map the rule cache; with `fp_only`, walk by frame pointers
+/// alone (`PROFIL_STACKS=fp`, to compare the two walks' cost and accuracy). Constructor only.
+pub fn enable(fp_only: bool) {
+    FP_ONLY.store(fp_only, Ordering::Relaxed);
     let mut segs = [sys::Segment {
         lo: 0,
         hi: 0,
@@ -622,6 +627,9 @@ fn row(cfi: sys::Cfi, addr: usize, ctx: &mut Context) -> Option<Row<'_>> {
 pub fn step(regs: &Regs, exact: bool, stack: &Stack, ctx: &mut Context) -> Step {
     let pc = regs.pc();
     let addr = if exact { pc } else { pc.wrapping_sub(1) };
+    if FP_ONLY.load(Ordering::Relaxed) {
+        return frame_pointer_step(regs, stack, addr);
+    }
     if !exact && pc == sys::restorer() {
         return signal_frame_step(regs, stack);
     }
