@@ -61,7 +61,7 @@ read -ra extra <<<"${CFI_COST_EXTRA:-}"
 settings+=("${extra[@]}")
 
 # EXE ENV... -- ARGS...: prints "cpu_seconds walks cut_short" of one run in ./run (cut short:
-# the runtime's truncated + too_deep walks).
+# the walks that neither reached the outermost frame nor lacked a stack range).
 one() {
     local exe=$1 env=() t
     shift
@@ -71,11 +71,11 @@ one() {
     TIMEFORMAT='%3U %3S'
     t=$( { time (cd run && env PROFIL_STACK_STATS=1 "${env[@]}" taskset -c 0 "$exe" "$@" \
         >/dev/null 2>err); } 2>&1)
-    local walks trunc deep
+    local walks complete norange
     walks=$(sed -n 's/.*stacks walks=\([0-9]*\).*/\1/p' run/err)
-    trunc=$(sed -n 's/.* truncated=\([0-9]*\).*/\1/p' run/err)
-    deep=$(sed -n 's/.* too_deep=\([0-9]*\).*/\1/p' run/err)
-    awk -v t="$t" -v w="${walks:-0}" -v c="$((${trunc:-0} + ${deep:-0}))" \
+    complete=$(sed -n 's/.* complete=\([0-9]*\).*/\1/p' run/err)
+    norange=$(sed -n 's/.* no_range=\([0-9]*\).*/\1/p' run/err)
+    awk -v t="$t" -v w="${walks:-0}" -v c="$((${walks:-0} - ${complete:-0} - ${norange:-0}))" \
         'BEGIN {split(t, a, " "); print a[1] + a[2], w, c}'
 }
 

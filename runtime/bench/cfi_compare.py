@@ -260,7 +260,9 @@ def main():
                 stats = line.strip()
     fields = dict(re.findall(r"(\w+)=(\d+)", stats))
     walks = int(fields.get("walks", 0))
-    cut = int(fields.get("truncated", 0))
+    # Cut short: every walk that neither reached the outermost frame nor lacked a stack range
+    # (the same reading for the frame-pointer runtime's and the CFI runtime's statistics).
+    cut = walks - int(fields.get("complete", 0)) - int(fields.get("no_range", 0))
 
     def name(k):
         return k[1] if k[0] == exe_base else f"{k[1]} ({k[0]})"
