@@ -406,7 +406,7 @@ pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
         {
             why.push("the interval timer fires at most once per kernel tick, so short bursts of CPU and short threads go unsampled".into());
         } else {
-            why.push("the time before a thread's clock starts and while profiles are written at exit is outside the clock, as are threads shorter than a sampling period that got no random first period (threads libc starts itself; with the runtime linked in, threads a shared library starts, and every thread of a program linked without the options `profil-report link-args` prints, -Wl,--wrap=pthread_create,...)".into());
+            why.push("the time before a thread's clock starts and while profiles are written at exit is outside the clock, as are threads shorter than a sampling period that got no random first period (threads libc starts itself: SIGEV_THREAD timers, aio)".into());
         }
     }
     why.join("; ")

@@ -273,3 +273,144 @@ fn linked_thread_clocks_leave_no_descriptor_behind() {
     assert_eq!(got.status, 0, "{got:?}");
     assert_eq!(got.stdout, "descriptors gained: 0\n", "{got:?}");
 }
+
+/// The words `profil-report link-args` prints (`--cc`: for a C compiler), split.
+fn link_args(cc: bool) -> Vec<String> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_profil-report"));
+    cmd.arg("link-args");
+    if cc {
+        cmd.arg("--cc");
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// Is `exe` statically linked (no program interpreter)?
+fn is_static(exe: &Path) -> bool {
+    let out = Command::new("readelf")
+        .arg("-lW")
+        .arg(exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    !String::from_utf8_lossy(&out.stdout).contains("INTERP")
+}
+
+/// Issue 28: a dynamic C program linked with the object alone — no linker option — samples
+/// its 1000 short threads in proportion (the object's own `pthread_create`; before, the tasks
+/// got 2% against a truth of 80%), PIE and `-no-pie`.
+#[test]
+fn linked_object_alone_samples_short_threads_in_proportion() {
+    let dir = TempDir::new("threads-object-alone");
+    for (name, flags) in [
+        ("pie", &["-pthread"][..]),
+        ("no-pie", &["-pthread", "-no-pie"]),
+    ] {
+        let exe = gcc(
+            &dir,
+            "../tree/short_threads.c",
+            &format!("st-{name}"),
+            flags,
+            true,
+        );
+        check_short_threads(&dir, &exe, name);
+    }
+}
+
+/// Issue 28: threads that a shared library starts (fixtures/tree/spawner.c: its own
+/// `pthread_create` call) in a program linked with the object alone are sampled in proportion:
+/// the executable's `pthread_create` interposes libc's for the library too.
+#[test]
+fn short_threads_a_shared_library_starts_are_sampled_with_the_object_alone() {
+    let dir = TempDir::new("threads-library");
+    must(
+        Command::new("gcc")
+            .args(["-O2", "-shared", "-fPIC", "-pthread", "-o"])
+            .arg(dir.join("libspawner.so"))
+            .arg(fixtures().join("../tree/spawner.c")),
+    );
+    let lib_dir = format!("-L{}", dir.0.display());
+    let exe = gcc(
+        &dir,
+        "../tree/short_threads.c",
+        "st-lib",
+        &[
+            "-pthread",
+            "-DVIA_LIBRARY",
+            &lib_dir,
+            "-Wl,-rpath,$ORIGIN",
+            "-Wl,--no-as-needed",
+            "-lspawner",
+        ],
+        true,
+    );
+    check_short_threads(&dir, &exe, "library");
+}
+
+/// Issue 28: static C programs (`-static`, `-static-pie`) linked with the words of
+/// `profil-report link-args --cc` sample their short threads in proportion and link without
+/// a clash with libc.a.
+#[test]
+fn static_c_linked_with_link_args_samples_short_threads_in_proportion() {
+    let dir = TempDir::new("threads-static-link-args");
+    let words = link_args(true);
+    for (name, mode) in [
+        ("static", &["-static"][..]),
+        ("static-pie", &["-static-pie", "-fPIE"]),
+    ] {
+        let exe = dir.join(&format!("st-{name}"));
+        must(
+            Command::new("gcc")
+                .args(["-O2", "-pthread"])
+                .args(mode)
+                .arg("-o")
+                .arg(&exe)
+                .arg(fixtures().join("../tree/short_threads.c"))
+                .args(&words),
+        );
+        assert!(is_static(&exe), "{name}");
+        check_short_threads(&dir, &exe, name);
+    }
+}
+
+/// Issue 28: a `+crt-static` Rust program built with the words of `profil-report link-args`
+/// links (before, libc.a's `syscall` and `execvp` clashed with the runtime's), samples its
+/// short std threads in proportion, and writes its profile before `Command::exec` (the
+/// exec'd shell loop survives, the work before it is in the profile).
+#[test]
+fn static_rust_linked_with_link_args_samples_threads_and_exec() {
+    let dir = TempDir::new("threads-rust-static");
+    let words = link_args(false);
+    let mut flags: Vec<&str> = words.iter().map(String::as_str).collect();
+    flags.extend(["-C", "target-feature=+crt-static"]);
+    let exe = rustc(&dir, "short_threads.rs", "short_threads", &flags);
+    assert!(is_static(&exe));
+    check_short_threads(&dir, &exe, "rust static");
+    let split = rustc(&dir, "split.rs", "split", &flags);
+    for timer in ["itimer", "perf"] {
+        let _ = fs::remove_file(dir.join("gmon.out"));
+        let r = run(
+            &dir,
+            &split,
+            &["exec", "20"],
+            &[("PROFIL_TIMER", timer), ("PROFIL_HZ", "1000")],
+        );
+        assert_eq!(r.status, 0, "{timer}: {r:?}");
+        let (_, rows) = gprof_flat(&split, &dir.join("gmon.out"));
+        assert!(seconds_of(&rows, "heavy_three") > 0.0, "{timer}: {rows:?}");
+    }
+    let _ = fs::remove_file(dir.join("gmon.out"));
+    let r = run(&dir, &split, &["threads", "100"], &[("PROFIL_HZ", "1000")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    let (_, rows) = gprof_flat(&split, &dir.join("gmon.out"));
+    let ratio = seconds_of(&rows, "thread_two") / seconds_of(&rows, "thread_one");
+    assert!(
+        (1.6..=2.5).contains(&ratio),
+        "thread_two:thread_one {ratio:.2}: {rows:?}"
+    );
+}
