@@ -414,3 +414,48 @@ fn static_rust_linked_with_link_args_samples_threads_and_exec() {
         "thread_two:thread_one {ratio:.2}: {rows:?}"
     );
 }
+
+/// Issue 28: where a thread still cannot be sampled — threads libc starts itself
+/// (fixtures/tree/libc_threads.c: `SIGEV_THREAD` timer notifications of about 0.4 ms each) —
+/// the default table shows the CPU time not sampled as a row of its own, `<not sampled>`, and
+/// the rows' percentages are shares of the whole: `main_spin`'s is the share of CPU time the
+/// program measured for it, within 10 points plus 4 standard deviations (before, 100%, with
+/// the tasks' time only in the line under the header).
+#[test]
+fn threads_libc_starts_are_a_row_of_their_own_in_the_table() {
+    let dir = TempDir::new("threads-libc");
+    let exe = gcc(&dir, "../tree/libc_threads.c", "lt", &["-pthread"], true);
+    let r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    // `truth task T main M cpu S`
+    let words: Vec<f64> = r
+        .stdout
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [_, main_truth, _] = words[..] else {
+        panic!("{r:?}")
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+        .arg(dir.join("gmon.out"))
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    let main = crate::ux_support::percent_of(&table, "main_spin")
+        .unwrap_or_else(|| panic!("no main_spin row:\n{table}"));
+    let unsampled = crate::ux_support::percent_of(&table, "<not sampled>")
+        .unwrap_or_else(|| panic!("no <not sampled> row:\n{table}"));
+    let samples = crate::ux_support::total_samples(&table) as f64;
+    let p = main_truth / 100.0;
+    let band = 10.0 + 400.0 * (p * (1.0 - p) / samples.max(1.0)).sqrt();
+    assert!(
+        (main - main_truth).abs() <= band,
+        "main_spin {main:.1}% of the table, its CPU time {main_truth:.1}% (band {band:.1}):\n{table}"
+    );
+    assert!(
+        main + unsampled <= 100.01,
+        "the rows are shares of one whole:\n{table}"
+    );
+}
