@@ -1,6 +1,7 @@
-//! Threads created with `pthread_create` under the shared object, which wraps it to give each
-//! new thread a sampling clock of its own (runtime/src/threads.rs): the program sees exactly
-//! what it sees without the runtime, nothing leaks, and long threads keep their split.
+//! Threads created with `pthread_create`, which both artifacts define to give each new thread a
+//! sampling clock of its own (runtime/src/threads.rs): the program sees exactly what it sees
+//! without the runtime, nothing leaks, long threads keep their split, and short ones — the
+//! program's, a shared library's, in dynamic and static links — are sampled in proportion.
 
 use super::*;
 
@@ -127,8 +128,9 @@ fn a_child_forked_by_a_thread_is_sampled() {
     assert!(child > 0.0 && child >= 0.8 * total, "{rows:?}");
 }
 
-/// The linker options that send a linked program's `pthread_create` calls through the
-/// runtime's wrapper (the README's and `link-args`'s).
+/// The linker options of earlier versions that sent a linked program's `pthread_create` calls
+/// to `profil_rt_pthread_create`: still accepted, and never stacked on the object's own
+/// `pthread_create` (issue 28).
 const LINK_FLAGS: &str = profil_rt::threads::LINK_FLAGS;
 
 /// Linked in with [`LINK_FLAGS`] (PIE, static, static-pie), and linked in without them
@@ -220,16 +222,25 @@ fn check_short_threads(dir: &TempDir, exe: &Path, what: &str) {
 /// their CPU time.
 #[test]
 fn linked_c_short_threads_are_sampled_in_proportion_to_their_cpu_time() {
-    let dir = TempDir::new("threads-linked-short");
-    for (name, flags) in [
-        ("pie", &["-pthread", LINK_FLAGS][..]),
-        ("no-pie", &["-pthread", "-no-pie", LINK_FLAGS]),
-        ("static", &["-pthread", "-static", LINK_FLAGS]),
-        (
-            "static-pie",
-            &["-pthread", "-static-pie", "-fPIE", LINK_FLAGS],
-        ),
-    ] {
+    check_linked_short_threads(
+        "threads-linked-short",
+        &[
+            ("pie", &["-pthread", LINK_FLAGS]),
+            ("no-pie", &["-pthread", "-no-pie", LINK_FLAGS]),
+            ("static", &["-pthread", "-static", LINK_FLAGS]),
+            (
+                "static-pie",
+                &["-pthread", "-static-pie", "-fPIE", LINK_FLAGS],
+            ),
+        ],
+    );
+}
+
+/// fixtures/tree/short_threads.c linked with the object and each build's flags (`(name,
+/// flags)`), checked with [`check_short_threads`].
+fn check_linked_short_threads(scratch: &str, builds: &[(&str, &[&str])]) {
+    let dir = TempDir::new(scratch);
+    for (name, flags) in builds {
         let exe = gcc(
             &dir,
             "../tree/short_threads.c",
@@ -246,13 +257,8 @@ fn linked_c_short_threads_are_sampled_in_proportion_to_their_cpu_time() {
 #[test]
 fn rust_short_threads_linked_with_link_args_are_sampled_in_proportion() {
     let dir = TempDir::new("threads-rust-short");
-    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
-        .arg("link-args")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let words = String::from_utf8(out.stdout).unwrap();
-    let words: Vec<&str> = words.split_whitespace().collect();
+    let words = link_args(false);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
     let exe = rustc(&dir, "short_threads.rs", "short_threads", &words);
     check_short_threads(&dir, &exe, "rust");
 }
@@ -306,20 +312,10 @@ fn is_static(exe: &Path) -> bool {
 /// got 2% against a truth of 80%), PIE and `-no-pie`.
 #[test]
 fn linked_object_alone_samples_short_threads_in_proportion() {
-    let dir = TempDir::new("threads-object-alone");
-    for (name, flags) in [
-        ("pie", &["-pthread"][..]),
-        ("no-pie", &["-pthread", "-no-pie"]),
-    ] {
-        let exe = gcc(
-            &dir,
-            "../tree/short_threads.c",
-            &format!("st-{name}"),
-            flags,
-            true,
-        );
-        check_short_threads(&dir, &exe, name);
-    }
+    check_linked_short_threads(
+        "threads-object-alone",
+        &[("pie", &["-pthread"]), ("no-pie", &["-pthread", "-no-pie"])],
+    );
 }
 
 /// Issue 28: threads that a shared library starts (fixtures/tree/spawner.c: its own
