@@ -348,6 +348,37 @@ mod tests {
         String::from_utf8(v).unwrap()
     }
 
+    /// Unsampled CPU time of 2% of the whole or more is a row of the table, and the rows'
+    /// percentages are then of the whole; below that it is the line under the header only,
+    /// and JSON keeps `percent` of the samples either way.
+    #[test]
+    fn unsampled_time_is_a_row_from_two_percent_of_the_whole() {
+        let rows = vec![row("p", "a", 30.0, None), row("p", "b", 10.0, None)];
+        let mut report = ObjectsReport::new("t".into(), 100, rows.clone(), Vec::new());
+        report.set_unsampled(0.6, "cause".into());
+        let table = render(Format::Table, &report);
+        let line = |name: &str| {
+            table
+                .lines()
+                .find(|l| l.contains(name))
+                .unwrap_or_else(|| panic!("{name}:\n{table}"))
+                .to_string()
+        };
+        assert!(line(" a ").trim_start().starts_with("30.00"), "{table}");
+        assert!(
+            line(UNSAMPLED_ROW).trim_start().starts_with("60.00"),
+            "{table}"
+        );
+        assert!(table.contains(UNSAMPLED_NOTE), "{table}");
+        let json = render(Format::Json, &report).replace(' ', "");
+        assert!(json.contains("\"percent\":75,"), "{json}");
+        let mut small = ObjectsReport::new("t".into(), 100, rows, Vec::new());
+        small.set_unsampled(0.008, "cause".into());
+        let table = render(Format::Table, &small);
+        assert!(!table.contains(UNSAMPLED_ROW), "{table}");
+        assert!(table.contains("75.00"), "{table}");
+    }
+
     #[test]
     fn csv_quotes_a_carriage_return_in_a_name() {
         let report = ObjectsReport::new(

@@ -432,26 +432,31 @@ fn threads_libc_starts_are_a_row_of_their_own_in_the_table() {
     let [_, main_truth, _] = words[..] else {
         panic!("{r:?}")
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
-        .arg(dir.join("gmon.out"))
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let table = String::from_utf8_lossy(&out.stdout);
-    let main = crate::ux_support::percent_of(&table, "main_spin")
-        .unwrap_or_else(|| panic!("no main_spin row:\n{table}"));
-    let unsampled = crate::ux_support::percent_of(&table, "<not sampled>")
-        .unwrap_or_else(|| panic!("no <not sampled> row:\n{table}"));
-    let samples = crate::ux_support::total_samples(&table) as f64;
-    let p = main_truth / 100.0;
-    let band = 10.0 + 400.0 * (p * (1.0 - p) / samples.max(1.0)).sqrt();
-    assert!(
-        (main - main_truth).abs() <= band,
-        "main_spin {main:.1}% of the table, its CPU time {main_truth:.1}% (band {band:.1}):\n{table}"
-    );
-    assert!(
-        main + unsampled <= 100.01,
-        "the rows are shares of one whole:\n{table}"
-    );
+    // One profile: the report across objects; the same profile twice: the default report
+    // (the sum of two runs).
+    let gmon = dir.join("gmon.out");
+    for inputs in [vec![&gmon], vec![&gmon, &gmon]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+            .args(&inputs)
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let table = String::from_utf8_lossy(&out.stdout);
+        let main = crate::ux_support::percent_of(&table, "main_spin")
+            .unwrap_or_else(|| panic!("no main_spin row:\n{table}"));
+        let unsampled = crate::ux_support::percent_of(&table, "<not sampled>")
+            .unwrap_or_else(|| panic!("no <not sampled> row:\n{table}"));
+        let samples = crate::ux_support::total_samples(&table) as f64 / inputs.len() as f64;
+        let p = main_truth / 100.0;
+        let band = 10.0 + 400.0 * (p * (1.0 - p) / samples.max(1.0)).sqrt();
+        assert!(
+            (main - main_truth).abs() <= band,
+            "main_spin {main:.1}% of the table, its CPU time {main_truth:.1}% (band {band:.1}):\n{table}"
+        );
+        assert!(
+            main + unsampled <= 100.01,
+            "the rows are shares of one whole:\n{table}"
+        );
+    }
 }
