@@ -8,7 +8,9 @@
 //!    directory, wrappers such as clippy-driver), so it builds the same thing whoever runs it.
 //! 2. `ld -r -u <entry points>` turns the staticlib into one relocatable object holding only
 //!    what the runtime needs; `objcopy --keep-global-symbol` then localizes every other global
-//!    (core, compiler_builtins), so the object cannot clash with a Rust program's own copies.
+//!    (core, compiler_builtins), so the object cannot clash with a Rust program's own copies,
+//!    and `--weaken-symbol` makes the entry points that libc.a defines strongly weak, so that
+//!    it cannot clash with libc.a either (runtime/src/link.rs).
 //! 3. The outputs `profil_rt.o` and `libprofil_rt.so` sit in OUT_DIR. The analyzer embeds their
 //!    bytes (`include_bytes!`, see `src/cmd/artifacts.rs`) and writes them to a per-version
 //!    cache directory when they are needed, so an installed binary works after this build
@@ -28,14 +30,14 @@ use std::process::Command;
 /// The runtime's exported entry points (everything else in the object becomes local): its own
 /// start/finish, the exec family it wraps (to write the profile before the image is replaced),
 /// `setitimer` (to stand aside when the program arms ITIMER_PROF), BSD `moncontrol` and the
-/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h), and the signal calls it
+/// `profil`/`pcsample` interfaces (runtime/include/profil_rt.h), the signal calls it
 /// interposes so that the program sees only its own dispositions and masks
-/// (runtime/src/signals.rs), and `profil_rt_pthread_create`, the `pthread_create` wrapper a
-/// program linked with `-Wl,--wrap=pthread_create,--defsym=…` calls (runtime/src/threads.rs,
-/// "Linked in"; not `pthread_create` itself, which only the shared object exports: in a static
-/// executable it would replace libc's). Not `dlopen`/`dlmopen`: only
-/// the shared object wraps those (an object exporting them would take static libc's `dlopen`
-/// out of a static executable, whose wrapper then has nothing to call).
+/// (runtime/src/signals.rs), `pthread_create` (runtime/src/threads.rs), and
+/// `profil_rt_pthread_create`, which programs linked with the older
+/// `-Wl,--wrap=pthread_create,--defsym=…` options call. Then the second names of
+/// [`STRONG_IN_LIBC_A`]. Not `dlopen`/`dlmopen`: only the shared object wraps those (an
+/// object exporting them would take static libc's `dlopen` out of a static executable, whose
+/// wrapper then has nothing to call).
 const ENTRY_POINTS: &[&str] = &[
     "profil_rt_start",
     "profil_rt_finish",
@@ -45,6 +47,7 @@ const ENTRY_POINTS: &[&str] = &[
     "pcsample",
     "profil_rt_hz",
     "profil_rt_set_hz",
+    "pthread_create",
     "profil_rt_pthread_create",
     "execve",
     "execv",
@@ -67,6 +70,32 @@ const ENTRY_POINTS: &[&str] = &[
     "sigtimedwait",
     "sigwaitinfo",
     "sigwait",
+    "profil_rt_syscall",
+    "profil_rt_execv",
+    "profil_rt_execl",
+    "profil_rt_execle",
+    "profil_rt_execlp",
+    "profil_rt_execvp",
+    "profil_rt_fexecve",
+    "profil_rt_sigset",
+    "profil_rt___sysv_signal",
+];
+
+/// The entry points libc.a defines strongly, made weak in the object so that a static link
+/// that read libc.a's first keeps libc's without a clash, and reached there through the
+/// `profil_rt_<name>` names above and the linker options `profil-report link-args` prints
+/// (runtime/src/link.rs, whose `STRONG_IN_LIBC_A` this repeats: the runtime is not a build
+/// dependency of the analyzer).
+const STRONG_IN_LIBC_A: &[&str] = &[
+    "syscall",
+    "execv",
+    "execl",
+    "execle",
+    "execlp",
+    "execvp",
+    "fexecve",
+    "sigset",
+    "__sysv_signal",
 ];
 
 fn main() {
@@ -219,6 +248,9 @@ fn build(root: &Path, out_dir: &Path) -> Result<(PathBuf, PathBuf), String> {
     let mut objcopy = Command::new("objcopy");
     for sym in ENTRY_POINTS {
         objcopy.arg(format!("--keep-global-symbol={sym}"));
+    }
+    for sym in STRONG_IN_LIBC_A {
+        objcopy.arg(format!("--weaken-symbol={sym}"));
     }
     objcopy.arg(&relocatable).arg(&object);
     run(&mut objcopy)?;

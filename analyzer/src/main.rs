@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         Some(Command::Convert(a)) => cmd::convert::run(&a.options(), &mut out),
         Some(Command::Merge(a)) => cmd::merge::run(&a.options(), &mut out),
         Some(Command::RuntimePath(a)) => cmd::runtime_path::run(&a.options(), &mut out),
-        Some(Command::LinkArgs) => cmd::link_args::run(&mut out),
+        Some(Command::LinkArgs(a)) => cmd::link_args::run(&a.options(), &mut out),
         Some(Command::Demo(a)) => launch::demo::run(&a.options(), &mut out),
         Some(Command::Export(a)) => export::run(&a.options(), &mut out).map(warn),
         Some(Command::Diff(a)) => diff::run(&a.options(), &mut out).map(warn),

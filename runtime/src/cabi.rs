@@ -57,9 +57,10 @@ static FINI: extern "C" fn() = fini;
 
 /// pthread_create(3): libc's, with the new thread given a sampling clock of its own whose
 /// first period has a random length, so that short threads are sampled in proportion to
-/// their CPU time ([`crate::threads`]). Exported by the shared object only (not listed in
-/// analyzer/build.rs's `ENTRY_POINTS`: in a static executable the linked object would
-/// replace libc's, which it could then not call).
+/// their CPU time ([`crate::threads`]). Exported by both artifacts: the shared object's
+/// interposes libc's for the whole process; the object's is the executable's own, which in a
+/// dynamic executable interposes libc's for its shared libraries too, and in a static one
+/// replaces libc.a's weak `pthread_create` (libc's is then reached by its internal name).
 ///
 /// # Safety
 /// As for pthread_create(3).
@@ -76,8 +77,8 @@ pub unsafe extern "C" fn pthread_create(
 
 /// dlclose(3): libc's, run while the sampling handlers keep off the unwind tables of objects
 /// loaded after start ([`crate::unwind::dlclose`]), so that a stack walk in another thread
-/// never reads an object that is being unmapped. Exported by the shared object only, like
-/// `pthread_create` (in a static executable the linked object's would stand in for libc's).
+/// never reads an object that is being unmapped. Exported by the shared object only (in a static
+/// executable the linked object's would stand in for libc's, which it could then not call).
 ///
 /// # Safety
 /// As for dlclose(3).
@@ -87,12 +88,9 @@ pub unsafe extern "C" fn dlclose(handle: *mut core::ffi::c_void) -> c_int {
     unsafe { crate::unwind::dlclose(handle) }
 }
 
-/// The linked object's pthread_create(3) wrapper: a program linked with
-/// [`crate::threads::LINK_FLAGS`] (`--wrap=pthread_create`, `__wrap_pthread_create` defined
-/// as this) calls it instead of libc's, which it calls in turn with the new thread given a
-/// sampling clock of its own ([`crate::threads`]). Not named `__wrap_pthread_create`: libgcc's
-/// split-stack member defines that name, and GNU ld would pull it in when the object comes
-/// after libgcc on the link line (as `-C link-arg` objects do).
+/// What a program linked with the `--wrap=pthread_create` options of earlier versions
+/// ([`crate::threads::LINK_FLAGS`]) calls: the same as our `pthread_create`, so the two never
+/// stack (the `__real_pthread_create` those options bind is not used).
 ///
 /// # Safety
 /// As for pthread_create(3).
@@ -104,8 +102,33 @@ pub unsafe extern "C" fn profil_rt_pthread_create(
     arg: *mut core::ffi::c_void,
 ) -> c_int {
     // SAFETY: the caller's contract is pthread_create's.
-    unsafe { crate::threads::create_linked(thread, attr, start, arg) }
+    unsafe { crate::threads::create(thread, attr, start, arg) }
 }
+
+// The second names of the entry points libc.a defines strongly ([`crate::link`]): the object
+// makes `syscall`, `execvp`, ... weak, and the linker options `profil-report link-args`
+// prints send a static program's calls here even where libc.a's strong definition was linked.
+#[cfg(target_arch = "x86_64")]
+core::arch::global_asm!(
+    ".globl profil_rt_syscall",
+    ".set profil_rt_syscall, syscall",
+    ".globl profil_rt_execv",
+    ".set profil_rt_execv, execv",
+    ".globl profil_rt_execl",
+    ".set profil_rt_execl, execl",
+    ".globl profil_rt_execle",
+    ".set profil_rt_execle, execle",
+    ".globl profil_rt_execlp",
+    ".set profil_rt_execlp, execlp",
+    ".globl profil_rt_execvp",
+    ".set profil_rt_execvp, execvp",
+    ".globl profil_rt_fexecve",
+    ".set profil_rt_fexecve, fexecve",
+    ".globl profil_rt_sigset",
+    ".set profil_rt_sigset, sigset",
+    ".globl profil_rt___sysv_signal",
+    ".set profil_rt___sysv_signal, __sysv_signal",
+);
 
 /// prctl(2), writing the profile first when the program installs a seccomp filter
 /// (`PR_SET_SECCOMP`; see [`crate::before_sandbox`]). glibc's prctl is the bare system

@@ -10,15 +10,15 @@
 //!   fat LTO, one codegen unit, as a staticlib; `ld -r` keeps only the members it needs and
 //!   `objcopy` localizes every global symbol except the runtime's own entry points
 //!   (`profil_rt_start`/`_finish`, the exec family and `setitimer` it wraps, the signal calls
-//!   of [`signals`], `prctl`/`syscall` (seccomp), `profil`, `pcsample`,
-//!   `profil_rt_hz`/`_set_hz`, `moncontrol`, and `profil_rt_pthread_create`, the
-//!   `pthread_create` wrapper that the linker options [`threads::LINK_FLAGS`] send the
-//!   program's calls to), so no `core` or `compiler_builtins` symbol can clash with a Rust
-//!   program's. `link-args` and `cargo profil` add those options; for C the README gives them.
+//!   of [`signals`], `prctl`/`syscall` (seccomp), `pthread_create` ([`threads`]), `profil`,
+//!   `pcsample`, `profil_rt_hz`/`_set_hz`, `moncontrol`, `profil_rt_pthread_create` for
+//!   programs linked with the older `--wrap` options, and the `profil_rt_<name>` second names
+//!   of [`link`]), so no `core` or `compiler_builtins` symbol can clash with a Rust program's.
+//!   The names libc.a defines strongly are weak in it, so nothing clashes with libc.a either;
+//!   the linker options [`link::LINK_FLAGS`] (`link-args` and `cargo profil` print and add
+//!   them) reach ours in a static link that kept libc's ([`link`]).
 //! * `libprofil_rt.so`, the same code as a shared object for `LD_PRELOAD` (or for linking with
-//!   `-Wl,--no-as-needed`). It also exports `pthread_create` ([`threads`]), which the object
-//!   does not (in a static executable it would replace libc's, which it could then not call;
-//!   the object's wrapper is reached through `--wrap` instead).
+//!   `-Wl,--no-as-needed`).
 //!
 //! # Layers
 //!
@@ -49,10 +49,11 @@
 //! * [`timer`]: the clocks (perf_event task clock with synchronous `SIGTRAP`; a process
 //!   CPU-time timer with `SIGPROF`).
 //! * [`threads`]: a one-shot clock of its own, with a random period, for every thread
-//!   created with `pthread_create` under the shared object, or by a program linked with the
-//!   object and [`threads::LINK_FLAGS`], so that threads shorter than a
+//!   created with `pthread_create` (the artifacts define it: the program's and its shared
+//!   libraries' calls reach ours), so that threads shorter than a
 //!   sampling period are sampled in proportion to their CPU time (the inherited clock has a
 //!   fixed phase and never fires in them); the first period's second sample is dropped.
+//! * [`link`]: how the object links, dynamic or static, without clashing with libc.a.
 //! * [`exec`]: the exec family, wrapped so the profile is written before the image is replaced.
 //!   `dlopen`/`dlmopen` are deliberately *not* wrapped: the loader searches the caller's
 //!   `RUNPATH`/`$ORIGIN`, and a wrapper would make the runtime the caller (and would have
@@ -177,10 +178,8 @@
 //! * Under a debugger, which stops on every `SIGTRAP`, use `PROFIL_TIMER=itimer` or
 //!   `PROFIL_OFF=1`.
 //! * Threads shorter than a sampling period are sampled in proportion to their CPU time only
-//!   when they get a clock of their own ([`threads`]): created with `pthread_create` under the
-//!   shared object, or from the program's own code linked with the object and
-//!   [`threads::LINK_FLAGS`], while the perf clock runs. With the linked object without those
-//!   options or for calls from shared libraries (libstdc++'s `std::thread`), for threads libc
+//!   when they get a clock of their own ([`threads`]): created with `pthread_create`, by the
+//!   program or its shared libraries, while the perf clock runs. For threads libc
 //!   starts itself (`SIGEV_THREAD` timers, `aio`), more than 256 threads starting at the same
 //!   instant, or with the CPU-time timer, a thread's first sample comes after one full period of its
 //!   CPU time: one that ends sooner is not sampled, and its CPU time is reported as not
@@ -213,8 +212,7 @@
 //! * **Only libc.** GNU ld resolves `-C link-arg` objects after `-lc`, so the runtime uses only
 //!   symbols that libc.so.6 itself exports (`__cxa_atexit`, not `atexit`;
 //!   `pthread_setcanceltype`, there since glibc 2.34), plus one weak reference,
-//!   `__real_pthread_create`, which only the linker options of [`threads::LINK_FLAGS`] bind
-//!   (to libc's `pthread_create`).
+//!   `__pthread_create`, which only a static link binds (to libc.a's `pthread_create`).
 //! * **Start in a constructor** (`.init_array`) so that everything after it is sampled, and
 //!   **write from both an exit handler and `.fini_array`**, exactly once: whichever runs first
 //!   (their order differs between the object and the shared object).
@@ -265,6 +263,7 @@ pub mod hist;
 #[cfg(not(feature = "artifact"))]
 pub mod interfaces;
 pub mod lineage;
+pub mod link;
 pub mod objects;
 pub mod output;
 pub mod pcmode;

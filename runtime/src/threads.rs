@@ -12,8 +12,8 @@
 //!
 //! # How
 //!
-//! The program's `pthread_create` calls reach a wrapper of ours, which calls libc's (see
-//! "Preloaded" and "Linked in" below). While the perf clock runs, the new thread starts in
+//! The program's `pthread_create` calls reach ours, which calls libc's (see "Preloaded" and
+//! "Linked in" below). While the perf clock runs, the new thread starts in
 //! `trampoline`, which, before it calls the program's start routine, opens a one-shot task
 //! clock of the thread's own (not inherited; `PERF_EVENT_IOC_REFRESH` 1: the kernel disables it after one
 //! sample) whose period U is drawn uniformly from (0, P], P the sampling period. The thread's
@@ -50,48 +50,42 @@
 //! # Preloaded
 //!
 //! The shared object exports `pthread_create`, which interposes libc's for the executable and
-//! every library; the next definition, libc's, is found with `dlsym(RTLD_NEXT)`. The key is
-//! created in the constructor, only where the process resolves `pthread_create` to ours.
+//! every library; the next definition, libc's, is found with `dlsym(RTLD_NEXT)` in the
+//! constructor, before any sample.
 //!
 //! # Linked in
 //!
-//! The object cannot simply define `pthread_create`: in a static executable it would take the
-//! place of libc's (a weak definition in libc.a), whose code the link then leaves out, with no
-//! loader to find it. Instead the program is linked with [`LINK_FLAGS`]
-//! (`profil-report link-args` and `cargo profil` add them; the README gives them for C):
+//! The object defines `pthread_create` too, with no linker option ([`crate::link`]):
 //!
-//! * `--wrap=pthread_create` sends every call the program's own files make to
-//!   `__wrap_pthread_create`, and binds the object's weak reference to `__real_pthread_create`
-//!   to libc's `pthread_create` (in a dynamic executable an import like any other: under a
-//!   preloaded `libprofil_rt.so` it is the shared object's, which then only forwards, its copy
-//!   of the runtime staying out);
-//! * `--defsym=__wrap_pthread_create=profil_rt_pthread_create` makes that our wrapper. Not a
-//!   `__wrap_pthread_create` of our own: libgcc.a has one (split-stack support), and GNU ld
-//!   pulls it in, clashing with ours, when our object comes after libgcc on the line, as
-//!   `-C link-arg` objects do;
-//! * `-u pthread_create` puts libc's in a static link whatever the order of the files (libc.a
-//!   is scanned before a `-C link-arg` object). Measured with glibc 2.36, the runtime's own
-//!   reference to `timer_create` pulls it in anyway (`timer_routines.o` calls
-//!   `__pthread_create`).
+//! * in a dynamic executable it is exported (libc.so.6, on every link line, defines the name),
+//!   so it interposes libc's for the program and for its shared libraries alike (libstdc++'s
+//!   `std::thread`, OpenMP, a library of the program's own); libc's is the next definition,
+//!   `dlsym(RTLD_NEXT)`, resolved in the constructor;
+//! * in a static executable it replaces libc.a's `pthread_create`, a weak alias of
+//!   `__pthread_create`, which the object reaches through a weak reference. The linker binds
+//!   it whenever libc.a's pthread_create.o is in the link, which the runtime's own
+//!   `timer_create` ensures (glibc 2.36: timer_routines.o calls `__pthread_create`). Were it
+//!   missing, the call would fail with `EAGAIN` and one line on stderr, never jump to 0.
 //!
-//! Without the options nothing changes: `__real_pthread_create` is weak (0) and the wrapper is
-//! never called. A wrapper that finds no libc `pthread_create` (a static link where nothing
-//! pulled it in) never jumps to 0: the call fails with `EAGAIN` and one line on stderr says
-//! why. The key is created by the wrapper's first call (in the calling thread, never in a
-//! signal handler), so a program linked without the options never uses one. GNU ld, gold and
-//! rust-lld take the options (measured; the tests link C with GNU ld: PIE, `-no-pie`,
-//! `-static`, `-static-pie`; Rust with rust-lld, rustc's default, through `link-args` and
-//! `cargo profil`).
+//! Programs linked with the options of earlier versions, [`LINK_FLAGS`]
+//! (`--wrap=pthread_create,--defsym=__wrap_pthread_create=profil_rt_pthread_create,...`),
+//! still link and call `profil_rt_pthread_create`: the same function as our `pthread_create`,
+//! which ignores the `__real_pthread_create` those options bind (to ours), so a thread never
+//! gets two trampolines. A preloaded shared object next to a linked one stays out (see
+//! `cabi`): the executable's `pthread_create` comes first in the lookup, and its `RTLD_NEXT`
+//! may be the shared object's, which then only forwards to libc's.
+//!
+//! The key is created in the constructor where the loader says the process's
+//! `pthread_create` is ours, and otherwise (a static executable) by the first call while the
+//! perf clock runs (in the calling thread, never in a signal handler).
 //!
 //! # Where not
 //!
-//! * Threads created by code outside the link's own files: with the object, calls from shared
-//!   libraries (libstdc++'s `std::thread`, OpenMP, ...) go straight to libc's
-//!   `pthread_create`, and a program linked without [`LINK_FLAGS`] has no wrapper at all.
-//!   Everywhere, threads libc creates itself (`SIGEV_THREAD` timers, `aio`). The inherited
-//!   clock samples those as before: their first period is not sampled.
-//! * A static Rust program (`-C target-feature=+crt-static`) does not link with the object at
-//!   all, options or not (libc.a's `syscall` and `execvp` clash with the runtime's).
+//! * Threads libc creates itself (`SIGEV_THREAD` timers, `aio`) call its internal
+//!   `__pthread_create`. The inherited clock samples those as before: their first period is
+//!   not sampled, and the report shows that CPU time as not sampled.
+//! * A library that finds `pthread_create` with `dlsym(RTLD_NEXT)` itself, or one loaded into
+//!   another namespace (`dlmopen`), reaches libc's directly.
 //! * The CPU-time timer (`PROFIL_TIMER=itimer`) is process-wide, with no phase per thread.
 //! * The first sample of a thread's own clock comes U after the clock opened, a few
 //!   microseconds into the thread (its start in libc, the trampoline): not measured from the
@@ -195,43 +189,90 @@ pub fn set_wrapper(addr: usize) {
     WRAPPER.store(addr, Ordering::Relaxed);
 }
 
-/// At start (the constructor, not a signal handler: this takes libc's locks): turn own clocks
-/// on if the process's `pthread_create` is ours.
+/// At start (the constructor, not a signal handler: this takes libc's locks): find libc's
+/// `pthread_create` now, before any sample, and create the key if the process's
+/// `pthread_create` is already known to be ours (the shared object preloaded, or the object
+/// in a dynamic executable, which exports it). Otherwise (a static executable, where the
+/// loader cannot tell) the first call of ours creates it ([`create`]).
 pub fn init() {
     let ours = WRAPPER.load(Ordering::Relaxed);
     if ours == 0 || !cfg!(target_arch = "x86_64") {
         return;
     }
-    if sys::global_symbol(c"pthread_create") != ours {
-        return;
-    }
     let _ = real();
-    create_key();
+    if sys::global_symbol(c"pthread_create") == ours {
+        ensure_key();
+    }
 }
 
-/// Create the key whose destructor closes a thread's own clock, and turn own clocks on with
-/// it. Only a key among glibc's first 32 is kept: their values live in the thread
-/// descriptor, so setting one never allocates.
-fn create_key() {
+/// Whether the key has been set up: 0 not yet, 1 under way, 2 done.
+static KEY_STATE: AtomicU32 = AtomicU32::new(0);
+
+/// Create, once, the key whose destructor closes a thread's own clock, and turn own clocks on
+/// with it. Only a key among glibc's first 32 is kept: their values live in the thread
+/// descriptor, so setting one never allocates. A call racing the first one goes on without.
+fn ensure_key() {
+    if KEY_STATE
+        .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return;
+    }
+    let _errno = sys::ErrnoGuard::save();
     if let Some(key) = sys::thread_key_create(thread_end) {
         if key < 32 {
             KEY.store(key, Ordering::Relaxed);
         }
     }
+    KEY_STATE.store(2, Ordering::Release);
 }
 
+/// libc's `pthread_create`: in a static executable its internal name `__pthread_create`
+/// (libc.a's `pthread_create` is a weak alias of it, which ours replaces), bound by the
+/// linker through a weak reference (0 in a dynamic link: libc.so.6 does not export that
+/// name); else the next definition after ours, `dlsym(RTLD_NEXT)`.
 fn real() -> usize {
     let r = REAL.load(Ordering::Relaxed);
     if r != 0 {
         return r;
     }
-    let r = sys::next_symbol(c"pthread_create");
+    let r = match static_libc_create() {
+        0 => sys::next_symbol(c"pthread_create"),
+        r => r,
+    };
     REAL.store(r, Ordering::Relaxed);
     r
 }
 
-/// The shared object's `pthread_create`: libc's (the next definition), with the start routine
-/// wrapped in `trampoline` while the perf clock runs.
+// libc.a's `__pthread_create`, through a weak reference: the linker binds it when libc.a's
+// pthread_create.o is in the link (in glibc 2.36 the runtime's own `timer_create` pulls it
+// in: timer_routines.o calls `__pthread_create`), and leaves 0 otherwise.
+#[cfg(target_arch = "x86_64")]
+fn static_libc_create() -> usize {
+    let p: usize;
+    // SAFETY: loads the GOT slot of a weak undefined symbol (0 when nothing defines it); no
+    // memory of ours is touched.
+    unsafe {
+        core::arch::asm!(
+            ".weak __pthread_create",
+            "movq __pthread_create@GOTPCREL(%rip), {p}",
+            p = out(reg) p,
+            options(att_syntax, nostack, pure, nomem),
+        );
+    }
+    p
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn static_libc_create() -> usize {
+    0
+}
+
+static MISSING_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The artifacts' `pthread_create` (and `profil_rt_pthread_create`, which programs linked
+/// with the older `--wrap=pthread_create` options call: the same function, so the two never
+/// stack): libc's, with the start routine wrapped in `trampoline` while the perf clock runs.
 ///
 /// # Safety
 /// As for `pthread_create(3)`.
@@ -241,86 +282,45 @@ pub unsafe fn create(
     start: Option<StartFn>,
     arg: *mut c_void,
 ) -> c_int {
-    let r = real();
-    if r == 0 {
-        return libc::EAGAIN;
-    }
-    // SAFETY: the caller's contract; `r` is libc's pthread_create, found by the loader.
-    unsafe { create_with(r, thread, attr, start, arg) }
+    // SAFETY: the caller's contract; real() is libc's pthread_create or 0.
+    unsafe { create_via(real(), thread, attr, start, arg) }
 }
 
-// The linked object's way to libc's pthread_create: a weak reference to
-// `__real_pthread_create`, which the linker binds to libc's `pthread_create` under
-// `--wrap=pthread_create` (and, weak, leaves 0 without that option).
-#[cfg(target_arch = "x86_64")]
-fn wrapped_real() -> usize {
-    let p: usize;
-    // SAFETY: loads the GOT slot of a weak undefined symbol (0 when nothing defines it); no
-    // memory of ours is touched.
-    unsafe {
-        core::arch::asm!(
-            ".weak __real_pthread_create",
-            "movq __real_pthread_create@GOTPCREL(%rip), {p}",
-            p = out(reg) p,
-            options(att_syntax, nostack, pure, nomem),
-        );
-    }
-    p
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn wrapped_real() -> usize {
-    0
-}
-
-/// Whether the linked wrapper has set the thread key up: 0 not yet, 1 under way, 2 done.
-static LINKED_KEY: AtomicU32 = AtomicU32::new(0);
-static LINKED_MISSING_WARNED: AtomicBool = AtomicBool::new(false);
-
-/// The linked object's `pthread_create` wrapper (`profil_rt_pthread_create`), which the
-/// program's calls reach when it was linked with
-/// `-Wl,--wrap=pthread_create,--defsym=__wrap_pthread_create=profil_rt_pthread_create,-u,pthread_create`
-/// ([`LINK_FLAGS`]): libc's, with the start routine wrapped in `trampoline` while the perf
-/// clock runs. The thread key is created by the first call (a program linked without the
-/// option never calls this and never gets a key).
+/// [`create`] with libc's `pthread_create` at `r`; 0 (none found) fails with `EAGAIN` and
+/// one line on stderr, never a jump to 0.
 ///
 /// # Safety
-/// As for `pthread_create(3)`.
-pub unsafe fn create_linked(
+/// As for `pthread_create(3)`; `r` is libc's pthread_create or 0.
+unsafe fn create_via(
+    r: usize,
     thread: *mut libc::pthread_t,
     attr: *const libc::pthread_attr_t,
     start: Option<StartFn>,
     arg: *mut c_void,
 ) -> c_int {
-    let r = wrapped_real();
     if r == 0 {
-        // A static link in which nothing pulled libc's pthread_create in (`--wrap` given
-        // without `-u pthread_create`): no thread can be created.
-        if !LINKED_MISSING_WARNED.swap(true, Ordering::Relaxed) {
+        if !MISSING_WARNED.swap(true, Ordering::Relaxed) {
             let _errno = sys::ErrnoGuard::save();
             crate::warn(
-                b"profil-rt: pthread_create: libc's is not linked in (the program was linked \
-                  with --wrap=pthread_create but not -u pthread_create); no thread can be created",
+                b"profil-rt: pthread_create: libc's is not found (neither __pthread_create \
+                  linked in nor a next pthread_create); no thread can be created",
             );
         }
         return libc::EAGAIN;
     }
-    if LINKED_KEY
-        .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
-        .is_ok()
+    if KEY_STATE.load(Ordering::Acquire) == 0
+        && cfg!(target_arch = "x86_64")
+        && timer::running() == Some(Backend::Perf)
     {
-        let _errno = sys::ErrnoGuard::save();
-        if cfg!(target_arch = "x86_64") && KEY.load(Ordering::Relaxed) == NO_KEY {
-            create_key();
-        }
-        LINKED_KEY.store(2, Ordering::Release);
+        ensure_key();
     }
-    // SAFETY: the caller's contract; `r` is libc's pthread_create, bound by the linker.
+    // SAFETY: the caller's contract; `r` is libc's pthread_create.
     unsafe { create_with(r, thread, attr, start, arg) }
 }
 
-/// The linker options that send a program's `pthread_create` calls to the linked object's
-/// wrapper (see the module doc, "Linked in").
+/// The linker options of earlier versions, which sent a program's `pthread_create` calls to
+/// `profil_rt_pthread_create`. Not needed any more (the object defines `pthread_create`);
+/// still accepted, and the two never stack.
 pub const LINK_FLAGS: &str =
     "-Wl,--wrap=pthread_create,--defsym=__wrap_pthread_create=profil_rt_pthread_create,-u,pthread_create";
 
@@ -494,17 +494,16 @@ mod tests {
         unreachable!("no thread may start")
     }
 
-    /// Where the linker bound no `__real_pthread_create` (this test binary, linked without
-    /// `--wrap`; a static link in which nothing pulled libc's pthread_create in), the linked
-    /// wrapper never jumps to address 0: the call fails with EAGAIN and errno is untouched.
+    /// Where no libc `pthread_create` was found, the wrapper never jumps to address 0: the
+    /// call fails with EAGAIN and errno is untouched.
     #[test]
-    fn the_linked_wrapper_without_libc_pthread_create_fails_with_eagain() {
-        assert_eq!(wrapped_real(), 0);
+    fn without_libc_pthread_create_the_call_fails_with_eagain() {
         let mut t: libc::pthread_t = 0;
         sys::set_errno(1234);
         // SAFETY: a valid pthread_t to write to, no attributes; the routine never runs.
         let e = unsafe {
-            create_linked(
+            create_via(
+                0,
                 &mut t,
                 core::ptr::null(),
                 Some(never),
@@ -517,5 +516,13 @@ mod tests {
             NO_KEY,
             "no key without a thread"
         );
+    }
+
+    /// In this dynamically linked test binary the weak `__pthread_create` is unbound and
+    /// libc's `pthread_create` is the next definition.
+    #[test]
+    fn libc_pthread_create_is_found() {
+        assert_eq!(static_libc_create(), 0);
+        assert_ne!(real(), 0);
     }
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use profil_report::cmd::{convert, dump, merge, runtime_path};
+use profil_report::cmd::{convert, dump, link_args, merge, runtime_path};
 use profil_report::gprof::cg_print::Sections;
 use profil_report::request::{Format, GprofRequest, Mode, Request, Timeline};
 use profil_report::{diff, export, launch};
@@ -138,8 +138,9 @@ pub enum Command {
     Merge(MergeArgs),
     /// Print the absolute path of the runtime object (or, with --shared, the shared object).
     RuntimePath(RuntimePathArgs),
-    /// Print the RUSTFLAGS words that link the runtime into a Rust program.
-    LinkArgs,
+    /// Print the words that link the runtime into a program (RUSTFLAGS; --cc for C).
+    #[command(long_about = LINK_ARGS_ABOUT)]
+    LinkArgs(LinkArgsArgs),
     /// Run a dynamically linked program with the runtime preloaded, then print its report.
     Run(RunArgs),
     /// Build and profile the bundled demo workload, next to gprof's view of it.
@@ -320,6 +321,37 @@ impl MergeArgs {
             exe: self.exe,
             to: self.to.into(),
         }
+    }
+}
+
+/// `profil-report link-args --help`: what the words do, and what a static link needs.
+const LINK_ARGS_ABOUT: &str = "Print the words that link the runtime into a program: for Rust as \
+RUSTFLAGS (`RUSTFLAGS=\"$(profil-report link-args)\" cargo build --target <host triple>`), with \
+--cc for a C compiler (`cc prog.c $(profil-report link-args --cc)`). They are the runtime object's \
+path and linker options, the same for dynamic and static programs.
+
+Dynamic links need the object only: it defines pthread_create, so the threads the program and its \
+shared libraries start are sampled in proportion to their CPU time, however short.
+
+Static links (C -static or -static-pie, Rust -C target-feature=+crt-static) need the options too: \
+libc.a defines syscall, execvp and a few other functions the runtime wraps, and where the linker \
+reads libc.a before the object (rustc puts link arguments after the libraries) libc's are linked; \
+the options (--wrap, --defsym) send the program's calls to the runtime's, which write the profile \
+before an exec. GNU ld, gold and rust-lld take them. A static Rust program needs rustc's default \
+linker, rust-lld: GNU ld (-C linker-features=-lld) reads libc.a once, before the object, and misses \
+the libc functions only the runtime calls.";
+
+/// Arguments of `profil-report link-args`.
+#[derive(clap::Args, Debug)]
+pub struct LinkArgsArgs {
+    /// Print the words for a C compiler's command line instead of RUSTFLAGS.
+    #[arg(long)]
+    cc: bool,
+}
+
+impl LinkArgsArgs {
+    pub fn options(self) -> link_args::Options {
+        link_args::Options { cc: self.cc }
     }
 }
 

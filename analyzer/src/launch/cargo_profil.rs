@@ -8,7 +8,7 @@
 //! ```text
 //! cargo rustc -p PACKAGE (--bin NAME | --example NAME) --target <host triple> [--release]
 //!       --message-format=json-render-diagnostics -- -C link-arg=<cached profil_rt.o>
-//!       -C link-arg=<THREAD_FLAGS> -C force-frame-pointers=yes -C strip=none
+//!       -C link-arg=<LINK_FLAGS> -C force-frame-pointers=yes -C strip=none
 //! ```
 //!
 //! plus [`FRAME_POINTERS`] for every crate (dependencies and the final crate: the runtime's
@@ -18,8 +18,9 @@
 //! ([`frame_pointer_flags`]). Dependencies are then built once more, for the profiled target
 //! only.
 //!
-//! (The second link argument sends the program's `pthread_create` calls through the runtime's
-//! wrapper, for the sampling of short threads: [`crate::cmd::link_args::THREAD_FLAGS`].
+//! (The link arguments are those of `profil-report link-args`: the object and
+//! [`crate::cmd::link_args::LINK_FLAGS`], the same for a dynamic and a `+crt-static` package,
+//! whose `target-feature` in the user's flags or config still applies.
 //! `-C strip=none`: a Cargo profile with `strip = true` would leave no symbols to name the
 //! samples by.)
 //!
@@ -422,7 +423,7 @@ pub fn run(args: &Options, out: &mut impl Write, err: &mut impl Write) -> Result
         .arg("-C")
         .arg(format!("link-arg={}", object.display()))
         .arg("-C")
-        .arg(format!("link-arg={}", crate::cmd::link_args::THREAD_FLAGS))
+        .arg(format!("link-arg={}", crate::cmd::link_args::LINK_FLAGS))
         // A profile with `strip = true` would leave nothing to name the samples by; the
         // extra arguments come last, so this wins.
         .args(["-C", "strip=none"])

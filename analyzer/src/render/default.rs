@@ -126,7 +126,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
                 Some((bits, cells)) if *bits == r.samples.to_bits() => cells.clone(),
                 _ => {
                     let cells = [
-                        format!("{:.2}", d.percent),
+                        format!("{:.2}", d.table_percent),
                         human_seconds(d.self_s),
                         crate::units::samples(r.samples),
                         interval(d.ci.0, d.ci.1),
@@ -179,6 +179,13 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
             .max(MIN_NAME_WIDTH);
         rows = rows_with(narrower);
     }
+    if let (Some(share), Some((u, _))) = (report.unsampled_share, &report.unsampled) {
+        // The CPU time not sampled, as a share of the same whole as the rows'.
+        let mut row = vec![format!("{share:.2}"), human_seconds(*u)];
+        row.resize(header.len(), String::new());
+        row[numeric] = crate::render::objects::UNSAMPLED_ROW.into();
+        rows.push(row);
+    }
     let mut b = Table::new();
     b.row(header);
     for row in rows {
@@ -198,6 +205,9 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
             "total: samples with the function anywhere on the sampled call stack (once per sample),\n\
              with its 95% interval."
         )?;
+    }
+    if report.unsampled_share.is_some() {
+        writeln!(out, "{}", crate::render::objects::UNSAMPLED_NOTE)?;
     }
     if report.rows.iter().any(|r| !r.fragments.is_empty()) {
         writeln!(

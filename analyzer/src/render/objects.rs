@@ -22,6 +22,14 @@ pub fn write(format: Format, report: &ObjectsReport, out: &mut impl Write) -> Re
     }
 }
 
+/// The name of a table's row for the CPU time not sampled (default report and report across
+/// objects).
+pub const UNSAMPLED_ROW: &str = "<not sampled>";
+
+/// What that row means, under the table.
+pub const UNSAMPLED_NOTE: &str = "<not sampled>: CPU time the clock measured but did not \
+     sample (see the line under the header);\n% is of the sampled and unsampled time together.";
+
 /// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
 /// (the cause only when the share is 2% or more: below that, it is the usual noise).
 pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
@@ -98,7 +106,7 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         b.row(header);
         for ((r, n), name) in rows.iter().zip(numbers).zip(names) {
             let mut row = vec![
-                format!("{:.2}", n.percent),
+                format!("{:.2}", n.table_percent),
                 human_seconds(n.self_seconds),
                 crate::units::samples(r.samples),
                 format!("{}–{}", human_seconds(n.ci.0), human_seconds(n.ci.1)),
@@ -133,6 +141,15 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
             }
             b.row(row);
         }
+        if let (Some(share), Some((u, _))) = (report.unsampled_share, &report.unsampled) {
+            let mut row = vec![format!("{share:.2}"), human_seconds(*u)];
+            row.resize(4 + if totals { 2 } else { 0 } + 1, String::new());
+            row.push(UNSAMPLED_ROW.into());
+            if locations {
+                row.push(String::new());
+            }
+            b.row(row);
+        }
         b.render(4)
     };
     let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
@@ -148,6 +165,10 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         text = table_with(23);
     }
     writeln!(out, "{text}")?;
+    if report.unsampled_share.is_some() {
+        writeln!(out)?;
+        writeln!(out, "{UNSAMPLED_NOTE}")?;
+    }
     if let Some(graph) = &report.graph {
         writeln!(out)?;
         writeln!(
@@ -325,6 +346,37 @@ mod tests {
         let mut v = Vec::new();
         write(format, report, &mut v).unwrap();
         String::from_utf8(v).unwrap()
+    }
+
+    /// Unsampled CPU time of 2% of the whole or more is a row of the table, and the rows'
+    /// percentages are then of the whole; below that it is the line under the header only,
+    /// and JSON keeps `percent` of the samples either way.
+    #[test]
+    fn unsampled_time_is_a_row_from_two_percent_of_the_whole() {
+        let rows = vec![row("p", "a", 30.0, None), row("p", "b", 10.0, None)];
+        let mut report = ObjectsReport::new("t".into(), 100, rows.clone(), Vec::new());
+        report.set_unsampled(0.6, "cause".into());
+        let table = render(Format::Table, &report);
+        let line = |name: &str| {
+            table
+                .lines()
+                .find(|l| l.contains(name))
+                .unwrap_or_else(|| panic!("{name}:\n{table}"))
+                .to_string()
+        };
+        assert!(line(" a ").trim_start().starts_with("30.00"), "{table}");
+        assert!(
+            line(UNSAMPLED_ROW).trim_start().starts_with("60.00"),
+            "{table}"
+        );
+        assert!(table.contains(UNSAMPLED_NOTE), "{table}");
+        let json = render(Format::Json, &report).replace(' ', "");
+        assert!(json.contains("\"percent\":75,"), "{json}");
+        let mut small = ObjectsReport::new("t".into(), 100, rows, Vec::new());
+        small.set_unsampled(0.008, "cause".into());
+        let table = render(Format::Table, &small);
+        assert!(!table.contains(UNSAMPLED_ROW), "{table}");
+        assert!(table.contains("75.00"), "{table}");
     }
 
     #[test]

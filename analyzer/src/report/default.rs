@@ -10,6 +10,12 @@
 //!   the preceding symbol or silently lowering every percentage.
 //! * **`.cold` / `.part.N` fragments are folded** into the function they were split from;
 //!   aliases are one function.
+//! * **CPU time that was not sampled is a row of its own**, `<not sampled>`, when the runtime's
+//!   manifest says how much there was and it is [`super::objects::UNSAMPLED_ROW_SHARE`]% of the whole or more
+//!   (threads libc starts itself, shorter than a sampling period): the table's `% time` is
+//!   then every row's share of the sampled and unsampled time together, so no row reads as a
+//!   share of the whole that it is not. JSON and CSV keep `percent` of the samples, and say
+//!   `unsampled_seconds`.
 //! * **Each row has a 95% interval** for its self time: a sample count `n` is a Poisson
 //!   count, so differences smaller than the interval are noise.
 //! * `file:line` of the function from DWARF, when the executable has debug info.
@@ -141,6 +147,9 @@ pub struct Report {
     /// CPU seconds the runtime measured but did not sample, and the likely cause, from the
     /// manifests' process lines ([`apply_manifests`]; None: not known).
     pub unsampled: Option<(f64, String)>,
+    /// The unsampled CPU time's share of the whole (sampled + unsampled) × 100, when it is a
+    /// row of the table of its own ([`super::objects::UNSAMPLED_ROW_SHARE`] or more; None: no such row).
+    pub unsampled_share: Option<f64>,
     /// The call graph measured from sampled stacks, which replaces `call_graph` when present.
     pub sampled_graph: Option<super::sampled_graph::SampledGraph>,
 }
@@ -491,6 +500,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let mut report = Report {
         object,
         unsampled: None,
+        unsampled_share: None,
         executable: exe_name,
         gmon_files: inputs.gmons.iter().map(|g| g.name()).collect(),
         hz: hist.hz,
@@ -516,6 +526,10 @@ fn six_digits(x: f64) -> f64 {
 pub struct Derived {
     /// Self samples / all samples × 100.
     pub percent: f64,
+    /// The table's `% time`: [`Self::percent`], or, when the unsampled time is a row of its
+    /// own ([`Report::unsampled_share`]), self seconds / (sampled + unsampled seconds) × 100,
+    /// so that the rows and the unsampled row are shares of one whole.
+    pub table_percent: f64,
     /// Running sum of the self seconds down to this row.
     pub cumulative: f64,
     /// Self seconds.
@@ -534,6 +548,11 @@ pub struct Derived {
 fn derive(report: &Report) -> Vec<Derived> {
     let hz = f64::from(report.hz);
     let total = report.total_samples as f64;
+    // The whole the table's percentages are of, in samples.
+    let whole = match (report.unsampled_share, &report.unsampled) {
+        (Some(_), Some((u, _))) => total + u * hz,
+        _ => total,
+    };
     let mut cum = 0.0;
     // The rows are sorted by samples.
     let mut intervals = Ci95OfSorted::default();
@@ -547,6 +566,11 @@ fn derive(report: &Report) -> Vec<Derived> {
             Derived {
                 percent: if total > 0.0 {
                     100.0 * r.samples / total
+                } else {
+                    0.0
+                },
+                table_percent: if whole > 0.0 {
+                    100.0 * r.samples / whole
                 } else {
                     0.0
                 },
@@ -608,10 +632,13 @@ pub fn apply_manifests(report: &mut Report, inputs: &Inputs) {
         return;
     }
     report.hz = hz;
-    report.numbers = derive(report);
     let unsampled: Option<f64> = procs.iter().map(|p| p.unsampled_seconds()).sum();
     if let Some(u) = unsampled {
         let u = (u * 1e9).round() / 1e9;
         report.unsampled = Some((u, super::objects::unsampled_cause(&procs)));
+        let all = u + report.total_seconds();
+        let share = if all > 0.0 { 100.0 * u / all } else { 0.0 };
+        report.unsampled_share = (share >= super::objects::UNSAMPLED_ROW_SHARE).then_some(share);
     }
+    report.numbers = derive(report);
 }

@@ -271,8 +271,12 @@ pub struct ObjectsReport {
     pub total_seconds: f64,
     /// Warnings about the inputs.
     pub warnings: Vec<String>,
-    /// Seconds of CPU time not sampled, and the likely cause (None: not known).
+    /// Seconds of CPU time not sampled, and the likely cause (None: not known); set with
+    /// [`ObjectsReport::set_unsampled`].
     pub unsampled: Option<(f64, String)>,
+    /// The unsampled CPU time's share of the whole (sampled + unsampled) × 100, when it is a
+    /// row of the table of its own (from [`UNSAMPLED_ROW_SHARE`]%; None: no such row).
+    pub unsampled_share: Option<f64>,
     /// The processes the report covers: pid, parent pid, CPU seconds.
     pub processes: Vec<(u32, Option<u32>, f64)>,
     /// From the runtime's stacks file, the measured call graph (the rows' totals are then in
@@ -285,6 +289,10 @@ pub struct ObjectsReport {
 pub struct RowNumbers {
     /// Samples / all samples × 100.
     pub percent: f64,
+    /// The table's `%`: [`Self::percent`], or, when the unsampled time is a row of its own
+    /// ([`ObjectsReport::unsampled_share`]), self seconds / (sampled + unsampled seconds) ×
+    /// 100, so that the rows and the unsampled row are shares of one whole.
+    pub table_percent: f64,
     /// Self seconds.
     pub self_seconds: f64,
     /// 95% interval of the self seconds.
@@ -317,12 +325,14 @@ impl ObjectsReport {
             .map(|r| {
                 let (lo, hi) = intervals.of(r.samples);
                 let ci = (lo / hz_f, hi / hz_f);
+                let percent = if total > 0.0 {
+                    100.0 * r.samples / total
+                } else {
+                    0.0
+                };
                 RowNumbers {
-                    percent: if total > 0.0 {
-                        100.0 * r.samples / total
-                    } else {
-                        0.0
-                    },
+                    percent,
+                    table_percent: percent,
                     self_seconds: r.samples / hz_f,
                     ci,
                     total: None,
@@ -338,8 +348,28 @@ impl ObjectsReport {
             total_seconds: total / hz_f,
             warnings,
             unsampled: None,
+            unsampled_share: None,
             processes: Vec::new(),
             graph: None,
+        }
+    }
+
+    /// The CPU time not sampled (`seconds`) and its likely cause. From
+    /// [`UNSAMPLED_ROW_SHARE`]% of the whole on it is a row of the table, and every row's
+    /// `table_percent` becomes its share of the sampled and unsampled time together.
+    pub fn set_unsampled(&mut self, seconds: f64, cause: String) {
+        let all = seconds + self.total_seconds;
+        let share = if all > 0.0 {
+            100.0 * seconds / all
+        } else {
+            0.0
+        };
+        self.unsampled = Some((seconds, cause));
+        self.unsampled_share = (share >= UNSAMPLED_ROW_SHARE).then_some(share);
+        if self.unsampled_share.is_some() {
+            for n in &mut self.numbers {
+                n.table_percent = 100.0 * n.self_seconds / all;
+            }
         }
     }
 
@@ -386,6 +416,11 @@ fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u
     Ok((pieces, hist.hz))
 }
 
+/// From this share of the whole CPU time (percent) on, the unsampled time is a row of the
+/// table, `<not sampled>` (below it, the usual few percent before a clock starts and at exit,
+/// it is only the line under the header). The default report uses the same threshold.
+pub const UNSAMPLED_ROW_SHARE: f64 = 2.0;
+
 /// The likely reason `unsampled` seconds of CPU time went unsampled, from the process lines.
 pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
     let mut why = Vec::new();
@@ -406,7 +441,7 @@ pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
         {
             why.push("the interval timer fires at most once per kernel tick, so short bursts of CPU and short threads go unsampled".into());
         } else {
-            why.push("the time before a thread's clock starts and while profiles are written at exit is outside the clock, as are threads shorter than a sampling period that got no random first period (threads libc starts itself; with the runtime linked in, threads a shared library starts, and every thread of a program linked without the options `profil-report link-args` prints, -Wl,--wrap=pthread_create,...)".into());
+            why.push("the time before a thread's clock starts and while profiles are written at exit is outside the clock, as are threads shorter than a sampling period that got no random first period (threads libc starts itself: SIGEV_THREAD timers, aio)".into());
         }
     }
     why.join("; ")
@@ -572,7 +607,9 @@ pub fn build_manifests(
         stacks = Some((totals, t.graph));
     }
     let mut report = ObjectsReport::new(title, hz, rows, warnings);
-    report.unsampled = unsampled_time;
+    if let Some((u, cause)) = unsampled_time {
+        report.set_unsampled(u, cause);
+    }
     report.processes = processes;
     if let Some((totals, graph)) = stacks {
         report.set_stacks(&totals, graph);

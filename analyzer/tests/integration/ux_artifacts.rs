@@ -83,12 +83,17 @@ fn installed_binary_writes_the_cache_under_xdg_cache_home() {
         format!(
             "-C link-arg={} -C link-arg={}",
             obj.display(),
-            profil_rt::threads::LINK_FLAGS
+            profil_rt::link::LINK_FLAGS
         )
     );
-    // The README gives C programs the same linker options for threads.
+    let words = run(&["link-args", "--cc"]);
+    assert_eq!(
+        words.to_string_lossy(),
+        format!("{} {}", obj.display(), profil_rt::link::LINK_FLAGS)
+    );
+    // The README links C programs with the same words.
     let readme = std::fs::read_to_string(ux_support::root().join("README.md")).unwrap();
-    assert!(readme.contains(profil_rt::threads::LINK_FLAGS));
+    assert!(readme.contains("$(profil-report link-args --cc)"));
 }
 
 #[test]

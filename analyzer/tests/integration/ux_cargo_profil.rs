@@ -168,14 +168,44 @@ fn fresh_cargo_new_project() {
     );
 }
 
-/// Issue 14: `cargo profil` links the runtime in with its linker options for threads, so the
-/// 1000 short std threads of fixtures/runtime/short_threads.rs (each under one sampling
-/// period) get their share of the samples: the share of CPU time the program measured for
-/// `task_spin`, within 10 points plus 4 standard deviations. Runs are repeated (at most 6)
-/// until they used 1.5 CPU-seconds together.
+/// Issue 14: `cargo profil` links the runtime in so that the 1000 short std threads of
+/// fixtures/runtime/short_threads.rs (each under one sampling period) get their share of the
+/// samples: see [`check_short_threads`].
 #[test]
 fn short_threads_are_sampled_in_proportion() {
-    let s = TempDir::new("cargo-short");
+    check_short_threads("cargo-short", None);
+}
+
+/// Issue 28: the same on a `+crt-static` project (`target-feature` in its `.cargo/config.toml`):
+/// it builds (before, libc.a's `syscall` and `execvp` clashed with the runtime's), the binary
+/// is static, and its short threads are sampled in proportion.
+#[test]
+fn a_crt_static_project_builds_and_samples_short_threads_in_proportion() {
+    let (_scratch, exe) = check_short_threads(
+        "cargo-static",
+        Some("[build]\nrustflags = [\"-C\", \"target-feature=+crt-static\"]\n"),
+    );
+    let out = Command::new("readelf")
+        .arg("-lW")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        !text(&out.stdout).contains("INTERP"),
+        "not static: {}",
+        exe.display()
+    );
+}
+
+/// A fresh project `short` (in scratch directory `scratch`, with `config` as its
+/// `.cargo/config.toml`) running fixtures/runtime/short_threads.rs under `cargo profil`:
+/// `task_spin`'s share of the samples of `task_spin` and `main_spin` is the share of CPU time
+/// the program measured for it, within 10 points plus 4 standard deviations. Runs are repeated
+/// (at most 6) until they used 1.5 CPU-seconds together. Returns the scratch directory and the
+/// built binary in it.
+fn check_short_threads(scratch: &str, config: Option<&str>) -> (TempDir, std::path::PathBuf) {
+    let s = TempDir::new(scratch);
     let out = Command::new(cargo())
         .args(["new", "--quiet", "--vcs", "none", "short"])
         .current_dir(&s.0)
@@ -188,6 +218,10 @@ fn short_threads_are_sampled_in_proportion() {
         proj.join("src/main.rs"),
     )
     .unwrap();
+    if let Some(config) = config {
+        std::fs::create_dir_all(proj.join(".cargo")).unwrap();
+        std::fs::write(proj.join(".cargo/config.toml"), config).unwrap();
+    }
     let (mut task, mut main, mut samples) = (0.0, 0.0, 0.0);
     let (mut task_cpu, mut cpu, mut runs) = (0.0, 0.0, 0);
     while cpu < 1.5 && runs < 6 {
@@ -220,4 +254,19 @@ fn short_threads_are_sampled_in_proportion() {
         "task_spin has {share:.1}% of the samples of task_spin and main_spin ({task:.0} and \
          {main:.0} of {samples:.0}, {runs} runs), its CPU time {truth:.1}% (band {band:.1})"
     );
+    let host = String::from_utf8(
+        Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+            .arg("-vV")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let host = host
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .unwrap()
+        .to_string();
+    let exe = proj.join("target").join(host).join("release/short");
+    (s, exe)
 }

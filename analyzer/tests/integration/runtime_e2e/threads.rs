@@ -1,6 +1,7 @@
-//! Threads created with `pthread_create` under the shared object, which wraps it to give each
-//! new thread a sampling clock of its own (runtime/src/threads.rs): the program sees exactly
-//! what it sees without the runtime, nothing leaks, and long threads keep their split.
+//! Threads created with `pthread_create`, which both artifacts define to give each new thread a
+//! sampling clock of its own (runtime/src/threads.rs): the program sees exactly what it sees
+//! without the runtime, nothing leaks, long threads keep their split, and short ones — the
+//! program's, a shared library's, in dynamic and static links — are sampled in proportion.
 
 use super::*;
 
@@ -127,8 +128,9 @@ fn a_child_forked_by_a_thread_is_sampled() {
     assert!(child > 0.0 && child >= 0.8 * total, "{rows:?}");
 }
 
-/// The linker options that send a linked program's `pthread_create` calls through the
-/// runtime's wrapper (the README's and `link-args`'s).
+/// The linker options of earlier versions that sent a linked program's `pthread_create` calls
+/// to `profil_rt_pthread_create`: still accepted, and never stacked on the object's own
+/// `pthread_create` (issue 28).
 const LINK_FLAGS: &str = profil_rt::threads::LINK_FLAGS;
 
 /// Linked in with [`LINK_FLAGS`] (PIE, static, static-pie), and linked in without them
@@ -220,16 +222,25 @@ fn check_short_threads(dir: &TempDir, exe: &Path, what: &str) {
 /// their CPU time.
 #[test]
 fn linked_c_short_threads_are_sampled_in_proportion_to_their_cpu_time() {
-    let dir = TempDir::new("threads-linked-short");
-    for (name, flags) in [
-        ("pie", &["-pthread", LINK_FLAGS][..]),
-        ("no-pie", &["-pthread", "-no-pie", LINK_FLAGS]),
-        ("static", &["-pthread", "-static", LINK_FLAGS]),
-        (
-            "static-pie",
-            &["-pthread", "-static-pie", "-fPIE", LINK_FLAGS],
-        ),
-    ] {
+    check_linked_short_threads(
+        "threads-linked-short",
+        &[
+            ("pie", &["-pthread", LINK_FLAGS]),
+            ("no-pie", &["-pthread", "-no-pie", LINK_FLAGS]),
+            ("static", &["-pthread", "-static", LINK_FLAGS]),
+            (
+                "static-pie",
+                &["-pthread", "-static-pie", "-fPIE", LINK_FLAGS],
+            ),
+        ],
+    );
+}
+
+/// fixtures/tree/short_threads.c linked with the object and each build's flags (`(name,
+/// flags)`), checked with [`check_short_threads`].
+fn check_linked_short_threads(scratch: &str, builds: &[(&str, &[&str])]) {
+    let dir = TempDir::new(scratch);
+    for (name, flags) in builds {
         let exe = gcc(
             &dir,
             "../tree/short_threads.c",
@@ -246,13 +257,8 @@ fn linked_c_short_threads_are_sampled_in_proportion_to_their_cpu_time() {
 #[test]
 fn rust_short_threads_linked_with_link_args_are_sampled_in_proportion() {
     let dir = TempDir::new("threads-rust-short");
-    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
-        .arg("link-args")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let words = String::from_utf8(out.stdout).unwrap();
-    let words: Vec<&str> = words.split_whitespace().collect();
+    let words = link_args(false);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
     let exe = rustc(&dir, "short_threads.rs", "short_threads", &words);
     check_short_threads(&dir, &exe, "rust");
 }
@@ -272,4 +278,197 @@ fn linked_thread_clocks_leave_no_descriptor_behind() {
     let got = run(&dir, &exe, &["churn", "3000"], &[("PROFIL_HZ", "1000")]);
     assert_eq!(got.status, 0, "{got:?}");
     assert_eq!(got.stdout, "descriptors gained: 0\n", "{got:?}");
+}
+
+/// The words `profil-report link-args` prints (`--cc`: for a C compiler), split.
+fn link_args(cc: bool) -> Vec<String> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_profil-report"));
+    cmd.arg("link-args");
+    if cc {
+        cmd.arg("--cc");
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// Is `exe` statically linked (no program interpreter)?
+fn is_static(exe: &Path) -> bool {
+    let out = Command::new("readelf")
+        .arg("-lW")
+        .arg(exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    !String::from_utf8_lossy(&out.stdout).contains("INTERP")
+}
+
+/// Issue 28: a dynamic C program linked with the object alone — no linker option — samples
+/// its 1000 short threads in proportion (the object's own `pthread_create`; before, the tasks
+/// got 2% against a truth of 80%), PIE and `-no-pie`.
+#[test]
+fn linked_object_alone_samples_short_threads_in_proportion() {
+    check_linked_short_threads(
+        "threads-object-alone",
+        &[("pie", &["-pthread"]), ("no-pie", &["-pthread", "-no-pie"])],
+    );
+}
+
+/// Issue 28: threads that a shared library starts in a program linked with the object alone
+/// are sampled in proportion — a library's own `pthread_create` call (fixtures/tree/spawner.c)
+/// and C++ `std::thread`, which the shared libstdc++ starts (before, the tasks got 1–3% against
+/// a truth of 80%): the executable's `pthread_create` interposes libc's for the libraries too.
+#[test]
+fn short_threads_a_shared_library_starts_are_sampled_with_the_object_alone() {
+    let dir = TempDir::new("threads-library");
+    must(
+        Command::new("gcc")
+            .args(["-O2", "-shared", "-fPIC", "-pthread", "-o"])
+            .arg(dir.join("libspawner.so"))
+            .arg(fixtures().join("../tree/spawner.c")),
+    );
+    let lib_dir = format!("-L{}", dir.0.display());
+    let exe = gcc(
+        &dir,
+        "../tree/short_threads.c",
+        "st-lib",
+        &[
+            "-pthread",
+            "-DVIA_LIBRARY",
+            &lib_dir,
+            "-Wl,-rpath,$ORIGIN",
+            "-Wl,--no-as-needed",
+            "-lspawner",
+        ],
+        true,
+    );
+    check_short_threads(&dir, &exe, "library");
+    let cxx = dir.join("st-cxx");
+    must(
+        Command::new("g++")
+            .args(["-O2", "-pthread", "-o"])
+            .arg(&cxx)
+            .args(["-x", "c++"])
+            .arg(fixtures().join("../tree/short_threads.c"))
+            .args(["-x", "none"])
+            .arg(runtime_path(false)),
+    );
+    check_short_threads(&dir, &cxx, "std::thread");
+}
+
+/// Issue 28: static C programs (`-static`, `-static-pie`) linked with the words of
+/// `profil-report link-args --cc` sample their short threads in proportion and link without
+/// a clash with libc.a.
+#[test]
+fn static_c_linked_with_link_args_samples_short_threads_in_proportion() {
+    let dir = TempDir::new("threads-static-link-args");
+    let words = link_args(true);
+    for (name, mode) in [
+        ("static", &["-static"][..]),
+        ("static-pie", &["-static-pie", "-fPIE"]),
+    ] {
+        let exe = dir.join(&format!("st-{name}"));
+        must(
+            Command::new("gcc")
+                .args(["-O2", "-pthread"])
+                .args(mode)
+                .arg("-o")
+                .arg(&exe)
+                .arg(fixtures().join("../tree/short_threads.c"))
+                .args(&words),
+        );
+        assert!(is_static(&exe), "{name}");
+        check_short_threads(&dir, &exe, name);
+    }
+}
+
+/// Issue 28: a `+crt-static` Rust program built with the words of `profil-report link-args`
+/// links (before, libc.a's `syscall` and `execvp` clashed with the runtime's), samples its
+/// short std threads in proportion, and writes its profile before `Command::exec` (the
+/// exec'd shell loop survives, the work before it is in the profile).
+#[test]
+fn static_rust_linked_with_link_args_samples_threads_and_exec() {
+    let dir = TempDir::new("threads-rust-static");
+    let words = link_args(false);
+    let mut flags: Vec<&str> = words.iter().map(String::as_str).collect();
+    flags.extend(["-C", "target-feature=+crt-static"]);
+    let exe = rustc(&dir, "short_threads.rs", "short_threads", &flags);
+    assert!(is_static(&exe));
+    check_short_threads(&dir, &exe, "rust static");
+    let split = rustc(&dir, "split.rs", "split", &flags);
+    for timer in ["itimer", "perf"] {
+        let _ = fs::remove_file(dir.join("gmon.out"));
+        let r = run(
+            &dir,
+            &split,
+            &["exec", "20"],
+            &[("PROFIL_TIMER", timer), ("PROFIL_HZ", "1000")],
+        );
+        assert_eq!(r.status, 0, "{timer}: {r:?}");
+        let (_, rows) = gprof_flat(&split, &dir.join("gmon.out"));
+        assert!(seconds_of(&rows, "heavy_three") > 0.0, "{timer}: {rows:?}");
+    }
+    let _ = fs::remove_file(dir.join("gmon.out"));
+    let r = run(&dir, &split, &["threads", "100"], &[("PROFIL_HZ", "1000")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    let (_, rows) = gprof_flat(&split, &dir.join("gmon.out"));
+    let ratio = seconds_of(&rows, "thread_two") / seconds_of(&rows, "thread_one");
+    assert!(
+        (1.6..=2.5).contains(&ratio),
+        "thread_two:thread_one {ratio:.2}: {rows:?}"
+    );
+}
+
+/// Issue 28: where a thread still cannot be sampled — threads libc starts itself
+/// (fixtures/tree/libc_threads.c: `SIGEV_THREAD` timer notifications of about 0.4 ms each) —
+/// the default table shows the CPU time not sampled as a row of its own, `<not sampled>`, and
+/// the rows' percentages are shares of the whole: `main_spin`'s is the share of CPU time the
+/// program measured for it, within 10 points plus 4 standard deviations (before, 100%, with
+/// the tasks' time only in the line under the header).
+#[test]
+fn threads_libc_starts_are_a_row_of_their_own_in_the_table() {
+    let dir = TempDir::new("threads-libc");
+    let exe = gcc(&dir, "../tree/libc_threads.c", "lt", &["-pthread"], true);
+    let r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
+    assert_eq!(r.status, 0, "{r:?}");
+    // `truth task T main M cpu S`
+    let words: Vec<f64> = r
+        .stdout
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [_, main_truth, _] = words[..] else {
+        panic!("{r:?}")
+    };
+    // One profile: the report across objects; the same profile twice: the default report
+    // (the sum of two runs).
+    let gmon = dir.join("gmon.out");
+    for inputs in [vec![&gmon], vec![&gmon, &gmon]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+            .args(&inputs)
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let table = String::from_utf8_lossy(&out.stdout);
+        let main = crate::ux_support::percent_of(&table, "main_spin")
+            .unwrap_or_else(|| panic!("no main_spin row:\n{table}"));
+        let unsampled = crate::ux_support::percent_of(&table, "<not sampled>")
+            .unwrap_or_else(|| panic!("no <not sampled> row:\n{table}"));
+        let samples = crate::ux_support::total_samples(&table) as f64 / inputs.len() as f64;
+        let p = main_truth / 100.0;
+        let band = 10.0 + 400.0 * (p * (1.0 - p) / samples.max(1.0)).sqrt();
+        assert!(
+            (main - main_truth).abs() <= band,
+            "main_spin {main:.1}% of the table, its CPU time {main_truth:.1}% (band {band:.1}):\n{table}"
+        );
+        assert!(
+            main + unsampled <= 100.01,
+            "the rows are shares of one whole:\n{table}"
+        );
+    }
 }
