@@ -380,7 +380,17 @@ fn real_runtime_outputs_put_libm_on_top() {
             libm >= 0.4 * total,
             "{env:?}: libm has {libm} of {total}:\n{text}"
         );
-        assert_eq!(rows[0].0, "libm.so.6", "{env:?}:\n{text}");
+        // libm is on top as an object (its functions' split, and so whether one of them
+        // outranks own_work, depends on the CPU's libm code path).
+        let mut by_object = std::collections::BTreeMap::<&str, f64>::new();
+        for r in &rows {
+            *by_object.entry(r.0.as_str()).or_default() += r.2;
+        }
+        let top = by_object
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(o, _)| *o);
+        assert_eq!(top, Some("libm.so.6"), "{env:?}:\n{text}");
         assert!(
             rows.iter().any(|r| r.0 == "prog" && r.1 == "own_work"),
             "{text}"
