@@ -892,7 +892,7 @@ pub fn profile_and_report(
 /// process's first program, n for the n-th it exec'd —, ppid, program, executable, CPU seconds,
 /// profile file, whether reported) added at the top when there are several; with
 /// `--all`, `{"processes": [..], "reports": [{"pids": [..], "report": {..}}, ..]}`.
-fn write_json_reports(
+pub fn write_json_reports(
     found: &[Found],
     reports: &[(Vec<usize>, Vec<u8>)],
     all: bool,

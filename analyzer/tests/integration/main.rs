@@ -35,6 +35,7 @@ mod flat_random;
 mod fuzz_regressions;
 mod gmon_golden;
 mod gmon_oracle;
+mod identity;
 mod lines_c;
 mod lines_gprof;
 mod lines_inline;
