@@ -25,6 +25,7 @@ pub mod compare;
 pub mod default;
 pub mod inline;
 pub mod lines;
+pub mod loaded;
 pub mod objects;
 pub mod objects_stacks;
 pub mod pcsample;

@@ -260,6 +260,7 @@ pub mod hist;
 #[cfg(not(feature = "artifact"))]
 pub mod interfaces;
 pub mod lineage;
+pub mod marks;
 pub mod objects;
 pub mod output;
 pub mod pcmode;
@@ -486,7 +487,7 @@ pub fn start() {
         );
         warn(m.as_bytes());
     };
-    match timer::start(cfg.timer, cfg.hz, perf_warning) {
+    match timer::start(cfg.timer, cfg.hz, handler::on_sample, perf_warning) {
         Ok(backend) => {
             for sig in TERMINATING {
                 if sys::current_action(sig).is_some_and(|a| a.handler == libc::SIG_DFL) {
@@ -549,7 +550,7 @@ extern "C" fn after_fork_in_child() {
     if timer::running().is_none() {
         return;
     }
-    match timer::restart_in_child() {
+    match timer::restart_in_child(handler::on_sample) {
         Ok(b) if automatic => begin(b),
         Ok(_) => {}
         Err(_) => {
@@ -610,7 +611,7 @@ pub fn after_failed_exec() {
     // The clock may still run (for the programming interfaces, see `write_profile`).
     let restarted = match timer::running() {
         Some(running) => Ok(running),
-        None => timer::restart(b),
+        None => timer::restart(b, handler::on_sample),
     };
     if let Ok(b2) = restarted {
         BACKEND.store(if b2 == Backend::Perf { 1 } else { 2 }, Ordering::Relaxed);
@@ -671,7 +672,12 @@ pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
         c if c == config::TimerChoice::Perf as u8 => config::TimerChoice::Perf,
         _ => config::TimerChoice::Auto,
     };
-    match timer::start(choice, NOMINAL_HZ.load(Ordering::Relaxed), |_| {}) {
+    match timer::start(
+        choice,
+        NOMINAL_HZ.load(Ordering::Relaxed),
+        handler::on_sample,
+        |_| {},
+    ) {
         Ok(_) => Ok(()),
         Err(e) => Err(if e.itimer != 0 { e.itimer } else { e.perf }),
     }

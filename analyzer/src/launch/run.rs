@@ -487,27 +487,6 @@ pub fn check_out_dir(out_path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Move `from` to `to` atomically (rename, or copy to a temporary beside `to` and rename).
-pub fn move_file(from: &Path, to: &Path) -> Result<()> {
-    if fs::rename(from, to).is_ok() {
-        return Ok(());
-    }
-    let fail = |e: std::io::Error| Error::input(format!("cannot write {}: {e}", to.display()));
-    let mut tmp = to.as_os_str().to_owned();
-    tmp.push(format!(".profil-tmp.{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    if let Err(e) = fs::copy(from, &tmp) {
-        let _ = fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
-    fs::rename(&tmp, to).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        fail(e)
-    })?;
-    let _ = fs::remove_file(from);
-    Ok(())
-}
-
 /// How the report is printed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReportStyle {

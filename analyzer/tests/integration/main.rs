@@ -36,6 +36,7 @@ mod fuzz_regressions;
 mod gmon_golden;
 mod gmon_oracle;
 mod identity;
+mod import_cycles;
 mod lines_c;
 mod lines_gprof;
 mod lines_inline;
