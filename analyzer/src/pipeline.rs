@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use profil_symbols::ElfImage;
 
-use crate::gprof::cg_print::GraphOptions;
+use crate::gprof::cg_print::{GraphOptions, Sections};
 use crate::gprof::{self, Analysis, Options};
 use crate::profile::input::{load_inputs, parse_exe, GmonInput, Inputs};
 use crate::render;
@@ -72,7 +72,7 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
             let graph = GraphOptions { zeros: g.zeros };
             gprof::cg_print::print_report(
                 &a,
-                g.sections,
+                sections(g),
                 graph,
                 &last,
                 &inputs.exe.data,
@@ -85,7 +85,10 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
         Mode::CompareGprof => {
             let report = default_report::build(&inputs, &image)?;
             warnings.extend(report.warnings.iter().cloned());
-            render::compare::table(&compare::build(&report, &inputs, &image)?, out)?;
+            let gprof_text = installed_gprof_flat(&inputs)?;
+            let emulation = Analysis::of_inputs(&inputs, &image, Options::default()).ok();
+            let comparison = compare::build(&report, &gprof_text, emulation.as_ref());
+            render::compare::table(&comparison, out)?;
         }
         Mode::Default => drop(default(req.format, &inputs, &image, out, &mut warnings)?),
     }
@@ -224,7 +227,7 @@ fn gprof_lines(
         &inputs.exe.name(),
         gmons,
         gprof::lines::Request {
-            sections: args.sections,
+            sections: sections(args),
             graph: GraphOptions { zeros: args.zeros },
             options: Options {
                 no_static: args.no_static,
@@ -234,4 +237,36 @@ fn gprof_lines(
     )?;
     out.write_all(&buf)?;
     Ok(())
+}
+
+/// gprof's sections as the emulation takes them.
+fn sections(g: &GprofRequest) -> Sections {
+    Sections {
+        flat: g.flat,
+        no_flat: g.no_flat,
+        graph: g.graph,
+        no_graph: g.no_graph,
+    }
+}
+
+/// The flat profile of the installed GNU gprof (`gprof -b -p`) on the same inputs, for
+/// `--compare-gprof`.
+fn installed_gprof_flat(inputs: &Inputs) -> Result<String> {
+    let mut cmd = std::process::Command::new("gprof");
+    cmd.arg("-b").arg("-p").arg(&inputs.exe.path);
+    for g in &inputs.gmons {
+        cmd.arg(&g.path);
+    }
+    let out = cmd
+        .env("LC_ALL", "C")
+        .output()
+        .map_err(|e| Error::input(format!("cannot run gprof: {e}")))?;
+    if !out.status.success() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::input(format!(
+            "gprof failed: {}",
+            msg.lines().next().unwrap_or("").trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

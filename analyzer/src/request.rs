@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use crate::gprof::cg_print::Sections;
-
 /// How a report is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
@@ -23,8 +21,14 @@ pub enum Format {
 pub struct GprofRequest {
     /// gprof's `-b`: required (only the brief output is emulated).
     pub brief: bool,
-    /// `-p`/`-P`/`-q`/`-Q`.
-    pub sections: Sections,
+    /// `-p`: the flat profile.
+    pub flat: bool,
+    /// `-P`: no flat profile.
+    pub no_flat: bool,
+    /// `-q`: the call graph (and its index).
+    pub graph: bool,
+    /// `-Q`: no call graph.
+    pub no_graph: bool,
     /// `-z`: also functions never called and without time.
     pub zeros: bool,
     /// `-a`: ignore static functions.

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use profil_report::cmd::{convert, dump, merge, runtime_path};
-use profil_report::gprof::cg_print::Sections;
 use profil_report::request::{Format, GprofRequest, Mode, Request, Timeline};
 use profil_report::{diff, export, launch};
 
@@ -67,8 +66,9 @@ pub struct ReportArgs {
     /// Default report: print CSV instead of a table.
     #[arg(long, conflicts_with_all = ["json", "gprof"])]
     csv: bool,
-    /// Run the installed gprof on the same inputs and explain every difference.
-    #[arg(long, conflicts_with = "gprof")]
+    /// Run the installed gprof on the same inputs and explain every difference (a table
+    /// only).
+    #[arg(long, conflicts_with_all = ["gprof", "json", "csv"])]
     compare_gprof: bool,
     /// Self time per source line (DWARF); with --gprof, gprof's -l (one row per address).
     #[arg(short = 'l', long = "lines", conflicts_with = "compare_gprof")]
@@ -97,12 +97,10 @@ impl ReportArgs {
         let mode = if self.gprof {
             Mode::Gprof(GprofRequest {
                 brief: self.brief,
-                sections: Sections {
-                    flat: self.flat_profile,
-                    no_flat: self.no_flat_profile,
-                    graph: self.graph,
-                    no_graph: self.no_graph,
-                },
+                flat: self.flat_profile,
+                no_flat: self.no_flat_profile,
+                graph: self.graph,
+                no_graph: self.no_graph,
                 zeros: self.zeros,
                 no_static: self.no_static,
                 lines: self.lines,

@@ -37,8 +37,8 @@ use gmon::Target;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-pub use super::loaded::{load_object, Loaded, ObjectRow};
 use super::loaded::UNKNOWN_GAP;
+pub use super::loaded::{load_object, Loaded, ObjectRow};
 use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
 use crate::profile::samples::Samples;

@@ -362,6 +362,9 @@ cases! {
     gprof_b_inl: ["--gprof", "-b", "inl", "inl.gmon"];
     gprof_no_brief: ["--gprof", "loop2", "loop2.gmon"];
     compare_gprof_cycle: ["--compare-gprof", "cycle", "cycle.gmon"];
+    // The comparison is a table only: --json and --csv are refused (they printed the table).
+    compare_gprof_json_refused: ["--compare-gprof", "--json", "cycle", "cycle.gmon"];
+    compare_gprof_csv_refused: ["--compare-gprof", "--csv", "cycle", "cycle.gmon"];
     // The report across objects (an objects manifest beside gmon.out).
     objects_table: ["cycle", "objs/gmon.out"];
     objects_json: ["--json", "cycle", "objs/gmon.out"];

@@ -101,7 +101,10 @@ fn strip(text: &str) -> String {
             b'\'' => {
                 // A char literal ('x', '\n', '\u{..}') or a lifetime ('a).
                 let end = if b.get(i + 1) == Some(&b'\\') {
-                    b[i + 2..].iter().position(|&c| c == b'\'').map(|p| i + 2 + p)
+                    b[i + 2..]
+                        .iter()
+                        .position(|&c| c == b'\'')
+                        .map(|p| i + 2 + p)
                 } else if b.get(i + 2) == Some(&b'\'') {
                     Some(i + 2)
                 } else {
@@ -183,13 +186,20 @@ fn paths(code: &str) -> Vec<(Vec<String>, usize)> {
         }
         let start = i;
         let mut prefix = Vec::new();
-        expand(&chars, &mut i, &mut prefix, &mut |p| found.push((p, line_of(start))));
+        expand(&chars, &mut i, &mut prefix, &mut |p| {
+            found.push((p, line_of(start)))
+        });
     }
     found
 }
 
 /// Read a path (or a `use` tree) at `*i` after `prefix`, calling `emit` for each full path.
-fn expand(chars: &[char], i: &mut usize, prefix: &mut Vec<String>, emit: &mut dyn FnMut(Vec<String>)) {
+fn expand(
+    chars: &[char],
+    i: &mut usize,
+    prefix: &mut Vec<String>,
+    emit: &mut dyn FnMut(Vec<String>),
+) {
     let skip_ws = |i: &mut usize| {
         while *i < chars.len() && chars[*i].is_whitespace() {
             *i += 1;
@@ -254,7 +264,10 @@ fn submodules(code: &str) -> Vec<(String, Option<String>)> {
             path_attr = Some(p.trim_end_matches(']').trim_matches('"').to_owned());
             continue;
         }
-        let t = t.strip_prefix("pub(crate) ").or(t.strip_prefix("pub ")).unwrap_or(t);
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or(t.strip_prefix("pub "))
+            .unwrap_or(t);
         if let Some(name) = t.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
             subs.push((name.trim().to_owned(), path_attr.take()));
         } else if !t.starts_with("#[") {
@@ -278,10 +291,9 @@ fn graph(root: &Path) -> Graph {
     let mut files = BTreeMap::new();
     let mut todo = vec![(String::new(), root.to_path_buf())];
     while let Some((module, file)) = todo.pop() {
-        let raw = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let dir = if module.is_empty()
-            || file.file_name().is_some_and(|n| n == "mod.rs")
-        {
+        let raw =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let dir = if module.is_empty() || file.file_name().is_some_and(|n| n == "mod.rs") {
             file.parent().unwrap().to_path_buf()
         } else {
             file.with_extension("")
@@ -325,7 +337,10 @@ fn graph(root: &Path) -> Graph {
             let target = at.join("::");
             let ancestor = target.is_empty() || module.starts_with(&format!("{target}::"));
             if &target != module && !ancestor {
-                deps.entry(module.clone()).or_default().entry(target).or_insert(line);
+                deps.entry(module.clone())
+                    .or_default()
+                    .entry(target)
+                    .or_insert(line);
             }
         }
     }
@@ -396,7 +411,10 @@ fn cycles(g: &Graph) -> Vec<Vec<String>> {
 fn check(root: &str) {
     let ws = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let g = graph(&ws.join(root));
-    assert!(g.files.len() > 1 || root.contains("bin/"), "{root}: no modules found");
+    assert!(
+        g.files.len() > 1 || root.contains("bin/"),
+        "{root}: no modules found"
+    );
     let found = cycles(&g);
     let mut msg = String::new();
     for comp in &found {
@@ -404,7 +422,11 @@ fn check(root: &str) {
         for m in comp {
             for (t, line) in &g.deps[m] {
                 if comp.contains(t) {
-                    let f = g.files[m].strip_prefix(&ws).unwrap_or(&g.files[m]).display().to_string();
+                    let f = g.files[m]
+                        .strip_prefix(&ws)
+                        .unwrap_or(&g.files[m])
+                        .display()
+                        .to_string();
                     msg.push_str(&format!("  {m} → {t} ({f}:{line})\n"));
                 }
             }
@@ -453,14 +475,20 @@ fn checker_finds_cycles() {
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();
         std::fs::write(f, t).unwrap();
     };
-    w("lib.rs", "mod a;\nmod b;\npub mod c;\n// use crate::a::X;\n");
+    w(
+        "lib.rs",
+        "mod a;\nmod b;\npub mod c;\n// use crate::a::X;\n",
+    );
     w("a.rs", "use crate::{b::{self, Y}, c};\n");
     w("b.rs", "fn f() { super::c::g(\"crate::a\"); }\n");
     w("c.rs", "mod d;\nfn g() { crate::a::h(); }\n");
     w("c/d.rs", "use super::super::b;\n");
     let g = graph(&dir.join("lib.rs"));
     assert_eq!(g.files.len(), 5);
-    assert_eq!(cycles(&g), vec![vec!["a".to_owned(), "b".into(), "c".into()]]);
+    assert_eq!(
+        cycles(&g),
+        vec![vec!["a".to_owned(), "b".into(), "c".into()]]
+    );
     w("c.rs", "mod d;\nfn g() { /* crate::a::h() */ }\n");
     assert!(cycles(&graph(&dir.join("lib.rs"))).is_empty());
 }
