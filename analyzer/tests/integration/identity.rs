@@ -118,7 +118,7 @@ fn loop2_stacks(exe: &Path) -> Vec<u8> {
 
 /// The manifest of `objs/`: `cycle` is the executable (`gmon.out`), `loop2` a library with its
 /// own histogram (`gmon.out.loop2`), and the process line.
-fn objects_manifest(dir: &Path) -> Vec<u8> {
+fn objects_manifest(dir: &Path, with_lib: bool) -> Vec<u8> {
     let mut m = Vec::new();
     manifest::write_header(&mut m).unwrap();
     manifest::write_process(
@@ -135,10 +135,11 @@ fn objects_manifest(dir: &Path) -> Vec<u8> {
         },
     )
     .unwrap();
-    for (kind, file, exe) in [
+    let objects = [
         (Kind::Exe, "gmon.out", "cycle"),
         (Kind::Lib, "gmon.out.loop2", "loop2"),
-    ] {
+    ];
+    for &(kind, file, exe) in &objects[..if with_lib { 2 } else { 1 }] {
         let path = dir.join(exe);
         let (lo, hi) = text(&path);
         manifest::write_entry(
@@ -241,7 +242,15 @@ fn corpus() -> TempDir {
     std::fs::create_dir(d.join("objs")).unwrap();
     std::fs::copy(d.join("cycle.gmon"), d.join("objs/gmon.out")).unwrap();
     std::fs::copy(d.join("loop2.gmon"), d.join("objs/gmon.out.loop2")).unwrap();
-    write("objs/gmon.out.objects", &objects_manifest(d));
+    write("objs/gmon.out.objects", &objects_manifest(d, true));
+    // The same again (two runs), and cycle alone with its manifest.
+    std::fs::create_dir(d.join("objs2")).unwrap();
+    for f in ["gmon.out", "gmon.out.loop2", "gmon.out.objects"] {
+        std::fs::copy(d.join("objs").join(f), d.join("objs2").join(f)).unwrap();
+    }
+    std::fs::create_dir(d.join("objx")).unwrap();
+    std::fs::copy(d.join("cycle.gmon"), d.join("objx/gmon.out")).unwrap();
+    write("objx/gmon.out.objects", &objects_manifest(d, false));
     // Doubled loop2 for diff's "new" runs.
     run(
         d,
@@ -249,7 +258,7 @@ fn corpus() -> TempDir {
     );
     // Fixed modification times: the pprof export records the newest profile's.
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_750_000_000);
-    for sub in [".", "stk", "objs"] {
+    for sub in [".", "stk", "objs", "objs2", "objx"] {
         for e in std::fs::read_dir(d.join(sub)).unwrap() {
             let e = e.unwrap();
             if e.file_type().unwrap().is_file() {
@@ -370,6 +379,9 @@ cases! {
     objects_json: ["--json", "cycle", "objs/gmon.out"];
     objects_csv: ["--csv", "cycle", "objs/gmon.out"];
     objects_lines: ["-l", "cycle", "objs/gmon.out"];
+    objects_two_runs: ["cycle", "objs/gmon.out", "objs2/gmon.out"];
+    objects_exe_only: ["cycle", "objx/gmon.out"];
+    objects_exe_only_json: ["--json", "cycle", "objx/gmon.out"];
     // A pcsample file.
     pcsample_table: ["inl", "inl.pc"];
     pcsample_json: ["--json", "inl", "inl.pc"];
@@ -591,4 +603,22 @@ fn launch_json_tree() {
 #[test]
 fn launch_json_tree_all() {
     launch_json_case("launch_json_tree_all", true);
+}
+
+#[test]
+fn launch_objects_two_runs() {
+    let style = ReportStyle::default();
+    let runs = ["objs/gmon.out", "objs2/gmon.out"];
+    launch_case("launch_objects_two_runs", "cycle", &runs, style);
+}
+
+#[test]
+fn launch_objects_exe_only() {
+    let style = ReportStyle::default();
+    launch_case(
+        "launch_objects_exe_only",
+        "cycle",
+        &["objx/gmon.out"],
+        style,
+    );
 }
