@@ -622,3 +622,26 @@ fn launch_objects_exe_only() {
         style,
     );
 }
+
+/// `run --merge --json` of a tree whose two processes ran one program with a library: the
+/// report across objects, summed, with the tree's list of processes instead of its own.
+#[test]
+fn launch_json_tree_merged_objects() {
+    let dir = corpus();
+    let procs = [
+        found(&dir, 100, "cycle", "objs/gmon.out"),
+        found(&dir, 101, "cycle", "objs2/gmon.out"),
+    ];
+    let style = ReportStyle {
+        json: true,
+        merge: true,
+        processes_listed: true,
+        ..Default::default()
+    };
+    let files = [procs[0].file.clone(), procs[1].file.clone()];
+    let mut text = Vec::new();
+    run::print_report_of(&dir.join("cycle"), &files, None, style, &mut text).unwrap();
+    let mut got = Vec::new();
+    run::write_json_reports(&procs, &[(vec![0, 1], text)], false, &mut got).unwrap();
+    launch_check("launch_json_tree_merged_objects", &dir, got);
+}
