@@ -87,13 +87,7 @@ pub struct ReportArgs {
 impl ReportArgs {
     /// The library's request.
     pub fn request(self) -> Request {
-        let format = if self.json {
-            Format::Json
-        } else if self.csv {
-            Format::Csv
-        } else {
-            Format::Table
-        };
+        let format = Format::from_flags(self.json, self.csv);
         let mode = if self.gprof {
             Mode::Gprof(GprofRequest {
                 brief: self.brief,

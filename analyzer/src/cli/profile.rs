@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use profil_report::launch::run::ProfileOptions;
+use profil_report::launch::run::{ProfileOptions, ReportStyle};
+use profil_report::request::{Format, Mode};
 
 /// The rate, where the profile is kept, where and how the report is printed.
 #[derive(clap::Args, Debug)]
@@ -46,12 +47,18 @@ impl ProfileArgs {
             hz: self.hz,
             out: self.out,
             report: self.report,
-            json: self.json,
-            csv: self.csv,
-            lines: self.lines,
-            inline: self.inline,
-            all: self.all,
-            merge: self.merge,
+            style: ReportStyle {
+                mode: if self.lines {
+                    Mode::Lines
+                } else if self.inline {
+                    Mode::Inline
+                } else {
+                    Mode::Default
+                },
+                format: Format::from_flags(self.json, self.csv),
+                all: self.all,
+                merge: self.merge,
+            },
         }
     }
 }

@@ -25,6 +25,7 @@ use gmon::{Dimension, Endian, PtrSize, Target};
 use object::{Object as _, ObjectSegment, ObjectSymbol, SegmentFlags};
 use profil_report::launch::processes::Found;
 use profil_report::launch::run::{self, ReportStyle};
+use profil_report::request::{Format, Mode};
 
 const TARGET: Target = Target::new(PtrSize::Eight, Endian::Little);
 /// Where the stacks and pcsample files say the executables were loaded.
@@ -475,16 +476,15 @@ fn launch_json_case(name: &str, all: bool) {
         found(&dir, 101, "cycle", "cycle.gmon"),
     ];
     let style = ReportStyle {
-        json: true,
+        format: Format::Json,
         all,
-        processes_listed: !all,
         ..Default::default()
     };
     let mut reports = Vec::new();
     for (i, p) in procs.iter().enumerate().take(if all { 2 } else { 1 }) {
         let mut text = Vec::new();
         let exe = p.exe.as_ref().unwrap();
-        run::print_report_of(exe, &[p.file.clone()], None, style, &mut text).unwrap();
+        run::print_report_of(exe, std::slice::from_ref(&p.file), None, style, &mut text).unwrap();
         reports.push((vec![i], text));
     }
     let mut got = Vec::new();
@@ -501,7 +501,7 @@ fn launch_table_stacks() {
 #[test]
 fn launch_json_inl() {
     let style = ReportStyle {
-        json: true,
+        format: Format::Json,
         ..Default::default()
     };
     launch_case("launch_json_inl", "inl", &["inl.gmon"], style);
@@ -510,7 +510,7 @@ fn launch_json_inl() {
 #[test]
 fn launch_csv_inl() {
     let style = ReportStyle {
-        csv: true,
+        format: Format::Csv,
         ..Default::default()
     };
     launch_case("launch_csv_inl", "inl", &["inl.gmon"], style);
@@ -519,7 +519,7 @@ fn launch_csv_inl() {
 #[test]
 fn launch_lines_inl() {
     let style = ReportStyle {
-        lines: true,
+        mode: Mode::Lines,
         ..Default::default()
     };
     launch_case("launch_lines_inl", "inl", &["inl.gmon"], style);
@@ -528,8 +528,8 @@ fn launch_lines_inl() {
 #[test]
 fn launch_lines_json_inl() {
     let style = ReportStyle {
-        lines: true,
-        json: true,
+        mode: Mode::Lines,
+        format: Format::Json,
         ..Default::default()
     };
     launch_case("launch_lines_json_inl", "inl", &["inl.gmon"], style);
@@ -538,8 +538,8 @@ fn launch_lines_json_inl() {
 #[test]
 fn launch_inline_csv_inl() {
     let style = ReportStyle {
-        inline: true,
-        csv: true,
+        mode: Mode::Inline,
+        format: Format::Csv,
         ..Default::default()
     };
     launch_case("launch_inline_csv_inl", "inl", &["inl.gmon"], style);
@@ -565,31 +565,16 @@ fn launch_objects_table() {
 #[test]
 fn launch_objects_json() {
     let style = ReportStyle {
-        json: true,
+        format: Format::Json,
         ..Default::default()
     };
     launch_case("launch_objects_json", "cycle", &["objs/gmon.out"], style);
 }
 
 #[test]
-fn launch_objects_json_listed() {
-    let style = ReportStyle {
-        json: true,
-        processes_listed: true,
-        ..Default::default()
-    };
-    launch_case(
-        "launch_objects_json_listed",
-        "cycle",
-        &["objs/gmon.out"],
-        style,
-    );
-}
-
-#[test]
 fn launch_objects_lines() {
     let style = ReportStyle {
-        lines: true,
+        mode: Mode::Lines,
         ..Default::default()
     };
     launch_case("launch_objects_lines", "cycle", &["objs/gmon.out"], style);
@@ -633,9 +618,8 @@ fn launch_json_tree_merged_objects() {
         found(&dir, 101, "cycle", "objs2/gmon.out"),
     ];
     let style = ReportStyle {
-        json: true,
+        format: Format::Json,
         merge: true,
-        processes_listed: true,
         ..Default::default()
     };
     let files = [procs[0].file.clone(), procs[1].file.clone()];
