@@ -48,7 +48,7 @@ use serde::Serialize;
 
 use crate::export::model::{self, StackProfile};
 use crate::profile::input::{read_path, sort_inputs, GmonInput, Input};
-use crate::profile::stats::{ln_gamma, poisson_ci95};
+use crate::profile::stats::{binomial_two_sided, erfc, poisson_ci95, t_quantile_975, t_two_sided};
 use crate::units::human_seconds;
 use crate::{Error, Result};
 
@@ -403,128 +403,6 @@ pub fn compare(base: &Side, new: &Side, alpha: f64) -> Diff {
     }
 }
 
-// ---- distributions -------------------------------------------------------------------
-
-/// Continued fraction of the incomplete beta function (modified Lentz).
-fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-    let tiny = 1e-300;
-    let mut c = 1.0;
-    let mut d = 1.0 - (a + b) * x / (a + 1.0);
-    if d.abs() < tiny {
-        d = tiny;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..10_000 {
-        let m = f64::from(m);
-        // Even step.
-        let num = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
-        d = 1.0 + num * d;
-        d = if d.abs() < tiny { 1.0 / tiny } else { 1.0 / d };
-        c = 1.0 + num / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        h *= d * c;
-        // Odd step.
-        let num = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
-        d = 1.0 + num * d;
-        d = if d.abs() < tiny { 1.0 / tiny } else { 1.0 / d };
-        c = 1.0 + num / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        let del = d * c;
-        h *= del;
-        if (del - 1.0).abs() < 1e-14 {
-            break;
-        }
-    }
-    h
-}
-
-/// Regularized incomplete beta `I_x(a, b)`.
-pub fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        (ln_front.exp() * beta_cf(a, b, x) / a).clamp(0.0, 1.0)
-    } else {
-        (1.0 - ln_front.exp() * beta_cf(b, a, 1.0 - x) / b).clamp(0.0, 1.0)
-    }
-}
-
-/// Two-sided exact binomial p-value of `k` successes in `n` trials with probability `p`.
-pub fn binomial_two_sided(k: u64, n: u64, p: f64) -> f64 {
-    if n == 0 {
-        return 1.0;
-    }
-    let (k, n) = (k as f64, n as f64);
-    // P(X <= k) = I_{1-p}(n - k, k + 1); P(X >= k) = I_p(k, n - k + 1).
-    let lower = if k >= n {
-        1.0
-    } else {
-        inc_beta(n - k, k + 1.0, 1.0 - p)
-    };
-    let upper = if k <= 0.0 {
-        1.0
-    } else {
-        inc_beta(k, n - k + 1.0, p)
-    };
-    (2.0 * lower.min(upper)).min(1.0)
-}
-
-/// Two-sided p-value of Student's t with `df` degrees of freedom.
-pub fn t_two_sided(t: f64, df: f64) -> f64 {
-    inc_beta(df / 2.0, 0.5, df / (df + t * t))
-}
-
-/// The 97.5% quantile of Student's t with `df` degrees of freedom (bisection).
-fn t_quantile_975(df: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0, 1000.0);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if t_two_sided(mid, df) > 0.05 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
-}
-
-/// `erfc(x)` for `x ≥ 0`: the continued fraction of the upper incomplete gamma Q(1/2, x²)
-/// for large x, the Maclaurin series of erf for small x.
-pub fn erfc(x: f64) -> f64 {
-    let x = x.abs();
-    if x < 2.0 {
-        // erf(x) = 2/√π Σ (-1)^n x^(2n+1) / (n! (2n+1))
-        let (mut term, mut sum) = (x, x);
-        for n in 1..200 {
-            let n = f64::from(n);
-            term *= -x * x / n;
-            let add = term / (2.0 * n + 1.0);
-            sum += add;
-            if add.abs() < 1e-17 {
-                break;
-            }
-        }
-        return (1.0 - 2.0 / std::f64::consts::PI.sqrt() * sum).max(0.0);
-    }
-    // erfc(x) = exp(-x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + 2/(x + …))))), evaluated
-    // from the tail.
-    let mut f = 0.0;
-    for k in (1..200).rev() {
-        f = (f64::from(k) / 2.0) / (x + f);
-    }
-    (-x * x).exp() / std::f64::consts::PI.sqrt() / (x + f)
-}
-
 // ---- the command ------------------------------------------------------------------------
 
 /// Split a side's files into its executable (if one is among them) and its gmon files, as
@@ -727,6 +605,7 @@ mod tests {
 
     #[test]
     fn incomplete_beta_matches_known_values() {
+        use crate::profile::stats::inc_beta;
         // I_x(1, 1) = x; I_x(a, 1) = x^a; I_0.5(a, a) = 0.5.
         assert!((inc_beta(1.0, 1.0, 0.3) - 0.3).abs() < 1e-12);
         assert!((inc_beta(3.0, 1.0, 0.5) - 0.125).abs() < 1e-12);
