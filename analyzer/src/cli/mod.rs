@@ -184,7 +184,7 @@ impl RunArgs {
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
     /// Samples per CPU-second (sets PROFIL_HZ; default: PROFIL_HZ if set, else 1000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(launch::MAX_HZ)))]
     pub hz: Option<u32>,
     /// Work units per 10% share (30 is about one CPU-second).
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]

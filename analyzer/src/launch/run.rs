@@ -487,7 +487,7 @@ pub struct ReportStyle {
 /// The rate explicitly asked for (`--hz`, else `PROFIL_HZ`), if any.
 pub fn requested_hz(flag: Option<u32>) -> Option<u32> {
     flag.or_else(|| std::env::var("PROFIL_HZ").ok().and_then(|v| v.parse().ok()))
-        .filter(|&h| (1..=50_000).contains(&h))
+        .filter(|&h| (1..=super::MAX_HZ).contains(&h))
 }
 
 /// Can this process open the perf_event software clock the runtime prefers? `Err(errno)` when
