@@ -39,7 +39,11 @@
 //!   interrupted thread's stack, with a check for frameless leaves), aggregated into lock-free
 //!   arc and stack tables; the arcs go into `gmon.out`'s call-graph records and the stacks
 //!   into `<profile>.stacks` beside it. `PROFIL_STACKS=0` records PCs only.
-//! * [`handler`]: the signal handler, with its async-signal-safety contract.
+//! * [`handler`]: the signal handler, with its async-signal-safety contract. The modules that
+//!   install it are given it ([`timer::start`], [`signals::after_failed_exec`]), so none of
+//!   them names it.
+//! * [`marks`]: how our samples are told from the program's `SIGTRAP` and `SIGPROF` (the word
+//!   our clocks attach), shared by the clocks, the signal filter and the handler.
 //! * [`signals`]: the program's view of signals — the signal calls interposed, so that it sees
 //!   only its own dispositions and masks and never receives, waits for or is interrupted by
 //!   our samples.

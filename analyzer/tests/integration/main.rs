@@ -19,6 +19,7 @@ mod support;
 mod ux_support;
 
 // Themes.
+mod architecture;
 mod bad_input;
 mod broken_pipe;
 mod cg_corpus;
