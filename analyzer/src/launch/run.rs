@@ -121,57 +121,44 @@ pub struct Inspection {
     pub stripped: bool,
 }
 
-/// `PT_INTERP` present? From the ELF header and program headers, bounds-checked.
+/// `PT_INTERP` present? From the ELF header and program headers (`object`'s ELF reader).
 fn has_interpreter(data: &[u8]) -> Option<bool> {
-    let is64 = match data.get(4)? {
-        1 => false,
-        2 => true,
-        _ => return None,
-    };
-    let big = match data.get(5)? {
-        1 => false,
-        2 => true,
-        _ => return None,
-    };
-    let rd = |off: usize, n: usize| -> Option<u64> {
-        let b = data.get(off..off.checked_add(n)?)?;
-        let mut v = 0u64;
-        for i in 0..n {
-            let byte = if big { b[i] } else { b[n - 1 - i] };
-            v = (v << 8) | u64::from(byte);
-        }
-        Some(v)
-    };
-    let (phoff, phentsize, phnum) = if is64 {
-        (rd(0x20, 8)?, rd(0x36, 2)?, rd(0x38, 2)?)
-    } else {
-        (rd(0x1c, 4)?, rd(0x2a, 2)?, rd(0x2c, 2)?)
-    };
-    let phoff = usize::try_from(phoff).ok()?;
-    for i in 0..usize::try_from(phnum).ok()? {
-        let at = phoff.checked_add(i.checked_mul(usize::try_from(phentsize).ok()?)?)?;
-        if rd(at, 4)? == 3 {
-            return Some(true);
-        }
+    use object::elf::{FileHeader32, FileHeader64, PT_INTERP};
+    use object::read::elf::{FileHeader, ProgramHeader};
+    fn any_interp<H: FileHeader>(data: &[u8]) -> Option<bool> {
+        let h = H::parse(data).ok()?;
+        let e = h.endian().ok()?;
+        let phs = h.program_headers(e, data).ok()?;
+        Some(phs.iter().any(|p| p.p_type(e) == PT_INTERP))
     }
-    Some(false)
+    match object::FileKind::parse(data).ok()? {
+        object::FileKind::Elf32 => any_interp::<FileHeader32<object::Endianness>>(data),
+        object::FileKind::Elf64 => any_interp::<FileHeader64<object::Endianness>>(data),
+        _ => None,
+    }
 }
 
-/// ELF class and machine of this very process's executable (the runtime is built for the same
-/// target), from its header.
+/// ELF class (1: 32-bit, 2: 64-bit) and machine of this very process's executable (the
+/// runtime is built for the same target), from its header (`object`'s ELF reader).
 fn own_class_and_machine() -> Option<(u8, u16)> {
+    use object::elf::{FileHeader32, FileHeader64};
+    use object::read::elf::FileHeader;
     use std::io::Read;
-    let mut h = [0u8; 20];
+    fn machine<H: FileHeader>(h: &[u8]) -> Option<u16> {
+        let h = H::parse(h).ok()?;
+        Some(h.e_machine(h.endian().ok()?).0)
+    }
+    // The largest ELF header (64-bit) is 64 bytes.
+    let mut h = [0u8; 64];
     fs::File::open("/proc/self/exe")
         .ok()?
         .read_exact(&mut h)
         .ok()?;
-    let machine = if h[5] == 2 {
-        u16::from_be_bytes([h[18], h[19]])
-    } else {
-        u16::from_le_bytes([h[18], h[19]])
-    };
-    Some((h[4], machine))
+    match object::FileKind::parse(&h[..]).ok()? {
+        object::FileKind::Elf32 => Some((1, machine::<FileHeader32<object::Endianness>>(&h)?)),
+        object::FileKind::Elf64 => Some((2, machine::<FileHeader64<object::Endianness>>(&h)?)),
+        _ => None,
+    }
 }
 
 /// Check that `data` (the file `exe`) can be profiled with `LD_PRELOAD`.
