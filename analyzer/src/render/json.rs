@@ -143,6 +143,22 @@ pub fn json_error(e: serde_json::Error) -> crate::Error {
     }
 }
 
+/// The fields a profile report's JSON starts with (the default, lines and inline reports
+/// flatten it into their own object): the executable, the gmon files, the rate and the totals.
+#[derive(Debug, Serialize)]
+pub struct Header<'a> {
+    /// The executable as given.
+    pub executable: &'a str,
+    /// The gmon files, in the order read.
+    pub gmon_files: Compact<&'a [String]>,
+    /// Samples per second.
+    pub hz: u32,
+    /// Samples in the histograms.
+    pub total_samples: u64,
+    /// Their seconds.
+    pub total_seconds: f64,
+}
+
 /// `T` on one line: `{"a": 1, "b": [2, 3]}`.
 #[derive(Debug, Clone, Copy)]
 pub struct OneLine<T>(pub T);
