@@ -94,7 +94,8 @@ pub fn check(data: &[u8]) {
         _ => Format::Table,
     };
     let mut warnings = Vec::new();
-    let _ = profil_report::pipeline::default(format, &inputs, &image, &mut std::io::sink(), &mut warnings);
+    let req = profil_report::request::Request::default_report(Vec::new(), format);
+    let _ = profil_report::pipeline::report(&req, &inputs, &image, &mut std::io::sink(), &mut warnings);
 
     // The same bytes as a stacks file (issue 17): read, then measured (nodes by address).
     let mut sampled = profil_report::profile::stacks::Sampled::default();

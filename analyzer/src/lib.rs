@@ -16,13 +16,16 @@
 //! (`runtime-path`, `link-args`, and the three in [`launch`]: [`launch::run`],
 //! [`launch::demo`], [`launch::cargo_profil`]) write it to a per-version cache directory first,
 //! and the last three then run the program — `run` any program, wrapper or process tree,
-//! keeping every process's profile ([`launch::processes`]) — and print the default report
-//! through the same code as the plain report.
+//! keeping every process's profile ([`launch::processes`]) — and print its report through
+//! the same entry point as the plain report.
 //!
-//! The plain report (`profil-report [OPTIONS] [FILE]...`) is asked for with a typed
-//! [`request::Request`] (which report: [`request::Mode`]; how it is written:
-//! [`request::Format`]) that the binary's `cli` module builds; [`pipeline::run`] writes
-//! to the writer it is given and returns its warnings for `main` to print. Its inputs are
+//! Every report is asked for with a typed [`request::Request`] (which report:
+//! [`request::Mode`]; how it is written: [`request::Format`]): the binary's `cli` module
+//! builds it for the plain report (`profil-report [OPTIONS] [FILE]...`), the launchers for
+//! the program they ran. [`pipeline::run`], the one entry point, chooses the report
+//! ([`pipeline::report`]), writes it to the writer it is given and returns its warnings
+//! (which `main` or the launcher prints) and what it counted. ARCHITECTURE.md at the
+//! repository root maps the layers. Its inputs are
 //! read by [`profile::input`]: without blocking on FIFOs, bounded for pipes and devices, and
 //! gmon files one at a time, so summing many large profiles holds one of them (the default
 //! report adds each file's arcs to its call graph as they are read:

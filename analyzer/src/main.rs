@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         Some(Command::Export(a)) => export::run(&a.options(), &mut out).map(warn),
         Some(Command::Diff(a)) => diff::run(&a.options(), &mut out).map(warn),
         Some(Command::Run(_)) => unreachable!("handled above"),
-        None => pipeline::run(&cli.report.request(), &mut out).map(warn),
+        None => pipeline::run(&cli.report.request(), &mut out).map(|w| warn(w.warnings)),
     };
     let flushed = out.flush();
     match result.and(flushed.map_err(Error::from)) {

@@ -3,30 +3,40 @@
 //!
 //! This is the one module that knows both the builders and the renderers, so neither needs
 //! the other's: a builder returns plain data and never prints, a renderer takes that data and
-//! never computes. [`run`] serves `profil-report [OPTIONS] [FILE]...` (which report a
-//! [`Request`] asks for, and the format); `run`, `demo` and `cargo profil`
-//! ([`crate::launch`]) call [`default`], [`lines`], [`inline`] and [`objects`] for the
-//! program they ran. The `--gprof` modes are the emulation's own ([`crate::gprof`]), which
-//! builds and prints gprof's text in one.
+//! never computes. [`run`] is the one entry point: `profil-report [OPTIONS] [FILE]...` and
+//! the launchers (`run`, `demo` and `cargo profil`, [`crate::launch`], for the program they
+//! ran) build a [`Request`] (which report, in which format) and call it, and [`report`] is
+//! the one place that chooses the report. The `--gprof` modes are the emulation's own
+//! ([`crate::gprof`]), which builds and prints gprof's text in one; `--compare-gprof` runs
+//! the installed gprof and the emulation here and gives both results to its builder.
 //!
-//! Every function returns the report's warnings by adding them to `warnings` (the caller
-//! prints them: on stderr, prefixed `profil-report: warning: `).
+//! [`run`] returns the report's warnings (the caller prints them: on stderr, prefixed
+//! `profil-report: warning: `) and what it counted ([`Written`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use profil_symbols::ElfImage;
 
-use crate::gprof::cg_print::GraphOptions;
+use crate::gprof::cg_print::{GraphOptions, Sections};
 use crate::gprof::{self, Analysis, Options};
-use crate::profile::input::{load_inputs, parse_exe, GmonInput, Inputs};
+use crate::profile::input::{load_inputs, parse_exe, read_file, GmonInput, Inputs};
 use crate::render;
 use crate::report::{self, compare, default as default_report, objects as objects_report};
 use crate::request::{Format, GprofRequest, Mode, Request};
 use crate::{Error, Result};
 
-/// Write the report `req` asks for to `out`; return its warnings.
-pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
+/// What [`run`] wrote.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The report's warnings.
+    pub warnings: Vec<String>,
+    /// What the default, lines or inline report counted (None: another report).
+    pub counted: Option<Counted>,
+}
+
+/// Write the report `req` asks for to `out`.
+pub fn run(req: &Request, out: &mut impl Write) -> Result<Written> {
     let mut warnings = Vec::new();
     let inputs = load_inputs(&req.files)?;
     let image = parse_exe(&inputs.exe)?;
@@ -42,21 +52,68 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
             )));
         }
         pcsample(req, &inputs, pc, out, &mut warnings)?;
-        return Ok(warnings);
+        return Ok(Written {
+            warnings,
+            counted: None,
+        });
     }
     if req.timeline.any() {
         return Err(Error::input(
             "--timeline and --svg need a pcsample file (PROFIL_MODE=pcsample), not a gmon file",
         ));
     }
-    if let (Mode::Default, [g]) = (&req.mode, inputs.gmons.as_slice()) {
-        if let Some(m) = objects_report::find_manifest(g) {
-            objects(req.format, &inputs, &image, &[m], out, &mut warnings)?;
-            return Ok(warnings);
+    let counted = report(req, &inputs, &image, out, &mut warnings)?;
+    Ok(Written { warnings, counted })
+}
+
+/// The manifests the runtime wrote beside the gmon files, when the report to print is the
+/// one across objects: when any of them lists a shared object with samples, or the
+/// executable has no `.symtab` (its exported functions, debug files and address ranges name
+/// the code). Otherwise the default report reads their process lines itself
+/// ([`default_report::apply_manifests`]). A manifest that cannot be read is an error naming
+/// it.
+fn across_objects(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Option<Vec<PathBuf>>> {
+    let manifests: Vec<PathBuf> = inputs
+        .gmons
+        .iter()
+        .filter_map(objects_report::find_manifest)
+        .collect();
+    let mut a_library = false;
+    for m in &manifests {
+        let name = m.display();
+        let text = read_file(m).map_err(|e| Error::input(format!("{name}: {e}")))?;
+        let parsed = gmon::manifest::parse_manifest(&text)
+            .map_err(|e| Error::input(format!("{name}: {e}")))?;
+        a_library |= parsed
+            .entries
+            .iter()
+            .any(|e| e.kind == gmon::manifest::Kind::Lib);
+    }
+    let by_objects = !manifests.is_empty() && (image.symtab.is_none() || a_library);
+    Ok(by_objects.then_some(manifests))
+}
+
+/// The report chooser: write the report `req.mode` names for the loaded gmon files (the
+/// report across objects for the default mode when [`across_objects`] says so); return what
+/// it counted. [`run`] after loading (and the fuzz target, on inputs in memory).
+pub fn report(
+    req: &Request,
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    out: &mut impl Write,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Counted>> {
+    if let Mode::Default = req.mode {
+        if let Some(manifests) = across_objects(inputs, image)? {
+            objects(req.format, inputs, image, &manifests, out, warnings)?;
+            return Ok(None);
         }
     }
-    match &req.mode {
-        Mode::Gprof(g) if g.lines && g.brief => gprof_lines(g, &inputs, &image, out)?,
+    let counted = match &req.mode {
+        Mode::Gprof(g) if g.lines && g.brief => {
+            gprof_lines(g, inputs, image, out)?;
+            None
+        }
         Mode::Gprof(g) => {
             if !g.brief {
                 return Err(Error::input(
@@ -66,30 +123,35 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
             let opts = Options {
                 no_static: g.no_static,
             };
-            let a = Analysis::of_inputs(&inputs, &image, opts)?;
+            let a = Analysis::of_inputs(inputs, image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
             let graph = GraphOptions { zeros: g.zeros };
             gprof::cg_print::print_report(
                 &a,
-                g.sections,
+                sections(g),
                 graph,
                 &last,
                 &inputs.exe.data,
                 &mut buf,
             )?;
             out.write_all(&buf)?;
+            None
         }
-        Mode::Lines => drop(lines(req.format, &inputs, &image, out)?),
-        Mode::Inline => drop(inline(req.format, &inputs, &image, out)?),
+        Mode::Lines => Some(lines(req.format, inputs, image, out)?),
+        Mode::Inline => Some(inline(req.format, inputs, image, out)?),
         Mode::CompareGprof => {
-            let report = default_report::build(&inputs, &image)?;
+            let report = default_report::build(inputs, image)?;
             warnings.extend(report.warnings.iter().cloned());
-            render::compare::table(&compare::build(&report, &inputs, &image)?, out)?;
+            let gprof_text = installed_gprof_flat(inputs)?;
+            let emulation = Analysis::of_inputs(inputs, image, Options::default()).ok();
+            let comparison = compare::build(&report, &gprof_text, emulation.as_ref());
+            render::compare::table(&comparison, out)?;
+            None
         }
-        Mode::Default => drop(default(req.format, &inputs, &image, out, &mut warnings)?),
-    }
-    Ok(warnings)
+        Mode::Default => Some(default(req.format, inputs, image, out, warnings)?),
+    };
+    Ok(counted)
 }
 
 /// What a written report counted, for the caller's notes (`run` explains a rate far below
@@ -104,7 +166,7 @@ pub struct Counted {
 
 /// The default report (table, `--json` or `--csv`), with what the runtime's manifests say
 /// of the process ([`default_report::apply_manifests`]).
-pub fn default(
+fn default(
     format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
@@ -127,7 +189,7 @@ pub fn default(
 }
 
 /// The report across the executable and the shared objects the runtime's `manifests` list.
-pub fn objects(
+fn objects(
     format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
@@ -142,7 +204,7 @@ pub fn objects(
 }
 
 /// `--lines`: self time per source line.
-pub fn lines(
+fn lines(
     format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
@@ -157,7 +219,7 @@ pub fn lines(
 }
 
 /// `--inline`: self time by source function through inlining.
-pub fn inline(
+fn inline(
     format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
@@ -224,7 +286,7 @@ fn gprof_lines(
         &inputs.exe.name(),
         gmons,
         gprof::lines::Request {
-            sections: args.sections,
+            sections: sections(args),
             graph: GraphOptions { zeros: args.zeros },
             options: Options {
                 no_static: args.no_static,
@@ -234,4 +296,36 @@ fn gprof_lines(
     )?;
     out.write_all(&buf)?;
     Ok(())
+}
+
+/// gprof's sections as the emulation takes them.
+fn sections(g: &GprofRequest) -> Sections {
+    Sections {
+        flat: g.flat,
+        no_flat: g.no_flat,
+        graph: g.graph,
+        no_graph: g.no_graph,
+    }
+}
+
+/// The flat profile of the installed GNU gprof (`gprof -b -p`) on the same inputs, for
+/// `--compare-gprof`.
+fn installed_gprof_flat(inputs: &Inputs) -> Result<String> {
+    let mut cmd = std::process::Command::new("gprof");
+    cmd.arg("-b").arg("-p").arg(&inputs.exe.path);
+    for g in &inputs.gmons {
+        cmd.arg(&g.path);
+    }
+    let out = cmd
+        .env("LC_ALL", "C")
+        .output()
+        .map_err(|e| Error::input(format!("cannot run gprof: {e}")))?;
+    if !out.status.success() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::input(format!(
+            "gprof failed: {}",
+            msg.lines().next().unwrap_or("").trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

@@ -12,8 +12,9 @@
 //! * `--inline`: self time by source function through inlining ([`inline`]).
 //! * a pcsample file instead of gmon files: flat profile per object, `--timeline`, `--svg`
 //!   ([`pcsample`]).
-//! * `gmon.out` with a `gmon.out.objects` manifest next to it: one report across the
-//!   executable and its shared libraries ([`objects`]).
+//! * `gmon.out` with a `gmon.out.objects` manifest next to it that lists a shared object with
+//!   samples (or an executable without `.symtab`): one report across the executable and its
+//!   shared libraries ([`objects`]); [`crate::pipeline::report`] makes the choice.
 //! * default: the better report ([`default`]).
 //!
 //! Each module builds its report as plain data and never prints, nor knows how it will be
@@ -25,6 +26,7 @@ pub mod compare;
 pub mod default;
 pub mod inline;
 pub mod lines;
+pub mod loaded;
 pub mod objects;
 pub mod objects_stacks;
 pub mod pcsample;

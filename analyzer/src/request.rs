@@ -1,10 +1,9 @@
 //! What a report run is asked for, as plain data: the binary builds a [`Request`] from its
-//! command line (clap stays in the binary's `cli` module), tests and the fuzz target build one
-//! directly.
+//! command line (clap stays in the binary's `cli` module), the launchers (`run`, `demo`,
+//! `cargo profil`) build one for the program they ran, tests and the fuzz target build one
+//! directly; [`crate::pipeline::run`] writes it.
 
 use std::path::PathBuf;
-
-use crate::gprof::cg_print::Sections;
 
 /// How a report is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -18,13 +17,30 @@ pub enum Format {
     Csv,
 }
 
+impl Format {
+    /// The format of the command lines' `--json` and `--csv` flags (at most one is set).
+    pub fn from_flags(json: bool, csv: bool) -> Format {
+        match (json, csv) {
+            (true, _) => Format::Json,
+            (_, true) => Format::Csv,
+            _ => Format::Table,
+        }
+    }
+}
+
 /// `--gprof`: which of gprof's brief outputs, byte for byte.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GprofRequest {
     /// gprof's `-b`: required (only the brief output is emulated).
     pub brief: bool,
-    /// `-p`/`-P`/`-q`/`-Q`.
-    pub sections: Sections,
+    /// `-p`: the flat profile.
+    pub flat: bool,
+    /// `-P`: no flat profile.
+    pub no_flat: bool,
+    /// `-q`: the call graph (and its index).
+    pub graph: bool,
+    /// `-Q`: no call graph.
+    pub no_graph: bool,
     /// `-z`: also functions never called and without time.
     pub zeros: bool,
     /// `-a`: ignore static functions.
@@ -34,7 +50,7 @@ pub struct GprofRequest {
 }
 
 /// Which report.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mode {
     /// The default report: flat profile and call graph.
     #[default]
@@ -73,7 +89,8 @@ pub struct Request {
     pub files: Vec<PathBuf>,
     /// Which report.
     pub mode: Mode,
-    /// How it is written (the gprof emulation and the timeline ignore it).
+    /// How it is written (the `--gprof` modes, `--compare-gprof` and the text timeline
+    /// ignore it: they print text only).
     pub format: Format,
     /// With a pcsample file: the timeline instead of the flat profile.
     pub timeline: Timeline,

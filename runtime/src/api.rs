@@ -552,9 +552,9 @@ fn start_clock() -> Result<(), Errno> {
                 Some(crate::timer::Backend::Itimer) => libc::SIGPROF,
                 None => return Err(libc::EBUSY),
             };
-            let ours = crate::handler::on_sample as sys::SigInfoHandler as usize;
+            let ours = crate::signals::sampling_handler();
             match sys::current_action(sig) {
-                Some(a) if a.handler == ours => Ok(()),
+                Some(a) if ours != 0 && a.handler == ours => Ok(()),
                 _ => Err(libc::EBUSY),
             }
         }

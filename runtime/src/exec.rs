@@ -79,7 +79,7 @@ fn around(exec: impl FnOnce() -> c_int) -> c_int {
     crate::signals::before_exec();
     let r = exec();
     let e = sys::errno();
-    crate::signals::after_failed_exec();
+    crate::signals::after_failed_exec(crate::handler::on_sample);
     if running {
         crate::after_failed_exec();
     }

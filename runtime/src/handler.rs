@@ -12,33 +12,8 @@
 
 use core::ffi::{c_int, c_void};
 
+use crate::marks::{is_our_sample, SIG_DATA_THREAD};
 use crate::{hist, objects, pcmode, signals, stacks, sys, threads};
-
-/// Marks our signals: the perf event's `sig_data` (echoed in `si_perf_data`) and the CPU
-/// timer's `si_value`.
-pub const SIG_DATA: u64 = 0x7072_6f66_696c_7274; // "profilrt"
-/// Marks the samples of a thread's own clock ([`crate::threads`]).
-pub const SIG_DATA_THREAD: u64 = 0x7072_6f66_696c_7474; // "profiltt"
-
-/// Install `on_sample` for `sig` (`SIGTRAP` or `SIGPROF`); the program keeps seeing (and
-/// setting) its own disposition for it ([`crate::signals`]).
-pub fn install(sig: c_int) -> Result<(), c_int> {
-    signals::install_sampling(sig, on_sample)
-}
-
-/// Is this signal one of our samples (`SIGTRAP` from our perf event, `SIGPROF` from our CPU
-/// timer)? *Async-signal-safe.*
-///
-/// # Safety
-/// `info` must point to the valid siginfo of `sig`.
-pub unsafe fn is_our_sample(sig: c_int, info: *const libc::siginfo_t) -> bool {
-    // SAFETY: the caller's valid siginfo.
-    let (code, word) = unsafe { (sys::si_code(info), sys::si_value_word(info)) };
-    (word == SIG_DATA
-        && ((sig == libc::SIGTRAP && code == libc::TRAP_PERF)
-            || (sig == libc::SIGPROF && code == libc::SI_TIMER)))
-        || (word == SIG_DATA_THREAD && sig == libc::SIGTRAP && code == libc::TRAP_PERF)
-}
 
 /// The handler for `SIGTRAP` (perf backend) and `SIGPROF` (CPU-timer backend).
 pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx: *mut c_void) {
@@ -51,7 +26,7 @@ pub(crate) extern "C" fn on_sample(sig: c_int, info: *mut libc::siginfo_t, uctx:
     }
     // A thread with a one-shot clock of its own for its first period (see `threads`): of that
     // sample and the inherited clock's first, the later one is dropped.
-    // SAFETY: as in is_our_sample.
+    // SAFETY: as for is_our_sample.
     if !threads::keep_sample(unsafe { sys::si_value_word(info) } == SIG_DATA_THREAD) {
         return;
     }

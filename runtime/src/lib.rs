@@ -42,7 +42,11 @@
 //!   bounded to the interrupted thread's stack mapping), aggregated into lock-free
 //!   arc and stack tables; the arcs go into `gmon.out`'s call-graph records and the stacks
 //!   into `<profile>.stacks` beside it. `PROFIL_STACKS=0` records PCs only.
-//! * [`handler`]: the signal handler, with its async-signal-safety contract.
+//! * [`handler`]: the signal handler, with its async-signal-safety contract. The modules that
+//!   install it are given it ([`timer::start`], [`signals::after_failed_exec`]), so none of
+//!   them names it.
+//! * [`marks`]: how our samples are told from the program's `SIGTRAP` and `SIGPROF` (the word
+//!   our clocks attach), shared by the clocks, the signal filter and the handler.
 //! * [`signals`]: the program's view of signals — the signal calls interposed, so that it sees
 //!   only its own dispositions and masks and never receives, waits for or is interrupted by
 //!   our samples.
@@ -264,6 +268,7 @@ pub mod hist;
 pub mod interfaces;
 pub mod lineage;
 pub mod link;
+pub mod marks;
 pub mod objects;
 pub mod output;
 pub mod pcmode;
@@ -489,7 +494,7 @@ pub fn start() {
         );
         warn(m.as_bytes());
     };
-    match timer::start(cfg.timer, cfg.hz, perf_warning) {
+    match timer::start(cfg.timer, cfg.hz, handler::on_sample, perf_warning) {
         Ok(backend) => {
             for sig in TERMINATING {
                 if sys::current_action(sig).is_some_and(|a| a.handler == libc::SIG_DFL) {
@@ -552,7 +557,7 @@ extern "C" fn after_fork_in_child() {
     if timer::running().is_none() {
         return;
     }
-    match timer::restart_in_child() {
+    match timer::restart_in_child(handler::on_sample) {
         Ok(b) if automatic => begin(b),
         Ok(_) => {}
         Err(_) => {
@@ -613,7 +618,7 @@ pub fn after_failed_exec() {
     // The clock may still run (for the programming interfaces, see `write_profile`).
     let restarted = match timer::running() {
         Some(running) => Ok(running),
-        None => timer::restart(b),
+        None => timer::restart(b, handler::on_sample),
     };
     if let Ok(b2) = restarted {
         BACKEND.store(if b2 == Backend::Perf { 1 } else { 2 }, Ordering::Relaxed);
@@ -674,7 +679,12 @@ pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
         c if c == config::TimerChoice::Perf as u8 => config::TimerChoice::Perf,
         _ => config::TimerChoice::Auto,
     };
-    match timer::start(choice, NOMINAL_HZ.load(Ordering::Relaxed), |_| {}) {
+    match timer::start(
+        choice,
+        NOMINAL_HZ.load(Ordering::Relaxed),
+        handler::on_sample,
+        |_| {},
+    ) {
         Ok(_) => Ok(()),
         Err(e) => Err(if e.itimer != 0 { e.itimer } else { e.perf }),
     }

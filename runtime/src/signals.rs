@@ -177,6 +177,15 @@ fn foreign_process() -> bool {
     p != 0 && p != sys::getpid()
 }
 
+/// The handler [`install_sampling`] installed last (0: none yet).
+static HANDLER: AtomicUsize = AtomicUsize::new(0);
+
+/// The address of the sampling handler in place (`handler::on_sample`), 0 before the
+/// first [`install_sampling`]: [`crate::api`] checks that the program left it installed.
+pub fn sampling_handler() -> usize {
+    HANDLER.load(Ordering::Relaxed)
+}
+
 /// Install our `handler` for the sampling signal `sig` (`SIGTRAP` or `SIGPROF`). The first time,
 /// the disposition in place becomes the program's virtual one; later calls (after a fork or a
 /// failed exec) keep the virtual one.
@@ -197,6 +206,7 @@ pub fn install_sampling(sig: c_int, handler: sys::SigInfoHandler) -> Result<(), 
     }
     let onstack = virtual_get(i).flags & libc::SA_ONSTACK as u64;
     sys::install_handler(sig, handler, onstack)?;
+    HANDLER.store(handler as usize, Ordering::Relaxed);
     SAMPLING.fetch_or(sigbit(sig), Ordering::AcqRel);
     // This thread's own blocked bit (the constructor's thread: usually the main thread).
     let mut real = 0;
@@ -486,7 +496,7 @@ pub unsafe fn sigtimedwait(
         let sig =
             sys::as_cancellation_point(|| unsafe { sys::raw_sigtimedwait(want, &mut si, tp) })?;
         // SAFETY: the kernel filled `si` for `sig`.
-        if unsafe { crate::handler::is_our_sample(sig, &si) } {
+        if unsafe { crate::marks::is_our_sample(sig, &si) } {
             continue; // a sample of ours, taken by the wait: not the program's
         }
         if !info.is_null() {
@@ -581,7 +591,7 @@ pub fn before_exec() {
                 break;
             };
             // SAFETY: the kernel filled `si` for `sig`.
-            if !unsafe { crate::handler::is_our_sample(sig, &si) } {
+            if !unsafe { crate::marks::is_our_sample(sig, &si) } {
                 // SAFETY: the siginfo the kernel gave us for `sig`.
                 unsafe { sys::requeue_to_self(sig, &si) };
                 break;
@@ -601,15 +611,15 @@ pub fn before_exec() {
     }
 }
 
-/// After a failed exec: our handlers and the real mask as they were.
-pub fn after_failed_exec() {
+/// After a failed exec: our `handler` and the real mask as they were.
+pub fn after_failed_exec(handler: sys::SigInfoHandler) {
     let sampling = SAMPLING.load(Ordering::Acquire);
     if !foreign_process() {
         let _ = sys::raw_sigprocmask(libc::SIG_UNBLOCK, Some(sampling), None);
     }
     for sig in [libc::SIGTRAP, libc::SIGPROF] {
         if sampling & sigbit(sig) != 0 {
-            let _ = install_sampling(sig, crate::handler::on_sample);
+            let _ = install_sampling(sig, handler);
         }
     }
 }

@@ -97,7 +97,7 @@ use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::timer::{self, Backend};
-use crate::{handler, sys};
+use crate::{marks, sys};
 
 /// A thread start routine.
 pub type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
@@ -401,7 +401,7 @@ fn start_own_clock() {
     }
     let period = timer::period();
     let first = 1 + random() % period;
-    let Ok(fd) = sys::perf_open_thread_clock(first, handler::SIG_DATA_THREAD) else {
+    let Ok(fd) = sys::perf_open_thread_clock(first, marks::SIG_DATA_THREAD) else {
         return;
     };
     let Ok(fd) = sys::move_fd_high(fd) else {

@@ -38,7 +38,7 @@ use core::sync::atomic::{
 };
 
 use crate::config::TimerChoice;
-use crate::{handler, sys};
+use crate::{marks, signals, sys};
 
 /// The backend actually running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,17 +86,19 @@ fn period_ns(hz: u32) -> u64 {
     (1_000_000_000 / u64::from(hz.max(1))).max(1)
 }
 
-/// Start sampling at `hz` samples per CPU-second with the chosen backend. `on_perf_failure` is
-/// told the errno when a forced perf backend falls back.
+/// Start sampling at `hz` samples per CPU-second with the chosen backend, its signal handled by
+/// `on_sample` (`handler::on_sample`). `on_perf_failure` is told the errno when a
+/// forced perf backend falls back.
 pub fn start(
     choice: TimerChoice,
     hz: u32,
+    on_sample: sys::SigInfoHandler,
     mut on_perf_failure: impl FnMut(c_int),
 ) -> Result<Backend, StartError> {
     HZ.store(hz, Ordering::Relaxed);
     let mut err = StartError::default();
     if choice != TimerChoice::Itimer {
-        match start_perf(hz) {
+        match start_perf(hz, on_sample) {
             Ok(()) => return Ok(Backend::Perf),
             Err(e) => {
                 err.perf = e;
@@ -106,7 +108,7 @@ pub fn start(
             }
         }
     }
-    match start_itimer(hz) {
+    match start_itimer(hz, on_sample) {
         Ok(()) => Ok(Backend::Itimer),
         Err(e) => {
             err.itimer = e;
@@ -118,7 +120,7 @@ pub fn start(
 /// Open a disabled perf event on thread `tid` (0: this one), moved out of the program's way,
 /// and record its identity: its descriptor and kernel id.
 fn open_event(period: u64, tid: u32) -> Result<(c_int, u64), c_int> {
-    let fd = sys::perf_open_task_clock(period, handler::SIG_DATA, tid)?;
+    let fd = sys::perf_open_task_clock(period, marks::SIG_DATA, tid)?;
     let fd = sys::move_fd_high(fd)?;
     let (Some((dev, ino)), Some(id)) = (sys::fd_identity(fd), sys::perf_event_id(fd)) else {
         let _ = sys::close(fd);
@@ -129,10 +131,10 @@ fn open_event(period: u64, tid: u32) -> Result<(c_int, u64), c_int> {
     Ok((fd, id))
 }
 
-fn start_perf(hz: u32) -> Result<(), c_int> {
+fn start_perf(hz: u32, on_sample: sys::SigInfoHandler) -> Result<(), c_int> {
     let period = period_ns(hz);
     let (fd, id) = open_event(period, 0)?;
-    if let Err(e) = handler::install(libc::SIGTRAP) {
+    if let Err(e) = signals::install_sampling(libc::SIGTRAP, on_sample) {
         let _ = sys::close(fd);
         return Err(e);
     }
@@ -182,9 +184,9 @@ pub fn threads_without_clock() -> u32 {
     WITHOUT_CLOCK.load(Ordering::Relaxed)
 }
 
-fn start_itimer(hz: u32) -> Result<(), c_int> {
-    handler::install(libc::SIGPROF)?;
-    let id = sys::cpu_timer_create(libc::SIGPROF, handler::SIG_DATA)?;
+fn start_itimer(hz: u32, on_sample: sys::SigInfoHandler) -> Result<(), c_int> {
+    signals::install_sampling(libc::SIGPROF, on_sample)?;
+    let id = sys::cpu_timer_create(libc::SIGPROF, marks::SIG_DATA)?;
     // The kernel rounds the period up to its tick; the achieved rate is measured, not assumed.
     if let Err(e) = sys::cpu_timer_set(id, period_ns(hz)) {
         sys::cpu_timer_delete(id);
@@ -263,19 +265,20 @@ pub fn stop() -> Option<Backend> {
     }
 }
 
-/// Start `backend` again at the rate of the first start (after a failed exec).
-pub fn restart(backend: Backend) -> Result<Backend, StartError> {
+/// Start `backend` again at the rate of the first start (after a failed exec), its signal
+/// handled by `on_sample`.
+pub fn restart(backend: Backend, on_sample: sys::SigInfoHandler) -> Result<Backend, StartError> {
     let choice = match backend {
         Backend::Perf => TimerChoice::Auto,
         Backend::Itimer => TimerChoice::Itimer,
     };
-    start(choice, HZ.load(Ordering::Relaxed), |_| {})
+    start(choice, HZ.load(Ordering::Relaxed), on_sample, |_| {})
 }
 
 /// In a forked child: the parent's clock does not follow it (the perf event is inherited by
 /// threads only, POSIX timers are not inherited at all). Drop the child's copies of the
 /// parent's clock without touching it, and start a new clock of the same kind.
-pub fn restart_in_child() -> Result<Backend, StartError> {
+pub fn restart_in_child(on_sample: sys::SigInfoHandler) -> Result<Backend, StartError> {
     let backend = match RUNNING.swap(0, Ordering::Relaxed) {
         1 => Backend::Perf,
         2 => Backend::Itimer,
@@ -290,5 +293,5 @@ pub fn restart_in_child() -> Result<Backend, StartError> {
     // loss to report.
     CLOCK_TAKEN.store(false, Ordering::Relaxed);
     CPU_TIMER.store(0, Ordering::Relaxed); // the parent's timer id means nothing here
-    restart(backend)
+    restart(backend, on_sample)
 }

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use profil_report::cmd::{convert, dump, link_args, merge, runtime_path};
-use profil_report::gprof::cg_print::Sections;
 use profil_report::request::{Format, GprofRequest, Mode, Request, Timeline};
 use profil_report::{diff, export, launch};
 
@@ -67,8 +66,9 @@ pub struct ReportArgs {
     /// Default report: print CSV instead of a table.
     #[arg(long, conflicts_with_all = ["json", "gprof"])]
     csv: bool,
-    /// Run the installed gprof on the same inputs and explain every difference.
-    #[arg(long, conflicts_with = "gprof")]
+    /// Run the installed gprof on the same inputs and explain every difference (a table
+    /// only).
+    #[arg(long, conflicts_with_all = ["gprof", "json", "csv"])]
     compare_gprof: bool,
     /// Self time per source line (DWARF); with --gprof, gprof's -l (one row per address).
     #[arg(short = 'l', long = "lines", conflicts_with = "compare_gprof")]
@@ -87,22 +87,14 @@ pub struct ReportArgs {
 impl ReportArgs {
     /// The library's request.
     pub fn request(self) -> Request {
-        let format = if self.json {
-            Format::Json
-        } else if self.csv {
-            Format::Csv
-        } else {
-            Format::Table
-        };
+        let format = Format::from_flags(self.json, self.csv);
         let mode = if self.gprof {
             Mode::Gprof(GprofRequest {
                 brief: self.brief,
-                sections: Sections {
-                    flat: self.flat_profile,
-                    no_flat: self.no_flat_profile,
-                    graph: self.graph,
-                    no_graph: self.no_graph,
-                },
+                flat: self.flat_profile,
+                no_flat: self.no_flat_profile,
+                graph: self.graph,
+                no_graph: self.no_graph,
                 zeros: self.zeros,
                 no_static: self.no_static,
                 lines: self.lines,
@@ -193,7 +185,7 @@ impl RunArgs {
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
     /// Samples per CPU-second (sets PROFIL_HZ; default: PROFIL_HZ if set, else 1000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(launch::MAX_HZ)))]
     pub hz: Option<u32>,
     /// Work units per 10% share (30 is about one CPU-second).
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]

@@ -4,13 +4,15 @@
 
 use std::path::PathBuf;
 
-use profil_report::launch::run::ProfileOptions;
+use profil_report::launch::run::{ProfileOptions, ReportStyle};
+use profil_report::launch::MAX_HZ;
+use profil_report::request::{Format, Mode};
 
 /// The rate, where the profile is kept, where and how the report is printed.
 #[derive(clap::Args, Debug)]
 pub struct ProfileArgs {
     /// Samples per CPU-second (sets PROFIL_HZ; default: the runtime's).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_HZ)))]
     pub hz: Option<u32>,
     /// Where to keep the profile.
     #[arg(long, value_name = "FILE", default_value = "gmon.out")]
@@ -46,12 +48,18 @@ impl ProfileArgs {
             hz: self.hz,
             out: self.out,
             report: self.report,
-            json: self.json,
-            csv: self.csv,
-            lines: self.lines,
-            inline: self.inline,
-            all: self.all,
-            merge: self.merge,
+            style: ReportStyle {
+                mode: if self.lines {
+                    Mode::Lines
+                } else if self.inline {
+                    Mode::Inline
+                } else {
+                    Mode::Default
+                },
+                format: Format::from_flags(self.json, self.csv),
+                all: self.all,
+                merge: self.merge,
+            },
         }
     }
 }

@@ -172,7 +172,7 @@ pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
             "demo: the demo program wrote no profile (see the profil-rt messages above)",
         ));
     };
-    run::move_file(&written, &profile)?;
+    super::processes::move_file(&written, &profile)?;
     writeln!(out)?;
     run::print_report(&exe, &profile, launch.hz, ReportStyle::default(), out)?;
 

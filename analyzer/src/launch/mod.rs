@@ -15,5 +15,9 @@
 
 pub mod cargo_profil;
 pub mod demo;
+
+/// The highest rate `--hz` and `PROFIL_HZ` accept (samples per CPU-second, from 1): the
+/// runtime's `config::MAX_HZ`, which `ux_run::hz_range_is_the_runtimes` checks.
+pub const MAX_HZ: u32 = 50_000;
 pub mod processes;
 pub mod run;

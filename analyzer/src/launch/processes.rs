@@ -74,6 +74,27 @@ impl Found {
     }
 }
 
+/// Move `from` to `to` atomically (rename, or copy to a temporary beside `to` and rename).
+pub fn move_file(from: &Path, to: &Path) -> Result<()> {
+    if fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    let fail = |e: std::io::Error| Error::input(format!("cannot write {}: {e}", to.display()));
+    let mut tmp = to.as_os_str().to_owned();
+    tmp.push(format!(".profil-tmp.{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    if let Err(e) = fs::copy(from, &tmp) {
+        let _ = fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    fs::rename(&tmp, to).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        fail(e)
+    })?;
+    let _ = fs::remove_file(from);
+    Ok(())
+}
+
 /// `gmon.<pid>` → (pid, 0); `gmon.<pid>.<n>` → (pid, n); anything else None.
 pub fn parse_name(name: &str, stem: &str) -> Option<(u32, u32)> {
     let rest = name.strip_prefix(stem)?.strip_prefix('.')?;
@@ -229,7 +250,7 @@ pub fn keep(f: &mut Found, to: &Path) -> Result<()> {
         let new = rename(lib);
         let from = from_dir.join(&*lib);
         if from.is_file() {
-            super::run::move_file(&from, &to_dir.join(&new))?;
+            move_file(&from, &to_dir.join(&new))?;
         }
         *lib = new;
     }
@@ -261,11 +282,11 @@ pub fn keep(f: &mut Found, to: &Path) -> Result<()> {
         crate::profile::stacks::stacks_path(to),
     );
     if stacks_from.is_file() {
-        super::run::move_file(&stacks_from, &stacks_to)?;
+        move_file(&stacks_from, &stacks_to)?;
     } else if stacks_to.is_file() {
         let _ = fs::remove_file(&stacks_to);
     }
-    super::run::move_file(&f.file, to)?;
+    move_file(&f.file, to)?;
     f.file = to.to_owned();
     Ok(())
 }

@@ -49,9 +49,11 @@ use std::process::{Command, ExitStatus};
 
 use super::processes::{self, Found};
 use crate::cmd::artifacts::{self, Kind};
-use crate::report;
-use crate::request::Format;
+use crate::pipeline;
+use crate::render::json::{self, OneLine, ReportObject};
+use crate::request::{Format, Mode, Request, Timeline};
 use crate::{Error, Result};
+use serde_json::value::RawValue;
 
 /// What `profil-report run` is asked: the program and how to profile and report it (the
 /// binary's `cli` module builds it from the command line).
@@ -119,57 +121,44 @@ pub struct Inspection {
     pub stripped: bool,
 }
 
-/// `PT_INTERP` present? From the ELF header and program headers, bounds-checked.
+/// `PT_INTERP` present? From the ELF header and program headers (`object`'s ELF reader).
 fn has_interpreter(data: &[u8]) -> Option<bool> {
-    let is64 = match data.get(4)? {
-        1 => false,
-        2 => true,
-        _ => return None,
-    };
-    let big = match data.get(5)? {
-        1 => false,
-        2 => true,
-        _ => return None,
-    };
-    let rd = |off: usize, n: usize| -> Option<u64> {
-        let b = data.get(off..off.checked_add(n)?)?;
-        let mut v = 0u64;
-        for i in 0..n {
-            let byte = if big { b[i] } else { b[n - 1 - i] };
-            v = (v << 8) | u64::from(byte);
-        }
-        Some(v)
-    };
-    let (phoff, phentsize, phnum) = if is64 {
-        (rd(0x20, 8)?, rd(0x36, 2)?, rd(0x38, 2)?)
-    } else {
-        (rd(0x1c, 4)?, rd(0x2a, 2)?, rd(0x2c, 2)?)
-    };
-    let phoff = usize::try_from(phoff).ok()?;
-    for i in 0..usize::try_from(phnum).ok()? {
-        let at = phoff.checked_add(i.checked_mul(usize::try_from(phentsize).ok()?)?)?;
-        if rd(at, 4)? == 3 {
-            return Some(true);
-        }
+    use object::elf::{FileHeader32, FileHeader64, PT_INTERP};
+    use object::read::elf::{FileHeader, ProgramHeader};
+    fn any_interp<H: FileHeader>(data: &[u8]) -> Option<bool> {
+        let h = H::parse(data).ok()?;
+        let e = h.endian().ok()?;
+        let phs = h.program_headers(e, data).ok()?;
+        Some(phs.iter().any(|p| p.p_type(e) == PT_INTERP))
     }
-    Some(false)
+    match object::FileKind::parse(data).ok()? {
+        object::FileKind::Elf32 => any_interp::<FileHeader32<object::Endianness>>(data),
+        object::FileKind::Elf64 => any_interp::<FileHeader64<object::Endianness>>(data),
+        _ => None,
+    }
 }
 
-/// ELF class and machine of this very process's executable (the runtime is built for the same
-/// target), from its header.
+/// ELF class (1: 32-bit, 2: 64-bit) and machine of this very process's executable (the
+/// runtime is built for the same target), from its header (`object`'s ELF reader).
 fn own_class_and_machine() -> Option<(u8, u16)> {
+    use object::elf::{FileHeader32, FileHeader64};
+    use object::read::elf::FileHeader;
     use std::io::Read;
-    let mut h = [0u8; 20];
+    fn machine<H: FileHeader>(h: &[u8]) -> Option<u16> {
+        let h = H::parse(h).ok()?;
+        Some(h.e_machine(h.endian().ok()?).0)
+    }
+    // The largest ELF header (64-bit) is 64 bytes.
+    let mut h = [0u8; 64];
     fs::File::open("/proc/self/exe")
         .ok()?
         .read_exact(&mut h)
         .ok()?;
-    let machine = if h[5] == 2 {
-        u16::from_be_bytes([h[18], h[19]])
-    } else {
-        u16::from_le_bytes([h[18], h[19]])
-    };
-    Some((h[4], machine))
+    match object::FileKind::parse(&h[..]).ok()? {
+        object::FileKind::Elf32 => Some((1, machine::<FileHeader32<object::Endianness>>(&h)?)),
+        object::FileKind::Elf64 => Some((2, machine::<FileHeader64<object::Endianness>>(&h)?)),
+        _ => None,
+    }
 }
 
 /// Check that `data` (the file `exe`) can be profiled with `LD_PRELOAD`.
@@ -246,19 +235,8 @@ pub struct ProfileOptions {
     pub out: PathBuf,
     /// Where to print the report: a file, or `-` for stdout (None: stderr).
     pub report: Option<PathBuf>,
-    /// The report as JSON.
-    pub json: bool,
-    /// The report as CSV.
-    pub csv: bool,
-    /// Self time per source line (DWARF) instead of per function.
-    pub lines: bool,
-    /// Self time by source function through inlining (DWARF).
-    pub inline: bool,
-    /// Every process of the tree, each in its own section (else the one that used the most
-    /// CPU, and a list of the others).
-    pub all: bool,
-    /// The processes that ran the same executable summed into one report.
-    pub merge: bool,
+    /// Which report, in which format, for which processes.
+    pub style: ReportStyle,
 }
 
 impl ProfileOptions {
@@ -270,15 +248,7 @@ impl ProfileOptions {
         out: &mut impl Write,
         err: &mut impl Write,
     ) -> Result<u8> {
-        let style = ReportStyle {
-            json: self.json,
-            csv: self.csv,
-            lines: self.lines,
-            inline: self.inline,
-            all: self.all,
-            merge: self.merge,
-            processes_listed: false,
-        };
+        let style = self.style;
         match self.report.as_deref() {
             None => profile_and_report(launch, &self.out, style, err),
             Some(p) if p == Path::new("-") => profile_and_report(launch, &self.out, style, out),
@@ -487,51 +457,24 @@ pub fn check_out_dir(out_path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Move `from` to `to` atomically (rename, or copy to a temporary beside `to` and rename).
-pub fn move_file(from: &Path, to: &Path) -> Result<()> {
-    if fs::rename(from, to).is_ok() {
-        return Ok(());
-    }
-    let fail = |e: std::io::Error| Error::input(format!("cannot write {}: {e}", to.display()));
-    let mut tmp = to.as_os_str().to_owned();
-    tmp.push(format!(".profil-tmp.{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    if let Err(e) = fs::copy(from, &tmp) {
-        let _ = fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
-    fs::rename(&tmp, to).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        fail(e)
-    })?;
-    let _ = fs::remove_file(from);
-    Ok(())
-}
-
-/// How the report is printed.
+/// Which report is printed, how, and of which processes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReportStyle {
-    /// JSON.
-    pub json: bool,
-    /// CSV.
-    pub csv: bool,
-    /// The line report (`-l`).
-    pub lines: bool,
-    /// The inline report (`--inline`).
-    pub inline: bool,
+    /// The report: [`Mode::Default`] (which [`pipeline::run`] turns into the report across
+    /// objects when the runtime's manifests call for it), [`Mode::Lines`] or [`Mode::Inline`].
+    pub mode: Mode,
+    /// Its format.
+    pub format: Format,
     /// Every process (`--all`).
     pub all: bool,
     /// Processes of one executable summed (`--merge`).
     pub merge: bool,
-    /// The caller lists the processes itself (`run`'s JSON of a tree): the report leaves its
-    /// own list out, so that the object has one `processes` key.
-    pub processes_listed: bool,
 }
 
 /// The rate explicitly asked for (`--hz`, else `PROFIL_HZ`), if any.
 pub fn requested_hz(flag: Option<u32>) -> Option<u32> {
     flag.or_else(|| std::env::var("PROFIL_HZ").ok().and_then(|v| v.parse().ok()))
-        .filter(|&h| (1..=50_000).contains(&h))
+        .filter(|&h| (1..=super::MAX_HZ).contains(&h))
 }
 
 /// Can this process open the perf_event software clock the runtime prefers? `Err(errno)` when
@@ -595,21 +538,9 @@ pub fn print_report(
     print_report_of(exe, &[profile.to_owned()], requested_hz, style, out)
 }
 
-/// Does this manifest list a shared object (a library with samples)?
-fn lists_a_library(manifest: &Path) -> bool {
-    fs::read(manifest).is_ok_and(|t| {
-        gmon::manifest::parse(&t)
-            .is_ok_and(|e| e.iter().any(|e| e.kind == gmon::manifest::Kind::Lib))
-    })
-}
-
-/// [`print_report`] of several profiles of one executable, summed (`run --merge`).
-///
-/// With the runtime's objects manifests beside the profiles, the report is the one across
-/// the executable and its shared objects ([`report::objects`]) when any library has samples
-/// or the executable has no `.symtab` (its exported functions, debug files and address
-/// ranges name the code); else the default report, which reads the manifests' process lines
-/// itself ([`report::default::apply_manifests`]).
+/// [`print_report`] of several profiles of one executable, summed (`run --merge`): the
+/// report of a [`Request`] for them, written by [`pipeline::run`] like the plain report's
+/// (which chooses the report across objects when the runtime's manifests call for it).
 pub fn print_report_of(
     exe: &Path,
     profiles: &[PathBuf],
@@ -617,71 +548,50 @@ pub fn print_report_of(
     style: ReportStyle,
     out: &mut impl Write,
 ) -> Result<()> {
-    let format = if style.json {
-        Format::Json
-    } else if style.csv {
-        Format::Csv
-    } else {
-        Format::Table
-    };
     let mut files = profiles.to_vec();
     files.push(exe.to_owned());
-    let inputs = report::load_inputs(&files)?;
-    let image = report::parse_exe(&inputs.exe)?;
-    let manifests: Vec<PathBuf> = inputs
-        .gmons
-        .iter()
-        .filter_map(report::objects::find_manifest)
-        .collect();
-    let by_objects = !style.lines
-        && !style.inline
-        && !manifests.is_empty()
-        && (image.symtab.is_none() || manifests.iter().any(|m| lists_a_library(m)));
+    let req = Request {
+        files,
+        mode: style.mode,
+        format: style.format,
+        timeline: Timeline::default(),
+    };
+    let mut text = Vec::new();
+    let written = pipeline::run(&req, &mut text)?;
     let mut notes = Vec::new();
     let timer = std::env::var("PROFIL_TIMER").ok();
     let perf = perf_note(perf_event_probe(), timer.as_deref());
-    let mut text = Vec::new();
-    let mut warnings = Vec::new();
-    if by_objects {
-        notes.extend(perf);
-        let mut report = report::objects::build_manifests(&inputs, &image, &manifests)?;
-        if style.processes_listed {
-            report.processes.clear();
-        }
-        crate::render::objects::write(format, &report, &mut text)?;
-        warnings.extend(report.warnings);
-    } else {
-        // The report is built once; the notes that go before it come from what it counted.
-        let counted = if style.lines {
-            crate::pipeline::lines(format, &inputs, &image, &mut text)?
-        } else if style.inline {
-            crate::pipeline::inline(format, &inputs, &image, &mut text)?
-        } else {
-            crate::pipeline::default(format, &inputs, &image, &mut text, &mut warnings)?
-        };
-        if let Some(note) = perf {
-            notes.push(note);
-        } else if let Some(note) = requested_hz.and_then(|want| {
-            rate_note(
-                want,
-                counted.recorded_hz,
-                counted.total_samples,
-                timer.as_deref(),
-            )
-        }) {
-            notes.push(note);
-        }
-        // The default table says this itself; JSON, CSV and the other reports get it as a note.
-        if counted.total_samples == 0 && (format != Format::Table || style.lines || style.inline) {
-            notes.push(crate::render::default::no_samples_note(
-                &exe.display().to_string(),
-            ));
+    match written.counted {
+        // The report across objects.
+        None => notes.extend(perf),
+        Some(counted) => {
+            if let Some(note) = perf {
+                notes.push(note);
+            } else if let Some(note) = requested_hz.and_then(|want| {
+                rate_note(
+                    want,
+                    counted.recorded_hz,
+                    counted.total_samples,
+                    timer.as_deref(),
+                )
+            }) {
+                notes.push(note);
+            }
+            // The default table says this itself; JSON, CSV and the other reports get it as a
+            // note.
+            if counted.total_samples == 0
+                && (style.format != Format::Table || style.mode != Mode::Default)
+            {
+                notes.push(crate::render::default::no_samples_note(
+                    &exe.display().to_string(),
+                ));
+            }
         }
     }
-    for w in &warnings {
+    for w in &written.warnings {
         eprintln!("profil-report: warning: {w}");
     }
-    if !(style.json || style.csv) {
+    if style.format == Format::Table {
         for n in &notes {
             writeln!(out, "note: {n}")?;
         }
@@ -793,7 +703,7 @@ pub fn profile_and_report(
         vec![busiest_unit]
     };
     let status = describe_status(outcome.status);
-    let machine = style.json || style.csv;
+    let machine = style.format != Format::Table;
     if !machine {
         write!(
             report_out,
@@ -858,11 +768,6 @@ pub fn profile_and_report(
             continue;
         };
         let mut text = Vec::new();
-        let style = ReportStyle {
-            // write_json_reports adds the tree's list to the one report shown.
-            processes_listed: style.json && !style.all && found.len() > 1,
-            ..style
-        };
         let r = if machine {
             print_report_of(exe, &files, hz, style, &mut text)
         } else {
@@ -875,24 +780,26 @@ pub fn profile_and_report(
         if !machine && shown_units.len() > 1 {
             writeln!(report_out)?;
         }
-        if style.json {
-            json_reports.push((members.clone(), text));
-        } else if style.csv {
-            report_out.write_all(&text)?;
+        match style.format {
+            Format::Json => json_reports.push((members.clone(), text)),
+            Format::Csv => report_out.write_all(&text)?,
+            Format::Table => {}
         }
     }
-    if style.json {
+    if style.format == Format::Json {
         write_json_reports(&found, &json_reports, style.all, report_out)?;
     }
     report_out.flush()?;
     Ok(code)
 }
 
-/// The JSON of `run`: the report's own object, with `processes` (pid, image — 0 for the
-/// process's first program, n for the n-th it exec'd —, ppid, program, executable, CPU seconds,
-/// profile file, whether reported) added at the top when there are several; with
-/// `--all`, `{"processes": [..], "reports": [{"pids": [..], "report": {..}}, ..]}`.
-fn write_json_reports(
+/// The JSON of `run` (`reports`: the JSON each report unit's [`print_report_of`] wrote, with
+/// its members' indices in `found`): the report's own object, with `processes` (pid, image —
+/// 0 for the process's first program, n for the n-th it exec'd —, ppid, program, executable,
+/// CPU seconds, profile file, whether reported) added at the top when there are several; with
+/// `--all`, `{"processes": [..], "reports": [{"pids": [..], "report": {..}}, ..]}`. Serde
+/// structs holding the reports' objects ([`ReportObject`], raw values), never text spliced.
+pub fn write_json_reports(
     found: &[Found],
     reports: &[(Vec<usize>, Vec<u8>)],
     all: bool,
@@ -925,32 +832,55 @@ fn write_json_reports(
             reported: reported.contains(&i),
         })
         .collect();
-    let procs = crate::render::json::one_line(&procs)?;
     if all {
-        writeln!(out, "{{\"processes\": {procs}, \"reports\": [")?;
-        for (k, (members, text)) in reports.iter().enumerate() {
-            let pids: Vec<String> = members.iter().map(|&i| found[i].pid.to_string()).collect();
-            write!(
-                out,
-                "{{\"pids\": [{}], \"report\": {}}}",
-                pids.join(", "),
-                String::from_utf8_lossy(text).trim()
-            )?;
-            writeln!(out, "{}", if k + 1 < reports.len() { "," } else { "" })?;
+        /// One report of `--all`.
+        #[derive(serde::Serialize)]
+        struct Entry {
+            pids: Vec<u32>,
+            report: Box<RawValue>,
         }
-        writeln!(out, "]}}")?;
-        return Ok(());
+        /// `run --all --json`.
+        #[derive(serde::Serialize)]
+        struct All<'a> {
+            processes: OneLine<&'a [Proc]>,
+            reports: Vec<Entry>,
+        }
+        let mut entries = Vec::new();
+        for (members, text) in reports {
+            let text = String::from_utf8_lossy(text).trim().to_owned();
+            entries.push(Entry {
+                pids: members.iter().map(|&i| found[i].pid).collect(),
+                report: RawValue::from_string(text)
+                    .map_err(|e| Error::input(format!("JSON: {e}")))?,
+            });
+        }
+        let all = All {
+            processes: OneLine(&procs),
+            reports: entries,
+        };
+        return json::write_listing(out, &all);
+    }
+    /// `run --json`: the report shown, with the processes of the tree first when there are
+    /// several (replacing the report's own list of the processes it sums).
+    #[derive(serde::Serialize)]
+    struct One<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        processes: Option<OneLine<&'a [Proc]>>,
+        #[serde(flatten)]
+        report: ReportObject,
     }
     for (_, text) in reports {
-        let t = String::from_utf8_lossy(text);
-        match (found.len() > 1, t.find('{')) {
-            (true, Some(at)) => {
-                out.write_all(t[..=at].as_bytes())?;
-                write!(out, "\n  \"processes\": {procs},")?;
-                out.write_all(t[at + 1..].as_bytes())?;
-            }
-            _ => out.write_all(t.as_bytes())?,
-        }
+        let tree = found.len() > 1;
+        let report = ReportObject::parse(text)?;
+        let one = One {
+            processes: tree.then_some(OneLine(&procs)),
+            report: if tree {
+                report.without("processes")
+            } else {
+                report
+            },
+        };
+        json::write_report(out, &one)?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::render::json::{Compact, OneLine};
+use crate::render::json::{Compact, Header, OneLine};
 use crate::render::table::Table;
 use crate::report::default::Report;
 use crate::units::human_seconds;
@@ -230,11 +230,8 @@ fn graph_text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
 /// `--json`: the report's fields, one line per row, then the call graph.
 #[derive(Serialize)]
 struct Json<'a> {
-    executable: &'a str,
-    gmon_files: Compact<&'a [String]>,
-    hz: u32,
-    total_samples: u64,
-    total_seconds: f64,
+    #[serde(flatten)]
+    header: Header<'a>,
     /// null: not known.
     unsampled_seconds: Option<f64>,
     warnings: Compact<&'a [String]>,
@@ -328,11 +325,13 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
     crate::render::json::write_report(
         out,
         &Json {
-            executable: &report.executable,
-            gmon_files: Compact(&report.gmon_files),
-            hz: report.hz,
-            total_samples: report.total_samples,
-            total_seconds: report.total_seconds(),
+            header: Header {
+                executable: &report.executable,
+                gmon_files: Compact(&report.gmon_files),
+                hz: report.hz,
+                total_samples: report.total_samples,
+                total_seconds: report.total_seconds(),
+            },
             unsampled_seconds: report.unsampled.as_ref().map(|u| u.0),
             warnings: Compact(&report.warnings),
             rows,

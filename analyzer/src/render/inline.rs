@@ -5,7 +5,7 @@ use std::io::Write;
 use profil_symbols::demangle::display_name;
 use serde::Serialize;
 
-use crate::render::json::{Compact, OneLine};
+use crate::render::json::{Compact, Header, OneLine};
 use crate::render::table::Table;
 use crate::report::inline::{InlineReport, Step};
 use crate::request::Format;
@@ -127,11 +127,8 @@ pub fn csv(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
 /// `--json`: the report's fields, then both views, one line per row.
 #[derive(Serialize)]
 struct Json<'a> {
-    executable: &'a str,
-    gmon_files: Compact<&'a [String]>,
-    hz: u32,
-    total_samples: u64,
-    total_seconds: f64,
+    #[serde(flatten)]
+    header: Header<'a>,
     functions: Vec<OneLine<JsonFunction<'a>>>,
     chains: Vec<OneLine<JsonChain>>,
 }
@@ -212,11 +209,13 @@ pub fn json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
     crate::render::json::write_report(
         out,
         &Json {
-            executable: &rep.executable,
-            gmon_files: Compact(&rep.gmon_files),
-            hz: rep.hz,
-            total_samples: rep.total_samples,
-            total_seconds: rep.total_seconds(),
+            header: Header {
+                executable: &rep.executable,
+                gmon_files: Compact(&rep.gmon_files),
+                hz: rep.hz,
+                total_samples: rep.total_samples,
+                total_seconds: rep.total_seconds(),
+            },
             functions,
             chains,
         },

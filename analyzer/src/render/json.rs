@@ -74,12 +74,89 @@ pub fn one_line<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     String::from_utf8(text).map_err(|e| crate::Error::input(format!("JSON: {e}")))
 }
 
+/// Write `value` on one line, spaced like [`OneLine`], except that each element of a list in
+/// the top object goes on a line of its own: `{"a": 1, "list": [\n{..},\n{..}\n]}` (`run
+/// --all --json`: one report per element).
+pub fn write_listing<T: Serialize + ?Sized>(out: &mut impl Write, value: &T) -> Result<()> {
+    write_with(out, value, Numbers(Listing::default()))
+}
+
+/// A rendered report's JSON object read back as its keys and the text of their values, in
+/// order: an output that holds reports (`run --json`) puts them in its own serde structs
+/// (a flattened field, or an element) and each value is written out exactly as the report
+/// wrote it.
+#[derive(Debug, Default)]
+pub struct ReportObject(pub Vec<(String, Box<RawValue>)>);
+
+impl ReportObject {
+    /// Read the JSON object `text` (a report [`write_report`] wrote).
+    pub fn parse(text: &[u8]) -> Result<ReportObject> {
+        serde_json::from_slice(text).map_err(|e| crate::Error::input(format!("JSON: {e}")))
+    }
+
+    /// The object without the key `key`.
+    pub fn without(mut self, key: &str) -> ReportObject {
+        self.0.retain(|(k, _)| k != key);
+        self
+    }
+}
+
+impl Serialize for ReportObject {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ReportObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = ReportObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<ReportObject, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Box<RawValue>>()? {
+                    fields.push(entry);
+                }
+                Ok(ReportObject(fields))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
 /// A write error stays an I/O error (a closed pipe ends the program quietly).
 pub fn json_error(e: serde_json::Error) -> crate::Error {
     match e.io_error_kind() {
         Some(kind) => crate::Error::from(io::Error::new(kind, e)),
         None => crate::Error::input(format!("JSON: {e}")),
     }
+}
+
+/// The fields a profile report's JSON starts with (the default, lines and inline reports
+/// flatten it into their own object): the executable, the gmon files, the rate and the totals.
+#[derive(Debug, Serialize)]
+pub struct Header<'a> {
+    /// The executable as given.
+    pub executable: &'a str,
+    /// The gmon files, in the order read.
+    pub gmon_files: Compact<&'a [String]>,
+    /// Samples per second.
+    pub hz: u32,
+    /// Samples in the histograms.
+    pub total_samples: u64,
+    /// Their seconds.
+    pub total_seconds: f64,
 }
 
 /// `T` on one line: `{"a": 1, "b": [2, 3]}`.
@@ -140,6 +217,66 @@ impl Formatter for Spaced {
 
     fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
         w.write_all(b": ")
+    }
+}
+
+/// [`write_listing`]'s layout: [`Spaced`], but the lists of the top object one element per
+/// line.
+#[derive(Default)]
+struct Listing {
+    /// Containers open.
+    depth: usize,
+    /// For each list open: whether it is listed one element per line, and has elements.
+    lists: Vec<(bool, bool)>,
+}
+
+impl Formatter for Listing {
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth += 1;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        w.write_all(b"}")
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        let listed = self.depth == 1;
+        self.depth += 1;
+        self.lists.push((listed, false));
+        w.write_all(if listed { b"[\n" } else { b"[" })
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        match self.lists.pop() {
+            Some((true, true)) => w.write_all(b"\n]"),
+            _ => w.write_all(b"]"),
+        }
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        let listed = match self.lists.last_mut() {
+            Some(l) => {
+                l.1 = true;
+                l.0
+            }
+            None => false,
+        };
+        match (first, listed) {
+            (true, _) => Ok(()),
+            (false, true) => w.write_all(b",\n"),
+            (false, false) => w.write_all(b", "),
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        Spaced.begin_object_key(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        Spaced.begin_object_value(w)
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::render::json::{Compact, OneLine};
+use crate::render::json::{Compact, Header, OneLine};
 use crate::render::table::Table;
 use crate::report::lines::{LineNumbers, LineReport, LineRow};
 use crate::request::Format;
@@ -120,11 +120,8 @@ pub fn csv(rep: &LineReport, out: &mut impl Write) -> Result<()> {
 /// `--json`: the report's fields, then one line per row.
 #[derive(Serialize)]
 struct Json<'a> {
-    executable: &'a str,
-    gmon_files: Compact<&'a [String]>,
-    hz: u32,
-    total_samples: u64,
-    total_seconds: f64,
+    #[serde(flatten)]
+    header: Header<'a>,
     lines: Vec<OneLine<JsonRow<'a>>>,
 }
 
@@ -172,11 +169,13 @@ pub fn json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
     crate::render::json::write_report(
         out,
         &Json {
-            executable: &rep.executable,
-            gmon_files: Compact(&rep.gmon_files),
-            hz: rep.hz,
-            total_samples: rep.total_samples,
-            total_seconds: rep.total_seconds(),
+            header: Header {
+                executable: &rep.executable,
+                gmon_files: Compact(&rep.gmon_files),
+                hz: rep.hz,
+                total_samples: rep.total_samples,
+                total_seconds: rep.total_seconds(),
+            },
             lines,
         },
     )

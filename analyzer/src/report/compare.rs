@@ -1,5 +1,6 @@
-//! `--compare-gprof`: run the installed GNU gprof on the same inputs and explain, per
-//! function, why its self time differs from ours.
+//! `--compare-gprof`: the installed GNU gprof's flat profile of the same inputs next to ours,
+//! and per function why its self time differs. The pipeline runs gprof and the emulation and
+//! passes their results here ([`build`] is plain data).
 //!
 //! The explanations come from replaying gprof's own rules ([`crate::gprof`]) on the same
 //! executable: which symbols gprof rejects (dotted locals, IFUNCs, `.cold`/`.part`) and
@@ -7,15 +8,10 @@
 //! straddle a boundary (gprof's 2-byte units), aliases, and saturated 16-bit bins.
 
 use std::collections::HashMap;
-use std::process::Command;
-
-use profil_symbols::ElfImage;
 
 use super::default::Report;
-use super::Inputs;
-use crate::gprof::Options;
+use crate::gprof::Analysis;
 use crate::profile::OUTSIDE;
-use crate::{Error, Result};
 
 /// One row of gprof's flat profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,26 +65,6 @@ pub fn parse_gprof_flat(text: &str) -> Vec<GprofRow> {
     rows
 }
 
-fn run_gprof(inputs: &Inputs) -> Result<String> {
-    let mut cmd = Command::new("gprof");
-    cmd.arg("-b").arg("-p").arg(&inputs.exe.path);
-    for g in &inputs.gmons {
-        cmd.arg(&g.path);
-    }
-    let out = cmd
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| Error::input(format!("cannot run gprof: {e}")))?;
-    if !out.status.success() {
-        let msg = String::from_utf8_lossy(&out.stderr);
-        return Err(Error::input(format!(
-            "gprof failed: {}",
-            msg.lines().next().unwrap_or("").trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// One row of the comparison: a function whose self time differs from gprof's (by a
 /// hundredth of a second or more, or that gprof prints under another name).
 #[derive(Debug, Clone, PartialEq)]
@@ -127,11 +103,11 @@ impl Comparison {
     }
 }
 
-/// Run the installed gprof on the inputs and compare its flat profile with `report`.
-pub fn build(report: &Report, inputs: &Inputs, image: &ElfImage<'_>) -> Result<Comparison> {
-    let gprof_text = run_gprof(inputs)?;
-    let gprof_rows = parse_gprof_flat(&gprof_text);
-    let emulation = crate::gprof::Analysis::of_inputs(inputs, image, Options::default()).ok();
+/// Compare the flat profile of the installed gprof (`gprof_text`, `gprof -b -p` on the same
+/// inputs) with `report`, explained by the emulation's analysis of them (`emulation`). Plain
+/// data: the pipeline runs gprof and the emulation.
+pub fn build(report: &Report, gprof_text: &str, emulation: Option<&Analysis<'_>>) -> Comparison {
+    let gprof_rows = parse_gprof_flat(gprof_text);
     let hz = f64::from(report.hz);
     let mut by_name: HashMap<&str, &GprofRow> = HashMap::new();
     for g in &gprof_rows {
@@ -170,7 +146,7 @@ pub fn build(report: &Report, inputs: &Inputs, image: &ElfImage<'_>) -> Result<C
         if r.name == OUTSIDE {
             why.push("samples outside every function (PLT, padding, code without symbols): gprof credits them to the symbol before them, or to nobody below the first symbol".into());
         }
-        if let (Some(a), Some((addr, size))) = (&emulation, r.span) {
+        if let (Some(a), Some((addr, size))) = (emulation, r.span) {
             match a.symtab.lookup(addr) {
                 Some(i) if a.symtab.syms[i].addr == addr => {
                     let gend = a.symtab.syms[i].end_addr.wrapping_add(1);
@@ -235,13 +211,13 @@ pub fn build(report: &Report, inputs: &Inputs, image: &ElfImage<'_>) -> Result<C
             }],
         });
     }
-    Ok(Comparison {
+    Comparison {
         executable: report.executable.clone(),
         hz: report.hz,
         total_samples: report.total_samples,
         rows,
         gprof_total_seconds: gprof_rows.iter().map(|g| g.self_seconds).sum(),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! when the runtime's stacks file is beside the profile ([`crate::profile::stacks`]).
 //!
 //! Each frame of a sampled stack is mapped to a function of its object with the same symbol
-//! machinery the rows use ([`super::objects::load_object`], [`FunctionMap`]): the executable
+//! machinery the rows use ([`super::loaded::load_object`], [`FunctionMap`]): the executable
 //! named on the command line for object 0, every other object read from the path the loader
 //! used. A frame inside an object but in none of its functions counts for that object's
 //! `<outside known functions>` row, as its self samples do. The rows then gain a total (the
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::objects::{load_object, Loaded, ObjectRow};
+use super::loaded::{load_object, Loaded, ObjectRow};
 use super::sampled_graph::SampledGraph;
 use crate::profile::stacks::Sampled;
 use crate::profile::OUTSIDE;
@@ -76,7 +76,7 @@ pub fn measure(
         }
     }
     let unknown = |object: &str, addr: u64| -> String {
-        let gap = super::objects::UNKNOWN_GAP;
+        let gap = super::loaded::UNKNOWN_GAP;
         ranges
             .get(object)
             .and_then(|v| {

@@ -36,6 +36,7 @@ fn fuzz_regressions_replay_without_panic() {
 #[test]
 fn base_profile_reaches_every_report() {
     use profil_report::report::{self, GmonInput, Input, Inputs};
+    use profil_report::request::Format;
     let inputs = Inputs {
         exe: Input {
             path: "prog".into(),
@@ -49,8 +50,8 @@ fn base_profile_reaches_every_report() {
         .expect("base analysis");
     assert!(a.total_time > 0.0, "base profile has samples");
     let mut json = Vec::new();
-    let format = profil_report::request::Format::Json;
-    profil_report::pipeline::default(format, &inputs, &image, &mut json, &mut Vec::new())
+    let req = profil_report::request::Request::default_report(Vec::new(), Format::Json);
+    profil_report::pipeline::report(&req, &inputs, &image, &mut json, &mut Vec::new())
         .expect("default report");
     assert!(
         String::from_utf8_lossy(&json).contains("\"fib\""),

@@ -20,6 +20,7 @@ mod support;
 mod ux_support;
 
 // Themes.
+mod architecture;
 mod bad_input;
 mod broken_pipe;
 mod cg_corpus;
@@ -36,6 +37,8 @@ mod flat_random;
 mod fuzz_regressions;
 mod gmon_golden;
 mod gmon_oracle;
+mod identity;
+mod import_cycles;
 mod lines_c;
 mod lines_gprof;
 mod lines_inline;

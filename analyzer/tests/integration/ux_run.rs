@@ -340,3 +340,21 @@ fn stripped_programs() {
     assert!(err.contains("exported symbols only"), "{err}");
     assert!(err.contains("| spin "), "{err}");
 }
+
+/// `--hz` (run, demo, cargo profil) and `PROFIL_HZ` as `run` reads it take the rates the
+/// runtime takes: one constant, the runtime's.
+#[test]
+fn hz_range_is_the_runtimes() {
+    assert_eq!(profil_report::launch::MAX_HZ, profil_rt::config::MAX_HZ);
+    let too_high = (profil_rt::config::MAX_HZ + 1).to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
+        .args(["run", "--hz", &too_high, "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("1..={}", profil_rt::config::MAX_HZ)),
+        "{err}"
+    );
+}

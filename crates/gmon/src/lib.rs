@@ -22,6 +22,8 @@
 //!   `alloc` reader), and [`manifest`]: the text file that maps each per-object gmon file of
 //!   `PROFIL_RANGES=all` to its object; [`stacks`]: the sampled call stacks and the stack walk's
 //!   statistics (`<profile>.stacks`).
+//! * [`extent`]: how many bytes the start of a gmon or pcsample file justifies reading (the
+//!   bound on reads from pipes and devices), from the same record layouts.
 //! * [`merge`] (feature `alloc`): sums several files with gprof's rules into a
 //!   [`merge::Profile`] with wide counters, which can be written in any format.
 //!
@@ -46,6 +48,7 @@ extern crate std;
 
 mod cursor;
 pub mod error;
+pub mod extent;
 pub mod layout;
 pub mod manifest;
 #[cfg(feature = "alloc")]

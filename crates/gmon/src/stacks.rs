@@ -54,7 +54,12 @@
 
 use core::fmt;
 
+use crate::cursor::{Cursor, CursorError};
 use crate::write::Sink;
+use crate::{Endian, PtrSize, Target};
+
+/// Every field is little-endian, whatever the host or the profiled program.
+const LE: Target = Target::new(PtrSize::Eight, Endian::Little);
 
 /// The first 8 bytes of every stacks file.
 pub const MAGIC: [u8; 8] = *b"PRFLSTK\0";
@@ -222,16 +227,22 @@ impl<S: Sink> StacksWriter<S> {
     pub fn header(&mut self, h: &Header) -> Result<(), StacksWriteError<S::Error>> {
         self.header = *h;
         let mut b = [0u8; HEADER_BYTES as usize];
-        b[0..8].copy_from_slice(&MAGIC);
-        b[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        b[12..16].copy_from_slice(&HEADER_BYTES.to_le_bytes());
-        b[16..20].copy_from_slice(&h.max_depth.to_le_bytes());
-        b[20..24].copy_from_slice(&h.flags.to_le_bytes());
-        b[24..28].copy_from_slice(&h.objects.to_le_bytes());
-        b[32..40].copy_from_slice(&h.stacks.to_le_bytes());
-        for (i, v) in h.stats.to_array().iter().enumerate() {
-            b[40 + 8 * i..48 + 8 * i].copy_from_slice(&v.to_le_bytes());
-        }
+        let mut c = Cursor::new(&mut b[..], LE);
+        (|| {
+            c.put(&MAGIC, "magic")?;
+            c.put_u32(VERSION, "version")?;
+            c.put_u32(HEADER_BYTES, "header size")?;
+            c.put_u32(h.max_depth, "depth limit")?;
+            c.put_u32(h.flags, "flags")?;
+            c.put_u32(h.objects, "object count")?;
+            c.put_u32(0, "reserved field")?;
+            c.put_u64(h.stacks, "stack count")?;
+            for v in h.stats.to_array() {
+                c.put_u64(v, "walk statistics")?;
+            }
+            Ok::<(), CursorError>(())
+        })()
+        .map_err(|_| StacksWriteError::Invalid("header"))?;
         self.put(&b)
     }
 
@@ -243,11 +254,15 @@ impl<S: Sink> StacksWriter<S> {
             .ok_or(StacksWriteError::Invalid("object path"))?;
         let size = (32 + p).div_ceil(8) * 8;
         let mut b = [0u8; 32];
-        b[0..4].copy_from_slice(&size.to_le_bytes());
-        b[4..8].copy_from_slice(&p.to_le_bytes());
-        b[8..16].copy_from_slice(&o.bias.to_le_bytes());
-        b[16..24].copy_from_slice(&o.start.to_le_bytes());
-        b[24..32].copy_from_slice(&o.end.to_le_bytes());
+        let mut c = Cursor::new(&mut b[..], LE);
+        (|| {
+            c.put_u32(size, "object record size")?;
+            c.put_u32(p, "object path length")?;
+            c.put_u64(o.bias, "object bias")?;
+            c.put_u64(o.start, "object start")?;
+            c.put_u64(o.end, "object end")
+        })()
+        .map_err(|_| StacksWriteError::Invalid("object record"))?;
         self.put(&b)?;
         self.put(o.path)?;
         let pad = (size - 32 - p) as usize;
@@ -279,13 +294,21 @@ impl<S: Sink> StacksWriter<S> {
             return Err(StacksWriteError::Invalid("empty stack"));
         }
         let mut b = [0u8; 16];
-        b[0..8].copy_from_slice(&count.to_le_bytes());
-        b[8..12].copy_from_slice(&depth.to_le_bytes());
-        b[12..16].copy_from_slice(&flags.to_le_bytes());
+        let mut c = Cursor::new(&mut b[..], LE);
+        (|| {
+            c.put_u64(count, "stack count")?;
+            c.put_u32(depth, "stack depth")?;
+            c.put_u32(flags, "stack flags")
+        })()
+        .map_err(|_| StacksWriteError::Invalid("stack record"))?;
         self.put(&b)?;
         let mut n = 0u32;
         for pc in pcs.into_iter().take(depth as usize) {
-            self.put(&pc.to_le_bytes())?;
+            let mut b = [0u8; 8];
+            Cursor::new(&mut b[..], LE)
+                .put_u64(pc, "pc")
+                .map_err(|_| StacksWriteError::Invalid("pc"))?;
+            self.put(&b)?;
             n += 1;
         }
         if n != depth {
@@ -354,11 +377,7 @@ impl Stack<'_> {
     }
     /// Runtime addresses, innermost first.
     pub fn pcs(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
-        self.raw.chunks_exact(8).map(|c| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(c);
-            u64::from_le_bytes(b)
-        })
+        self.raw.chunks_exact(8).map(|c| Endian::Little.read_u64(c))
     }
 }
 
@@ -379,36 +398,36 @@ pub fn looks_like_stacks(data: &[u8]) -> bool {
     data.starts_with(&MAGIC)
 }
 
+/// The reader: the crate's cursor, its errors as a [`StacksError`] (the field's name is the
+/// problem).
 #[cfg(feature = "alloc")]
-struct Rd<'a> {
-    data: &'a [u8],
-    pos: usize,
+struct Rd<'a>(Cursor<&'a [u8]>);
+
+impl From<CursorError> for StacksError {
+    fn from(e: CursorError) -> StacksError {
+        StacksError {
+            offset: e.offset,
+            problem: e.field,
+        }
+    }
 }
 
 #[cfg(feature = "alloc")]
 impl<'a> Rd<'a> {
     fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], StacksError> {
-        let err = StacksError {
-            offset: self.pos as u64,
-            problem: what,
-        };
-        let end = self.pos.checked_add(n).ok_or(err)?;
-        let s = self.data.get(self.pos..end).ok_or(err)?;
-        self.pos = end;
-        Ok(s)
+        Ok(self.0.take(n, what)?)
     }
     fn u32(&mut self, what: &'static str) -> Result<u32, StacksError> {
-        let s = self.take(4, what)?;
-        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        Ok(self.0.u32(what)?)
     }
     fn u64(&mut self, what: &'static str) -> Result<u64, StacksError> {
-        let s = self.take(8, what)?;
-        let mut b = [0u8; 8];
-        b.copy_from_slice(s);
-        Ok(u64::from_le_bytes(b))
+        Ok(self.0.u64(what)?)
     }
     fn left(&self) -> usize {
-        self.data.len() - self.pos
+        self.0.remaining()
+    }
+    fn pos(&self) -> usize {
+        self.0.pos()
     }
     fn fail<T>(&self, offset: usize, problem: &'static str) -> Result<T, StacksError> {
         Err(StacksError {
@@ -422,7 +441,7 @@ impl<'a> Rd<'a> {
 #[cfg(feature = "alloc")]
 pub fn parse(data: &[u8]) -> Result<StacksFile<'_>, StacksError> {
     use alloc::vec::Vec;
-    let mut r = Rd { data, pos: 0 };
+    let mut r = Rd(Cursor::new(data, LE));
     if r.take(8, "truncated magic")? != MAGIC {
         return r.fail(0, "bad magic (not a stacks file)");
     }
@@ -450,7 +469,7 @@ pub fn parse(data: &[u8]) -> Result<StacksFile<'_>, StacksError> {
     }
     let mut objects = Vec::with_capacity(nobjects as usize);
     for _ in 0..nobjects {
-        let at = r.pos;
+        let at = r.pos();
         let size = r.u32("truncated object record")?;
         let plen = r.u32("truncated object path length")?;
         if size % 8 != 0 || u64::from(size) < 32 + u64::from(plen) || size as usize - 8 > r.left() {
@@ -479,7 +498,7 @@ pub fn parse(data: &[u8]) -> Result<StacksFile<'_>, StacksError> {
     }
     let mut stacks = Vec::with_capacity(nstacks as usize);
     for _ in 0..nstacks {
-        let at = r.pos;
+        let at = r.pos();
         let count = r.u64("truncated stack count")?;
         let depth = r.u32("truncated stack depth")?;
         let flags = r.u32("truncated stack flags")?;
@@ -490,7 +509,7 @@ pub fn parse(data: &[u8]) -> Result<StacksFile<'_>, StacksError> {
         stacks.push(Stack { count, flags, raw });
     }
     if r.left() != 0 {
-        return r.fail(r.pos, "bytes after the last stack");
+        return r.fail(r.pos(), "bytes after the last stack");
     }
     Ok(StacksFile {
         header: Header {
