@@ -293,7 +293,7 @@ fn mapped_text(o: &sys::FoundObject, pc: usize) -> Text {
         hi: (o.map_end as u64).wrapping_sub(o.bias),
         phdrs: &[],
     };
-    let Some(phdrs) = headers_at(o.map_start, o.map_end) else {
+    let Some(phdrs) = sys::headers_at(o.map_start, o.map_end) else {
         return whole;
     };
     let (lo, hi) = exec_range(phdrs);
@@ -304,38 +304,6 @@ fn mapped_text(o: &sys::FoundObject, pc: usize) -> Text {
     }
     Text { lo, hi, phdrs }
 }
-
-/// The program header table of the ELF image whose header is at `start`, if it is a valid
-/// header for this architecture and the table lies within the first page.
-#[inline(always)]
-pub(crate) fn headers_at(start: usize, end: usize) -> Option<&'static [Phdr]> {
-    const EHDR: usize = core::mem::size_of::<Ehdr>();
-    if end.saturating_sub(start) < 4096 || !start.is_multiple_of(core::mem::align_of::<Ehdr>()) {
-        return None;
-    }
-    // SAFETY: the first page of a loaded object's mapping is its first PT_LOAD segment's first
-    // page, mapped readable by the loader for as long as the object is loaded.
-    let eh = unsafe { &*(start as *const Ehdr) };
-    if eh.e_ident[..4] != *b"\x7fELF"
-        || eh.e_ident[4] != 2 // ELFCLASS64
-        || usize::from(eh.e_phentsize) != core::mem::size_of::<Phdr>()
-    {
-        return None;
-    }
-    let off = usize::try_from(eh.e_phoff).ok()?;
-    let n = usize::from(eh.e_phnum);
-    let bytes = n.checked_mul(core::mem::size_of::<Phdr>())?;
-    if off < EHDR
-        || off.checked_add(bytes)? > 4096
-        || !off.is_multiple_of(core::mem::align_of::<Phdr>())
-    {
-        return None;
-    }
-    // SAFETY: the table lies inside the same first page (checked), aligned, n entries.
-    Some(unsafe { core::slice::from_raw_parts((start + off) as *const Phdr, n) })
-}
-
-type Ehdr = libc::Elf64_Ehdr;
 
 /// The link-time range of the executable `PT_LOAD` segments (empty: none).
 fn exec_range(phdrs: &[Phdr]) -> (u64, u64) {

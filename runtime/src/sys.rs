@@ -1685,6 +1685,42 @@ pub struct Segment {
     pub cfi: Cfi,
 }
 
+/// The program header table of the ELF image whose header is at `start`, if it is a valid
+/// header for this architecture and the table lies within the first page. `start..end` must be
+/// a loaded object's mapping (from `_dl_find_object`), which stays loaded while the headers are
+/// used.
+#[inline(always)]
+pub fn headers_at(start: usize, end: usize) -> Option<&'static [Phdr]> {
+    const EHDR: usize = core::mem::size_of::<Ehdr>();
+    if end.saturating_sub(start) < 4096 || !start.is_multiple_of(core::mem::align_of::<Ehdr>()) {
+        return None;
+    }
+    // SAFETY: the first page of a loaded object's mapping is its first PT_LOAD segment's first
+    // page, mapped readable by the loader for as long as the object is loaded.
+    let eh = unsafe { &*(start as *const Ehdr) };
+    if eh.e_ident[..4] != *b"\x7fELF"
+        || eh.e_ident[4] != 2 // ELFCLASS64
+        || usize::from(eh.e_phentsize) != core::mem::size_of::<Phdr>()
+    {
+        return None;
+    }
+    let off = usize::try_from(eh.e_phoff).ok()?;
+    let n = usize::from(eh.e_phnum);
+    let bytes = n.checked_mul(core::mem::size_of::<Phdr>())?;
+    if off < EHDR
+        || off.checked_add(bytes)? > 4096
+        || !off.is_multiple_of(core::mem::align_of::<Phdr>())
+    {
+        return None;
+    }
+    // SAFETY: the table lies inside the same first page (checked), aligned, n entries.
+    Some(unsafe { core::slice::from_raw_parts((start + off) as *const Phdr, n) })
+}
+
+type Ehdr = libc::Elf64_Ehdr;
+/// A 64-bit ELF program header.
+pub type Phdr = libc::Elf64_Phdr;
+
 /// Where an object's call frame information lies, in runtime addresses: its `.eh_frame_hdr`
 /// (the `PT_GNU_EH_FRAME` segment) and the readable bytes of the `PT_LOAD` segment holding it,
 /// which bound every read of the header and of the `.eh_frame` it points to.

@@ -13,7 +13,7 @@
 //! * A PC outside them (an object loaded later with `dlopen`) is looked up with glibc's
 //!   `_dl_find_object` (lock-free, async-signal-safe), which gives the object's
 //!   `.eh_frame_hdr`; its program headers, read where the loader mapped its first page, bound
-//!   the reads (`objects::headers_at`).
+//!   the reads ([`sys::headers_at`]).
 //! * `.eh_frame_hdr`'s sorted table finds the FDE by binary search (gimli's `EhHdrTable`);
 //!   gimli runs the CIE and FDE programs up to the PC in an [`UnwindContext`] whose storage is
 //!   fixed-size arrays, so nothing is allocated. DWARF expressions (the PLT's CFA, glibc's
@@ -297,7 +297,7 @@ fn find(pc: usize) -> Found {
     let Some(o) = sys::find_object(FIND.load(Ordering::Relaxed), pc) else {
         return Found::Nowhere;
     };
-    let cfi = crate::objects::headers_at(o.map_start, o.map_end)
+    let cfi = sys::headers_at(o.map_start, o.map_end)
         .map(|ph| sys::Cfi::from_phdrs(o.bias as usize, ph))
         .filter(|c| c.hdr == o.eh_frame_hdr && o.map_start <= c.lo && c.hi <= o.map_end)
         .unwrap_or_default();
