@@ -694,6 +694,25 @@ pub fn clear() {
 mod tests {
     use super::*;
 
+    /// The registers of the function it is written in, at this point (PC, stack and frame
+    /// pointer; the others 0), as a signal would see them: walk from them while the frame
+    /// is live.
+    macro_rules! regs_here {
+        () => {{
+            let (sp, fp, pc): (usize, usize, usize);
+            // SAFETY: reads two registers and the address of a label; no side effect.
+            unsafe {
+                core::arch::asm!("lea {pc}, [rip]", "mov {sp}, rsp", "mov {fp}, rbp",
+                    pc = out(reg) pc, sp = out(reg) sp, fp = out(reg) fp)
+            };
+            let mut g = [0usize; unwind::NREGS];
+            g[unwind::RSP] = sp;
+            g[unwind::RBP] = fp;
+            g[unwind::RA] = pc;
+            g
+        }};
+    }
+
     /// A walk from this very function's registers, on the test thread's stack, reaches the
     /// outermost frame through Rust and libc code (the test binary has no frame pointers).
     #[test]
@@ -740,19 +759,10 @@ mod tests {
         let mut most = 0;
         for _ in 0..2 {
             mem.fill(0xa5);
-            let (sp, fp, pc): (usize, usize, usize);
-            // SAFETY: reads three registers and the address of a label; no side effect.
-            unsafe {
-                core::arch::asm!("lea {pc}, [rip]", "mov {sp}, rsp", "mov {fp}, rbp",
-                    pc = out(reg) pc, sp = out(reg) sp, fp = out(reg) fp)
-            };
-            let mut gregs = [0usize; unwind::NREGS];
-            gregs[unwind::RSP] = sp;
-            gregs[unwind::RBP] = fp;
-            gregs[unwind::RA] = pc;
+            let gregs = regs_here!();
             let mut job = Job {
                 gregs,
-                stack: stack_range(sp).expect("the test thread's stack is known"),
+                stack: stack_range(gregs[unwind::RSP]).expect("the test thread's stack is known"),
                 n: 0,
             };
             // SAFETY: our stack (page-aligned end), and `on_ours` takes the Job.
@@ -774,16 +784,6 @@ mod tests {
     /// Walk from this function's own registers, while its frame is live.
     #[inline(never)]
     fn walk_from_here(out: &mut Frames, ctx: &mut Context) -> (usize, End) {
-        let (sp, fp, pc): (usize, usize, usize);
-        // SAFETY: reads three registers and the address of a label; no side effect.
-        unsafe {
-            core::arch::asm!("lea {pc}, [rip]", "mov {sp}, rsp", "mov {fp}, rbp",
-                pc = out(reg) pc, sp = out(reg) sp, fp = out(reg) fp)
-        };
-        let mut g = [0usize; unwind::NREGS];
-        g[unwind::RSP] = sp;
-        g[unwind::RBP] = fp;
-        g[unwind::RA] = pc;
-        walk(g, out, ctx)
+        walk(regs_here!(), out, ctx)
     }
 }
