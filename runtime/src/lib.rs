@@ -96,10 +96,17 @@
 //! * the file never grows past `RLIMIT_FSIZE` (`SIGXFSZ`): the write fails first, with one
 //!   warning; a warning is not written where it would raise `SIGXFSZ` or `SIGPIPE` (a stderr
 //!   pipe whose reader has gone) ([`sys::write_stderr`]);
+//! * the files are written on a stack of the runtime's own (256 KiB of reserved address space
+//!   with a guard page, mapped in the constructor; writing needs about 42 KiB), so `exit` works
+//!   from any stack a program may legally run on: a thread's 16 KiB stack, a handler on a
+//!   `SIGSTKSZ` alternate stack; the exiting thread's own stack holds only the call into us;
 //! * while the files are written, every asynchronous signal is held in the writing thread, and
 //!   another thread that would end the process meanwhile (a terminating signal, its own `exit`)
 //!   waits for the write, then for the exit under way ([`finish`]): the profile is whole or
-//!   absent, no temporary is left, and the status is the exit's;
+//!   absent, no temporary is left, and the status is the exit's. glibc before 2.41 ends the
+//!   process from a second thread's `exit` once it finds no exit handler left to run, so the
+//!   exit handler is registered eight times: up to eight threads calling `exit` at once each
+//!   take one and wait;
 //! * the system calls it needs: `gettid`, `getpid`, `rt_sigprocmask`; for the clock `fstat`,
 //!   `ioctl` (`PERF_EVENT_IOC_ID`, `_DISABLE`) and `close`, or `timer_delete`; `getrusage`;
 //!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`, `close`,
@@ -270,7 +277,7 @@ pub mod threads;
 pub mod timer;
 
 use core::fmt::Write as _;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use config::{Config, Format};
 use output::Destination;
@@ -470,7 +477,14 @@ pub fn start() {
         warn(b"profil-rt: cannot map memory for the pcsample buffer; not profiling");
         return;
     }
-    if !sys::at_exit(on_exit) {
+    if let Some(top) = sys::map_stack(WRITER_STACK_BYTES) {
+        WRITER_STACK.store(top, Ordering::Relaxed);
+    }
+    // Several entries: glibc before 2.41 lets a second thread's `exit` end the process as soon
+    // as it finds no exit handler left to run, even while another thread's handler (our
+    // write) still runs. Each entry is one more exiting thread that takes it and waits for the
+    // write ([`finish_as`]); one exit alone runs the others for nothing.
+    if !(0..EXIT_ENTRIES).all(|_| sys::at_exit(on_exit)) {
         warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
     }
     if !fork_hooked {
@@ -761,9 +775,50 @@ fn finish_as(ending: Ending) {
         EXITING.store(true, Ordering::Release);
     }
     let mask = sys::block_async_signals();
-    write_profile(backend, ending);
+    on_writer_stack(|| write_profile(backend, ending));
     WRITER_TID.store(0, Ordering::Release);
     sys::restore_signal_mask(&mask);
+}
+
+/// How many times [`on_exit`] is registered (see [`start`]): up to this many threads (plus
+/// the one that runs `.fini_array`) may call `exit` at once without ending the process during
+/// the write, under a glibc that does not make a second `exit` wait (before 2.41).
+const EXIT_ENTRIES: usize = 8;
+
+/// The top of the writer stack ([`WRITER_STACK_BYTES`], mapped in the constructor; 0: none).
+static WRITER_STACK: AtomicUsize = AtomicUsize::new(0);
+/// The writer stack's size: six times what writing the profile was measured to need (42,864
+/// bytes of a pattern-filled stack touched, the most over the default settings, `PROFIL_STACKS=0`,
+/// pcsample mode, `PROFIL_RANGES=exe`, the BSD format, and a warning). Reserved address space
+/// (`MAP_NORESERVE`) with a guard page below, touched only when the profile is written.
+const WRITER_STACK_BYTES: usize = 256 * 1024;
+
+/// Run `f` (writing the profile) on the writer stack, so that the exiting thread's own stack —
+/// a thread's 16 KiB, a `SIGSTKSZ` alternate stack a signal handler runs on — needs only what
+/// its call into us takes. Only the thread that won [`WRITER_TID`] gets here, so the stack is
+/// never used twice at once. Without a writer stack (it could not be mapped), on the
+/// caller's stack.
+fn on_writer_stack<F: FnOnce()>(f: F) {
+    extern "C" fn trampoline<F: FnOnce()>(arg: *mut core::ffi::c_void) {
+        // SAFETY: `arg` is the `Option<F>` below, alive until run_on_stack returns.
+        if let Some(f) = unsafe { (*(arg as *mut Option<F>)).take() } {
+            f();
+        }
+    }
+    let top = WRITER_STACK.load(Ordering::Relaxed);
+    if top == 0 {
+        return f();
+    }
+    let mut slot = Some(f);
+    // SAFETY: `top` ends a stack of our own that only the writer (this thread, see
+    // WRITER_TID) runs on; the runtime is built with panic=abort, so nothing unwinds.
+    unsafe {
+        sys::run_on_stack(
+            top,
+            trampoline::<F>,
+            &mut slot as *mut Option<F> as *mut core::ffi::c_void,
+        )
+    };
 }
 
 /// Another thread is (or was) writing the profile: a thread on its way out of the process waits

@@ -1598,3 +1598,75 @@ pub unsafe fn c_str_bytes<'a>(p: *const c_char) -> &'a [u8] {
     // SAFETY: as the caller guarantees.
     unsafe { CStr::from_ptr(p).to_bytes() }
 }
+
+/// A stack of our own (`len` bytes below `top`, a guard page below that), mapped in the
+/// constructor and touched only when code runs on it ([`run_on_stack`]). Constructor only.
+pub fn map_stack(len: usize) -> Option<usize> {
+    const GUARD: usize = 4096;
+    let base = reserve_zeroed(len + GUARD)?;
+    // SAFETY: the first page of a mapping of our own; making it inaccessible turns an
+    // overflow into a fault instead of a write into whatever lies below.
+    if unsafe { libc::mprotect(base as *mut c_void, GUARD, libc::PROT_NONE) } != 0 {
+        // SAFETY: the mapping made above, not shared with anything.
+        unsafe { libc::munmap(base as *mut c_void, len + GUARD) };
+        return None;
+    }
+    Some(base as usize + GUARD + len)
+}
+
+/// Call `f(arg)` with the stack pointer at `top` (16-byte aligned, the end of a stack of our
+/// own that nothing else uses meanwhile), then come back to the caller's stack.
+///
+/// # Safety
+/// `top` must be the top of a mapped, writable stack large enough for `f`, used by no other
+/// code while `f` runs; `f` must not unwind.
+#[cfg(target_arch = "x86_64")]
+pub unsafe fn run_on_stack(top: usize, f: extern "C" fn(*mut c_void), arg: *mut c_void) {
+    // SAFETY: the caller's stack pointer is kept in r12 (callee-saved, so `f` preserves it)
+    // and put back after the call; `top` is 16-byte aligned, so `f` is entered with the ABI's
+    // alignment; every caller-saved register is declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "mov r12, rsp",
+            "mov rsp, {top}",
+            "call {f}",
+            "mov rsp, r12",
+            top = in(reg) top & !15,
+            f = in(reg) f,
+            in("rdi") arg,
+            out("r12") _,
+            clobber_abi("C"),
+        );
+    }
+}
+
+/// See the x86_64 version.
+///
+/// # Safety
+/// As for the x86_64 version.
+#[cfg(target_arch = "aarch64")]
+pub unsafe fn run_on_stack(top: usize, f: extern "C" fn(*mut c_void), arg: *mut c_void) {
+    // SAFETY: as for x86_64, with x20 (callee-saved) keeping the caller's stack pointer.
+    unsafe {
+        core::arch::asm!(
+            "mov x20, sp",
+            "mov sp, {top}",
+            "blr {f}",
+            "mov sp, x20",
+            top = in(reg) top & !15,
+            f = in(reg) f,
+            in("x0") arg,
+            out("x20") _,
+            clobber_abi("C"),
+        );
+    }
+}
+
+/// Other architectures: on the caller's stack.
+///
+/// # Safety
+/// None beyond `f`'s own.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub unsafe fn run_on_stack(_top: usize, f: extern "C" fn(*mut c_void), arg: *mut c_void) {
+    f(arg)
+}

@@ -524,6 +524,36 @@ fn terminating_signals_without_a_core_keep_the_profile_and_the_status() {
     }
 }
 
+#[test]
+fn exit_from_a_small_thread_stack_or_an_alternate_signal_stack_keeps_status_and_profile() {
+    // Issue 23, case 1: the profile used to be written on the exiting thread's own stack (more
+    // than 40 KiB of it), so exit() from a 16–40 KiB thread stack or from a handler on a
+    // SIGSTKSZ alternate stack died of SIGSEGV (139) and lost the profile.
+    let dir = TempDir::new("smallstack");
+    let p = build(&dir);
+    let cases: [(&[&str], i32); 4] = [
+        (&["small-stack", "20", "16", "1"], 3),
+        (&["small-stack", "20", "40", "1"], 3),
+        (&["small-stack", "20", "16", "4"], 3),
+        (&["altstack", "20"], 4),
+    ];
+    for stacks in ["1", "0"] {
+        let setup = Setup {
+            env: vec![("PROFIL_STACKS", stacks.into())],
+            ..Setup::default()
+        };
+        for (args, status) in cases {
+            let runs = each_way(&p, &dir, args, &setup);
+            assert_eq!(runs[0].1.status, status, "{args:?}: {:?}", runs[0].1);
+            assert_same_and_profiled(&p, &runs);
+            for (way, _, cwd) in &runs[1..] {
+                let has_stacks = cwd.join("gmon.out.stacks").exists();
+                assert_eq!(has_stacks, stacks == "1", "{args:?} {way:?}");
+            }
+        }
+    }
+}
+
 /// The mt-* modes: a second thread acts the moment a file is created in the working
 /// directory, that is, while the runtime writes the profile at exit (without the runtime
 /// nothing is created and it never acts). The write must finish whole, nothing be left
