@@ -310,8 +310,10 @@ static PREFIX: Saved = Saved::new();
 /// when we start): every standard signal whose default action ends the process without a core
 /// dump (the process state is sound, and `prog | head -1` ends by `SIGPIPE`) except `SIGPROF`,
 /// the fallback clock's own; and `SIGXCPU`, whose default dumps core but which only says that
-/// the CPU-time limit was reached. Real-time signals are left alone (the C library and
-/// sampling may use them). The one list of them.
+/// the CPU-time limit was reached. The real-time signals a program may use
+/// ([`sys::real_time_signals`]: `SIGRTMIN`..=`SIGRTMAX`, all terminating by default) are taken
+/// over in the same way; the two below them that glibc keeps for itself are not. The one list
+/// of the standard ones.
 const TERMINATING: [core::ffi::c_int; 12] = [
     libc::SIGINT,
     libc::SIGTERM,
@@ -502,7 +504,7 @@ pub fn start() {
     };
     match timer::start(cfg.timer, cfg.hz, perf_warning) {
         Ok(backend) => {
-            for sig in TERMINATING {
+            for sig in TERMINATING.into_iter().chain(sys::real_time_signals()) {
                 if sys::current_action(sig).is_some_and(|a| a.handler == libc::SIG_DFL) {
                     let _ = sys::install_oneshot_handler(sig, on_terminate);
                 }

@@ -675,6 +675,12 @@ pub fn current_action(sig: c_int) -> Option<PrevAction> {
     })
 }
 
+/// The real-time signals a program may use (`SIGRTMIN`..=`SIGRTMAX` as libc tells them:
+/// glibc keeps the first two of the kernel's for itself).
+pub fn real_time_signals() -> core::ops::RangeInclusive<c_int> {
+    libc::SIGRTMIN()..=libc::SIGRTMAX()
+}
+
 /// Install a one-shot handler (`SA_RESETHAND`: the default action is back in place when it
 /// runs) for a terminating signal.
 pub fn install_oneshot_handler(sig: c_int, handler: SigInfoHandler) -> Result<(), c_int> {

@@ -554,6 +554,20 @@ fn exit_from_a_small_thread_stack_or_an_alternate_signal_stack_keeps_status_and_
     }
 }
 
+#[test]
+fn real_time_signals_at_their_default_action_keep_the_profile_and_the_status() {
+    // Issue 23, case 5: real-time signals terminate by default too; a child killed by
+    // SIGRTMIN+3 used to write no profile.
+    let dir = TempDir::new("raisert");
+    let p = build(&dir);
+    for sig in [libc::SIGRTMIN(), libc::SIGRTMIN() + 3, libc::SIGRTMAX()] {
+        let s = sig.to_string();
+        let runs = each_way(&p, &dir, &["raise", "20", &s], &Setup::default());
+        assert_eq!(runs[0].1.status, 128 + sig);
+        assert_same_and_profiled(&p, &runs);
+    }
+}
+
 /// The mt-* modes: a second thread acts the moment a file is created in the working
 /// directory, that is, while the runtime writes the profile at exit (without the runtime
 /// nothing is created and it never acts). The write must finish whole, nothing be left
