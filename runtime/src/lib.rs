@@ -61,10 +61,11 @@
 //!   after [`finish`] and register the fork hook themselves when the automatic profile is off.
 //!   `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
-//! * [`lineage`]: process trees — which name each process image writes, so that no profile
-//!   overwrites another's (the first process `gmon.out`, every other `gmon.out.<pid>`, later
-//!   programs of an exec chain `gmon.out.<pid>.<n>`; nothing for a descendant without a
-//!   sample), told from process to process by a variable of ours in the environment.
+//! * [`lineage`]: process trees — which name each process image writes (the first process
+//!   `gmon.out`, every other `gmon.out.<pid>`, later programs of an exec chain
+//!   `gmon.out.<pid>.<n>`; nothing for a descendant without a sample), told from process to
+//!   process by a variable of ours in environments that carry our `LD_PRELOAD` (and no other);
+//!   [`output`] never replaces another process's profile whatever the names say.
 //! * `cabi` (artifacts only): the exported C ABI — every `#[no_mangle]` entry point (the
 //!   constructor and destructor, `profil`/`pcsample`, the exec family, `prctl`/`syscall`,
 //!   `setitimer`, `moncontrol`, the signal calls), each a thin trampoline into the module that
@@ -109,8 +110,10 @@
 //!   take one and wait;
 //! * the system calls it needs: `gettid`, `getpid`, `rt_sigprocmask`; for the clock `fstat`,
 //!   `ioctl` (`PERF_EVENT_IOC_ID`, `_DISABLE`) and `close`, or `timer_delete`; `getrusage`;
-//!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`, `close`,
-//!   `rename` (`unlink` on failure; the same again for `<profile>.stacks` unless
+//!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`,
+//!   `utimensat`, `close`, `renameat2` (`link`/`unlink` where the file system lacks
+//!   `RENAME_NOREPLACE`; `unlink` on failure; for the side files `rename`; the same again for
+//!   `<profile>.stacks` unless
 //!   `PROFIL_STACKS=0`, which instead unlinks a stale `<profile>.stacks`); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
 //!   warning `poll`, `fstat`, `lseek`, `sendto`/`write`; `nanosleep` while waiting for another
 //!   thread's write.
@@ -458,6 +461,7 @@ pub fn start() {
     }
     remember(&cfg, &layout);
     EXE_BIAS.store(text.bias, Ordering::Relaxed);
+    output::set_image_start(sys::realtime_ns());
     if !lineage::start() {
         warn(b"profil-rt: cannot add PROFIL_RT_LINEAGE to the environment; profiled child processes may overwrite this profile");
     }
@@ -559,6 +563,7 @@ extern "C" fn after_fork_in_child() {
         pcmode::clear();
         stacks::clear();
         lineage::after_fork();
+        output::set_image_start(sys::realtime_ns());
     }
     // The clock may also be running only for the programming interfaces ("profiling remains
     // on in child and parent after a fork").
@@ -906,17 +911,17 @@ fn write_profile(backend: Backend, ending: Ending) {
     };
     let written = output::write(&dest, &profile);
     stacks::report(warn);
-    if let Some(name) = &written {
+    if let Some((name, _)) = &written {
         if stacks::write_file() {
             output::write_stacks(name.as_bytes());
         } else {
             output::remove_stale_stacks(name.as_bytes());
         }
     }
-    if written.is_some() {
-        lineage::wrote(dest.numbered());
+    if let Some((_, numbered)) = &written {
+        lineage::wrote(*numbered);
     }
-    if let (Some(name), true) = (&written, objects::enabled()) {
+    if let (Some((name, _)), true) = (&written, objects::enabled()) {
         let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
         output::write_objects(
             name.as_bytes(),
@@ -1049,10 +1054,10 @@ fn finish_pcsample(dest: &Destination, rate: u32) {
     let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
     let exe = exe_info(layout, &mut p, &mut id);
     let written = output::write_pcsample(dest, rate, &exe);
-    if written {
-        lineage::wrote(dest.numbered());
+    if let Some(numbered) = written {
+        lineage::wrote(numbered);
     }
-    if written && pcmode::full() {
+    if written.is_some() && pcmode::full() {
         let mut m = buf::FixedBuf::<200>::new();
         let _ = write!(
             m,

@@ -902,6 +902,28 @@ pub fn same_loaded_object(a: usize, b: usize) -> Option<bool> {
     }
 }
 
+/// The file name (the part after the last `/`) of the shared object this code was loaded
+/// from, as the loader has it; `None` when it is linked into the executable (or the loader
+/// cannot tell). Constructor only.
+pub fn own_shared_object_name() -> Option<&'static [u8]> {
+    let here = own_shared_object_name as fn() -> Option<&'static [u8]> as usize;
+    let main = main_executable_text()?;
+    let in_exe = same_loaded_object(here, (main.link_lo.wrapping_add(main.bias)) as usize)?;
+    if in_exe {
+        return None;
+    }
+    // SAFETY: dladdr only inspects the loader's tables and fills the Dl_info it is given; the
+    // name it points to lives as long as the object stays loaded, which is for good (ours).
+    let name = unsafe {
+        let mut info: libc::Dl_info = core::mem::zeroed();
+        if libc::dladdr(here as *const c_void, &mut info) == 0 {
+            return None;
+        }
+        c_str_bytes(info.dli_fname)
+    };
+    name.rsplit(|&b| b == b'/').next().filter(|n| !n.is_empty())
+}
+
 /// `struct dl_find_object` of glibc ≥ 2.35 (`<dlfcn.h>`): the fields every architecture's
 /// layout starts with, then more room than any of them needs for the rest (x86_64 has 8 more
 /// words; others at most 10).
@@ -1214,6 +1236,81 @@ pub fn rename(from: &CStr, to: &CStr) -> Result<(), c_int> {
     } else {
         Ok(())
     }
+}
+
+/// `renameat2(from, to, flags)` in the working directory.
+fn renameat2(from: &CStr, to: &CStr, flags: libc::c_uint) -> Result<(), c_int> {
+    // SAFETY: both paths are NUL-terminated; renameat2 only reads them.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// Move `from` to `to` only if nothing is at `to` (`EEXIST` otherwise), atomically:
+/// `renameat2(RENAME_NOREPLACE)`, or where the file system does not have it, `link` and
+/// `unlink`.
+pub fn rename_noreplace(from: &CStr, to: &CStr) -> Result<(), c_int> {
+    match renameat2(from, to, libc::RENAME_NOREPLACE) {
+        Err(libc::EINVAL | libc::ENOSYS) => {}
+        r => return r,
+    }
+    // SAFETY: both paths are NUL-terminated; link fails with EEXIST if `to` exists.
+    if unsafe { libc::link(from.as_ptr(), to.as_ptr()) } < 0 {
+        return Err(errno());
+    }
+    unlink(from);
+    Ok(())
+}
+
+/// Swap what is at `a` and at `b`, atomically (`renameat2(RENAME_EXCHANGE)`).
+pub fn rename_exchange(a: &CStr, b: &CStr) -> Result<(), c_int> {
+    renameat2(a, b, libc::RENAME_EXCHANGE)
+}
+
+/// A file's identity, age and tag: device, inode, modification time (ns since the epoch) and
+/// the access time's nanoseconds ([`stamp_file`]), not following a symbolic link.
+pub fn file_stamp(path: &CStr) -> Option<(u64, u64, u64, u32)> {
+    let mut st = MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: `path` is NUL-terminated; lstat fills the struct it is given.
+    if unsafe { libc::lstat(path.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: lstat succeeded.
+    let st = unsafe { st.assume_init() };
+    let mtime = (st.st_mtime as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(st.st_mtime_nsec as u64);
+    Some((st.st_dev, st.st_ino, mtime, st.st_atime_nsec as u32))
+}
+
+/// Stamp the file open at `fd`: modification time `mtime_ns` (ns since the epoch, at full
+/// precision, whatever the file system's clock granularity), access time one second later
+/// with `tag` (below 10^9) as its nanoseconds.
+pub fn stamp_file(fd: c_int, mtime_ns: u64, tag: u32) -> bool {
+    let ts = [
+        libc::timespec {
+            tv_sec: (mtime_ns / 1_000_000_000 + 1) as libc::time_t,
+            tv_nsec: libc::c_long::from(tag % 1_000_000_000) as _,
+        },
+        libc::timespec {
+            tv_sec: (mtime_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (mtime_ns % 1_000_000_000) as _,
+        },
+    ];
+    // SAFETY: futimens reads two timespecs; a bad descriptor is reported, not faulted.
+    unsafe { libc::futimens(fd, ts.as_ptr()) == 0 }
 }
 
 /// Remove `path`, ignoring errors (cleanup of a temporary file).

@@ -568,6 +568,23 @@ fn real_time_signals_at_their_default_action_keep_the_profile_and_the_status() {
     }
 }
 
+#[test]
+fn the_environment_a_program_passes_on_holds_nothing_of_ours() {
+    // Issue 23, case 3: an explicitly empty environment, and one the program removed
+    // LD_PRELOAD from, reached the next program with PROFIL_RT_LINEAGE added (and with the
+    // object linked in, every environment did).
+    let dir = TempDir::new("execenv");
+    let p = build(&dir);
+    for args in [&["exec-env", "20", "empty"][..], &["exec-env", "20"]] {
+        let runs = each_way(&p, &dir, args, &Setup::default());
+        assert_eq!(runs[0].1.status, 0, "{args:?}: {:?}", runs[0].1);
+        if args.len() == 3 {
+            assert_eq!(runs[0].1.stdout, "", "{args:?}");
+        }
+        assert_same_and_profiled(&p, &runs);
+    }
+}
+
 /// The mt-* modes: a second thread acts the moment a file is created in the working
 /// directory, that is, while the runtime writes the profile at exit (without the runtime
 /// nothing is created and it never acts). The write must finish whole, nothing be left
