@@ -134,8 +134,10 @@
 //! a resource limit, not a fault), a terminating signal whose handler the program replaced with
 //! its own, and an exec done with a raw `syscall(SYS_execve)` (it bypasses the wrappers; the
 //! clock is still removed by the kernel, so the new image is safe). A write that fails (no
-//! permission, `RLIMIT_FSIZE`, something other than a regular file at the name) loses it with
-//! one warning line. The samples after the program closed the clock's descriptor, or installed
+//! permission, `RLIMIT_FSIZE`, a full disk, something other than a regular file at the name)
+//! loses it with one warning line per file; when a side file fails after the profile itself was
+//! written, the whole set is taken back ([`output::withdraw`]) and one more line says so: a
+//! profile is there with all its files or not at all. The samples after the program closed the clock's descriptor, or installed
 //! a seccomp filter, are not recorded.
 //!
 //! # Signals: what the program sees, and how
@@ -909,27 +911,40 @@ fn write_profile(backend: Backend, ending: Ending) {
         rate,
         arcs: Some(EXE_BIAS.load(Ordering::Relaxed)),
     };
-    let written = output::write(&dest, &profile);
+    let mut written = output::write(&dest, &profile);
     stacks::report(warn);
+    // The side files; a set that cannot be written whole is taken back (a full disk).
+    let mut whole = true;
     if let Some((name, _)) = &written {
         if stacks::write_file() {
-            output::write_stacks(name.as_bytes());
+            whole &= output::write_stacks(name.as_bytes());
         } else {
             output::remove_stale_stacks(name.as_bytes());
         }
     }
-    if let Some((_, numbered)) = &written {
-        lineage::wrote(*numbered);
-    }
     if let (Some((name, _)), true) = (&written, objects::enabled()) {
         let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
-        output::write_objects(
+        whole &= output::write_objects(
             name.as_bytes(),
             format,
             rate,
             &exe_info(layout, &mut p, &mut id),
             &process_info(backend, achieved),
         );
+    }
+    if let (Some((name, _)), false) = (&written, whole) {
+        output::withdraw(name.as_bytes());
+        let mut m = buf::FixedBuf::<4400>::new();
+        let _ = writeln!(
+            m,
+            "profil-rt: no profile written: {} and its side files could not all be written, so none is kept",
+            buf::Lossy(name.as_bytes())
+        );
+        sys::write_stderr(m.as_bytes());
+        written = None;
+    }
+    if let Some((_, numbered)) = &written {
+        lineage::wrote(*numbered);
     }
     if written.is_some() && format == Format::Bsd {
         let clipped = output::bsd_clipped(counters);

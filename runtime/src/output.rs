@@ -25,7 +25,8 @@
 //! main file is stamped as it is written: its modification time to the nanosecond and the
 //! writer's pid in its access time's nanoseconds (`futimens`). The side files (`.stacks`,
 //! `.objects`, the per-object files) are named after the main file the image now owns and
-//! replace what is there.
+//! replace what is there; if one of them cannot be written (a full disk), the set is taken
+//! back ([`withdraw`]).
 
 use core::ffi::{c_int, CStr};
 use core::fmt::Write as _;
@@ -221,8 +222,8 @@ fn later_objects() -> impl Iterator<Item = (u64, u64, u64, &'static [u8])> {
 }
 
 /// Write the sampled stacks ([`crate::stacks`]) to `<gmon_name>.stacks`, atomically, in the
-/// gmon crate's stacks format. On failure, one line on stderr.
-pub fn write_stacks(gmon_name: &[u8]) {
+/// gmon crate's stacks format. On failure, one line on stderr and `false`.
+pub fn write_stacks(gmon_name: &[u8]) -> bool {
     use gmon::stacks::{Header, Object, StacksWriteError, StacksWriter, WalkStats, FLAG_DROPPED};
     let st = crate::stacks::stats();
     let nobjects = (crate::stacks::segments().count() + later_objects().count()) as u32;
@@ -294,7 +295,9 @@ pub fn write_stacks(gmon_name: &[u8]) {
     if let Err(f) = result {
         f.report(name.as_bytes());
         remove_stale_stacks(gmon_name);
+        return false;
     }
+    true
 }
 
 /// Remove a `<gmon_name>.stacks` an earlier run left (this run recorded PCs only, or could
@@ -636,17 +639,18 @@ pub struct ExeInfo<'a> {
 /// `PROFIL_RANGES=all`: beside the executable's file `gmon_name` (already written), write
 /// each shared object that has samples to `<gmon_name>.<object file name>.<n>` and the
 /// manifest `<gmon_name>.objects` naming them (gmon crate's `manifest` format), each atomically.
-/// Failures are one line each on stderr.
+/// Failures are one line each on stderr; `false` if any.
 pub fn write_objects(
     gmon_name: &[u8],
     format: Format,
     rate: u32,
     exe: &ExeInfo<'_>,
     process: &gmon::manifest::Process,
-) {
+) -> bool {
     use gmon::manifest::{self, BuildId, Entry, Kind};
     let pid = sys::getpid();
     let mut written = [false; crate::objects::MAX_OBJECTS];
+    let mut whole = true;
     for (i, w) in written.iter_mut().enumerate().take(crate::objects::count()) {
         let Some(o) = crate::objects::object(i) else {
             continue;
@@ -664,7 +668,10 @@ pub fn write_objects(
         };
         match write_to(&name, pid, format, None, &profile) {
             Ok(_) => *w = true,
-            Err(f) => f.report(name.as_bytes()),
+            Err(f) => {
+                f.report(name.as_bytes());
+                whole = false;
+            }
         }
     }
     let mut mname = PathBuf::new();
@@ -714,6 +721,46 @@ pub fn write_objects(
     });
     if let Err(f) = result {
         f.report(mname.as_bytes());
+        return false;
+    }
+    whole
+}
+
+/// Take back a profile whose set could not be written whole (a full disk, `RLIMIT_FSIZE`):
+/// remove `gmon_name` if it is the file this image published, and every side file named after
+/// it (`.stacks`, `.objects`, the per-object files), so that none is left half: a reader finds
+/// the whole set or nothing.
+pub fn withdraw(gmon_name: &[u8]) {
+    let remove = |name: &PathBuf| {
+        if let Some(c) = name.as_cstr() {
+            if matches!(sys::path_kind(c), sys::PathKind::Regular { .. }) {
+                sys::unlink(c);
+            }
+        }
+    };
+    let mut main = PathBuf::new();
+    main.push(gmon_name);
+    if let Some(c) = main.as_cstr() {
+        let own = (
+            OWN_DEV.load(Ordering::Relaxed),
+            OWN_INO.load(Ordering::Relaxed),
+        );
+        if sys::file_stamp(c).is_some_and(|(dev, ino, _, _)| (dev, ino) == own) {
+            sys::unlink(c);
+        }
+    }
+    for suffix in [&b".stacks"[..], b".objects"] {
+        let mut name = PathBuf::new();
+        name.push(gmon_name);
+        name.push(suffix);
+        remove(&name);
+    }
+    for i in 0..crate::objects::count() {
+        if let Some(o) = crate::objects::object(i) {
+            let mut name = PathBuf::new();
+            object_file_name(gmon_name, o.path, i, &mut name);
+            remove(&name);
+        }
     }
 }
 

@@ -408,6 +408,43 @@ fn a_file_size_limit_of_0_is_one_warning_not_sigxfsz() {
 }
 
 #[test]
+fn a_profile_whose_side_files_cannot_be_written_leaves_nothing_half() {
+    // Issue 23, case 6: with no room for libc's per-object file (RLIMIT_FSIZE here; a full disk
+    // fails the same way), the histogram and stacks files used to stay without the manifest.
+    let dir = TempDir::new("fsizeset");
+    let p = build(&dir);
+    let setup = Setup {
+        stderr_pipe: true,
+        ..Setup::default()
+    };
+    let all = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let runs = each_way(&p, &dir, &["fsize-libc", "20", "64"], &setup);
+    let (_, base, base_dir) = &runs[0];
+    assert_eq!((base.status, base.stdout.as_str()), (0, "done\n"));
+    for (way, o, cwd) in &runs[1..] {
+        assert_eq!((o.status, &o.stdout), (0, &base.stdout), "{way:?}: {o:?}");
+        assert!(
+            o.stderr.lines().all(|l| l.starts_with("profil-rt: "))
+                && o.stderr.contains("File too large")
+                && o.stderr.contains("no profile written: gmon.out"),
+            "{way:?}: {o:?}"
+        );
+        assert_eq!(
+            all(cwd),
+            all(base_dir),
+            "{way:?}: a part of the set was left"
+        );
+    }
+}
+
+#[test]
 fn a_seccomp_sandboxed_program_keeps_its_output_and_status() {
     let dir = TempDir::new("seccomp");
     let p = build(&dir);
