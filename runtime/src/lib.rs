@@ -185,6 +185,11 @@
 //!   in one is taken when it returns, at the PC it returns to.
 //! * Under a debugger, which stops on every `SIGTRAP`, use `PROFIL_TIMER=itimer` or
 //!   `PROFIL_OFF=1`.
+//! * Under valgrind (asked with its `RUNNING_ON_VALGRIND` client request,
+//!   [`sys::under_valgrind`]), which keeps the signals to itself and dies of a `SIGTRAP` it did
+//!   not send, the runtime starts no clock at all and says so in one line: no profile, and the
+//!   programming interfaces fail with `ENOTSUP`. Other binary translators that own the signals
+//!   (DynamoRIO, Pin) are not recognised.
 //! * Threads shorter than a sampling period are sampled in proportion to their CPU time only
 //!   when they get a clock of their own ([`threads`]): created with `pthread_create` under the
 //!   shared object, or from the program's own code linked with the object and
@@ -289,6 +294,9 @@ use output::Destination;
 use timer::Backend;
 
 static STARTED: AtomicBool = AtomicBool::new(false);
+/// The process runs under valgrind ([`sys::under_valgrind`]): no clock is ever started (its
+/// signals would be valgrind's, which dies of a `SIGTRAP` it did not expect).
+static UNDER_VALGRIND: AtomicBool = AtomicBool::new(false);
 static FINISHED: AtomicBool = AtomicBool::new(false);
 /// The process whose profile this is: set when the clock starts and in each forked child.
 /// A process sharing our memory under another pid (a `vfork` child) must not touch the clock.
@@ -440,7 +448,15 @@ pub fn start() {
     TIMER_CHOICE.store(cfg.timer as u8, Ordering::Relaxed);
     let fork_hooked = hook_fork();
     threads::init();
+    let valgrind = sys::under_valgrind();
+    UNDER_VALGRIND.store(valgrind, Ordering::Relaxed);
     if cfg.off {
+        return;
+    }
+    if valgrind {
+        warn(
+            b"profil-rt: running under valgrind, which keeps the signals to itself; not profiling",
+        );
         return;
     }
     if !OUT.store(cfg.out.unwrap_or_default()) || !PREFIX.store(cfg.prefix.unwrap_or_default()) {
@@ -687,6 +703,9 @@ pub(crate) fn stood_aside() -> bool {
 pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
     if timer::running().is_some() {
         return Ok(());
+    }
+    if UNDER_VALGRIND.load(Ordering::Relaxed) {
+        return Err(libc::ENOTSUP);
     }
     let _ = hook_fork();
     let choice = match TIMER_CHOICE.load(Ordering::Relaxed) {

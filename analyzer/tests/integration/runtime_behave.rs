@@ -93,6 +93,8 @@ struct Setup<'a> {
     stderr_pipe: bool,
     /// Run as uid/gid 65534 (nobody).
     as_nobody: bool,
+    /// Run the program under this command (`valgrind -q`).
+    under: Vec<&'a str>,
 }
 
 static ONE_CHILD_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -104,7 +106,21 @@ fn run(p: &Programs, way: Way, cwd: &Path, args: &[&str], setup: &Setup<'_>) -> 
         .unwrap_or_else(|e| e.into_inner());
     let out_path = cwd.with_extension("stdout");
     let err_path = cwd.with_extension("stderr");
-    let mut cmd = Command::new(p.exe(way));
+    let mut cmd = match setup.under.split_first() {
+        Some((tool, tool_args)) => {
+            let mut c = Command::new(tool);
+            c.args(tool_args);
+            if way == Way::Preloaded {
+                // Preloaded into the program only, not into the tool (which would profile
+                // itself): the tool runs env, which runs the program (--trace-children=yes).
+                c.arg("/usr/bin/env")
+                    .arg(format!("LD_PRELOAD={}", runtime_path(true).display()));
+            }
+            c.arg(p.exe(way));
+            c
+        }
+        None => Command::new(p.exe(way)),
+    };
     cmd.args(args).current_dir(cwd);
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy().into_owned();
@@ -115,7 +131,7 @@ fn run(p: &Programs, way: Way, cwd: &Path, args: &[&str], setup: &Setup<'_>) -> 
     for (k, v) in &setup.env {
         cmd.env(k, v);
     }
-    if way == Way::Preloaded {
+    if way == Way::Preloaded && setup.under.is_empty() {
         let mut so = runtime_path(true);
         if setup.as_nobody {
             // Another user cannot read root's cache: a copy beside the programs.
@@ -619,6 +635,48 @@ fn the_environment_a_program_passes_on_holds_nothing_of_ours() {
             assert_eq!(runs[0].1.stdout, "", "{args:?}");
         }
         assert_same_and_profiled(&p, &runs);
+    }
+}
+
+#[test]
+fn under_valgrind_the_program_runs_as_without_us_with_one_line_saying_so() {
+    // Issue 23, case 4: valgrind died of the perf clock's SIGTRAP ("Valgrind received a signal
+    // 5"), exit 1; with the itimer, memcheck reported the stack walker's reads.
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        eprintln!("valgrind not installed; skipped");
+        return;
+    }
+    let dir = TempDir::new("valgrind");
+    let p = build(&dir);
+    for timer in ["perf", "itimer"] {
+        let setup = Setup {
+            env: vec![("PROFIL_TIMER", timer.into())],
+            under: vec![
+                "valgrind",
+                "-q",
+                "--error-exitcode=99",
+                "--trace-children=yes",
+            ],
+            ..Setup::default()
+        };
+        let runs = each_way(&p, &dir, &["quiet", "5"], &setup);
+        let (_, base, base_dir) = &runs[0];
+        assert_eq!(
+            (base.status, base.stdout.as_str()),
+            (0, "done\n"),
+            "{base:?}"
+        );
+        for (way, o, cwd) in &runs[1..] {
+            let expected = Outcome {
+                stderr: format!(
+                    "{}profil-rt: running under valgrind, which keeps the signals to itself; not profiling\n",
+                    base.stderr
+                ),
+                ..base.clone()
+            };
+            assert_eq!(o, &expected, "{timer} {way:?}");
+            assert_eq!(files(cwd), files(base_dir), "{timer} {way:?}");
+        }
     }
 }
 
