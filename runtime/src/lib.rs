@@ -572,6 +572,7 @@ extern "C" fn after_fork_in_child() {
     // does not exist in the child): nothing to wait for at the child's exit.
     WRITER_TID.store(0, Ordering::Release);
     EXITING.store(false, Ordering::Release);
+    api::after_fork();
     threads::after_fork_in_child();
     let automatic = backend().is_some() && !FINISHED.load(Ordering::Acquire);
     if automatic {

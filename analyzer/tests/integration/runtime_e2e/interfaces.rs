@@ -130,6 +130,26 @@ fn seed_interfaces_tick_at_clk_tck() {
     check_api_mode(&["rate"], &[("PROFIL_HZ", "1000")], 6);
 }
 
+/// pcsample(2) fills its array "after nsamples / HZ seconds of process virtual time", and
+/// Tru64's profil counts "the sum of the samples for all of the threads" (issue 23, case 7):
+/// with 16 busy threads the count is HZ times the sum of the threads' own CPU clocks. The
+/// process CPU clock read on one thread lags the one read on another, and the thinning took
+/// that for a restart: 5,497 samples kept for 802 (perf), 454 for 802 (the CPU-time timer).
+#[test]
+fn seed_counts_under_threads_are_hz_times_the_threads_own_cpu_time() {
+    for timer in ["perf", "itimer"] {
+        let dir = TempDir::new(&format!("api-threads-{timer}"));
+        let exe = apis(&dir);
+        let r = run(
+            &dir,
+            &exe,
+            &["threads", "16"],
+            &[("PROFIL_HZ", "1000"), ("PROFIL_TIMER", timer)],
+        );
+        check_api_lines(&r, 2);
+    }
+}
+
 /// Solaris 2.6 profil(2): "a call to profil() impacts all LWPs/threads". With the automatic
 /// profile off, a call from a helper thread used to sample only that thread and later ones
 /// (main got 0 of ~300 ticks); now threads that exist when the clock starts get a clock too.
