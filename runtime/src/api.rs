@@ -322,15 +322,41 @@ fn clk_tck() -> u32 {
     }
 }
 
-/// Samples per CPU-second these interfaces receive: `sysconf(_SC_CLK_TCK)` unless
-/// [`set_rate`] asked otherwise, at most the clock's own rate (`PROFIL_HZ`). Tru64's
-/// `getsysinfo(GSI_CLK_TCK)`, as `profil_rt_hz()`.
-pub fn rate() -> u32 {
+/// Samples per CPU-second these interfaces are to receive: `sysconf(_SC_CLK_TCK)` unless
+/// [`set_rate`] asked otherwise, at most the clock's own rate (`PROFIL_HZ`).
+fn target_rate() -> u32 {
     let asked = match ASKED_HZ.load(Relaxed) {
         0 => clk_tck(),
         hz => hz,
     };
     asked.min(crate::nominal_hz()).max(1)
+}
+
+/// Samples kept since the rate or the interfaces were last switched on, and the process CPU
+/// time (ns) then: what [`rate`] measures the achieved rate with.
+static KEPT: AtomicU64 = AtomicU64::new(0);
+static KEPT_SINCE_NS: AtomicU64 = AtomicU64::new(0);
+/// The fewest kept samples from which [`rate`] tells the achieved rate.
+const RATE_EVIDENCE: u64 = 50;
+
+/// Samples per CPU-second these interfaces receive, as `profil_rt_hz()` (Tru64's
+/// `getsysinfo(GSI_CLK_TCK)`): the rate they are to receive ([`target_rate`]), or, once an
+/// interface in use has kept enough samples to tell, the rate achieved when that is lower by
+/// more than 5% (the CPU-time timer fires at most once per kernel tick; the perf clock may
+/// lose some signals at high rates).
+pub fn rate() -> u32 {
+    let target = target_rate();
+    let kept = KEPT.load(Relaxed);
+    let cpu = sys::process_cpu_ns().saturating_sub(KEPT_SINCE_NS.load(Relaxed));
+    if !in_use() || kept < RATE_EVIDENCE || cpu == 0 {
+        return target;
+    }
+    let achieved = (kept as f64 * 1e9 / cpu as f64 + 0.5) as u32;
+    if u64::from(achieved) * 100 >= u64::from(target) * 95 {
+        target
+    } else {
+        achieved.max(1)
+    }
 }
 
 /// Ask for `hz` samples per CPU-second (0: back to `sysconf(_SC_CLK_TCK)`); `EINVAL` above
@@ -345,13 +371,17 @@ pub fn set_rate(hz: u32) -> Result<(), Errno> {
 }
 
 fn update_period() {
-    PERIOD_NS.store(1_000_000_000 / u64::from(rate()), Relaxed);
+    let period = 1_000_000_000 / u64::from(target_rate());
+    if PERIOD_NS.swap(period, Relaxed) != period || !in_use() {
+        KEPT.store(0, Relaxed);
+        KEPT_SINCE_NS.store(sys::process_cpu_ns(), Relaxed);
+    }
 }
 
 /// How far behind its schedule [`due`] may fall and still catch up, in periods.
 const CATCH_UP_PERIODS: u64 = 16;
 
-/// Is this sample one of the `rate()` per CPU-second to keep? *Async-signal-safe.*
+/// Is this sample one of the `target_rate()` per CPU-second to keep? *Async-signal-safe.*
 fn due() -> bool {
     let period = PERIOD_NS.load(Relaxed);
     let now = sys::process_cpu_ns();
@@ -400,6 +430,7 @@ pub fn in_use() -> bool {
 #[inline]
 pub fn record(pc: usize) {
     if in_use() && due() {
+        KEPT.fetch_add(1, Relaxed);
         sample(pc);
     }
 }
