@@ -158,9 +158,13 @@ pub fn extended_counters(r: &ProfilArgs) -> Option<usize> {
 // ---------------------------------------------------------------------------------------------
 // Slots and the current-slot word.
 
-/// Slots of settings per interface: one in use, the others for calls in progress (a call that
-/// finds none free, with this many calls at once, fails with `EAGAIN`).
-pub const SLOTS: usize = 8;
+/// Slots of settings per interface: one in use, the others for calls in progress. A call that
+/// finds none free (this many calls at once) yields the processor and looks again, a bounded
+/// number of times ([`TAKE_ROUNDS`]), before it fails with `EAGAIN`: with 8 slots, 16 threads
+/// calling at once got `EAGAIN` for 47% of their valid calls.
+pub const SLOTS: usize = 64;
+/// How many times [`Family::take`] looks for a free slot.
+const TAKE_ROUNDS: usize = 1000;
 const NO_SLOT: u64 = 0xff;
 
 fn slot_of(cur: u64) -> Option<usize> {
@@ -198,14 +202,21 @@ impl Family {
         }
     }
 
-    /// Take a free slot to fill. Never waits.
+    /// Take a free slot to fill. Never waits for anything but the scheduler (and that a
+    /// bounded number of times: a call from a signal handler may interrupt the very calls that
+    /// hold the slots).
     fn take(&self) -> Result<usize, Errno> {
-        for s in 0..SLOTS {
-            if self.taken[s]
-                .compare_exchange(false, true, AcqRel, Relaxed)
-                .is_ok()
-            {
-                return Ok(s);
+        for round in 0..TAKE_ROUNDS {
+            if round > 0 {
+                sys::yield_now();
+            }
+            for s in 0..SLOTS {
+                if self.taken[s]
+                    .compare_exchange(false, true, AcqRel, Relaxed)
+                    .is_ok()
+                {
+                    return Ok(s);
+                }
             }
         }
         Err(libc::EAGAIN)
