@@ -599,7 +599,9 @@ pub fn set_test_clock(clock: TestClock) {
 /// Start the clock an interface needs: the real one unless a test chose otherwise. `EBUSY`
 /// when the clock's signal does not reach our handler (the program installed its own handler
 /// for it, or armed `ITIMER_PROF` itself: profil(2) on Linux "cannot be used together with
-/// ITIMER_PROF"), since the call would otherwise succeed and count nothing.
+/// ITIMER_PROF"; also when the clock to start is the CPU-time timer and the program's
+/// `ITIMER_PROF` runs, [`crate::ensure_clock`]), since the call would otherwise succeed and
+/// count nothing, or take the program's ticks.
 fn start_clock() -> Result<(), Errno> {
     match TEST_CLOCK.load(SeqCst) {
         0 => {

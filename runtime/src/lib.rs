@@ -714,7 +714,17 @@ pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
         c if c == config::TimerChoice::Perf as u8 => config::TimerChoice::Perf,
         _ => config::TimerChoice::Auto,
     };
+    // The CPU-time timer's signal is SIGPROF: where the program runs ITIMER_PROF itself (its
+    // first call may come from its own SIGPROF handler), ours would take its ticks (profil(2)
+    // on Linux "cannot be used together with ITIMER_PROF").
+    if choice == config::TimerChoice::Itimer && sys::profiling_timer_armed() {
+        return Err(libc::EBUSY);
+    }
     match timer::start(choice, NOMINAL_HZ.load(Ordering::Relaxed), |_| {}) {
+        Ok(Backend::Itimer) if sys::profiling_timer_armed() => {
+            timer::stop();
+            Err(libc::EBUSY)
+        }
         Ok(_) => Ok(()),
         Err(e) => Err(if e.itimer != 0 { e.itimer } else { e.perf }),
     }

@@ -1807,3 +1807,15 @@ pub fn under_valgrind() -> bool {
 pub fn under_valgrind() -> bool {
     getenv(c"LD_PRELOAD").is_some_and(|v| v.windows(11).any(|w| w == b"/vgpreload_"))
 }
+
+/// Is `ITIMER_PROF` (the program's: the runtime's own CPU-time timer is a POSIX timer) armed?
+pub fn profiling_timer_armed() -> bool {
+    let mut v = MaybeUninit::<libc::itimerval>::zeroed();
+    // SAFETY: getitimer fills the struct it is given.
+    if unsafe { libc::getitimer(libc::ITIMER_PROF, v.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: getitimer succeeded.
+    let v = unsafe { v.assume_init() };
+    v.it_value.tv_sec != 0 || v.it_value.tv_usec != 0
+}

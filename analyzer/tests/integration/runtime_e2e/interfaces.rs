@@ -152,6 +152,20 @@ fn seed_counts_under_threads_are_hz_times_the_threads_own_cpu_time() {
     }
 }
 
+/// A program that runs `ITIMER_PROF` itself and makes its first `pcsample` call from its own
+/// `SIGPROF` handler gets `EBUSY` where our clock would be the CPU-time timer, and keeps its
+/// ticks (issue 23, case 7): with the automatic profile off the call used to return 0, start
+/// our timer, and the program's handler got no tick after it.
+#[test]
+fn seed_a_program_running_itimer_prof_gets_ebusy_and_keeps_its_ticks() {
+    check_api_mode(
+        &["own-itimer"],
+        &[("PROFIL_TIMER", "itimer"), ("PROFIL_OFF", "1")],
+        2,
+    );
+    check_api_mode(&["own-itimer"], &[("PROFIL_TIMER", "itimer")], 2);
+}
+
 /// Valid calls made at once from 16 threads all succeed (issue 23, case 7): with 8 slots of
 /// settings they got `EAGAIN` for 47% of them (149,409 of 320,000).
 #[test]
