@@ -152,6 +152,15 @@ fn seed_counts_under_threads_are_hz_times_the_threads_own_cpu_time() {
     }
 }
 
+/// With the automatic profile off, every thread that exists before the first call gets a
+/// clock, however many there are (issue 23, case 7): the 70th and later threads used to get
+/// none (a table of 64), and a thread beyond it that alone burnt a CPU-second got 0 samples.
+#[test]
+fn seed_every_thread_that_exists_before_the_first_call_is_sampled() {
+    check_api_mode(&["early-threads", "70"], &[("PROFIL_OFF", "1")], 1);
+    check_api_mode(&["early-threads", "200"], &[("PROFIL_OFF", "1")], 1);
+}
+
 /// A program that runs `ITIMER_PROF` itself and makes its first `pcsample` call from its own
 /// `SIGPROF` handler gets `EBUSY` where our clock would be the CPU-time timer, and keeps its
 /// ticks (issue 23, case 7): with the automatic profile off the call used to return 0, start
