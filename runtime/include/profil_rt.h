@@ -77,7 +77,9 @@ long pcsample(uintptr_t samples[], long nsamples);
 
 /* Samples per CPU-second profil and pcsample receive (the equivalent of Tru64's
  * getsysinfo(GSI_CLK_TCK)): sysconf(_SC_CLK_TCK) unless profil_rt_set_hz chose another, at
- * most the runtime's clock rate PROFIL_HZ (default 1000). */
+ * most the runtime's clock rate PROFIL_HZ (default 1000); once an interface in use has
+ * received 50 samples, the rate it actually receives when that is more than 5% lower (the
+ * CPU-time timer gives at most one sample per kernel tick). */
 unsigned int profil_rt_hz(void);
 
 /* Ask for hz samples per CPU-second for profil and pcsample (0: back to sysconf(_SC_CLK_TCK));

@@ -96,9 +96,9 @@ pub unsafe fn execve(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    let mut store = [core::ptr::null(); crate::lineage::MAX_ENV_COPY + 2];
+    let mut store = [core::ptr::null(); crate::lineage::MAX_ENV_COPY + 1];
     // SAFETY: the caller's envp, as execve(2) takes it.
-    let envp = unsafe { crate::lineage::envp_with_entry(envp, &mut store) };
+    let envp = unsafe { crate::lineage::envp_for_exec(envp, &mut store) };
     around(|| {
         let real = REAL_EXECVE.load(Ordering::Relaxed);
         if real == 0 {
@@ -120,9 +120,9 @@ pub unsafe fn execvpe(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    let mut store = [core::ptr::null(); crate::lineage::MAX_ENV_COPY + 2];
+    let mut store = [core::ptr::null(); crate::lineage::MAX_ENV_COPY + 1];
     // SAFETY: the caller's envp, as execvpe(3) takes it.
-    let envp = unsafe { crate::lineage::envp_with_entry(envp, &mut store) };
+    let envp = unsafe { crate::lineage::envp_for_exec(envp, &mut store) };
     around(|| {
         let real = REAL_EXECVPE.load(Ordering::Relaxed);
         if real == 0 {
@@ -140,9 +140,9 @@ pub unsafe fn execvpe(
 /// # Safety
 /// As for fexecve(3).
 pub unsafe fn fexecve(fd: c_int, argv: *const *const c_char, envp: *const *const c_char) -> c_int {
-    let mut store = [core::ptr::null(); crate::lineage::MAX_ENV_COPY + 2];
+    let mut store = [core::ptr::null(); crate::lineage::MAX_ENV_COPY + 1];
     // SAFETY: the caller's envp, as fexecve(3) takes it.
-    let envp = unsafe { crate::lineage::envp_with_entry(envp, &mut store) };
+    let envp = unsafe { crate::lineage::envp_for_exec(envp, &mut store) };
     around(|| {
         let real = REAL_FEXECVE.load(Ordering::Relaxed);
         if real == 0 {

@@ -69,10 +69,11 @@
 //!   after [`finish`] and register the fork hook themselves when the automatic profile is off.
 //!   `interfaces`: safe Rust calls to them for programs the runtime is linked into.
 //! * [`output`]: naming and atomically writing the file with the `gmon` crate's writer.
-//! * [`lineage`]: process trees — which name each process image writes, so that no profile
-//!   overwrites another's (the first process `gmon.out`, every other `gmon.out.<pid>`, later
-//!   programs of an exec chain `gmon.out.<pid>.<n>`; nothing for a descendant without a
-//!   sample), told from process to process by a variable of ours in the environment.
+//! * [`lineage`]: process trees — which name each process image writes (the first process
+//!   `gmon.out`, every other `gmon.out.<pid>`, later programs of an exec chain
+//!   `gmon.out.<pid>.<n>`; nothing for a descendant without a sample), told from process to
+//!   process by a variable of ours in environments that carry our `LD_PRELOAD` (and no other);
+//!   [`output`] never replaces another process's profile whatever the names say.
 //! * `cabi` (artifacts only): the exported C ABI — every `#[no_mangle]` entry point (the
 //!   constructor and destructor, `profil`/`pcsample`, the exec family, `prctl`/`syscall`,
 //!   `setitimer`, `moncontrol`, the signal calls), each a thin trampoline into the module that
@@ -104,14 +105,23 @@
 //! * the file never grows past `RLIMIT_FSIZE` (`SIGXFSZ`): the write fails first, with one
 //!   warning; a warning is not written where it would raise `SIGXFSZ` or `SIGPIPE` (a stderr
 //!   pipe whose reader has gone) ([`sys::write_stderr`]);
+//! * the files are written on a stack of the runtime's own (256 KiB of reserved address space
+//!   with a guard page, mapped in the constructor; writing needs about 42 KiB), so `exit` works
+//!   from any stack a program may legally run on: a thread's 16 KiB stack, a handler on a
+//!   `SIGSTKSZ` alternate stack; the exiting thread's own stack holds only the call into us;
 //! * while the files are written, every asynchronous signal is held in the writing thread, and
 //!   another thread that would end the process meanwhile (a terminating signal, its own `exit`)
 //!   waits for the write, then for the exit under way ([`finish`]): the profile is whole or
-//!   absent, no temporary is left, and the status is the exit's;
+//!   absent, no temporary is left, and the status is the exit's. glibc before 2.41 ends the
+//!   process from a second thread's `exit` once it finds no exit handler left to run, so the
+//!   exit handler is registered eight times: up to eight threads calling `exit` at once each
+//!   take one and wait;
 //! * the system calls it needs: `gettid`, `getpid`, `rt_sigprocmask`; for the clock `fstat`,
 //!   `ioctl` (`PERF_EVENT_IOC_ID`, `_DISABLE`) and `close`, or `timer_delete`; `getrusage`;
-//!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`, `close`,
-//!   `rename` (`unlink` on failure; the same again for `<profile>.stacks` unless
+//!   for the file `newfstatat`/`lstat`, `faccessat2`, `prlimit64`, `openat`, `write`,
+//!   `utimensat`, `close`, `renameat2` (`link`/`unlink` where the file system lacks
+//!   `RENAME_NOREPLACE`; `unlink` on failure; for the side files `rename`; the same again for
+//!   `<profile>.stacks` unless
 //!   `PROFIL_STACKS=0`, which instead unlinks a stale `<profile>.stacks`); with `PROFIL_RANGES=all` or pcsample mode `readlink`; for a
 //!   warning `poll`, `fstat`, `lseek`, `sendto`/`write`; `nanosleep` while waiting for another
 //!   thread's write.
@@ -132,8 +142,10 @@
 //! a resource limit, not a fault), a terminating signal whose handler the program replaced with
 //! its own, and an exec done with a raw `syscall(SYS_execve)` (it bypasses the wrappers; the
 //! clock is still removed by the kernel, so the new image is safe). A write that fails (no
-//! permission, `RLIMIT_FSIZE`, something other than a regular file at the name) loses it with
-//! one warning line. The samples after the program closed the clock's descriptor, or installed
+//! permission, `RLIMIT_FSIZE`, a full disk, something other than a regular file at the name)
+//! loses it with one warning line per file; when a side file fails after the profile itself was
+//! written, the whole set is taken back ([`output::withdraw`]) and one more line says so: a
+//! profile is there with all its files or not at all. The samples after the program closed the clock's descriptor, or installed
 //! a seccomp filter, are not recorded.
 //!
 //! # Signals: what the program sees, and how
@@ -181,6 +193,11 @@
 //!   in one is taken when it returns, at the PC it returns to.
 //! * Under a debugger, which stops on every `SIGTRAP`, use `PROFIL_TIMER=itimer` or
 //!   `PROFIL_OFF=1`.
+//! * Under valgrind (asked with its `RUNNING_ON_VALGRIND` client request,
+//!   [`sys::under_valgrind`]), which keeps the signals to itself and dies of a `SIGTRAP` it did
+//!   not send, the runtime starts no clock at all and says so in one line: no profile, and the
+//!   programming interfaces fail with `ENOTSUP`. Other binary translators that own the signals
+//!   (DynamoRIO, Pin) are not recognised.
 //! * Threads shorter than a sampling period are sampled in proportion to their CPU time only
 //!   when they get a clock of their own ([`threads`]): created with `pthread_create`, by the
 //!   program or its shared libraries, while the perf clock runs. For threads libc
@@ -280,13 +297,16 @@ pub mod timer;
 pub mod unwind;
 
 use core::fmt::Write as _;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use config::{Config, Format};
 use output::Destination;
 use timer::Backend;
 
 static STARTED: AtomicBool = AtomicBool::new(false);
+/// The process runs under valgrind ([`sys::under_valgrind`]): no clock is ever started (its
+/// signals would be valgrind's, which dies of a `SIGTRAP` it did not expect).
+static UNDER_VALGRIND: AtomicBool = AtomicBool::new(false);
 static FINISHED: AtomicBool = AtomicBool::new(false);
 /// The process whose profile this is: set when the clock starts and in each forked child.
 /// A process sharing our memory under another pid (a `vfork` child) must not touch the clock.
@@ -313,8 +333,10 @@ static PREFIX: Saved = Saved::new();
 /// when we start): every standard signal whose default action ends the process without a core
 /// dump (the process state is sound, and `prog | head -1` ends by `SIGPIPE`) except `SIGPROF`,
 /// the fallback clock's own; and `SIGXCPU`, whose default dumps core but which only says that
-/// the CPU-time limit was reached. Real-time signals are left alone (the C library and
-/// sampling may use them). The one list of them.
+/// the CPU-time limit was reached. The real-time signals a program may use
+/// ([`sys::real_time_signals`]: `SIGRTMIN`..=`SIGRTMAX`, all terminating by default) are taken
+/// over in the same way; the two below them that glibc keeps for itself are not. The one list
+/// of the standard ones.
 const TERMINATING: [core::ffi::c_int; 12] = [
     libc::SIGINT,
     libc::SIGTERM,
@@ -436,7 +458,15 @@ pub fn start() {
     TIMER_CHOICE.store(cfg.timer as u8, Ordering::Relaxed);
     let fork_hooked = hook_fork();
     threads::init();
+    let valgrind = sys::under_valgrind();
+    UNDER_VALGRIND.store(valgrind, Ordering::Relaxed);
     if cfg.off {
+        return;
+    }
+    if valgrind {
+        warn(
+            b"profil-rt: running under valgrind, which keeps the signals to itself; not profiling",
+        );
         return;
     }
     if !OUT.store(cfg.out.unwrap_or_default()) || !PREFIX.store(cfg.prefix.unwrap_or_default()) {
@@ -459,6 +489,7 @@ pub fn start() {
     }
     remember(&cfg, &layout);
     EXE_BIAS.store(text.bias, Ordering::Relaxed);
+    output::set_image_start(sys::realtime_ns());
     if !lineage::start() {
         warn(b"profil-rt: cannot add PROFIL_RT_LINEAGE to the environment; profiled child processes may overwrite this profile");
     }
@@ -478,7 +509,14 @@ pub fn start() {
         warn(b"profil-rt: cannot map memory for the pcsample buffer; not profiling");
         return;
     }
-    if !sys::at_exit(on_exit) {
+    if let Some(top) = sys::map_stack(WRITER_STACK_BYTES) {
+        WRITER_STACK.store(top, Ordering::Relaxed);
+    }
+    // Several entries: glibc before 2.41 lets a second thread's `exit` end the process as soon
+    // as it finds no exit handler left to run, even while another thread's handler (our
+    // write) still runs. Each entry is one more exiting thread that takes it and waits for the
+    // write ([`finish_as`]); one exit alone runs the others for nothing.
+    if !(0..EXIT_ENTRIES).all(|_| sys::at_exit(on_exit)) {
         warn(b"profil-rt: cannot register the exit hook; the profile will be written from .fini_array only");
     }
     if !fork_hooked {
@@ -496,7 +534,7 @@ pub fn start() {
     };
     match timer::start(cfg.timer, cfg.hz, handler::on_sample, perf_warning) {
         Ok(backend) => {
-            for sig in TERMINATING {
+            for sig in TERMINATING.into_iter().chain(sys::real_time_signals()) {
                 if sys::current_action(sig).is_some_and(|a| a.handler == libc::SIG_DFL) {
                     let _ = sys::install_oneshot_handler(sig, on_terminate);
                 }
@@ -542,6 +580,7 @@ extern "C" fn after_fork_in_child() {
     // does not exist in the child): nothing to wait for at the child's exit.
     WRITER_TID.store(0, Ordering::Release);
     EXITING.store(false, Ordering::Release);
+    api::after_fork();
     threads::after_fork_in_child();
     let automatic = backend().is_some() && !FINISHED.load(Ordering::Acquire);
     if automatic {
@@ -551,6 +590,7 @@ extern "C" fn after_fork_in_child() {
         pcmode::clear();
         stacks::clear();
         lineage::after_fork();
+        output::set_image_start(sys::realtime_ns());
     }
     // The clock may also be running only for the programming interfaces ("profiling remains
     // on in child and parent after a fork").
@@ -673,18 +713,31 @@ pub(crate) fn ensure_clock() -> Result<(), core::ffi::c_int> {
     if timer::running().is_some() {
         return Ok(());
     }
+    if UNDER_VALGRIND.load(Ordering::Relaxed) {
+        return Err(libc::ENOTSUP);
+    }
     let _ = hook_fork();
     let choice = match TIMER_CHOICE.load(Ordering::Relaxed) {
         c if c == config::TimerChoice::Itimer as u8 => config::TimerChoice::Itimer,
         c if c == config::TimerChoice::Perf as u8 => config::TimerChoice::Perf,
         _ => config::TimerChoice::Auto,
     };
+    // The CPU-time timer's signal is SIGPROF: where the program runs ITIMER_PROF itself (its
+    // first call may come from its own SIGPROF handler), ours would take its ticks (profil(2)
+    // on Linux "cannot be used together with ITIMER_PROF").
+    if choice == config::TimerChoice::Itimer && sys::profiling_timer_armed() {
+        return Err(libc::EBUSY);
+    }
     match timer::start(
         choice,
         NOMINAL_HZ.load(Ordering::Relaxed),
         handler::on_sample,
         |_| {},
     ) {
+        Ok(Backend::Itimer) if sys::profiling_timer_armed() => {
+            timer::stop();
+            Err(libc::EBUSY)
+        }
         Ok(_) => Ok(()),
         Err(e) => Err(if e.itimer != 0 { e.itimer } else { e.perf }),
     }
@@ -774,9 +827,50 @@ fn finish_as(ending: Ending) {
         EXITING.store(true, Ordering::Release);
     }
     let mask = sys::block_async_signals();
-    write_profile(backend, ending);
+    on_writer_stack(|| write_profile(backend, ending));
     WRITER_TID.store(0, Ordering::Release);
     sys::restore_signal_mask(&mask);
+}
+
+/// How many times [`on_exit`] is registered (see [`start`]): up to this many threads (plus
+/// the one that runs `.fini_array`) may call `exit` at once without ending the process during
+/// the write, under a glibc that does not make a second `exit` wait (before 2.41).
+const EXIT_ENTRIES: usize = 8;
+
+/// The top of the writer stack ([`WRITER_STACK_BYTES`], mapped in the constructor; 0: none).
+static WRITER_STACK: AtomicUsize = AtomicUsize::new(0);
+/// The writer stack's size: six times what writing the profile was measured to need (42,864
+/// bytes of a pattern-filled stack touched, the most over the default settings, `PROFIL_STACKS=0`,
+/// pcsample mode, `PROFIL_RANGES=exe`, the BSD format, and a warning). Reserved address space
+/// (`MAP_NORESERVE`) with a guard page below, touched only when the profile is written.
+const WRITER_STACK_BYTES: usize = 256 * 1024;
+
+/// Run `f` (writing the profile) on the writer stack, so that the exiting thread's own stack —
+/// a thread's 16 KiB, a `SIGSTKSZ` alternate stack a signal handler runs on — needs only what
+/// its call into us takes. Only the thread that won [`WRITER_TID`] gets here, so the stack is
+/// never used twice at once. Without a writer stack (it could not be mapped), on the
+/// caller's stack.
+fn on_writer_stack<F: FnOnce()>(f: F) {
+    extern "C" fn trampoline<F: FnOnce()>(arg: *mut core::ffi::c_void) {
+        // SAFETY: `arg` is the `Option<F>` below, alive until run_on_stack returns.
+        if let Some(f) = unsafe { (*(arg as *mut Option<F>)).take() } {
+            f();
+        }
+    }
+    let top = WRITER_STACK.load(Ordering::Relaxed);
+    if top == 0 {
+        return f();
+    }
+    let mut slot = Some(f);
+    // SAFETY: `top` ends a stack of our own that only the writer (this thread, see
+    // WRITER_TID) runs on; the runtime is built with panic=abort, so nothing unwinds.
+    unsafe {
+        sys::run_on_stack(
+            top,
+            trampoline::<F>,
+            &mut slot as *mut Option<F> as *mut core::ffi::c_void,
+        )
+    };
 }
 
 /// Another thread is (or was) writing the profile: a thread on its way out of the process waits
@@ -860,27 +954,40 @@ fn write_profile(backend: Backend, ending: Ending) {
         rate,
         arcs: Some(EXE_BIAS.load(Ordering::Relaxed)),
     };
-    let written = output::write(&dest, &profile);
+    let mut written = output::write(&dest, &profile);
     stacks::report(warn);
-    if let Some(name) = &written {
+    // The side files; a set that cannot be written whole is taken back (a full disk).
+    let mut whole = true;
+    if let Some((name, _)) = &written {
         if stacks::write_file() {
-            output::write_stacks(name.as_bytes());
+            whole &= output::write_stacks(name.as_bytes());
         } else {
             output::remove_stale_stacks(name.as_bytes());
         }
     }
-    if written.is_some() {
-        lineage::wrote(dest.numbered());
-    }
-    if let (Some(name), true) = (&written, objects::enabled()) {
+    if let (Some((name, _)), true) = (&written, objects::enabled()) {
         let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
-        output::write_objects(
+        whole &= output::write_objects(
             name.as_bytes(),
             format,
             rate,
             &exe_info(layout, &mut p, &mut id),
             &process_info(backend, achieved),
         );
+    }
+    if let (Some((name, _)), false) = (&written, whole) {
+        output::withdraw(name.as_bytes());
+        let mut m = buf::FixedBuf::<4400>::new();
+        let _ = writeln!(
+            m,
+            "profil-rt: no profile written: {} and its side files could not all be written, so none is kept",
+            buf::Lossy(name.as_bytes())
+        );
+        sys::write_stderr(m.as_bytes());
+        written = None;
+    }
+    if let Some((_, numbered)) = &written {
+        lineage::wrote(*numbered);
     }
     if written.is_some() && format == Format::Bsd {
         let clipped = output::bsd_clipped(counters);
@@ -1005,10 +1112,10 @@ fn finish_pcsample(dest: &Destination, rate: u32) {
     let (mut p, mut id) = ([0u8; 4096], [0u8; objects::MAX_BUILD_ID]);
     let exe = exe_info(layout, &mut p, &mut id);
     let written = output::write_pcsample(dest, rate, &exe);
-    if written {
-        lineage::wrote(dest.numbered());
+    if let Some(numbered) = written {
+        lineage::wrote(numbered);
     }
-    if written && pcmode::full() {
+    if written.is_some() && pcmode::full() {
         let mut m = buf::FixedBuf::<200>::new();
         let _ = write!(
             m,

@@ -15,27 +15,33 @@
 //! `profil_rt_finish()` always writes.
 //!
 //! **How a process knows its place.** The runtime keeps one variable of its own in the
-//! process's environment, `PROFIL_RT_LINEAGE=<pid>:<n>:<r>`: the pid of the last profiled image
-//! that set it, how many numbered files images of that pid have written, and whether the plain
-//! name is still free for that pid's next image. Absent: this is the root. Another pid: this
-//! is a descendant (its first file is `<name>.<pid>`). Our pid: this image replaced an earlier
-//! one of this process, and continues its count. The constructor puts it in the environment
-//! (the entry points at a fixed-width buffer of ours, which is updated in place: after `fork`
-//! in the child, after a file is written, before an exec), so every way of starting a program
-//! passes it on: the exec wrappers, but also `posix_spawn`, `system`, `popen` (glibc calls its
-//! internal exec there, which no wrapper sees), make's and the shells' own spawns, and a raw
-//! `execve` system call. The program sees one more variable in its environment (as it sees
-//! `LD_PRELOAD`). A program that starts its children with an environment of its own making
-//! (`env -i`, Python's `subprocess` with `env=`) through the exec family gets our entry added
-//! to a copy of that environment by the wrappers ([`envp_with_entry`]). What it cannot
-//! survive: such an environment passed to `posix_spawn` or a raw `execve` (sudo's reset):
-//! those children are roots again and write the plain name in their working directory. A profiled
-//! child of an unprofiled parent (the runtime linked into `a` and `b`, run by a plain shell)
-//! is a root too.
+//! environment, `PROFIL_RT_LINEAGE=<pid>:<n>:<r>`: the pid of the last profiled image that
+//! set it, how many numbered files images of that pid have written, and whether the plain name
+//! is still free for that pid's next image. Absent: this is the root. Another pid: this is a
+//! descendant (its first file is `<name>.<pid>`). Our pid: this image replaced an earlier one
+//! of this process, and continues its count. The entry points at a fixed-width buffer of ours,
+//! updated in place (after `fork` in the child, after a file is written, before an exec), so
+//! every way of starting a program passes it on: the exec wrappers, `posix_spawn`, `system`,
+//! `popen`, make's and the shells' own spawns, a raw `execve`.
+//!
+//! **Nothing of ours in an environment that did not come from us.** The constructor puts the
+//! variable in only where it was inherited, or where the environment's `LD_PRELOAD` names this
+//! shared object (the program sees that one anyway); with the object linked in, and under an
+//! `LD_PRELOAD` that is not ours, nothing is added. An environment the program builds itself
+//! (`env -i`, `execve` with an empty one, Python's `subprocess` with `env=`) gets nothing
+//! added, and one it removed our `LD_PRELOAD` from loses our entry on its way through the exec
+//! wrappers ([`envp_for_exec`]). Children started so are roots again, as is a profiled child of
+//! an unprofiled parent (the runtime linked into `a` and `b`, run by a plain shell).
+//!
+//! **The variable is a naming aid, not the guard.** A shell that copied the variable at its
+//! start passes that stale copy on (bash does), and roots can be many: what keeps every
+//! profile is [`crate::output`]'s publication, which never replaces a file written since the
+//! image started, nor one an earlier image of the same process wrote, and moves on to the next
+//! free name (`<name>.<pid>`, `.1`, …) instead.
 //!
 //! Reading the variable needs `getenv`: the constructor only. No allocation: the variable's
-//! text is a static buffer, and the environment array, when the variable must be added, is a
-//! fresh anonymous mapping.
+//! text is a static buffer, the environment array, when the variable must be added, is a fresh
+//! anonymous mapping, and an exec wrapper's copy without our entry is on its stack.
 
 use core::ffi::c_char;
 use core::fmt::Write as _;
@@ -121,12 +127,19 @@ fn store(pid: u32, written: u32, root_free: bool) {
 /// environment. Returns false (and changes nothing) if the environment could not be extended.
 pub fn start() -> bool {
     let pid = sys::getpid();
-    let found = sys::getenv(c"PROFIL_RT_LINEAGE").and_then(parse);
+    let value = sys::getenv(c"PROFIL_RT_LINEAGE");
+    let found = value.and_then(parse);
     let (root, earlier) = role(found, pid);
     ROOT.store(root, Ordering::Relaxed);
     EARLIER.store(earlier, Ordering::Relaxed);
     WRITTEN.store(earlier, Ordering::Relaxed);
     store(pid, earlier, false);
+    // Nothing is added to an environment that did not come from us: the variable goes in only
+    // where it was inherited, or where the LD_PRELOAD that brought us in is.
+    let preloaded = preloaded_from_environment();
+    if value.is_none() && !preloaded {
+        return true;
+    }
     let entry = ENTRY.as_ptr() as *mut c_char;
     let env = sys::environ() as *mut *mut c_char;
     let mut n = 0usize;
@@ -163,46 +176,79 @@ pub fn start() -> bool {
     true
 }
 
-/// The most environment entries an exec wrapper copies to add our variable (on its stack, 4 KiB):
-/// an environment with more, that lacks the variable, is passed on as it is.
+/// The file name of the shared object we are (empty: linked into the executable), set in the
+/// constructor.
+static OWN_NAME: core::sync::atomic::AtomicPtr<u8> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+static OWN_NAME_LEN: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Does the `LD_PRELOAD` list `list` name this shared object (an entry with its file name)?
+fn names_us(list: &[u8]) -> bool {
+    let n = OWN_NAME_LEN.load(Ordering::Relaxed);
+    let p = OWN_NAME.load(Ordering::Relaxed);
+    if n == 0 || p.is_null() {
+        return false;
+    }
+    // SAFETY: `p` and `n` describe the loader's name of our object (see
+    // `sys::own_shared_object_name`), which stays valid while we are loaded.
+    let own = unsafe { core::slice::from_raw_parts(p, n) };
+    list.split(|&b| b == b':' || b == b' ')
+        .any(|e| e.rsplit(|&b| b == b'/').next() == Some(own))
+}
+
+/// Did the environment's `LD_PRELOAD` bring this shared object in? Constructor only.
+fn preloaded_from_environment() -> bool {
+    if let Some(own) = sys::own_shared_object_name() {
+        OWN_NAME.store(own.as_ptr() as *mut u8, Ordering::Relaxed);
+        OWN_NAME_LEN.store(own.len(), Ordering::Relaxed);
+    }
+    sys::getenv(c"LD_PRELOAD").is_some_and(names_us)
+}
+
+/// The most environment entries an exec wrapper copies to leave our variable out (on its
+/// stack, 4 KiB): an environment with more is passed on as it is.
 pub const MAX_ENV_COPY: usize = 511;
 
-/// `envp` for an exec: `envp` itself when it holds our variable already (the usual case: the
-/// process's own environment) or when our entry is not installed; else a copy in `store` with
-/// our entry added — a program that builds its children's environment itself (`env -i`,
-/// Python's `subprocess` with `env=`) still passes the lineage on.
+/// `envp` for an exec: `envp` itself, unless it holds our variable but no `LD_PRELOAD` that
+/// brings us in (the program removed it: `env -u LD_PRELOAD`, a sanitised environment made
+/// from its own); then a copy in `store` without our variable, so that the program it runs
+/// sees nothing of ours.
 ///
 /// # Safety
 /// `envp` must be null or a NULL-terminated array of NUL-terminated strings.
-pub unsafe fn envp_with_entry(
+pub unsafe fn envp_for_exec(
     envp: *const *const c_char,
-    store: &mut [*const c_char; MAX_ENV_COPY + 2],
+    store: &mut [*const c_char; MAX_ENV_COPY + 1],
 ) -> *const *const c_char {
-    if !INSTALLED.load(Ordering::Relaxed) {
+    if envp.is_null() {
         return envp;
     }
-    let mut n = 0usize;
-    if !envp.is_null() {
-        // SAFETY: the caller's array, NULL-terminated.
-        unsafe {
-            while !(*envp.add(n)).is_null() {
-                let e = *envp.add(n) as *const u8;
-                if (0..NAME.len()).all(|i| *e.add(i) == NAME[i]) {
-                    return envp;
-                }
-                n += 1;
+    let (mut n, mut ours, mut preload) = (0usize, false, false);
+    // SAFETY: the caller's array, NULL-terminated, of NUL-terminated strings.
+    unsafe {
+        while !(*envp.add(n)).is_null() {
+            let e = sys::c_str_bytes(*envp.add(n));
+            ours |= e.starts_with(NAME);
+            if let Some(list) = e.strip_prefix(b"LD_PRELOAD=") {
+                preload |= names_us(list);
             }
+            n += 1;
         }
     }
-    if n > MAX_ENV_COPY {
+    if !ours || preload || n > MAX_ENV_COPY {
         return envp;
     }
-    for (i, slot) in store.iter_mut().enumerate().take(n) {
+    let mut k = 0;
+    for i in 0..n {
         // SAFETY: i < n, the number of entries.
-        *slot = unsafe { *envp.add(i) };
+        let e = unsafe { *envp.add(i) };
+        // SAFETY: as above.
+        if !unsafe { sys::c_str_bytes(e) }.starts_with(NAME) {
+            store[k] = e;
+            k += 1;
+        }
     }
-    store[n] = ENTRY.as_ptr() as *const c_char;
-    store[n + 1] = core::ptr::null();
+    store[k] = core::ptr::null();
     store.as_ptr()
 }
 

@@ -3,8 +3,8 @@
 //! The file is written to a temporary name in the same directory (`.profil-tmp.<pid>`: short,
 //! so any valid final name, up to `NAME_MAX`, has a valid temporary beside it; created with
 //! `O_EXCL | O_NOFOLLOW | O_CLOEXEC`, mode 0666 minus the umask, on a descriptor of its own that
-//! is closed before the rename) and renamed over the final name only once every byte is
-//! written, so a reader never sees a partial profile and a failure leaves nothing behind. The
+//! is closed before the rename) and moved to the final name only once every byte is written,
+//! so a reader never sees a partial profile and a failure leaves nothing behind. The
 //! encoding is the `gmon` crate's no-allocation writer, in this machine's byte order and pointer
 //! size (the profile describes this very process).
 //!
@@ -13,10 +13,24 @@
 //! device, FIFO, socket, directory or symbolic link at the name, or another user's read-only
 //! file, is left as it is, with one warning. The file never grows past `RLIMIT_FSIZE`: a write
 //! beyond it would raise `SIGXFSZ` and kill the program, so it fails with `EFBIG` first.
+//!
+//! **No profile replaces another's.** A process image's main file (the histogram, or the
+//! pcsample file) is published with `renameat2(RENAME_NOREPLACE)` (`link` + `unlink` where the
+//! file system lacks it). A file already at the name is replaced only if this image wrote it
+//! (a failed exec's profile, written again at exit) or it was written before this image
+//! started and not by an earlier image of this process (a profile of an earlier run, which
+//! glibc's gmon replaces too); the replacement is a `RENAME_EXCHANGE` and a second look at
+//! what came back, so a profile published in between goes back. Otherwise the profile takes
+//! the next free name (`gmon.out.<pid>`, then `.1`, `.2`, … after the pid). To tell, every
+//! main file is stamped as it is written: its modification time to the nanosecond and the
+//! writer's pid in its access time's nanoseconds (`futimens`). The side files (`.stacks`,
+//! `.objects`, the per-object files) are named after the main file the image now owns and
+//! replace what is there; if one of them cannot be written (a full disk), the set is taken
+//! back ([`withdraw`]).
 
-use core::ffi::c_int;
+use core::ffi::{c_int, CStr};
 use core::fmt::Write as _;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use gmon::write::{HistHeader, Sink, WriteError, Writer};
 use gmon::{Dimension, Target};
@@ -208,8 +222,8 @@ fn later_objects() -> impl Iterator<Item = (u64, u64, u64, &'static [u8])> {
 }
 
 /// Write the sampled stacks ([`crate::stacks`]) to `<gmon_name>.stacks`, atomically, in the
-/// gmon crate's stacks format. On failure, one line on stderr.
-pub fn write_stacks(gmon_name: &[u8]) {
+/// gmon crate's stacks format. On failure, one line on stderr and `false`.
+pub fn write_stacks(gmon_name: &[u8]) -> bool {
     use gmon::stacks::{
         Header, Object, StacksWriteError, StacksWriter, WalkStats, FLAG_DROPPED, STACK_CUT,
     };
@@ -219,7 +233,7 @@ pub fn write_stacks(gmon_name: &[u8]) {
     let mut name = PathBuf::new();
     name.push(gmon_name);
     name.push(b".stacks");
-    let result = write_atomically(&name, sys::getpid(), |sink| {
+    let result = write_atomically(&name, sys::getpid(), None, |sink| {
         let mut w = StacksWriter::new(sink);
         let header = Header {
             max_depth: crate::stacks::MAX_DEPTH as u32,
@@ -284,7 +298,9 @@ pub fn write_stacks(gmon_name: &[u8]) {
     if let Err(f) = result {
         f.report(name.as_bytes());
         remove_stale_stacks(gmon_name);
+        return false;
     }
+    true
 }
 
 /// Remove a `<gmon_name>.stacks` an earlier run left (this run recorded PCs only, or could
@@ -372,24 +388,32 @@ pub fn encode<S: Sink>(
     Ok(())
 }
 
-/// Write `profile` to its file, atomically. On failure, one line on stderr and `None`; on
-/// success, the name written.
-pub fn write(dest: &Destination, profile: &Profile<'_>) -> Option<PathBuf> {
+/// Write `profile` to its file, atomically, never over another process's profile (see
+/// [`publish_fresh`]). On failure, one line on stderr and `None`; on success, the name written
+/// and whether it carries the pid (counts among the process's numbered files).
+pub fn write(dest: &Destination, profile: &Profile<'_>) -> Option<(PathBuf, bool)> {
     let pid = sys::getpid();
     let mut name = PathBuf::new();
     final_path(dest, pid, false, &mut name);
-    let mut result = write_to(&name, pid, dest.format, profile);
+    let fresh = |use_default| Some(Fresh { dest, use_default });
+    let mut use_default = false;
+    let mut result = write_to(&name, pid, dest.format, fresh(false), profile);
     if matches!(result, Err(Failure { what: "create", .. }))
         && dest.out.is_none()
         && dest.prefix.is_some()
     {
         // glibc: when PREFIX.PID cannot be opened, fall back to gmon.out.
         name = PathBuf::new();
-        final_path(dest, pid, true, &mut name);
-        result = write_to(&name, pid, dest.format, profile);
+        use_default = true;
+        final_path(dest, pid, use_default, &mut name);
+        result = write_to(&name, pid, dest.format, fresh(true), profile);
     }
     match result {
-        Ok(()) => Some(name),
+        Ok(k) => {
+            let mut published = PathBuf::new();
+            final_path(&candidate(dest, k), pid, use_default, &mut published);
+            Some((published, candidate(dest, k).numbered()))
+        }
         Err(f) => {
             f.report(name.as_bytes());
             None
@@ -401,30 +425,147 @@ fn write_to(
     final_name: &PathBuf,
     pid: u32,
     format: Format,
+    fresh: Option<Fresh<'_>>,
     profile: &Profile<'_>,
-) -> Result<(), Failure> {
-    write_atomically(final_name, pid, |sink| {
-        match encode(profile, format, sink) {
-            Ok(()) => Ok(()),
-            Err(WriteError::Sink(e)) => Err(Failure {
+) -> Result<u32, Failure> {
+    write_atomically(final_name, pid, fresh, |sink| {
+        encode(profile, format, sink).map_err(|e| match e {
+            WriteError::Sink(e) => Failure {
                 errno: e,
                 what: "write",
-            }),
-            Err(_) => Err(Failure {
+            },
+            _ => Failure {
                 errno: 0,
                 what: "the histogram does not fit the file format",
-            }),
-        }
+            },
+        })
     })
 }
 
+/// The step of [`publish_fresh`] after which the temporary holds another process's file.
+const EXCHANGE_BACK: &str = "rename (putting another profile back)";
+
+/// How many names [`publish_fresh`] tries before it gives up.
+const CANDIDATES: u32 = 1000;
+
+/// The `k`-th name a process image's profile may take: `dest`'s own, then the next numbered
+/// ones (`<name>.<pid>`, `<name>.<pid>.1`, … for the plain name; `.<seq+1>`, … for a numbered
+/// one).
+fn candidate(dest: &Destination, k: u32) -> Destination {
+    match k {
+        0 => *dest,
+        _ if dest.numbered() => Destination {
+            seq: dest.seq + k,
+            ..*dest
+        },
+        _ => Destination {
+            root: false,
+            seq: k - 1,
+            ..*dest
+        },
+    }
+}
+
+/// The main file of a process image (the histogram or pcsample file) goes to the first free
+/// name of [`candidate`]s, never over another process's profile.
+#[derive(Clone, Copy)]
+struct Fresh<'a> {
+    dest: &'a Destination,
+    use_default: bool,
+}
+
+/// When this process image started (the constructor ran; in a forked child, the fork), in ns
+/// since the epoch ([`set_image_start`]).
+static IMAGE_START_NS: AtomicU64 = AtomicU64::new(0);
+/// The (device, inode) of the main file this image published last (a failed exec's profile,
+/// written again complete at exit, replaces it).
+static OWN_DEV: AtomicU64 = AtomicU64::new(0);
+static OWN_INO: AtomicU64 = AtomicU64::new(0);
+
+/// Record when this process image started (constructor, and a forked child with the time of
+/// the fork): a file at its name written before that is a profile of an earlier run, which the
+/// new one replaces, as glibc's gmon does; one written since is another process's, which it
+/// never replaces.
+pub fn set_image_start(ns: u64) {
+    IMAGE_START_NS.store(ns, Ordering::Relaxed);
+    OWN_DEV.store(0, Ordering::Relaxed);
+    OWN_INO.store(0, Ordering::Relaxed);
+}
+
+/// May the file at `stamp` ([`sys::file_stamp`]) be replaced: the one this image published;
+/// or one written before this image started, unless an earlier image of this very process
+/// wrote it (an exec chain: every main file is stamped with the writer's pid, see
+/// [`write_atomically`]; a file of an earlier run whose writer had our pid is kept too).
+fn replaceable(stamp: Option<(u64, u64, u64, u32)>, pid: u32) -> bool {
+    let Some((dev, ino, mtime, tag)) = stamp else {
+        return false;
+    };
+    (dev, ino)
+        == (
+            OWN_DEV.load(Ordering::Relaxed),
+            OWN_INO.load(Ordering::Relaxed),
+        )
+        || (mtime < IMAGE_START_NS.load(Ordering::Relaxed) && tag != pid)
+}
+
+/// Move the finished temporary `tmp` to the first of `fresh`'s [`candidate`] names that is
+/// free, or holds a file that is [`replaceable`]; returns which. Every step is atomic
+/// (`renameat2` with `RENAME_NOREPLACE`, or `RENAME_EXCHANGE` and a look at what came back,
+/// which goes back if it is not replaceable after all), so two processes that finish at the
+/// same moment never take the same name.
+fn publish_fresh(tmp: &CStr, pid: u32, fresh: Fresh<'_>) -> Result<u32, Failure> {
+    let fail = |errno, what| Failure { errno, what };
+    for k in 0..CANDIDATES {
+        let mut name = PathBuf::new();
+        final_path(&candidate(fresh.dest, k), pid, fresh.use_default, &mut name);
+        let Some(name_c) = name.as_cstr() else {
+            return Err(fail(0, "the name is too long or contains a NUL byte"));
+        };
+        match sys::rename_noreplace(tmp, name_c) {
+            Ok(()) => return Ok(k),
+            Err(libc::EEXIST) => {}
+            Err(e) => return Err(fail(e, "rename")),
+        }
+        if !matches!(
+            sys::path_kind(name_c),
+            sys::PathKind::Regular { writable: true }
+        ) || !replaceable(sys::file_stamp(name_c), pid)
+        {
+            continue;
+        }
+        match sys::rename_exchange(tmp, name_c) {
+            Ok(()) => {}
+            // No exchange on this file system: the check above and a rename.
+            Err(libc::EINVAL | libc::ENOSYS) => {
+                return sys::rename(tmp, name_c)
+                    .map(|()| k)
+                    .map_err(|e| fail(e, "rename"));
+            }
+            Err(e) => return Err(fail(e, "rename")),
+        }
+        // `tmp` now holds what was at the name: still replaceable (nobody published there
+        // since the check)?
+        if replaceable(sys::file_stamp(tmp), pid) {
+            sys::unlink(tmp);
+            return Ok(k);
+        }
+        // (On failure `tmp` holds the other file: it must not be removed.)
+        sys::rename_exchange(tmp, name_c).map_err(|e| fail(e, EXCHANGE_BACK))?;
+    }
+    Err(fail(libc::EEXIST, "no free name"))
+}
+
 /// Create `final_name` atomically: `body` writes the contents into a temporary beside it,
-/// which is renamed over `final_name` only when every byte is written (else removed).
+/// which is moved to its name only when every byte is written (else removed). With `fresh`
+/// (a process image's main file) the name is the first free one ([`publish_fresh`]; returns
+/// which candidate); else it replaces what is there (a side file, named after the main file,
+/// which is this image's own; returns 0).
 fn write_atomically(
     final_name: &PathBuf,
     pid: u32,
+    fresh: Option<Fresh<'_>>,
     body: impl FnOnce(&mut FdSink) -> Result<(), Failure>,
-) -> Result<(), Failure> {
+) -> Result<u32, Failure> {
     let fail = |errno, what| Failure { errno, what };
     let mut tmp = PathBuf::new();
     temp_path(final_name.as_bytes(), pid, &mut tmp);
@@ -458,14 +599,27 @@ fn write_atomically(
         limit: sys::file_size_limit(),
     };
     let result = body(&mut sink).and_then(|()| sink.flush().map_err(|e| fail(e, "write")));
-    let closed = sys::close(fd).map_err(|e| fail(e, "close"));
-    let renamed = result
-        .and(closed)
-        .and_then(|()| sys::rename(tmp_c, final_c).map_err(|e| fail(e, "rename")));
-    if renamed.is_err() {
-        sys::unlink(tmp_c);
+    if fresh.is_some() {
+        // When it was written, to the nanosecond, and by which process (see `replaceable`).
+        sys::stamp_file(fd, sys::realtime_ns(), pid);
     }
-    renamed
+    let identity = sys::fd_identity(fd);
+    let closed = sys::close(fd).map_err(|e| fail(e, "close"));
+    let published = result.and(closed).and_then(|()| match fresh {
+        Some(fresh) => publish_fresh(tmp_c, pid, fresh),
+        None => sys::rename(tmp_c, final_c)
+            .map(|()| 0)
+            .map_err(|e| fail(e, "rename")),
+    });
+    match (&published, fresh, identity) {
+        (Ok(_), Some(_), Some((dev, ino))) => {
+            OWN_DEV.store(dev, Ordering::Relaxed);
+            OWN_INO.store(ino, Ordering::Relaxed);
+        }
+        (Err(f), _, _) if f.what != EXCHANGE_BACK => sys::unlink(tmp_c),
+        _ => {}
+    }
+    published
 }
 
 /// The part of `path` after its last `/`.
@@ -488,17 +642,18 @@ pub struct ExeInfo<'a> {
 /// `PROFIL_RANGES=all`: beside the executable's file `gmon_name` (already written), write
 /// each shared object that has samples to `<gmon_name>.<object file name>.<n>` and the
 /// manifest `<gmon_name>.objects` naming them (gmon crate's `manifest` format), each atomically.
-/// Failures are one line each on stderr.
+/// Failures are one line each on stderr; `false` if any.
 pub fn write_objects(
     gmon_name: &[u8],
     format: Format,
     rate: u32,
     exe: &ExeInfo<'_>,
     process: &gmon::manifest::Process,
-) {
+) -> bool {
     use gmon::manifest::{self, BuildId, Entry, Kind};
     let pid = sys::getpid();
     let mut written = [false; crate::objects::MAX_OBJECTS];
+    let mut whole = true;
     for (i, w) in written.iter_mut().enumerate().take(crate::objects::count()) {
         let Some(o) = crate::objects::object(i) else {
             continue;
@@ -514,15 +669,18 @@ pub fn write_objects(
             rate,
             arcs: None,
         };
-        match write_to(&name, pid, format, &profile) {
-            Ok(()) => *w = true,
-            Err(f) => f.report(name.as_bytes()),
+        match write_to(&name, pid, format, None, &profile) {
+            Ok(_) => *w = true,
+            Err(f) => {
+                f.report(name.as_bytes());
+                whole = false;
+            }
         }
     }
     let mut mname = PathBuf::new();
     mname.push(gmon_name);
     mname.push(b".objects");
-    let result = write_atomically(&mname, pid, |sink| {
+    let result = write_atomically(&mname, pid, None, |sink| {
         let werr = |e| Failure {
             errno: e,
             what: "write",
@@ -566,19 +724,64 @@ pub fn write_objects(
     });
     if let Err(f) = result {
         f.report(mname.as_bytes());
+        return false;
+    }
+    whole
+}
+
+/// Take back a profile whose set could not be written whole (a full disk, `RLIMIT_FSIZE`):
+/// remove `gmon_name` if it is the file this image published, and every side file named after
+/// it (`.stacks`, `.objects`, the per-object files), so that none is left half: a reader finds
+/// the whole set or nothing.
+pub fn withdraw(gmon_name: &[u8]) {
+    let remove = |name: &PathBuf| {
+        if let Some(c) = name.as_cstr() {
+            if matches!(sys::path_kind(c), sys::PathKind::Regular { .. }) {
+                sys::unlink(c);
+            }
+        }
+    };
+    let mut main = PathBuf::new();
+    main.push(gmon_name);
+    if let Some(c) = main.as_cstr() {
+        let own = (
+            OWN_DEV.load(Ordering::Relaxed),
+            OWN_INO.load(Ordering::Relaxed),
+        );
+        if sys::file_stamp(c).is_some_and(|(dev, ino, _, _)| (dev, ino) == own) {
+            sys::unlink(c);
+        }
+    }
+    for suffix in [&b".stacks"[..], b".objects"] {
+        let mut name = PathBuf::new();
+        name.push(gmon_name);
+        name.push(suffix);
+        remove(&name);
+    }
+    for i in 0..crate::objects::count() {
+        if let Some(o) = crate::objects::object(i) {
+            let mut name = PathBuf::new();
+            object_file_name(gmon_name, o.path, i, &mut name);
+            remove(&name);
+        }
     }
 }
 
 /// `PROFIL_MODE=pcsample`: write the kept samples and the objects (the executable first,
 /// then every registered shared object) in the gmon crate's pcsample format, atomically, at
-/// the name the gmon file would have had. On failure, one line on stderr and `false`.
-pub fn write_pcsample(dest: &Destination, rate: u32, exe: &ExeInfo<'_>) -> bool {
+/// the name the gmon file would have had (the first free one, as [`write`]). On failure, one
+/// line on stderr and `None`; on success, whether the name carries the pid.
+pub fn write_pcsample(dest: &Destination, rate: u32, exe: &ExeInfo<'_>) -> Option<bool> {
     use gmon::pcsample::{Header, Object, PcWriteError, PcWriter, Sample, FLAG_BUFFER_FULL};
     let pid = sys::getpid();
     let mut name = PathBuf::new();
     final_path(dest, pid, false, &mut name);
     let nobj = crate::objects::count();
-    let result = write_atomically(&name, pid, |sink| {
+    let fresh = Fresh {
+        dest,
+        use_default: false,
+    };
+    let result = write_atomically(&name, pid, Some(fresh), |sink| {
         let fail = |e: PcWriteError<c_int>| match e {
             PcWriteError::Sink(e) => Failure {
                 errno: e,
@@ -636,10 +839,10 @@ pub fn write_pcsample(dest: &Destination, rate: u32, exe: &ExeInfo<'_>) -> bool 
         Ok(())
     });
     match result {
-        Ok(()) => true,
+        Ok(k) => Some(candidate(dest, k).numbered()),
         Err(f) => {
             f.report(name.as_bytes());
-            false
+            None
         }
     }
 }
@@ -725,6 +928,36 @@ mod tests {
         let mut t = PathBuf::new();
         temp_path(b"gmon.out", 7, &mut t);
         assert_eq!(t.as_bytes(), b".profil-tmp.7");
+    }
+
+    #[test]
+    fn a_taken_name_moves_on_to_the_next_numbered_one() {
+        let names = |d: &Destination| -> Vec<Vec<u8>> {
+            (0..3).map(|k| path(&candidate(d, k), false)).collect()
+        };
+        let mut d = Destination {
+            out: None,
+            prefix: None,
+            format: Format::Gnu,
+            root: true,
+            seq: 0,
+        };
+        let want: [&[u8]; 3] = [b"gmon.out", b"gmon.out.4242", b"gmon.out.4242.1"];
+        assert_eq!(names(&d), want);
+        d.root = false;
+        let want: [&[u8]; 3] = [b"gmon.out.4242", b"gmon.out.4242.1", b"gmon.out.4242.2"];
+        assert_eq!(names(&d), want);
+        d.seq = 3;
+        let want: [&[u8]; 3] = [b"gmon.out.4242.3", b"gmon.out.4242.4", b"gmon.out.4242.5"];
+        assert_eq!(names(&d), want);
+        d = Destination {
+            prefix: Some(b"run"),
+            root: true,
+            seq: 0,
+            ..d
+        };
+        let want: [&[u8]; 3] = [b"run.4242", b"run.4242.1", b"run.4242.2"];
+        assert_eq!(names(&d), want);
     }
 
     #[test]

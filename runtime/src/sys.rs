@@ -675,6 +675,12 @@ pub fn current_action(sig: c_int) -> Option<PrevAction> {
     })
 }
 
+/// The real-time signals a program may use (`SIGRTMIN`..=`SIGRTMAX` as libc tells them:
+/// glibc keeps the first two of the kernel's for itself).
+pub fn real_time_signals() -> core::ops::RangeInclusive<c_int> {
+    libc::SIGRTMIN()..=libc::SIGRTMAX()
+}
+
 /// Install a one-shot handler (`SA_RESETHAND`: the default action is back in place when it
 /// runs) for a terminating signal.
 pub fn install_oneshot_handler(sig: c_int, handler: SigInfoHandler) -> Result<(), c_int> {
@@ -904,6 +910,28 @@ pub fn same_loaded_object(a: usize, b: usize) -> Option<bool> {
         }
         Some(ia.dli_fbase == ib.dli_fbase)
     }
+}
+
+/// The file name (the part after the last `/`) of the shared object this code was loaded
+/// from, as the loader has it; `None` when it is linked into the executable (or the loader
+/// cannot tell). Constructor only.
+pub fn own_shared_object_name() -> Option<&'static [u8]> {
+    let here = own_shared_object_name as fn() -> Option<&'static [u8]> as usize;
+    let main = main_executable_text()?;
+    let in_exe = same_loaded_object(here, (main.link_lo.wrapping_add(main.bias)) as usize)?;
+    if in_exe {
+        return None;
+    }
+    // SAFETY: dladdr only inspects the loader's tables and fills the Dl_info it is given; the
+    // name it points to lives as long as the object stays loaded, which is for good (ours).
+    let name = unsafe {
+        let mut info: libc::Dl_info = core::mem::zeroed();
+        if libc::dladdr(here as *const c_void, &mut info) == 0 {
+            return None;
+        }
+        c_str_bytes(info.dli_fname)
+    };
+    name.rsplit(|&b| b == b'/').next().filter(|n| !n.is_empty())
 }
 
 /// `struct dl_find_object` of glibc ≥ 2.35 (`<dlfcn.h>`): the fields every architecture's
@@ -1222,6 +1250,81 @@ pub fn rename(from: &CStr, to: &CStr) -> Result<(), c_int> {
     } else {
         Ok(())
     }
+}
+
+/// `renameat2(from, to, flags)` in the working directory.
+fn renameat2(from: &CStr, to: &CStr, flags: libc::c_uint) -> Result<(), c_int> {
+    // SAFETY: both paths are NUL-terminated; renameat2 only reads them.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// Move `from` to `to` only if nothing is at `to` (`EEXIST` otherwise), atomically:
+/// `renameat2(RENAME_NOREPLACE)`, or where the file system does not have it, `link` and
+/// `unlink`.
+pub fn rename_noreplace(from: &CStr, to: &CStr) -> Result<(), c_int> {
+    match renameat2(from, to, libc::RENAME_NOREPLACE) {
+        Err(libc::EINVAL | libc::ENOSYS) => {}
+        r => return r,
+    }
+    // SAFETY: both paths are NUL-terminated; link fails with EEXIST if `to` exists.
+    if unsafe { libc::link(from.as_ptr(), to.as_ptr()) } < 0 {
+        return Err(errno());
+    }
+    unlink(from);
+    Ok(())
+}
+
+/// Swap what is at `a` and at `b`, atomically (`renameat2(RENAME_EXCHANGE)`).
+pub fn rename_exchange(a: &CStr, b: &CStr) -> Result<(), c_int> {
+    renameat2(a, b, libc::RENAME_EXCHANGE)
+}
+
+/// A file's identity, age and tag: device, inode, modification time (ns since the epoch) and
+/// the access time's nanoseconds ([`stamp_file`]), not following a symbolic link.
+pub fn file_stamp(path: &CStr) -> Option<(u64, u64, u64, u32)> {
+    let mut st = MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: `path` is NUL-terminated; lstat fills the struct it is given.
+    if unsafe { libc::lstat(path.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: lstat succeeded.
+    let st = unsafe { st.assume_init() };
+    let mtime = (st.st_mtime as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(st.st_mtime_nsec as u64);
+    Some((st.st_dev, st.st_ino, mtime, st.st_atime_nsec as u32))
+}
+
+/// Stamp the file open at `fd`: modification time `mtime_ns` (ns since the epoch, at full
+/// precision, whatever the file system's clock granularity), access time one second later
+/// with `tag` (below 10^9) as its nanoseconds.
+pub fn stamp_file(fd: c_int, mtime_ns: u64, tag: u32) -> bool {
+    let ts = [
+        libc::timespec {
+            tv_sec: (mtime_ns / 1_000_000_000 + 1) as libc::time_t,
+            tv_nsec: libc::c_long::from(tag % 1_000_000_000) as _,
+        },
+        libc::timespec {
+            tv_sec: (mtime_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (mtime_ns % 1_000_000_000) as _,
+        },
+    ];
+    // SAFETY: futimens reads two timespecs; a bad descriptor is reported, not faulted.
+    unsafe { libc::futimens(fd, ts.as_ptr()) == 0 }
 }
 
 /// Remove `path`, ignoring errors (cleanup of a temporary file).
@@ -1821,4 +1924,122 @@ pub unsafe fn c_str_bytes<'a>(p: *const c_char) -> &'a [u8] {
     }
     // SAFETY: as the caller guarantees.
     unsafe { CStr::from_ptr(p).to_bytes() }
+}
+
+/// A stack of our own (`len` bytes below `top`, a guard page below that), mapped in the
+/// constructor and touched only when code runs on it ([`run_on_stack`]). Constructor only.
+pub fn map_stack(len: usize) -> Option<usize> {
+    const GUARD: usize = 4096;
+    let base = reserve_zeroed(len + GUARD)?;
+    // SAFETY: the first page of a mapping of our own; making it inaccessible turns an
+    // overflow into a fault instead of a write into whatever lies below.
+    if unsafe { libc::mprotect(base as *mut c_void, GUARD, libc::PROT_NONE) } != 0 {
+        // SAFETY: the mapping made above, not shared with anything.
+        unsafe { libc::munmap(base as *mut c_void, len + GUARD) };
+        return None;
+    }
+    Some(base as usize + GUARD + len)
+}
+
+/// Call `f(arg)` with the stack pointer at `top` (16-byte aligned, the end of a stack of our
+/// own that nothing else uses meanwhile), then come back to the caller's stack.
+///
+/// # Safety
+/// `top` must be the top of a mapped, writable stack large enough for `f`, used by no other
+/// code while `f` runs; `f` must not unwind.
+#[cfg(target_arch = "x86_64")]
+pub unsafe fn run_on_stack(top: usize, f: extern "C" fn(*mut c_void), arg: *mut c_void) {
+    // SAFETY: the caller's stack pointer is kept in r12 (callee-saved, so `f` preserves it)
+    // and put back after the call; `top` is 16-byte aligned, so `f` is entered with the ABI's
+    // alignment; every caller-saved register is declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "mov r12, rsp",
+            "mov rsp, {top}",
+            "call {f}",
+            "mov rsp, r12",
+            top = in(reg) top & !15,
+            f = in(reg) f,
+            in("rdi") arg,
+            out("r12") _,
+            clobber_abi("C"),
+        );
+    }
+}
+
+/// See the x86_64 version.
+///
+/// # Safety
+/// As for the x86_64 version.
+#[cfg(target_arch = "aarch64")]
+pub unsafe fn run_on_stack(top: usize, f: extern "C" fn(*mut c_void), arg: *mut c_void) {
+    // SAFETY: as for x86_64, with x20 (callee-saved) keeping the caller's stack pointer.
+    unsafe {
+        core::arch::asm!(
+            "mov x20, sp",
+            "mov sp, {top}",
+            "blr {f}",
+            "mov sp, x20",
+            top = in(reg) top & !15,
+            f = in(reg) f,
+            in("x0") arg,
+            out("x20") _,
+            clobber_abi("C"),
+        );
+    }
+}
+
+/// Other architectures: on the caller's stack.
+///
+/// # Safety
+/// None beyond `f`'s own.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub unsafe fn run_on_stack(_top: usize, f: extern "C" fn(*mut c_void), arg: *mut c_void) {
+    f(arg)
+}
+
+/// Is this process running under valgrind (which translates the program and keeps the
+/// signals to itself)? Asks valgrind itself, with its client request `RUNNING_ON_VALGRIND`
+/// (a rotate sequence that leaves `rdi` as it was, then `xchg rbx, rbx`: nothing at all on a
+/// real CPU, where `rdx` keeps 0). Elsewhere than x86_64: valgrind's preload in `LD_PRELOAD`.
+#[cfg(target_arch = "x86_64")]
+pub fn under_valgrind() -> bool {
+    const RUNNING_ON_VALGRIND: u64 = 0x1001;
+    let args: [u64; 6] = [RUNNING_ON_VALGRIND, 0, 0, 0, 0, 0];
+    let mut result: u64 = 0;
+    // SAFETY: four rotations of rdi by 128 bits in all and an exchange of rbx with itself
+    // change no register on a real CPU; under valgrind, it reads the six words at rax and
+    // writes its answer to rdx. Both registers are declared.
+    unsafe {
+        core::arch::asm!(
+            "rol rdi, 3",
+            "rol rdi, 13",
+            "rol rdi, 61",
+            "rol rdi, 51",
+            "xchg rbx, rbx",
+            inout("rdx") result,
+            in("rax") args.as_ptr(),
+            inout("rdi") 0u64 => _,
+            options(nostack),
+        );
+    }
+    result != 0
+}
+
+/// See the x86_64 version.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn under_valgrind() -> bool {
+    getenv(c"LD_PRELOAD").is_some_and(|v| v.windows(11).any(|w| w == b"/vgpreload_"))
+}
+
+/// Is `ITIMER_PROF` (the program's: the runtime's own CPU-time timer is a POSIX timer) armed?
+pub fn profiling_timer_armed() -> bool {
+    let mut v = MaybeUninit::<libc::itimerval>::zeroed();
+    // SAFETY: getitimer fills the struct it is given.
+    if unsafe { libc::getitimer(libc::ITIMER_PROF, v.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: getitimer succeeded.
+    let v = unsafe { v.assume_init() };
+    v.it_value.tv_sec != 0 || v.it_value.tv_usec != 0
 }

@@ -8,8 +8,10 @@
 //!   an inherited copy starts a full period, so [`crate::threads`] gives threads created with
 //!   `pthread_create` a one-shot clock of their own with a random period for their first);
 //!   `exec` removes it. Threads that already exist when the clock starts (started by another
-//!   library's constructor before ours under `LD_PRELOAD`) inherit nothing, so each gets an
-//!   event of its own (`/proc/self/task`, up to [`MAX_EVENTS`] in all).
+//!   library's constructor before ours under `LD_PRELOAD`, or by the program before its first
+//!   call of a programming interface with the automatic profile off) inherit nothing, so each
+//!   gets an event of its own (`/proc/self/task`; as many as there are threads: beyond
+//!   [`MAX_EVENTS`] in a table mapped for them).
 //! * **itimer** (fallback, when perf_event is refused: paranoid level 3, seccomp, old kernels):
 //!   a POSIX timer on the process CPU-time clock sending `SIGPROF` — the clock `ITIMER_PROF`
 //!   uses (user + system time of all threads, at most one expiry per kernel tick: CONFIG_HZ,
@@ -56,9 +58,50 @@ impl Backend {
     }
 }
 
-/// The most perf events: one for the thread that starts the clock (its later threads inherit
-/// it) and one for each thread that already existed then.
+/// The perf events kept in static slots: one for the thread that starts the clock (its later
+/// threads inherit it) and one for each thread that already existed then; more threads than
+/// that get theirs in [`Extra`], a table mapped when needed.
 pub const MAX_EVENTS: usize = 64;
+
+/// The events beyond [`MAX_EVENTS`]: a mapped table of (descriptor + 1, kernel id) pairs
+/// (zeroed: empty), as large as the threads that existed when the clock last started need.
+/// Kept from one start to the next (grown, never shrunk).
+struct Extra;
+
+static EXTRA_AT: AtomicUsize = AtomicUsize::new(0);
+static EXTRA_CAP: AtomicUsize = AtomicUsize::new(0);
+
+impl Extra {
+    /// The table's entries (empty when there is none).
+    fn entries() -> &'static [(AtomicI32, AtomicU64)] {
+        let (at, cap) = (
+            EXTRA_AT.load(Ordering::Acquire),
+            EXTRA_CAP.load(Ordering::Acquire),
+        );
+        if at == 0 {
+            return &[];
+        }
+        // SAFETY: `at` is a zeroed mapping of `cap` entries made by `ensure` (an all-zero
+        // entry is a valid pair of atomics), never unmapped while it is the table.
+        unsafe { core::slice::from_raw_parts(at as *const (AtomicI32, AtomicU64), cap) }
+    }
+
+    /// Make room for `n` entries; false if the memory could not be mapped.
+    fn ensure(n: usize) -> bool {
+        if n <= EXTRA_CAP.load(Ordering::Acquire) {
+            return true;
+        }
+        let bytes = n * core::mem::size_of::<(AtomicI32, AtomicU64)>();
+        let Some(at) = sys::map_zeroed(bytes) else {
+            return false;
+        };
+        // The old table's events were all taken out ([`take_perf_fds`]) before a new start.
+        EXTRA_CAP.store(0, Ordering::Release);
+        EXTRA_AT.store(at as usize, Ordering::Release);
+        EXTRA_CAP.store(n, Ordering::Release);
+        true
+    }
+}
 // Our perf events' descriptors (-1: none) and kernel ids, slot 0 for the starting thread.
 static PERF_FDS: [AtomicI32; MAX_EVENTS] = [const { AtomicI32::new(-1) }; MAX_EVENTS];
 static PERF_IDS: [AtomicU64; MAX_EVENTS] = [const { AtomicU64::new(0) }; MAX_EVENTS];
@@ -149,16 +192,29 @@ fn start_perf(hz: u32, on_sample: sys::SigInfoHandler) -> Result<(), c_int> {
     // thread that ends meanwhile is skipped (ESRCH); one that an existing thread creates while
     // the list is read may be missed.
     let me = sys::gettid();
+    let mut threads = 0usize;
+    sys::for_each_thread(|_| threads += 1);
+    // Room for as many more as may start while the list is read again.
+    let extra = if threads >= MAX_EVENTS && Extra::ensure(threads * 2) {
+        Extra::entries()
+    } else {
+        &[]
+    };
     let mut slot = 1;
     let mut missed = 0;
     sys::for_each_thread(|tid| {
         if tid == me {
             return;
         }
-        if slot >= MAX_EVENTS {
+        let place = if slot < MAX_EVENTS {
+            Some((&PERF_FDS[slot], &PERF_IDS[slot], 0))
+        } else {
+            extra.get(slot - MAX_EVENTS).map(|(f, i)| (f, i, 1))
+        };
+        let Some((fd_slot, id_slot, plus)) = place else {
             missed += 1;
             return;
-        }
+        };
         let Ok((fd, id)) = open_event(period, tid) else {
             // ESRCH (the thread ended meanwhile) included: not told apart here.
             missed += 1;
@@ -169,8 +225,8 @@ fn start_perf(hz: u32, on_sample: sys::SigInfoHandler) -> Result<(), c_int> {
             missed += 1;
             return;
         }
-        PERF_IDS[slot].store(id, Ordering::Relaxed);
-        PERF_FDS[slot].store(fd, Ordering::Relaxed);
+        id_slot.store(id, Ordering::Relaxed);
+        fd_slot.store(fd + plus, Ordering::Relaxed);
         slot += 1;
     });
     WITHOUT_CLOCK.store(missed, Ordering::Relaxed);
@@ -179,7 +235,7 @@ fn start_perf(hz: u32, on_sample: sys::SigInfoHandler) -> Result<(), c_int> {
 }
 
 /// Threads that existed when the perf clock started and could not get an event of their own
-/// (beyond [`MAX_EVENTS`], or refused): they are not sampled.
+/// (refused, or no memory for the table): they are not sampled.
 pub fn threads_without_clock() -> u32 {
     WITHOUT_CLOCK.load(Ordering::Relaxed)
 }
@@ -227,16 +283,22 @@ pub(crate) fn is_our_event(fd: c_int, id: u64) -> bool {
 /// still ours to use; if the program closed or replaced one, remember that (for
 /// [`clock_taken`]).
 fn take_perf_fds(mut f: impl FnMut(c_int)) {
-    for (fd, id) in PERF_FDS.iter().zip(&PERF_IDS) {
-        let fd = fd.swap(-1, Ordering::Relaxed);
+    let mut take = |fd: c_int, id: &AtomicU64| {
         if fd < 0 {
-            continue;
+            return;
         }
         if is_our_event(fd, id.load(Ordering::Relaxed)) {
             f(fd);
         } else {
             CLOCK_TAKEN.store(true, Ordering::Relaxed);
         }
+    };
+    for (fd, id) in PERF_FDS.iter().zip(&PERF_IDS) {
+        take(fd.swap(-1, Ordering::Relaxed), id);
+    }
+    for (fd, id) in Extra::entries() {
+        // Stored as descriptor + 1 (0: none).
+        take(fd.swap(0, Ordering::Relaxed) - 1, id);
     }
 }
 

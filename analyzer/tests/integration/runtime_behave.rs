@@ -93,6 +93,8 @@ struct Setup<'a> {
     stderr_pipe: bool,
     /// Run as uid/gid 65534 (nobody).
     as_nobody: bool,
+    /// Run the program under this command (`valgrind -q`).
+    under: Vec<&'a str>,
 }
 
 static ONE_CHILD_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -104,7 +106,21 @@ fn run(p: &Programs, way: Way, cwd: &Path, args: &[&str], setup: &Setup<'_>) -> 
         .unwrap_or_else(|e| e.into_inner());
     let out_path = cwd.with_extension("stdout");
     let err_path = cwd.with_extension("stderr");
-    let mut cmd = Command::new(p.exe(way));
+    let mut cmd = match setup.under.split_first() {
+        Some((tool, tool_args)) => {
+            let mut c = Command::new(tool);
+            c.args(tool_args);
+            if way == Way::Preloaded {
+                // Preloaded into the program only, not into the tool (which would profile
+                // itself): the tool runs env, which runs the program (--trace-children=yes).
+                c.arg("/usr/bin/env")
+                    .arg(format!("LD_PRELOAD={}", runtime_path(true).display()));
+            }
+            c.arg(p.exe(way));
+            c
+        }
+        None => Command::new(p.exe(way)),
+    };
     cmd.args(args).current_dir(cwd);
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy().into_owned();
@@ -115,7 +131,7 @@ fn run(p: &Programs, way: Way, cwd: &Path, args: &[&str], setup: &Setup<'_>) -> 
     for (k, v) in &setup.env {
         cmd.env(k, v);
     }
-    if way == Way::Preloaded {
+    if way == Way::Preloaded && setup.under.is_empty() {
         let mut so = runtime_path(true);
         if setup.as_nobody {
             // Another user cannot read root's cache: a copy beside the programs.
@@ -408,6 +424,43 @@ fn a_file_size_limit_of_0_is_one_warning_not_sigxfsz() {
 }
 
 #[test]
+fn a_profile_whose_side_files_cannot_be_written_leaves_nothing_half() {
+    // Issue 23, case 6: with no room for libc's per-object file (RLIMIT_FSIZE here; a full disk
+    // fails the same way), the histogram and stacks files used to stay without the manifest.
+    let dir = TempDir::new("fsizeset");
+    let p = build(&dir);
+    let setup = Setup {
+        stderr_pipe: true,
+        ..Setup::default()
+    };
+    let all = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let runs = each_way(&p, &dir, &["fsize-libc", "20", "64"], &setup);
+    let (_, base, base_dir) = &runs[0];
+    assert_eq!((base.status, base.stdout.as_str()), (0, "done\n"));
+    for (way, o, cwd) in &runs[1..] {
+        assert_eq!((o.status, &o.stdout), (0, &base.stdout), "{way:?}: {o:?}");
+        assert!(
+            o.stderr.lines().all(|l| l.starts_with("profil-rt: "))
+                && o.stderr.contains("File too large")
+                && o.stderr.contains("no profile written: gmon.out"),
+            "{way:?}: {o:?}"
+        );
+        assert_eq!(
+            all(cwd),
+            all(base_dir),
+            "{way:?}: a part of the set was left"
+        );
+    }
+}
+
+#[test]
 fn a_seccomp_sandboxed_program_keeps_its_output_and_status() {
     let dir = TempDir::new("seccomp");
     let p = build(&dir);
@@ -521,6 +574,109 @@ fn terminating_signals_without_a_core_keep_the_profile_and_the_status() {
         let runs = each_way(&p, &dir, &["raise", "20", &s], &Setup::default());
         assert_eq!(runs[0].1.status, 128 + sig);
         assert_same_and_profiled(&p, &runs);
+    }
+}
+
+#[test]
+fn exit_from_a_small_thread_stack_or_an_alternate_signal_stack_keeps_status_and_profile() {
+    // Issue 23, case 1: the profile used to be written on the exiting thread's own stack (more
+    // than 40 KiB of it), so exit() from a 16–40 KiB thread stack or from a handler on a
+    // SIGSTKSZ alternate stack died of SIGSEGV (139) and lost the profile.
+    let dir = TempDir::new("smallstack");
+    let p = build(&dir);
+    let cases: [(&[&str], i32); 4] = [
+        (&["small-stack", "20", "16", "1"], 3),
+        (&["small-stack", "20", "40", "1"], 3),
+        (&["small-stack", "20", "16", "4"], 3),
+        (&["altstack", "20"], 4),
+    ];
+    for stacks in ["1", "0"] {
+        let setup = Setup {
+            env: vec![("PROFIL_STACKS", stacks.into())],
+            ..Setup::default()
+        };
+        for (args, status) in cases {
+            let runs = each_way(&p, &dir, args, &setup);
+            assert_eq!(runs[0].1.status, status, "{args:?}: {:?}", runs[0].1);
+            assert_same_and_profiled(&p, &runs);
+            for (way, _, cwd) in &runs[1..] {
+                let has_stacks = cwd.join("gmon.out.stacks").exists();
+                assert_eq!(has_stacks, stacks == "1", "{args:?} {way:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn real_time_signals_at_their_default_action_keep_the_profile_and_the_status() {
+    // Issue 23, case 5: real-time signals terminate by default too; a child killed by
+    // SIGRTMIN+3 used to write no profile.
+    let dir = TempDir::new("raisert");
+    let p = build(&dir);
+    for sig in [libc::SIGRTMIN(), libc::SIGRTMIN() + 3, libc::SIGRTMAX()] {
+        let s = sig.to_string();
+        let runs = each_way(&p, &dir, &["raise", "20", &s], &Setup::default());
+        assert_eq!(runs[0].1.status, 128 + sig);
+        assert_same_and_profiled(&p, &runs);
+    }
+}
+
+#[test]
+fn the_environment_a_program_passes_on_holds_nothing_of_ours() {
+    // Issue 23, case 3: an explicitly empty environment, and one the program removed
+    // LD_PRELOAD from, reached the next program with PROFIL_RT_LINEAGE added (and with the
+    // object linked in, every environment did).
+    let dir = TempDir::new("execenv");
+    let p = build(&dir);
+    for args in [&["exec-env", "20", "empty"][..], &["exec-env", "20"]] {
+        let runs = each_way(&p, &dir, args, &Setup::default());
+        assert_eq!(runs[0].1.status, 0, "{args:?}: {:?}", runs[0].1);
+        if args.len() == 3 {
+            assert_eq!(runs[0].1.stdout, "", "{args:?}");
+        }
+        assert_same_and_profiled(&p, &runs);
+    }
+}
+
+#[test]
+fn under_valgrind_the_program_runs_as_without_us_with_one_line_saying_so() {
+    // Issue 23, case 4: valgrind died of the perf clock's SIGTRAP ("Valgrind received a signal
+    // 5"), exit 1; with the itimer, memcheck reported the stack walker's reads.
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        eprintln!("valgrind not installed; skipped");
+        return;
+    }
+    let dir = TempDir::new("valgrind");
+    let p = build(&dir);
+    for timer in ["perf", "itimer"] {
+        let setup = Setup {
+            env: vec![("PROFIL_TIMER", timer.into())],
+            under: vec![
+                "valgrind",
+                "-q",
+                "--error-exitcode=99",
+                "--trace-children=yes",
+            ],
+            ..Setup::default()
+        };
+        let runs = each_way(&p, &dir, &["quiet", "5"], &setup);
+        let (_, base, base_dir) = &runs[0];
+        assert_eq!(
+            (base.status, base.stdout.as_str()),
+            (0, "done\n"),
+            "{base:?}"
+        );
+        for (way, o, cwd) in &runs[1..] {
+            let expected = Outcome {
+                stderr: format!(
+                    "{}profil-rt: running under valgrind, which keeps the signals to itself; not profiling\n",
+                    base.stderr
+                ),
+                ..base.clone()
+            };
+            assert_eq!(o, &expected, "{timer} {way:?}");
+            assert_eq!(files(cwd), files(base_dir), "{timer} {way:?}");
+        }
     }
 }
 

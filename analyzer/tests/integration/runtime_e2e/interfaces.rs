@@ -130,6 +130,75 @@ fn seed_interfaces_tick_at_clk_tck() {
     check_api_mode(&["rate"], &[("PROFIL_HZ", "1000")], 6);
 }
 
+/// pcsample(2) fills its array "after nsamples / HZ seconds of process virtual time", and
+/// Tru64's profil counts "the sum of the samples for all of the threads" (issue 23, case 7):
+/// with 16 busy threads the count is the rate `profil_rt_hz()` says (HZ with perf; with the
+/// CPU-time timer, which a loaded machine starves, what it achieved) times the sum of the
+/// threads' own CPU clocks. The
+/// process CPU clock read on one thread lags the one read on another, and the thinning took
+/// that for a restart: 5,497 samples kept for 802 (perf), 454 for 802 (the CPU-time timer).
+#[test]
+fn seed_counts_under_threads_are_hz_times_the_threads_own_cpu_time() {
+    for timer in ["perf", "itimer"] {
+        let dir = TempDir::new(&format!("api-threads-{timer}"));
+        let exe = apis(&dir);
+        let r = run(
+            &dir,
+            &exe,
+            &["threads", "16"],
+            &[("PROFIL_HZ", "1000"), ("PROFIL_TIMER", timer)],
+        );
+        check_api_lines(&r, 3);
+    }
+}
+
+/// With the automatic profile off, every thread that exists before the first call gets a
+/// clock, however many there are (issue 23, case 7): the 70th and later threads used to get
+/// none (a table of 64), and a thread beyond it that alone burnt a CPU-second got 0 samples.
+#[test]
+fn seed_every_thread_that_exists_before_the_first_call_is_sampled() {
+    check_api_mode(&["early-threads", "70"], &[("PROFIL_OFF", "1")], 1);
+    check_api_mode(&["early-threads", "200"], &[("PROFIL_OFF", "1")], 1);
+}
+
+/// A program that runs `ITIMER_PROF` itself and makes its first `pcsample` call from its own
+/// `SIGPROF` handler gets `EBUSY` where our clock would be the CPU-time timer, and keeps its
+/// ticks (issue 23, case 7): with the automatic profile off the call used to return 0, start
+/// our timer, and the program's handler got no tick after it.
+#[test]
+fn seed_a_program_running_itimer_prof_gets_ebusy_and_keeps_its_ticks() {
+    check_api_mode(
+        &["own-itimer"],
+        &[("PROFIL_TIMER", "itimer"), ("PROFIL_OFF", "1")],
+        2,
+    );
+    check_api_mode(&["own-itimer"], &[("PROFIL_TIMER", "itimer")], 2);
+}
+
+/// Valid calls made at once from 16 threads all succeed (issue 23, case 7): with 8 slots of
+/// settings they got `EAGAIN` for 47% of them (149,409 of 320,000).
+#[test]
+fn seed_valid_concurrent_calls_all_succeed() {
+    check_api_mode(&["concurrent", "16"], &[("PROFIL_HZ", "1000")], 1);
+}
+
+/// `profil_rt_hz()` says the rate achieved (issue 23, case 7): asked for 1000 per CPU-second,
+/// the CPU-time timer gives one per kernel tick (250 here), and it used to say 1000.
+#[test]
+fn seed_rate_said_is_the_rate_received() {
+    for timer in ["perf", "itimer"] {
+        let dir = TempDir::new(&format!("api-rate-{timer}"));
+        let exe = apis(&dir);
+        let r = run(
+            &dir,
+            &exe,
+            &["rate-achieved"],
+            &[("PROFIL_HZ", "1000"), ("PROFIL_TIMER", timer)],
+        );
+        check_api_lines(&r, 1);
+    }
+}
+
 /// Solaris 2.6 profil(2): "a call to profil() impacts all LWPs/threads". With the automatic
 /// profile off, a call from a helper thread used to sample only that thread and later ones
 /// (main got 0 of ~300 ticks); now threads that exist when the clock starts get a clock too.

@@ -153,12 +153,90 @@ fn a_fork_exec_parent_and_its_children_each_keep_a_profile() {
     assert!(seconds_of(&rows, "parent_work") > 0.0, "{rows:?}");
     assert_eq!(seconds_of(&rows, "tree_work"), 0.0, "{rows:?}");
     assert_eq!(gmon_files(&dir).len(), 4, "{:?} {r:?}", gmon_files(&dir));
-    // Children started with an environment of the parent's own making (only LD_PRELOAD): the
-    // exec wrappers add the lineage to it, so they are still descendants.
+    // Children started with an environment of the parent's own making (only LD_PRELOAD):
+    // nothing of ours is added to it (issue 23), so they are first processes again; each
+    // still keeps a file of its own (the plain name goes to whichever writes first, the
+    // others, the parent included, take `gmon.out.<pid>`: a profile written while a process
+    // ran is never replaced).
     check_tree_run(&dir, &tree, &tree, &["spawn-env", "30", "2"], 2);
-    let (_, rows) = gprof_flat(&tree, &dir.join("gmon.out"));
-    assert!(seconds_of(&rows, "parent_work") > 0.0, "{rows:?}");
-    assert_eq!(gmon_files(&dir).len(), 3, "{:?}", gmon_files(&dir));
+    let files = gmon_files(&dir);
+    assert_eq!(files.len(), 3, "{files:?}");
+    let parents: Vec<&String> = files
+        .iter()
+        .filter(|f| seconds_of(&gprof_flat(&tree, &dir.join(f.as_str())).1, "parent_work") > 0.0)
+        .collect();
+    assert_eq!(parents.len(), 1, "{files:?}");
+}
+
+/// The `exe` and `lib` files a manifest (`<profile>.objects`) lists.
+fn manifest_files(path: &Path) -> (String, Vec<String>) {
+    let text = fs::read_to_string(path).unwrap();
+    let field = |kind: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(kind))
+            .filter_map(|l| l.split('\t').next().map(str::to_owned))
+            .collect()
+    };
+    let exe = field("exe\t");
+    assert_eq!(exe.len(), 1, "{}: {text}", path.display());
+    (exe[0].clone(), field("lib\t"))
+}
+
+#[test]
+fn a_shell_that_execs_a_program_keeps_its_own_profile_and_side_files() {
+    // Issue 23, case 2: bash re-exports the lineage variable it imported at its start, so the
+    // program it execs (the same process) took bash's name: bash's profile was overwritten
+    // and its per-object file was left behind, listed by no manifest.
+    if !Path::new("/bin/bash").exists() {
+        eprintln!("bash not installed; skipped");
+        return;
+    }
+    let dir = TempDir::new("tree-bash-exec");
+    gcc(&dir, "tree.c", "tree", &[], false);
+    let so = runtime_path(true);
+    // bash works (takes samples) before it execs.
+    let script = "bash -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done; exec ./tree 30'; true";
+    let r = run(
+        &dir,
+        Path::new("/bin/sh"),
+        &["-c", script],
+        &[("LD_PRELOAD", so.to_str().unwrap())],
+    );
+    assert_eq!(r.status, 0, "{r:?}");
+    let pid = r
+        .stdout
+        .trim()
+        .strip_prefix("tree ")
+        .expect("tree's pid")
+        .to_owned();
+    // Both images of the process wrote a profile of their own, each with its manifest naming it.
+    let ours: Vec<String> = gmon_files(&dir)
+        .into_iter()
+        .filter(|f| f.starts_with(&format!("gmon.out.{pid}")))
+        .collect();
+    assert_eq!(ours.len(), 2, "{:?}", gmon_files(&dir));
+    let mut exes = Vec::new();
+    let mut listed = Vec::new();
+    for f in &ours {
+        let (exe, libs) = manifest_files(&dir.join(&format!("{f}.objects")));
+        assert_eq!(&exe, f);
+        listed.extend(libs);
+        let text = fs::read_to_string(dir.join(&format!("{f}.objects"))).unwrap();
+        exes.push(text.contains("/tree\n") || text.ends_with("/tree"));
+    }
+    exes.sort();
+    assert_eq!(exes, [false, true], "one is bash's, one is tree's");
+    // Every per-object file is listed by a manifest: none is left behind.
+    for f in fs::read_dir(&dir.0).unwrap() {
+        let n = f.unwrap().file_name().to_string_lossy().into_owned();
+        if n.starts_with(&format!("gmon.out.{pid}."))
+            && !ours.contains(&n)
+            && !n.ends_with(".objects")
+            && !n.ends_with(".stacks")
+        {
+            assert!(listed.contains(&n), "{n} is listed by no manifest");
+        }
+    }
 }
 
 /// `PROFIL_TIMER=itimer PROFIL_HZ=5000`: the CPU-time timer fires at most once per kernel tick
