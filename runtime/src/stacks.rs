@@ -35,7 +35,7 @@
 //! The handler runs on whatever stack the interrupted code had, possibly a small one, while the
 //! CFI evaluation needs several KiB (gimli's context, the frame list). So [`record`] claims one
 //! of [`WALK_STACKS`] stacks mapped at start (one compare-and-swap on a bitmap; 64 KiB each
-//! with a guard page below), switches to it for the walk ([`crate::sys::call_on_stack`]) and
+//! with a guard page below), switches to it for the walk ([`crate::sys::run_on_stack`]) and
 //! back. When all are in use (more threads inside the handler at once than that), the sample
 //! records its leaf alone and counts as *no walk stack*; the handler never waits.
 //!
@@ -411,12 +411,13 @@ pub unsafe fn record(uctx: *mut c_void) {
     // SAFETY: stack i is ours until released below (claimed in the bitmap), WALK_STACK_BYTES
     // of writable memory ending at `top` (page-aligned, so 16-byte aligned); `walk_here` takes
     // the ucontext pointer the caller guarantees.
-    unsafe { sys::call_on_stack(top, walk_here, uctx) };
+    unsafe { sys::run_on_stack(top, walk_here, uctx) };
     WALK_BUSY.fetch_and(!(1 << i), Ordering::Release);
 }
 
-/// The walk, on one of our stacks.
-unsafe extern "C" fn walk_here(uctx: *mut c_void) {
+/// The walk, on one of our stacks. `uctx` is the kernel's ucontext of the sample ([`record`]
+/// passes nothing else).
+extern "C" fn walk_here(uctx: *mut c_void) {
     // SAFETY: `record` passes the kernel's ucontext.
     let gregs = unsafe { sys::interrupted_gregs(uctx) };
     let mut ctx = Context::new_in();
@@ -746,7 +747,7 @@ mod tests {
             stack: Stack,
             n: usize,
         }
-        unsafe extern "C" fn on_ours(p: *mut c_void) {
+        extern "C" fn on_ours(p: *mut c_void) {
             // SAFETY: `p` is the test's Job, alive for the call.
             let job = unsafe { &mut *(p as *mut Job) };
             let mut ctx = Context::new_in();
@@ -767,7 +768,7 @@ mod tests {
             };
             // SAFETY: our stack (page-aligned end), and `on_ours` takes the Job.
             unsafe {
-                sys::call_on_stack(
+                sys::run_on_stack(
                     base as usize + WALK_STACK_BYTES,
                     on_ours,
                     &mut job as *mut Job as *mut c_void,

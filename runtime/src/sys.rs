@@ -1597,34 +1597,6 @@ pub const GREGS_DWARF_ORDER: [c_int; 17] = {
 #[cfg(target_arch = "x86_64")]
 pub const UCONTEXT_GREGS_AT: usize = core::mem::offset_of!(libc::ucontext_t, uc_mcontext);
 
-/// Call `f(arg)` with the stack pointer at `top` (16-byte aligned, the highest address of a
-/// stack of our own), and come back to the caller's stack. *Async-signal-safe*: a few
-/// instructions, no system call.
-///
-/// # Safety
-/// `top` must be the 16-byte aligned end of writable memory large enough for `f`, used by no
-/// one else until this returns; `f` must be safe to call with `arg`.
-#[cfg(target_arch = "x86_64")]
-pub unsafe fn call_on_stack(top: usize, f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void) {
-    // SAFETY: the caller guarantees the stack; the old stack pointer is kept in r12, which `f`
-    // preserves (callee-saved), and restored after the call; every register the C ABI lets `f`
-    // change is declared clobbered, and r12 too. `top` is 16-byte aligned, so `f` starts with
-    // the alignment the ABI gives a called function.
-    unsafe {
-        core::arch::asm!(
-            "mov r12, rsp",
-            "mov rsp, {top}",
-            "call {f}",
-            "mov rsp, r12",
-            top = in(reg) top,
-            f = in(reg) f,
-            in("rdi") arg,
-            out("r12") _,
-            clobber_abi("C"),
-        );
-    }
-}
-
 extern "C" {
     /// glibc's record of where the initial stack ends (the loader sets it at start).
     static __libc_stack_end: *const c_void;
@@ -1676,9 +1648,9 @@ pub fn thread_stack_block(offset: usize) -> Option<(usize, usize)> {
 }
 
 /// Map `n` stacks of `size` bytes (a multiple of the page size), each with an inaccessible
-/// guard page below it, costing memory only where touched (`MAP_NORESERVE`); returns the
-/// start of the first stack (stack `i` is `[start + i·(size + 4096), … + size)`). Constructor
-/// only.
+/// guard page below it (an overflow faults instead of writing into whatever lies below),
+/// costing memory only where touched (`MAP_NORESERVE`); returns the start of the first stack
+/// (stack `i` is `[start + i·(size + 4096), … + size)`). Constructor only.
 pub fn map_stacks(n: usize, size: usize) -> Option<*mut u8> {
     const GUARD: usize = 4096;
     let stride = size.checked_add(GUARD)?;
@@ -1929,16 +1901,7 @@ pub unsafe fn c_str_bytes<'a>(p: *const c_char) -> &'a [u8] {
 /// A stack of our own (`len` bytes below `top`, a guard page below that), mapped in the
 /// constructor and touched only when code runs on it ([`run_on_stack`]). Constructor only.
 pub fn map_stack(len: usize) -> Option<usize> {
-    const GUARD: usize = 4096;
-    let base = reserve_zeroed(len + GUARD)?;
-    // SAFETY: the first page of a mapping of our own; making it inaccessible turns an
-    // overflow into a fault instead of a write into whatever lies below.
-    if unsafe { libc::mprotect(base as *mut c_void, GUARD, libc::PROT_NONE) } != 0 {
-        // SAFETY: the mapping made above, not shared with anything.
-        unsafe { libc::munmap(base as *mut c_void, len + GUARD) };
-        return None;
-    }
-    Some(base as usize + GUARD + len)
+    map_stacks(1, len).map(|start| start as usize + len)
 }
 
 /// Call `f(arg)` with the stack pointer at `top` (16-byte aligned, the end of a stack of our
