@@ -651,8 +651,8 @@ pub fn step(regs: &Regs, exact: bool, stack: &Stack, ctx: &mut Context) -> Step 
         }
         Found::Nowhere => {
             return match frame_pointer_step(regs, stack, addr) {
-                Step::Stopped(_) => Step::Stopped(Stop::NotCode),
-                s => s,
+                s @ Step::Caller { .. } => s,
+                _ => Step::Stopped(Stop::NotCode),
             }
         }
     };
@@ -779,10 +779,15 @@ fn signal_frame_step(regs: &Regs, stack: &Stack) -> Step {
 }
 
 /// Where there is no CFI: the frame-pointer chain, if `rbp` points into the stack above the
-/// stack pointer and the return address found lands in a known object.
+/// stack pointer and the return address found lands in a known object; `rbp = 0` ends the
+/// chain (the outermost frame).
 fn frame_pointer_step(regs: &Regs, stack: &Stack, addr: usize) -> Step {
     let stop = Step::Stopped(Stop::NoInfo);
     let Some(fp) = regs.get(RBP) else { return stop };
+    if fp == 0 {
+        // The frame-pointer chain's end (`_start` and glibc's thread start clear rbp).
+        return Step::Outermost;
+    }
     if fp & 7 != 0 || fp < regs.sp() {
         return stop;
     }
