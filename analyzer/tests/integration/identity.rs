@@ -492,92 +492,36 @@ fn launch_json_case(name: &str, all: bool) {
     launch_check(name, &dir, got);
 }
 
-#[test]
-fn launch_table_stacks() {
-    let style = ReportStyle::default();
-    launch_case("launch_table_stacks", "loop2", &["stk/loop2.gmon"], style);
-}
-
-#[test]
-fn launch_json_inl() {
-    let style = ReportStyle {
-        format: Format::Json,
-        ..Default::default()
+/// One named test per launcher case: the report of the files against the executable, in the
+/// style given (fields of [`ReportStyle`] other than the defaults).
+macro_rules! launch_cases {
+    ($($name:ident: $exe:literal, [$($file:literal),*], { $($field:ident: $value:expr),* };)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let style = ReportStyle {
+                    $($field: $value,)*
+                    ..Default::default()
+                };
+                launch_case(stringify!($name), $exe, &[$($file),*], style);
+            }
+        )*
     };
-    launch_case("launch_json_inl", "inl", &["inl.gmon"], style);
 }
 
-#[test]
-fn launch_csv_inl() {
-    let style = ReportStyle {
-        format: Format::Csv,
-        ..Default::default()
-    };
-    launch_case("launch_csv_inl", "inl", &["inl.gmon"], style);
-}
-
-#[test]
-fn launch_lines_inl() {
-    let style = ReportStyle {
-        mode: Mode::Lines,
-        ..Default::default()
-    };
-    launch_case("launch_lines_inl", "inl", &["inl.gmon"], style);
-}
-
-#[test]
-fn launch_lines_json_inl() {
-    let style = ReportStyle {
-        mode: Mode::Lines,
-        format: Format::Json,
-        ..Default::default()
-    };
-    launch_case("launch_lines_json_inl", "inl", &["inl.gmon"], style);
-}
-
-#[test]
-fn launch_inline_csv_inl() {
-    let style = ReportStyle {
-        mode: Mode::Inline,
-        format: Format::Csv,
-        ..Default::default()
-    };
-    launch_case("launch_inline_csv_inl", "inl", &["inl.gmon"], style);
-}
-
-#[test]
-fn launch_merged_table() {
-    let style = ReportStyle::default();
-    launch_case(
-        "launch_merged_table",
-        "loop2",
-        &["loop2.gmon", "loop2x2.gmon"],
-        style,
-    );
-}
-
-#[test]
-fn launch_objects_table() {
-    let style = ReportStyle::default();
-    launch_case("launch_objects_table", "cycle", &["objs/gmon.out"], style);
-}
-
-#[test]
-fn launch_objects_json() {
-    let style = ReportStyle {
-        format: Format::Json,
-        ..Default::default()
-    };
-    launch_case("launch_objects_json", "cycle", &["objs/gmon.out"], style);
-}
-
-#[test]
-fn launch_objects_lines() {
-    let style = ReportStyle {
-        mode: Mode::Lines,
-        ..Default::default()
-    };
-    launch_case("launch_objects_lines", "cycle", &["objs/gmon.out"], style);
+launch_cases! {
+    launch_table_stacks: "loop2", ["stk/loop2.gmon"], {};
+    launch_json_inl: "inl", ["inl.gmon"], { format: Format::Json };
+    launch_csv_inl: "inl", ["inl.gmon"], { format: Format::Csv };
+    launch_lines_inl: "inl", ["inl.gmon"], { mode: Mode::Lines };
+    launch_lines_json_inl: "inl", ["inl.gmon"], { mode: Mode::Lines, format: Format::Json };
+    launch_inline_csv_inl: "inl", ["inl.gmon"], { mode: Mode::Inline, format: Format::Csv };
+    launch_merged_table: "loop2", ["loop2.gmon", "loop2x2.gmon"], {};
+    launch_objects_table: "cycle", ["objs/gmon.out"], {};
+    launch_objects_json: "cycle", ["objs/gmon.out"], { format: Format::Json };
+    launch_objects_lines: "cycle", ["objs/gmon.out"], { mode: Mode::Lines };
+    launch_objects_two_runs: "cycle", ["objs/gmon.out", "objs2/gmon.out"], {};
+    launch_objects_exe_only: "cycle", ["objx/gmon.out"], {};
 }
 
 #[test]
@@ -588,24 +532,6 @@ fn launch_json_tree() {
 #[test]
 fn launch_json_tree_all() {
     launch_json_case("launch_json_tree_all", true);
-}
-
-#[test]
-fn launch_objects_two_runs() {
-    let style = ReportStyle::default();
-    let runs = ["objs/gmon.out", "objs2/gmon.out"];
-    launch_case("launch_objects_two_runs", "cycle", &runs, style);
-}
-
-#[test]
-fn launch_objects_exe_only() {
-    let style = ReportStyle::default();
-    launch_case(
-        "launch_objects_exe_only",
-        "cycle",
-        &["objx/gmon.out"],
-        style,
-    );
 }
 
 /// `run --merge --json` of a tree whose two processes ran one program with a library: the
