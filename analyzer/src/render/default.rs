@@ -325,13 +325,13 @@ pub fn json(report: &Report, out: &mut impl Write) -> Result<()> {
     crate::render::json::write_report(
         out,
         &Json {
-            header: Header {
-                executable: &report.executable,
-                gmon_files: Compact(&report.gmon_files),
-                hz: report.hz,
-                total_samples: report.total_samples,
-                total_seconds: report.total_seconds(),
-            },
+            header: Header::new(
+                &report.executable,
+                &report.gmon_files,
+                report.hz,
+                report.total_samples,
+                report.total_seconds(),
+            ),
             unsampled_seconds: report.unsampled.as_ref().map(|u| u.0),
             warnings: Compact(&report.warnings),
             rows,

@@ -159,6 +159,26 @@ pub struct Header<'a> {
     pub total_seconds: f64,
 }
 
+impl<'a> Header<'a> {
+    /// The header of a report of `executable` from `gmon_files`: `total_samples` at `hz`,
+    /// `total_seconds` of CPU time.
+    pub fn new(
+        executable: &'a str,
+        gmon_files: &'a [String],
+        hz: u32,
+        total_samples: u64,
+        total_seconds: f64,
+    ) -> Header<'a> {
+        Header {
+            executable,
+            gmon_files: Compact(gmon_files),
+            hz,
+            total_samples,
+            total_seconds,
+        }
+    }
+}
+
 /// `T` on one line: `{"a": 1, "b": [2, 3]}`.
 #[derive(Debug, Clone, Copy)]
 pub struct OneLine<T>(pub T);

@@ -169,13 +169,13 @@ pub fn json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
     crate::render::json::write_report(
         out,
         &Json {
-            header: Header {
-                executable: &rep.executable,
-                gmon_files: Compact(&rep.gmon_files),
-                hz: rep.hz,
-                total_samples: rep.total_samples,
-                total_seconds: rep.total_seconds(),
-            },
+            header: Header::new(
+                &rep.executable,
+                &rep.gmon_files,
+                rep.hz,
+                rep.total_samples,
+                rep.total_seconds(),
+            ),
             lines,
         },
     )

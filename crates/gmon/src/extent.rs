@@ -12,7 +12,8 @@
 //!   why noise cannot pass for a large one).
 //! * pcsample ([`pcsample`]): the header gives the number of object and sample records.
 
-use crate::Endian;
+use crate::cursor::Cursor;
+use crate::{Endian, PtrSize, Target};
 
 /// Bytes read before anything is decided: every header looked at here fits.
 pub const PROBE: usize = 64;
@@ -27,27 +28,24 @@ pub enum Extent {
     ToEnd,
 }
 
-/// Unsigned reads in one byte order at an offset; `None` past the end.
+/// Unsigned reads in one byte order at an offset, through the crate's cursor; `None` past
+/// the end.
 #[derive(Clone, Copy)]
 struct Le(bool);
 
 impl Le {
-    fn get(self, d: &[u8], at: u64, n: usize) -> Option<&[u8]> {
-        let at = usize::try_from(at).ok()?;
-        d.get(at..at.checked_add(n)?)
-    }
-    fn order(self) -> Endian {
-        if self.0 {
-            Endian::Little
-        } else {
-            Endian::Big
-        }
+    fn at(self, d: &[u8], at: u64) -> Option<Cursor<&[u8]>> {
+        let at = usize::try_from(at).ok().filter(|&a| a <= d.len())?;
+        let endian = if self.0 { Endian::Little } else { Endian::Big };
+        let mut c = Cursor::new(d, Target::new(PtrSize::Eight, endian));
+        c.seek(at);
+        Some(c)
     }
     fn u32(self, d: &[u8], at: u64) -> Option<u64> {
-        Some(u64::from(self.order().read_u32(self.get(d, at, 4)?)))
+        self.at(d, at)?.u32("extent").ok().map(u64::from)
     }
     fn u64(self, d: &[u8], at: u64) -> Option<u64> {
-        Some(self.order().read_u64(self.get(d, at, 8)?))
+        self.at(d, at)?.u64("extent").ok()
     }
     /// An address-sized word (4 or 8 bytes).
     fn word(self, d: &[u8], at: u64, wide: bool) -> Option<u64> {
@@ -117,8 +115,11 @@ fn walk_gnu(d: &[u8], e: Le, wide: bool, version: u64) -> Extent {
 
 /// pcsample: the header, the object records (each gives its size), the samples.
 pub fn pcsample(d: &[u8]) -> u64 {
-    let e = Le(d[8] != 2);
-    let p = if d[9] == 4 { 4 } else { 8 };
+    let (Some(&order), Some(&ptr)) = (d.get(8), d.get(9)) else {
+        return PROBE as u64;
+    };
+    let e = Le(order != 2);
+    let p = if ptr == 4 { 4 } else { 8 };
     let (Some(header), Some(objects), Some(samples)) = (e.u32(d, 12), e.u64(d, 24), e.u64(d, 32))
     else {
         return PROBE as u64;
@@ -189,4 +190,28 @@ pub fn bsd(d: &[u8]) -> Option<u64> {
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every prefix of a header, zeros or noise, gives an answer and never a panic (the walks
+    /// are public: a caller may pass fewer than [`PROBE`] bytes).
+    #[test]
+    fn short_and_noisy_prefixes_never_panic() {
+        let mut d = [0u8; 96];
+        for (i, b) in d.iter_mut().enumerate() {
+            *b = (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3];
+        }
+        for head in [&b"gmon"[..], &crate::pcsample::MAGIC[..], &[0u8; 8][..]] {
+            let mut f = d;
+            f[..head.len()].copy_from_slice(head);
+            for n in 0..=f.len() {
+                let _ = gnu(&f[..n]);
+                let _ = pcsample(&f[..n]);
+                let _ = bsd(&f[..n]);
+            }
+        }
+    }
 }
