@@ -427,6 +427,8 @@ fn a_file_size_limit_of_0_is_one_warning_not_sigxfsz() {
 fn a_profile_whose_side_files_cannot_be_written_leaves_nothing_half() {
     // Issue 23, case 6: with no room for libc's per-object file (RLIMIT_FSIZE here; a full disk
     // fails the same way), the histogram and stacks files used to stay without the manifest.
+    // 512 KiB: room for the executable's histogram (its text holds the linked runtime, some
+    // 160 KiB with the CFI unwinder), none for libc's (1.4 MiB of text).
     let dir = TempDir::new("fsizeset");
     let p = build(&dir);
     let setup = Setup {
@@ -441,7 +443,7 @@ fn a_profile_whose_side_files_cannot_be_written_leaves_nothing_half() {
         v.sort();
         v
     };
-    let runs = each_way(&p, &dir, &["fsize-libc", "20", "64"], &setup);
+    let runs = each_way(&p, &dir, &["fsize-libc", "20", "512"], &setup);
     let (_, base, base_dir) = &runs[0];
     assert_eq!((base.status, base.stdout.as_str()), (0, "done\n"));
     for (way, o, cwd) in &runs[1..] {
