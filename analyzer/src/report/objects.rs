@@ -273,7 +273,8 @@ impl ObjectsReport {
     /// The report of `rows` (most samples first) at `hz`: the numbers of each row and of all.
     pub fn new(title: String, hz: u32, rows: Vec<ObjectRow>, warnings: Vec<String>) -> Self {
         let hz_f = f64::from(hz.max(1));
-        let total: f64 = rows.iter().map(|r| r.samples).sum();
+        // Folded from +0.0: an empty f64 sum is -0.0, which printed as "-0 samples".
+        let total: f64 = rows.iter().map(|r| r.samples).fold(0.0, |a, b| a + b);
         // The rows are sorted by samples.
         let mut intervals = Ci95OfSorted::default();
         let numbers = rows

@@ -358,3 +358,24 @@ fn hz_range_is_the_runtimes() {
         "{err}"
     );
 }
+
+/// A run with no samples (`true` exits before the first one): the header and the JSON say 0
+/// samples, never `-0` (an empty floating-point sum is -0.0).
+#[test]
+fn a_run_without_samples_never_says_minus_zero() {
+    let dir = TempDir::new("nosamples");
+    for args in [&["true"][..], &["--json", "true"]] {
+        let out = run_in(&dir.0, args);
+        assert!(out.status.success(), "{out:?}");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!text.contains("-0"), "{args:?}: {text}");
+        assert!(
+            text.contains("0 samples") || text.contains("\"total_samples\": 0,"),
+            "{args:?}: {text}"
+        );
+    }
+}
