@@ -1539,34 +1539,6 @@ pub fn strerror(err: c_int, buf: &mut [u8; 128]) -> &str {
 // ---------------------------------------------------------------------------------------------
 // stack walking (crate::stacks)
 
-/// The interrupted thread's registers a frame-pointer walk starts from.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Regs {
-    /// Program counter.
-    pub pc: usize,
-    /// Stack pointer.
-    pub sp: usize,
-    /// Frame pointer (`rbp`).
-    pub fp: usize,
-}
-
-/// The interrupted PC, stack pointer and frame pointer. *Async-signal-safe.*
-///
-/// # Safety
-/// `uctx` must be the `ucontext_t` pointer the kernel passed to an `SA_SIGINFO` handler.
-#[cfg(target_arch = "x86_64")]
-pub unsafe fn interrupted_regs(uctx: *const c_void) -> Regs {
-    // SAFETY: the caller guarantees `uctx` is the kernel's ucontext_t for this signal.
-    unsafe {
-        let g = &(*(uctx as *const libc::ucontext_t)).uc_mcontext.gregs;
-        Regs {
-            pc: g[libc::REG_RIP as usize] as usize,
-            sp: g[libc::REG_RSP as usize] as usize,
-            fp: g[libc::REG_RBP as usize] as usize,
-        }
-    }
-}
-
 /// The interrupted general registers in DWARF's x86-64 numbering: `rax`, `rdx`, `rcx`, `rbx`,
 /// `rsi`, `rdi`, `rbp`, `rsp`, `r8`–`r15`, then the return address column, which holds `rip`.
 /// *Async-signal-safe.*
@@ -1669,20 +1641,6 @@ pub fn map_stacks(n: usize, size: usize) -> Option<*mut u8> {
     }
     // SAFETY: GUARD < bytes: inside the mapping.
     Some(unsafe { base.add(GUARD) })
-}
-
-/// See the x86_64 version (no walk on other architectures yet: frame pointer 0 ends it).
-///
-/// # Safety
-/// `uctx` must be the `ucontext_t` pointer the kernel passed to an `SA_SIGINFO` handler.
-#[cfg(not(target_arch = "x86_64"))]
-pub unsafe fn interrupted_regs(uctx: *const c_void) -> Regs {
-    Regs {
-        // SAFETY: as the caller guarantees.
-        pc: unsafe { interrupted_pc(uctx) },
-        sp: 0,
-        fp: 0,
-    }
 }
 
 /// The calling thread's thread pointer (`%fs:0`, the TCB's self pointer), or 0.
