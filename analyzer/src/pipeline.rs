@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 
 use profil_symbols::ElfImage;
 
-use crate::gprof::cg_print::GraphOptions;
 use crate::gprof::{self, Analysis, Options};
 use crate::profile::input::{load_inputs, parse_exe, GmonInput, Inputs};
 use crate::render;
@@ -56,20 +55,15 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
         }
     }
     match &req.mode {
-        Mode::Gprof(g) if g.lines && g.brief => gprof_lines(g, &inputs, &image, out)?,
+        Mode::Gprof(g) if g.lines => gprof_lines(g, &inputs, &image, out)?,
         Mode::Gprof(g) => {
-            if !g.brief {
-                return Err(Error::input(
-                    "--gprof reproduces gprof's brief output only: use --gprof -b [-p|-q]",
-                ));
-            }
             let opts = Options {
                 no_static: g.no_static,
             };
             let a = Analysis::of_inputs(&inputs, &image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
-            let graph = GraphOptions { zeros: g.zeros };
+            let graph = g.graph_options();
             gprof::cg_print::print_report(
                 &a,
                 g.sections,
@@ -208,7 +202,7 @@ fn pcsample(
     render::objects::write(req.format, &report, out)
 }
 
-/// `--gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints
+/// `--gprof -l [-b] [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints
 /// ([`gprof::lines`]).
 fn gprof_lines(
     args: &GprofRequest,
@@ -225,7 +219,7 @@ fn gprof_lines(
         gmons,
         gprof::lines::Request {
             sections: args.sections,
-            graph: GraphOptions { zeros: args.zeros },
+            graph: args.graph_options(),
             options: Options {
                 no_static: args.no_static,
             },

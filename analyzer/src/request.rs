@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::gprof::cg_print::Sections;
+use crate::gprof::cg_print::{GraphOptions, Sections};
 
 /// How a report is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -18,10 +18,10 @@ pub enum Format {
     Csv,
 }
 
-/// `--gprof`: which of gprof's brief outputs, byte for byte.
+/// `--gprof`: which of gprof's outputs, byte for byte.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GprofRequest {
-    /// gprof's `-b`: required (only the brief output is emulated).
+    /// gprof's `-b`: no explanations after the tables.
     pub brief: bool,
     /// `-p`/`-P`/`-q`/`-Q`.
     pub sections: Sections,
@@ -31,6 +31,16 @@ pub struct GprofRequest {
     pub no_static: bool,
     /// `-l`: one row per line symbol.
     pub lines: bool,
+}
+
+impl GprofRequest {
+    /// The call graph's (and the flat profile's) printing options.
+    pub fn graph_options(&self) -> GraphOptions {
+        GraphOptions {
+            zeros: self.zeros,
+            brief: self.brief,
+        }
+    }
 }
 
 /// Which report.

@@ -4,6 +4,7 @@
 //! options `run` shares with `cargo profil` are in [`profile`], which the `cargo-profil`
 //! binary includes too.
 
+pub mod gprof;
 mod profile;
 
 use std::ffi::OsString;

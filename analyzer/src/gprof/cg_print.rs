@@ -29,7 +29,16 @@ use crate::{Error, Result};
 pub struct GraphOptions {
     /// `-z`: also print entries (and index names) with no calls and no time.
     pub zeros: bool,
+    /// `-b`: no explanations after the flat profile and the call graph.
+    pub brief: bool,
 }
+
+/// The explanation gprof prints after the flat profile unless `-b`: gprof's fixed text,
+/// recorded from gprof 2.40's output (`blurbs/README.md`).
+const FLAT_BLURB: &[u8] = include_bytes!("blurbs/flat.txt");
+
+/// The explanation gprof prints after the call graph unless `-b` (as [`FLAT_BLURB`]).
+const CALL_GRAPH_BLURB: &[u8] = include_bytes!("blurbs/call_graph.txt");
 
 /// Which sections the user asked for (gprof's `-p`/`-P`/`-q`/`-Q`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -82,6 +91,9 @@ pub fn print_report(
     let (flat, graph) = choose_sections(a, req, gmon)?;
     if flat {
         flat::print(a, FlatOptions { zeros: opts.zeros }, out);
+        if !opts.brief {
+            out.extend_from_slice(FLAT_BLURB);
+        }
     }
     if graph {
         print(a, opts, !flat, out);
@@ -444,14 +456,18 @@ pub fn is_printed(a: &Analysis<'_>, node: usize, opts: GraphOptions) -> bool {
     n.print_flag && (opts.zeros || !zero)
 }
 
-/// Print the call graph exactly as `gprof -b -q` does. `first_output` is false when another
+/// Print the call graph exactly as `gprof [-b] -q` does. `first_output` is false when another
 /// section was printed before (gprof then starts with a form feed).
 pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
     if !first_output {
         out.extend_from_slice(b"\x0c\n");
     }
-    out.extend_from_slice(b"\t\t\tCall graph\n\n");
+    out.extend_from_slice(if opts.brief {
+        b"\t\t\tCall graph\n\n"
+    } else {
+        b"\t\t     Call graph (explanation follows)\n\n"
+    });
     // `(long) hist_scale * sizeof (UNIT)`
     let granularity = (a.hist.scale as i64).wrapping_mul(2);
     out.extend_from_slice(
@@ -490,6 +506,9 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
             print_children(a, node, out);
         }
         out.extend_from_slice(b"-----------------------------------------------\n");
+    }
+    if !opts.brief {
+        out.extend_from_slice(CALL_GRAPH_BLURB);
     }
 }
 
