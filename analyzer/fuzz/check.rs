@@ -80,6 +80,7 @@ pub fn check(data: &[u8]) {
             sections,
             GraphOptions {
                 zeros: flags & 8 != 0,
+                brief: flags & 64 == 0,
             },
             "gmon.out",
             &inputs.exe.data,

@@ -36,6 +36,7 @@ mod flat_random;
 mod fuzz_regressions;
 mod gmon_golden;
 mod gmon_oracle;
+mod gprof_dropin;
 mod lines_c;
 mod lines_gprof;
 mod lines_inline;

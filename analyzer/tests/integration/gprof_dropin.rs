@@ -1,0 +1,122 @@
+//! `profil-report --gprof` as a drop-in for GNU gprof 2.40: the same command line gives the
+//! same stdout and the same exit status as the installed gprof (run here, never recorded).
+//!
+//! Each case is its own test (`gprof_dropin::<program>::<case>`): one gprof command line, run
+//! as `gprof ARGS` and as `profil-report --gprof ARGS` on each `-pg` program of
+//! `fixtures/gcc-pg` (a loop, direct recursion, a cycle, threads). The cases cover gprof's
+//! default (non-brief) output with its explanations, each section option with and without
+//! `-b`, the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
+//! abbreviations, operands before options and after `--`, and getopt's failures (status 1).
+
+use crate::support::{diff, fixtures_dir, gprof, ours};
+
+/// Run one gprof command line both ways in `fixtures/gcc-pg`: `P` in `args` stands for the
+/// program, `G` for its gmon file.
+fn same(program: &str, args: &[&str]) {
+    let dir = fixtures_dir("gcc-pg");
+    let gmon = format!("{program}.gmon");
+    let args: Vec<&str> = args
+        .iter()
+        .map(|&a| match a {
+            "P" => program,
+            "G" => gmon.as_str(),
+            a => a,
+        })
+        .collect();
+    let want = gprof(&dir, &args);
+    let mut ours_args = vec!["--gprof"];
+    ours_args.extend_from_slice(&args);
+    let got = ours(&dir, &ours_args);
+    assert_eq!(
+        got.status.code(),
+        want.status.code(),
+        "{args:?}: exit status (gprof: {}; ours: {})",
+        String::from_utf8_lossy(&want.stderr),
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert!(
+        want.stdout == got.stdout,
+        "{args:?}: stdout differs from gprof's:\n{}",
+        diff(&want.stdout, &got.stdout)
+    );
+    if want.status.success() {
+        assert!(
+            !want.stdout.is_empty() || args.contains(&"-Q"),
+            "{args:?}: vacuous"
+        );
+    } else {
+        assert!(got.stdout.is_empty(), "{args:?}: printed before failing");
+    }
+}
+
+/// The command lines, as `name: [args]`; `cases!(program)` makes them the tests of one
+/// module per fixture program.
+macro_rules! cases {
+    ($program:ident) => {
+        mod $program {
+            cases!(@tests $program;
+            // The default output, as every tutorial runs it.
+            default: ["P", "G"],
+            default_image_only_reads_gmon_out_missing: ["P"],
+            brief: ["-b", "P", "G"],
+            flat: ["-p", "P", "G"],
+            flat_brief: ["-b", "-p", "P", "G"],
+            graph: ["-q", "P", "G"],
+            graph_brief: ["-b", "-q", "P", "G"],
+            no_flat: ["-P", "P", "G"],
+            no_graph: ["-Q", "P", "G"],
+            no_flat_brief: ["-b", "-P", "P", "G"],
+            flat_and_graph: ["-p", "-q", "P", "G"],
+            // Order matters: -P after -p turns it off again (gprof then guesses, minus the flat profile).
+            flat_then_no_flat: ["-p", "-P", "P", "G"],
+            no_flat_then_flat: ["-P", "-p", "P", "G"],
+            no_flat_no_graph: ["-P", "-Q", "P", "G"],
+            graph_then_no_graph_with_flat: ["-q", "-Q", "-p", "P", "G"],
+            zeros: ["-z", "P", "G"],
+            zeros_brief_flat: ["-z", "-b", "-p", "P", "G"],
+            no_static: ["-a", "P", "G"],
+            lines: ["-l", "P", "G"],
+            lines_flat: ["-p", "-l", "P", "G"],
+            lines_graph_brief: ["-b", "-q", "-l", "P", "G"],
+            // Clusters of flags without arguments.
+            cluster_bp: ["-bp", "P", "G"],
+            cluster_bzq: ["-bzq", "P", "G"],
+            cluster_abl: ["-abl", "P", "G"],
+            // Long options and unique abbreviations.
+            long_brief_flat: ["--brief", "--flat-profile", "P", "G"],
+            long_abbreviated: ["--bri", "--gr", "--display-unused", "P", "G"],
+            long_no_graph: ["--no-graph", "P", "G"],
+            long_no_flat_profile: ["--no-flat-profile", "P", "G"],
+            long_line_no_static: ["--line", "--no-static", "-b", "P", "G"],
+            // getopt permutes: options may follow the files; `--` ends the options.
+            options_after_files: ["P", "G", "-b", "-p"],
+            double_dash: ["-b", "--", "P", "G"],
+            // gprof sums several gmon files (here the same one twice).
+            two_gmon_files: ["-b", "P", "G", "G"],
+            // getopt's failures and gprof's: status 1, nothing on stdout.
+            invalid_option: ["-j", "P", "G"],
+            invalid_option_in_cluster: ["-bj", "P", "G"],
+            ambiguous_long_option: ["--no", "P", "G"],
+            unknown_long_option: ["--flat-profiles", "P", "G"],
+            argument_to_a_flag: ["--brief=yes", "P", "G"],
+            missing_required_argument: ["P", "G", "-k"],
+            missing_gmon_file: ["-b", "P", "no-such.gmon"],
+            missing_image: ["-b", "no-such-program", "G"],
+
+            );
+        }
+    };
+    (@tests $program:ident; $($case:ident: [$($arg:expr),*],)*) => {
+        $(
+            #[test]
+            fn $case() {
+                super::same(stringify!($program), &[$($arg),*]);
+            }
+        )*
+    };
+}
+
+cases!(loop2);
+cases!(recursion);
+cases!(cycle);
+cases!(threads);
