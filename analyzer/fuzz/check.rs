@@ -73,6 +73,8 @@ pub fn check(data: &[u8]) {
             no_flat: sel == 2,
             graph: sel == 2 || sel == 3,
             no_graph: sel == 1,
+            // Bits 4-5 also choose the default report's format below.
+            file_info: flags & 32 != 0,
         };
         let mut buf = Vec::new();
         let _ = profil_report::gprof::cg_print::print_report(
@@ -80,7 +82,7 @@ pub fn check(data: &[u8]) {
             sections,
             GraphOptions {
                 zeros: flags & 8 != 0,
-                brief: flags & 64 == 0,
+                brief: flags & 16 == 0,
             },
             "gmon.out",
             &inputs.exe.data,

@@ -231,7 +231,8 @@ pub struct Refusal {
     pub code: u8,
 }
 
-/// gprof's `output_style` bits the emulation knows.
+/// gprof's `output_style` bits the emulation knows (the other styles, such as `-i`'s, count
+/// as one: any of them stops gprof from guessing the sections).
 const STYLE_FLAT: u32 = 1;
 const STYLE_GRAPH: u32 = 2;
 const STYLE_OTHER: u32 = 4;
@@ -266,6 +267,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     })?;
     let mut g = GprofRequest::default();
     let (mut style, mut user) = (0u32, 0u32);
+    let mut file_info = false;
     for Parsed { opt, arg } in opts {
         let refuse = |what: String| Refusal {
             message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
@@ -276,6 +278,11 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('b'), _) => g.brief = true,
             (Opt::Short('z'), _) => g.zeros = true,
             (Opt::Short('l'), _) => g.lines = true,
+            (Opt::Short('i'), _) => {
+                file_info = true;
+                style |= STYLE_OTHER;
+                user |= STYLE_OTHER;
+            }
             (Opt::Short(c @ ('p' | 'P' | 'q' | 'Q')), None) => {
                 let bit = if matches!(c, 'p' | 'P') {
                     STYLE_FLAT
@@ -302,7 +309,6 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::InlineFileNames, _) => return Err(refuse("--inline-file-names".into())),
         }
     }
-    let _ = STYLE_OTHER;
     g.sections = if style == 0 {
         // gprof guesses from the input, minus what the user turned off.
         Sections {
@@ -317,6 +323,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             graph,
             no_flat: !flat,
             no_graph: !graph,
+            file_info,
         }
     };
     Ok(Request {

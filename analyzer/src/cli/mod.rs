@@ -103,6 +103,7 @@ impl ReportArgs {
                     no_flat: self.no_flat_profile,
                     graph: self.graph,
                     no_graph: self.no_graph,
+                    file_info: false,
                 },
                 zeros: self.zeros,
                 no_static: self.no_static,

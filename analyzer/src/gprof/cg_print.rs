@@ -51,6 +51,8 @@ pub struct Sections {
     pub graph: bool,
     /// `-Q`: no call graph.
     pub no_graph: bool,
+    /// `-i`: what each gmon file held (printed as the files are read, before the rest).
+    pub file_info: bool,
 }
 
 /// What gprof prints, decided as in its `main`: explicit `-p`/`-q` win; otherwise the flat
@@ -88,15 +90,21 @@ pub fn print_report(
     exe: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<()> {
+    if req.file_info {
+        print_file_info(a, out);
+    }
     let (flat, graph) = choose_sections(a, req, gmon)?;
     if flat {
+        if req.file_info {
+            out.extend_from_slice(b"\x0c\n");
+        }
         flat::print(a, FlatOptions { zeros: opts.zeros }, out);
         if !opts.brief {
             out.extend_from_slice(FLAT_BLURB);
         }
     }
     if graph {
-        print(a, opts, !flat, out);
+        print(a, opts, !flat && !req.file_info, out);
         // Under line granularity gprof prints no `(file)` after static functions.
         let files = match a.lines {
             Some(_) => Vec::new(),
@@ -105,6 +113,28 @@ pub fn print_report(
         print_index(a, opts, &files, out);
     }
     Ok(())
+}
+
+/// `-i`: what each gmon file held, as gprof prints it while reading the file.
+fn print_file_info(a: &Analysis<'_>, out: &mut Vec<u8>) {
+    let plural = |n: u64| if n == 1 { "" } else { "s" };
+    for f in &a.files {
+        out.extend_from_slice(b"File `");
+        out.extend_from_slice(f.name.as_bytes());
+        out.extend_from_slice(
+            format!(
+                "' (version {}) contains:\n\t{} histogram record{}\n\t{} call-graph record{}\n\t{} basic-block count record{}\n",
+                f.version,
+                f.histograms,
+                plural(f.histograms),
+                f.arcs,
+                plural(f.arcs),
+                f.basic_blocks,
+                plural(f.basic_blocks)
+            )
+            .as_bytes(),
+        );
+    }
 }
 
 /// The source file gprof appends to a static function's name in the index: the base name of

@@ -61,6 +61,21 @@ pub struct Options {
     pub no_static: bool,
 }
 
+/// What one gmon file held, for `-i` (`--file-info`): gprof counts records as it reads them.
+#[derive(Debug, Clone, Default)]
+pub struct FileInfo {
+    /// The name the file was given by.
+    pub name: String,
+    /// The GNU format's version word (0 for the BSD formats).
+    pub version: u32,
+    /// Histogram records (1 for a BSD file).
+    pub histograms: u64,
+    /// Arc records.
+    pub arcs: u64,
+    /// Basic-block count records.
+    pub basic_blocks: u64,
+}
+
 /// Everything gprof computes before printing.
 #[derive(Debug, Clone)]
 pub struct Analysis<'data> {
@@ -80,6 +95,8 @@ pub struct Analysis<'data> {
     pub has_call_graph: bool,
     /// Under `-l` ([`lines`]): the `(file:line @ addr)` printed after every name.
     pub lines: Option<lines::LineLocations>,
+    /// What each gmon file held, in reading order (`-i`).
+    pub files: Vec<FileInfo>,
     target: Target,
 }
 
@@ -119,6 +136,7 @@ impl<'data> Analysis<'data> {
             total_time: 0.0,
             has_call_graph: false,
             lines: None,
+            files: Vec::new(),
             target,
         })
     }
@@ -145,17 +163,23 @@ impl<'data> Analysis<'data> {
         // many arcs (address space only, proportional to the file) spares the arc list its
         // successive reallocations and copies.
         cg.reserve_arcs(data.len() / (2 * self.target.ptr_size.bytes() + 4));
-        let mut arcs = false;
-        let format = read_records(
-            name,
-            data,
-            self.target,
-            &mut self.hist,
-            |from, to, count| {
-                arcs = true;
+        let mut info = FileInfo {
+            name: name.to_string(),
+            ..FileInfo::default()
+        };
+        let format = read_records(name, data, self.target, &mut self.hist, |rec| match rec {
+            Seen::Histogram => info.histograms += 1,
+            Seen::BasicBlocks => info.basic_blocks += 1,
+            Seen::Arc(from, to, count) => {
+                info.arcs += 1;
                 cg.tally(symtab, from, to, count);
-            },
-        )?;
+            }
+        })?;
+        if let gmon::read::Format::Gnu { version } = format {
+            info.version = version;
+        }
+        let arcs = info.arcs > 0;
+        self.files.push(info);
         if arcs || !format.is_gnu() {
             self.has_call_graph = true;
         }
@@ -221,9 +245,20 @@ fn may_be_mangled(name: &[u8]) -> bool {
     name[start..].starts_with(b"_")
 }
 
+/// A record [`read_records`] reports, in file order.
+#[derive(Debug, Clone, Copy)]
+pub enum Seen {
+    /// A histogram (already added).
+    Histogram,
+    /// An arc: caller address, callee address, count (link-time addresses).
+    Arc(u64, u64, u64),
+    /// A basic-block count record (ignored).
+    BasicBlocks,
+}
+
 /// Decode the records of one gmon file (`name` is used in messages) in file order: add its
-/// histograms to `hist` with gprof's rules for GNU and BSD records, and hand every arc
-/// (caller address, callee address, count; link-time addresses) to `on_arc`. Returns the
+/// histograms to `hist` with gprof's rules for GNU and BSD records, and report every record
+/// to `on_record` (arcs with their caller address, callee address and count). Returns the
 /// file's format. The `--gprof` emulation reads its inputs through here; the other reports
 /// read theirs with `crate::profile::samples`.
 pub fn read_records(
@@ -231,7 +266,7 @@ pub fn read_records(
     data: &[u8],
     target: Target,
     hist: &mut Histograms,
-    mut on_arc: impl FnMut(u64, u64, u64),
+    mut on_record: impl FnMut(Seen),
 ) -> Result<gmon::Format> {
     let fail = |msg: String| Error::input(format!("{name}: {msg}"));
     let (header, records) = gmon::read::records(data, target).map_err(|e| fail(e.to_string()))?;
@@ -254,9 +289,10 @@ pub fn read_records(
                     hist.add_bsd(&input, h.prof_rate)
                 };
                 r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
+                on_record(Seen::Histogram);
             }
-            Record::Arc(a) => on_arc(a.from_pc, a.self_pc, a.count),
-            Record::BasicBlocks(_) => {}
+            Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count)),
+            Record::BasicBlocks(_) => on_record(Seen::BasicBlocks),
         }
     }
     Ok(header.format)

@@ -5,7 +5,7 @@
 //! as `gprof ARGS` and as `profil-report --gprof ARGS` on each `-pg` program of
 //! `fixtures/gcc-pg` (a loop, direct recursion, a cycle, threads). The cases cover gprof's
 //! default (non-brief) output with its explanations, each section option with and without
-//! `-b`, the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
+//! `-b`, `-z`, `-a`, `-l`, `-i`, the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
 //! abbreviations, operands before options and after `--`, and getopt's failures (status 1).
 
 use crate::support::{diff, fixtures_dir, gprof, ours};
@@ -93,6 +93,12 @@ macro_rules! cases {
             double_dash: ["-b", "--", "P", "G"],
             // gprof sums several gmon files (here the same one twice).
             two_gmon_files: ["-b", "P", "G", "G"],
+            // -i: what each file holds, alone (no report) or before the sections.
+            file_info: ["-i", "P", "G"],
+            file_info_two_files: ["-i", "P", "G", "G"],
+            file_info_flat: ["-i", "-p", "P", "G"],
+            file_info_graph_brief: ["-bi", "-q", "P", "G"],
+            file_info_lines: ["--file-info", "-l", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
