@@ -65,6 +65,7 @@ pub fn check(data: &[u8]) {
     // --gprof -b with the sections chosen by bits 6-7.
     let opts = profil_report::gprof::Options {
         no_static: flags & 4 != 0,
+        specs: &[],
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;

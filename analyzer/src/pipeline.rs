@@ -59,6 +59,7 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
         Mode::Gprof(g) => {
             let opts = Options {
                 no_static: g.no_static,
+                specs: g.specs,
             };
             let a = Analysis::of_inputs(&inputs, &image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
@@ -222,6 +223,7 @@ fn gprof_lines(
             graph: args.graph_options(),
             options: Options {
                 no_static: args.no_static,
+                specs: args.specs,
             },
         },
         &mut buf,

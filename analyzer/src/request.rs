@@ -31,6 +31,8 @@ pub struct GprofRequest {
     pub no_static: bool,
     /// `-l`: one row per line symbol.
     pub lines: bool,
+    /// Symbol specs (`-pNAME`, `-qNAME`, `-k FROM/TO`, …), for the whole run.
+    pub specs: &'static [crate::gprof::symspec::SymSpec],
 }
 
 impl GprofRequest {

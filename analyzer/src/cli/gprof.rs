@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use profil_report::gprof::cg_print::Sections;
+use profil_report::gprof::symspec::{self, SymSpec, Table};
 use profil_report::request::{GprofRequest, Mode, Request};
 
 /// gprof 2.40's short options (its `getopt_long` string): a letter followed by `:` takes an
@@ -224,6 +225,16 @@ fn find_long(name: &str) -> Result<(&'static str, Arg, Opt), String> {
     }
 }
 
+/// Add `spec` to `table`, if it is a form the emulation reproduces (a function name).
+fn add_spec(specs: &mut Vec<SymSpec>, table: Table, spec: &str) -> Result<(), String> {
+    symspec::check(spec).map_err(|what| format!("{what} is not reproduced"))?;
+    specs.push(SymSpec {
+        table,
+        spec: Box::leak(spec.to_string().into_boxed_str()),
+    });
+    Ok(())
+}
+
 /// Why a command line is not run: the message and the exit status.
 #[derive(Debug)]
 pub struct Refusal {
@@ -268,6 +279,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     let mut g = GprofRequest::default();
     let (mut style, mut user) = (0u32, 0u32);
     let mut file_info = false;
+    let mut specs: Vec<SymSpec> = Vec::new();
     for Parsed { opt, arg } in opts {
         let refuse = |what: String| Refusal {
             message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
@@ -283,18 +295,48 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 style |= STYLE_OTHER;
                 user |= STYLE_OTHER;
             }
-            (Opt::Short(c @ ('p' | 'P' | 'q' | 'Q')), None) => {
+            (Opt::Short(c @ ('p' | 'P' | 'q' | 'Q')), arg) => {
                 let bit = if matches!(c, 'p' | 'P') {
                     STYLE_FLAT
                 } else {
                     STYLE_GRAPH
                 };
-                if c.is_ascii_lowercase() {
+                // `-p`/`-q` (with or without a spec) and `-PNAME`/`-QNAME` turn the section on;
+                // a bare `-P`/`-Q` turns it off.
+                if c.is_ascii_lowercase() || arg.is_some() {
                     style |= bit;
                 } else {
                     style &= !bit;
                 }
                 user |= bit;
+                if let Some(spec) = arg {
+                    let arcs = spec.contains('/');
+                    let table = match (c, arcs) {
+                        ('p', _) => Table::InclFlat,
+                        ('P', _) => Table::ExclFlat,
+                        ('q', false) => Table::InclGraph,
+                        ('q', true) => Table::InclArcs,
+                        ('Q', false) => Table::ExclGraph,
+                        _ => Table::ExclArcs,
+                    };
+                    add_spec(&mut specs, table, &spec)
+                        .map_err(|m| refuse(format!("-{c}{spec} ({m})")))?;
+                }
+            }
+            (Opt::Short(c @ ('e' | 'E' | 'f' | 'F' | 'n' | 'N' | 'k')), Some(spec)) => {
+                let tables: &[Table] = match c {
+                    'e' => &[Table::ExclGraph],
+                    'E' => &[Table::ExclTime, Table::ExclGraph],
+                    'f' => &[Table::InclGraph],
+                    'F' => &[Table::InclTime, Table::InclGraph],
+                    'n' => &[Table::InclTime],
+                    'N' => &[Table::ExclTime],
+                    _ => &[Table::ExclArcs],
+                };
+                for &t in tables {
+                    add_spec(&mut specs, t, &spec)
+                        .map_err(|m| refuse(format!("-{c} {spec} ({m})")))?;
+                }
             }
             (Opt::Short('h'), _) => {
                 return Err(Refusal {
@@ -326,6 +368,8 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             file_info,
         }
     };
+    // The specs live as long as the process (the request is `Copy`).
+    g.specs = Box::leak(specs.into_boxed_slice());
     Ok(Request {
         files: operands.into_iter().map(PathBuf::from).collect(),
         mode: Mode::Gprof(g),

@@ -108,6 +108,7 @@ impl ReportArgs {
                 zeros: self.zeros,
                 no_static: self.no_static,
                 lines: self.lines,
+                specs: &[],
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

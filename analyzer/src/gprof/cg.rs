@@ -155,14 +155,18 @@ fn pair_key(parent: usize, child: usize) -> u64 {
     ((parent as u64) << 32) ^ (child as u64)
 }
 
-/// Which symbols are excluded from time propagation and from the printed graph
-/// (`EXCL_TIME`, `EXCL_GRAPH`; the INCL tables are empty without `-f`/`-F`/`-q sym`).
+/// Which symbols are excluded from time propagation and from the printed graph, per symbol
+/// (from the INCL/EXCL_TIME and INCL/EXCL_GRAPH tables, [`super::symspec::Pair`]).
 #[derive(Debug, Clone, Default)]
 pub struct Exclusions {
-    /// `EXCL_TIME`.
+    /// Switches time propagation off (`!INCL_TIME && EXCL_TIME`).
     pub time: Vec<bool>,
-    /// `EXCL_GRAPH`.
+    /// Switches the print flag off (`!INCL_GRAPH && EXCL_GRAPH`).
     pub graph: Vec<bool>,
+    /// May switch time propagation on (`INCL_TIME || (no INCL_TIME && !EXCL_TIME)`).
+    pub time_on: Vec<bool>,
+    /// May switch the print flag on (as `time_on`, for the graph tables).
+    pub graph_on: Vec<bool>,
 }
 
 impl CallGraph {
@@ -202,6 +206,19 @@ impl CallGraph {
     /// Arcs whose ends are outside every symbol are dropped; the callee is moved back to the
     /// nearest preceding function symbol.
     pub fn tally(&mut self, symtab: &SymTab<'_>, from_pc: u64, self_pc: u64, count: u64) {
+        self.tally_if(symtab, from_pc, self_pc, count, |_, _| true);
+    }
+
+    /// [`CallGraph::tally`], keeping the arc only if `allowed(caller, callee)` (gprof's arc
+    /// tables, `-k` and `-q`/`-Q FROM/TO`).
+    pub fn tally_if(
+        &mut self,
+        symtab: &SymTab<'_>,
+        from_pc: u64,
+        self_pc: u64,
+        count: u64,
+        allowed: impl Fn(usize, usize) -> bool,
+    ) {
         // Call sites come in address order, many per caller: when `from_pc` lies between the
         // previous caller's start and the next symbol's, the search would end there too.
         let last = self.last_parent;
@@ -222,6 +239,9 @@ impl CallGraph {
                 return;
             }
             child -= 1;
+        }
+        if !allowed(parent, child) {
+            return;
         }
         self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
         self.arc_add(symtab, parent, child, count);
@@ -526,16 +546,18 @@ impl CallGraph {
             }
             let excl_graph = excl.graph.get(child).copied().unwrap_or(false);
             let excl_time = excl.time.get(child).copied().unwrap_or(false);
+            let graph_on = excl.graph_on.get(child).copied().unwrap_or(true);
+            let time_on = excl.time_on.get(child).copied().unwrap_or(true);
             let node = &mut self.nodes[child];
             if !node.print_flag {
-                if !excl_graph {
+                if graph_on {
                     node.print_flag = true;
                 }
             } else if excl_graph {
                 node.print_flag = false;
             }
             if node.prop_fract == 0.0 {
-                if !excl_time {
+                if time_on {
                     node.prop_fract = 1.0;
                 }
             } else if excl_time {

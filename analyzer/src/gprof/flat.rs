@@ -155,7 +155,7 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     out.reserve(order.len() * 72);
     let mut accum = 0.0f64;
     for &i in &order {
-        if a.excluded[i] {
+        if !a.select.flat.on(i) {
             continue;
         }
         let n = &a.cg.nodes[i];

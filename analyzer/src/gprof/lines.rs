@@ -41,6 +41,7 @@ use profil_symbols::ElfImage;
 
 use super::cg::CallGraph;
 use super::cg_print::{self, GraphOptions, Sections};
+use super::symspec::Selection;
 use super::symtab::SymTab;
 use super::{Analysis, Options, DEFAULT_EXCLUDED};
 use crate::{Error, Result};
@@ -265,6 +266,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         .iter()
         .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
         .collect();
+    a.select = Selection::new(&a.symtab, &a.excluded, a.specs);
     a.cg = CallGraph::new(&a.symtab);
     a.lines = Some(LineLocations {
         files: lines

@@ -33,6 +33,7 @@ pub mod hist;
 pub mod lines;
 pub mod msort;
 pub mod printf;
+pub mod symspec;
 pub mod symtab;
 
 use gmon::{Endian, Record, Target};
@@ -42,6 +43,7 @@ use profil_symbols::ElfImage;
 use crate::{Error, Result};
 use cg::{CallGraph, Exclusions};
 use hist::{HistInput, Histograms};
+use symspec::{Selection, SymSpec};
 use symtab::SymTab;
 
 /// Names gprof always excludes from the flat profile, time propagation and the call graph.
@@ -59,6 +61,8 @@ pub const DEFAULT_EXCLUDED: [&str; 6] = [
 pub struct Options {
     /// `-a` / `--no-static`.
     pub no_static: bool,
+    /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
+    pub specs: &'static [SymSpec],
 }
 
 /// What one gmon file held, for `-i` (`--file-info`): gprof counts records as it reads them.
@@ -83,6 +87,10 @@ pub struct Analysis<'data> {
     pub symtab: SymTab<'data>,
     /// Symbols in the default exclusion list.
     pub excluded: Vec<bool>,
+    /// What gprof's INCL/EXCL tables select (the default exclusions and the specs).
+    pub select: Selection,
+    /// The symbol specs the tables come from.
+    pub specs: &'static [SymSpec],
     /// Accumulated histograms, rate and unit.
     pub hist: Histograms,
     /// The call graph (assembled by [`Analysis::finish`]).
@@ -120,16 +128,19 @@ impl<'data> Analysis<'data> {
             return Err(no_symbols());
         }
         let symtab = SymTab::finalize(&gsyms, text.addr.wrapping_add(text.size));
-        let excluded = symtab
+        let excluded: Vec<bool> = symtab
             .syms
             .iter()
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
+        let select = Selection::new(&symtab, &excluded, opts.specs);
         Ok(Analysis {
             symtab,
             excluded,
+            select,
+            specs: opts.specs,
             hist: Histograms::default(),
             cg,
             time: Vec::new(),
@@ -158,7 +169,8 @@ impl<'data> Analysis<'data> {
 
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
     pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
-        let (symtab, cg) = (&self.symtab, &mut self.cg);
+        let (symtab, cg, select) = (&self.symtab, &mut self.cg, &self.select);
+        let filter = select.filters_arcs();
         // No arc record is shorter than two addresses and a 4-byte count: reserving for that
         // many arcs (address space only, proportional to the file) spares the arc list its
         // successive reallocations and copies.
@@ -172,7 +184,11 @@ impl<'data> Analysis<'data> {
             Seen::BasicBlocks => info.basic_blocks += 1,
             Seen::Arc(from, to, count) => {
                 info.arcs += 1;
-                cg.tally(symtab, from, to, count);
+                if filter {
+                    cg.tally_if(symtab, from, to, count, |p, c| select.arc_allowed(p, c));
+                } else {
+                    cg.tally(symtab, from, to, count);
+                }
             }
         })?;
         if let gmon::read::Format::Gnu { version } = format {
@@ -193,12 +209,17 @@ impl<'data> Analysis<'data> {
 
     /// Assign samples and assemble the call graph.
     pub fn finish(&mut self) {
-        let assigned = hist::assign_samples(&self.symtab, &self.hist, &self.excluded);
+        let sel = &self.select;
+        let n = self.symtab.len();
+        let not_flat: Vec<bool> = (0..n).map(|i| !sel.flat.on(i)).collect();
+        let assigned = hist::assign_samples(&self.symtab, &self.hist, &not_flat);
         self.time = assigned.time;
         self.total_time = assigned.total_time;
         let excl = Exclusions {
-            time: self.excluded.clone(),
-            graph: self.excluded.clone(),
+            time: (0..n).map(|i| sel.time.off(i)).collect(),
+            graph: (0..n).map(|i| sel.graph.off(i)).collect(),
+            time_on: (0..n).map(|i| sel.time.on(i)).collect(),
+            graph_on: (0..n).map(|i| sel.graph.on(i)).collect(),
         };
         self.cg.assemble(&self.symtab, &self.time, &excl);
     }

@@ -5,24 +5,27 @@
 //! as `gprof ARGS` and as `profil-report --gprof ARGS` on each `-pg` program of
 //! `fixtures/gcc-pg` (a loop, direct recursion, a cycle, threads). The cases cover gprof's
 //! default (non-brief) output with its explanations, each section option with and without
-//! `-b`, `-z`, `-a`, `-l`, `-i`, the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
+//! `-b`, `-z`, `-a`, `-l`, `-i`, symbol specs (`-pNAME`, `-Q/NAME`, `-k FROM/TO`,
+//! `-e/-E/-f/-F/-n/-N NAME`), the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
 //! abbreviations, operands before options and after `--`, and getopt's failures (status 1).
 
 use crate::support::{diff, fixtures_dir, gprof, ours};
 
 /// Run one gprof command line both ways in `fixtures/gcc-pg`: `P` in `args` stands for the
-/// program, `G` for its gmon file.
-fn same(program: &str, args: &[&str]) {
+/// program, `G` for its gmon file, and `{f}` inside an argument for `func`, a function of the
+/// program that has calls and time.
+fn same(program: &str, func: &str, args: &[&str]) {
     let dir = fixtures_dir("gcc-pg");
     let gmon = format!("{program}.gmon");
-    let args: Vec<&str> = args
+    let args: Vec<String> = args
         .iter()
         .map(|&a| match a {
-            "P" => program,
-            "G" => gmon.as_str(),
-            a => a,
+            "P" => program.to_string(),
+            "G" => gmon.clone(),
+            a => a.replace("{f}", func),
         })
         .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let want = gprof(&dir, &args);
     let mut ours_args = vec!["--gprof"];
     ours_args.extend_from_slice(&args);
@@ -52,9 +55,9 @@ fn same(program: &str, args: &[&str]) {
 /// The command lines, as `name: [args]`; `cases!(program)` makes them the tests of one
 /// module per fixture program.
 macro_rules! cases {
-    ($program:ident) => {
+    ($program:ident, $func:expr) => {
         mod $program {
-            cases!(@tests $program;
+            cases!(@tests $program, $func;
             // The default output, as every tutorial runs it.
             default: ["P", "G"],
             default_image_only_reads_gmon_out_missing: ["P"],
@@ -99,6 +102,40 @@ macro_rules! cases {
             file_info_flat: ["-i", "-p", "P", "G"],
             file_info_graph_brief: ["-bi", "-q", "P", "G"],
             file_info_lines: ["--file-info", "-l", "P", "G"],
+            // Symbol specs (function names): the optional argument of -p/-P/-q/-Q, glued.
+            flat_of: ["-p{f}", "P", "G"],
+            flat_of_brief: ["-b", "-p{f}", "P", "G"],
+            flat_of_colon_form: ["-p:{f}", "P", "G"],
+            flat_without: ["-P{f}", "P", "G"],
+            flat_without_main: ["-Pmain", "-b", "P", "G"],
+            graph_of: ["-q{f}", "P", "G"],
+            graph_of_main: ["-b", "-qmain", "P", "G"],
+            graph_without: ["-Q{f}", "P", "G"],
+            graph_without_main_brief: ["-b", "-Qmain", "P", "G"],
+            graph_of_unknown_name: ["-qab", "P", "G"],
+            flat_of_unknown_name: ["-pnosuch", "-b", "P", "G"],
+            long_flat_of: ["--flat-profile={f}", "-b", "P", "G"],
+            long_graph_without: ["--no-graph={f}", "-b", "P", "G"],
+            lines_flat_of: ["-l", "-b", "-p{f}", "P", "G"],
+            // Arc specs: -q/-Q FROM/TO and -k FROM/TO.
+            arcs_into: ["-b", "-q/{f}", "P", "G"],
+            arcs_from_main: ["-b", "-qmain/", "P", "G"],
+            arcs_without_into: ["-b", "-Q/{f}", "P", "G"],
+            k_from_main: ["-b", "-k", "main/{f}", "P", "G"],
+            k_glued_into: ["-k/{f}", "P", "G"],
+            k_self: ["-b", "-k{f}/{f}", "P", "G"],
+            k_without_slash: ["-b", "-kmain", "P", "G"],
+            // The time and graph tables: -e/-E/-f/-F/-n/-N.
+            e_graph_without: ["-b", "-e", "{f}", "P", "G"],
+            big_e_time_and_graph_without: ["-b", "-E{f}", "P", "G"],
+            f_graph_of: ["-b", "-f{f}", "P", "G"],
+            big_f_time_and_graph_of: ["-F{f}", "P", "G"],
+            big_f_main: ["-b", "-Fmain", "P", "G"],
+            n_time_of: ["-b", "-n{f}", "P", "G"],
+            big_n_time_without: ["-b", "-N{f}", "P", "G"],
+            big_n_main: ["-N", "main", "P", "G"],
+            long_time_without: ["--no-time={f}", "-b", "P", "G"],
+            include_and_exclude: ["-b", "-qmain", "-Q{f}", "-e{f}", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
@@ -112,17 +149,17 @@ macro_rules! cases {
             );
         }
     };
-    (@tests $program:ident; $($case:ident: [$($arg:expr),*],)*) => {
+    (@tests $program:ident, $func:expr; $($case:ident: [$($arg:expr),*],)*) => {
         $(
             #[test]
             fn $case() {
-                super::same(stringify!($program), &[$($arg),*]);
+                super::same(stringify!($program), $func, &[$($arg),*]);
             }
         )*
     };
 }
 
-cases!(loop2);
-cases!(recursion);
-cases!(cycle);
-cases!(threads);
+cases!(loop2, "inner");
+cases!(recursion, "fib");
+cases!(cycle, "ping");
+cases!(threads, "work_a");
