@@ -60,6 +60,7 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
             let opts = Options {
                 no_static: g.no_static,
                 specs: g.specs,
+                static_calls: g.static_calls,
             };
             let a = Analysis::of_inputs(&inputs, &image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
@@ -224,6 +225,7 @@ fn gprof_lines(
             options: Options {
                 no_static: args.no_static,
                 specs: args.specs,
+                static_calls: args.static_calls,
             },
         },
         &mut buf,

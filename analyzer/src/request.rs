@@ -33,6 +33,8 @@ pub struct GprofRequest {
     pub lines: bool,
     /// Symbol specs (`-pNAME`, `-qNAME`, `-k FROM/TO`, …), for the whole run.
     pub specs: &'static [crate::gprof::symspec::SymSpec],
+    /// `-c`: also the static call graph (direct calls found in the code).
+    pub static_calls: bool,
 }
 
 impl GprofRequest {

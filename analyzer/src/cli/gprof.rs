@@ -289,6 +289,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('a'), _) => g.no_static = true,
             (Opt::Short('b'), _) => g.brief = true,
             (Opt::Short('z'), _) => g.zeros = true,
+            (Opt::Short('c'), _) => g.static_calls = true,
             (Opt::Short('l'), _) => g.lines = true,
             (Opt::Short('i'), _) => {
                 file_info = true;

@@ -109,6 +109,7 @@ impl ReportArgs {
                 no_static: self.no_static,
                 lines: self.lines,
                 specs: &[],
+                static_calls: false,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

@@ -267,6 +267,9 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
         .collect();
     a.select = Selection::new(&a.symtab, &a.excluded, a.specs);
+    if req.options.static_calls {
+        a.static_text = super::text_bytes(data);
+    }
     a.cg = CallGraph::new(&a.symtab);
     a.lines = Some(LineLocations {
         files: lines

@@ -61,6 +61,8 @@ pub const DEFAULT_EXCLUDED: [&str; 6] = [
 pub struct Options {
     /// `-a` / `--no-static`.
     pub no_static: bool,
+    /// `-c` / `--static-call-graph`: also the direct calls found in the code (count 0).
+    pub static_calls: bool,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
 }
@@ -91,6 +93,8 @@ pub struct Analysis<'data> {
     pub select: Selection,
     /// The symbol specs the tables come from.
     pub specs: &'static [SymSpec],
+    /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
+    pub static_text: Option<(u64, &'data [u8])>,
     /// Accumulated histograms, rate and unit.
     pub hist: Histograms,
     /// The call graph (assembled by [`Analysis::finish`]).
@@ -141,6 +145,7 @@ impl<'data> Analysis<'data> {
             excluded,
             select,
             specs: opts.specs,
+            static_text: None,
             hist: Histograms::default(),
             cg,
             time: Vec::new(),
@@ -160,6 +165,9 @@ impl<'data> Analysis<'data> {
         opts: Options,
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
+        if opts.static_calls {
+            a.static_text = text_bytes(&inputs.exe.data);
+        }
         for g in &inputs.gmons {
             a.read_gmon(&g.name(), &g.bytes()?)?;
         }
@@ -221,7 +229,22 @@ impl<'data> Analysis<'data> {
             time_on: (0..n).map(|i| sel.time.on(i)).collect(),
             graph_on: (0..n).map(|i| sel.graph.on(i)).collect(),
         };
-        self.cg.assemble(&self.symtab, &self.time, &excl);
+        // gprof assembles the call graph (and so scans for static calls) only when a file
+        // had call-graph data.
+        let calls = match self.static_text {
+            Some(text) if self.has_call_graph => Some(cg::StaticCalls {
+                text,
+                ranges: self
+                    .hist
+                    .ranges
+                    .iter()
+                    .map(|r| (r.low_pc, r.high_pc))
+                    .collect(),
+            }),
+            _ => None,
+        };
+        self.cg
+            .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref());
     }
 
     /// The name gprof prints for symbol `i` (demangled with libiberty's rules).
@@ -251,6 +274,15 @@ impl<'data> Analysis<'data> {
             l.push_suffix(i, self.symtab.syms[i].addr, out);
         }
     }
+}
+
+/// `.text` of the ELF file `data` (for `-c`): its link-time address and bytes. `None` if it
+/// has none (or it holds no bytes).
+pub fn text_bytes(data: &[u8]) -> Option<(u64, &[u8])> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(data).ok()?;
+    let text = file.section_by_name(".text")?;
+    Some((text.address(), text.data().ok()?))
 }
 
 /// Whether `gprof_demangle` can change `name`: it only demangles names that, after leading

@@ -136,6 +136,8 @@ macro_rules! cases {
             big_n_main: ["-N", "main", "P", "G"],
             long_time_without: ["--no-time={f}", "-b", "P", "G"],
             include_and_exclude: ["-b", "-qmain", "-Q{f}", "-e{f}", "P", "G"],
+            static_call_graph: ["-c", "P", "G"],
+            static_call_graph_brief_zeros: ["-bcz", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
@@ -163,3 +165,67 @@ cases!(loop2, "inner");
 cases!(recursion, "fib");
 cases!(cycle, "ping");
 cases!(threads, "work_a");
+
+/// `-c` (`--static-call-graph`) on a program built at `-O0`, where functions are laid out in
+/// source order so that some calls go forwards (gprof's x86-64 scan finds only those): the
+/// never-executed call `mid → never` and `unused_caller`'s calls become arcs with count 0.
+mod static_calls {
+    use crate::support::{compile, diff, gprof, ours, profile_run, TempDir};
+
+    const SOURCE: &str = r#"#include <stdio.h>
+static volatile long sink;
+void leaf(long n);
+void never(void);
+void mid(long n) { for (long i = 0; i < n; i++) leaf(i); if (n < 0) never(); }
+static void helper(long n) { sink += n; }
+void leaf(long n) { for (long i = 0; i < 2000; i++) sink += i * n; helper(n); }
+void never(void) { sink = 0; leaf(1); }
+void unused_caller(void) { mid(3); never(); }
+int main(void) { for (int k = 0; k < 300; k++) mid(100); printf("%ld\n", sink); return 0; }
+"#;
+
+    fn program() -> TempDir {
+        let dir = TempDir::new("gprof-dropin-c");
+        std::fs::write(dir.join("fwd.c"), SOURCE).unwrap();
+        compile(dir.path(), "gcc", &["-pg", "-O0", "-o", "fwd", "fwd.c"]);
+        profile_run(dir.path(), "fwd", &[], "fwd.gmon");
+        dir
+    }
+
+    fn same(dir: &TempDir, flags: &[&str]) {
+        let mut args = flags.to_vec();
+        args.extend_from_slice(&["fwd", "fwd.gmon"]);
+        let want = gprof(dir.path(), &args);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(&args);
+        let got = ours(dir.path(), &ours_args);
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs from gprof's:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+    }
+
+    #[test]
+    fn static_call_graph_matches_gprof() {
+        let dir = program();
+        // Not vacuous: -c changes gprof's call graph here.
+        let plain = gprof(dir.path(), &["-b", "-q", "-z", "fwd", "fwd.gmon"]);
+        let with_c = gprof(dir.path(), &["-b", "-q", "-z", "-c", "fwd", "fwd.gmon"]);
+        assert_ne!(plain.stdout, with_c.stdout, "-c found no static call");
+        for flags in [
+            &["-c"][..],
+            &["-b", "-c"],
+            &["-b", "-c", "-q", "-z"],
+            &["-bcz"],
+            &["--static-call-graph", "-b", "-p"],
+            &["-c", "-a", "-b"],
+            &["-c", "-l", "-b"],
+            &["-c", "-b", "-Qnever"],
+            &["-c", "-b", "-qmid/never"],
+        ] {
+            same(&dir, flags);
+        }
+    }
+}
