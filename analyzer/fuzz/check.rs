@@ -85,6 +85,7 @@ pub fn check(data: &[u8]) {
             GraphOptions {
                 zeros: flags & 8 != 0,
                 brief: flags & 16 == 0,
+                width: None,
             },
             "gmon.out",
             &inputs.exe.data,

@@ -55,7 +55,7 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
         }
     }
     match &req.mode {
-        Mode::Gprof(g) if g.lines => gprof_lines(g, &inputs, &image, out)?,
+        Mode::Gprof(g) if g.lines || g.sum => gprof_lines(g, &inputs, &image, out)?,
         Mode::Gprof(g) => {
             let opts = Options {
                 no_static: g.no_static,
@@ -227,6 +227,7 @@ fn gprof_lines(
                 specs: args.specs,
                 static_calls: args.static_calls,
             },
+            sum: args.sum,
         },
         &mut buf,
     )?;

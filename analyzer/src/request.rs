@@ -35,6 +35,10 @@ pub struct GprofRequest {
     pub specs: &'static [crate::gprof::symspec::SymSpec],
     /// `-c`: also the static call graph (direct calls found in the code).
     pub static_calls: bool,
+    /// `-w`: the output width (the index's columns).
+    pub width: Option<usize>,
+    /// `-s`: also write `gmon.sum` (implies `-l`, as in gprof).
+    pub sum: bool,
 }
 
 impl GprofRequest {
@@ -43,6 +47,7 @@ impl GprofRequest {
         GraphOptions {
             zeros: self.zeros,
             brief: self.brief,
+            width: self.width,
         }
     }
 }

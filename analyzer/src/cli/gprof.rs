@@ -235,6 +235,27 @@ fn add_spec(specs: &mut Vec<SymSpec>, table: Table, spec: &str) -> Result<(), St
     Ok(())
 }
 
+/// C's `atoi`: leading blanks, an optional sign, then digits; 0 without any.
+fn atoi(s: &str) -> i64 {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let n = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0i64, |n, d| {
+            n.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
 /// Why a command line is not run: the message and the exit status.
 #[derive(Debug)]
 pub struct Refusal {
@@ -290,6 +311,15 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('b'), _) => g.brief = true,
             (Opt::Short('z'), _) => g.zeros = true,
             (Opt::Short('c'), _) => g.static_calls = true,
+            // `--sum implies --line`.
+            (Opt::Short('s'), _) => {
+                g.sum = true;
+                g.lines = true;
+                style |= STYLE_OTHER;
+                user |= STYLE_OTHER;
+            }
+            // atoi, at least 1.
+            (Opt::Short('w'), Some(w)) => g.width = Some(atoi(&w).max(1) as usize),
             (Opt::Short('l'), _) => g.lines = true,
             (Opt::Short('i'), _) => {
                 file_info = true;

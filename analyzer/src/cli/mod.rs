@@ -110,6 +110,8 @@ impl ReportArgs {
                 lines: self.lines,
                 specs: &[],
                 static_calls: false,
+                width: None,
+                sum: false,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

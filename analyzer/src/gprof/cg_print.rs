@@ -31,6 +31,8 @@ pub struct GraphOptions {
     pub zeros: bool,
     /// `-b`: no explanations after the flat profile and the call graph.
     pub brief: bool,
+    /// `-w`: the output width the index is laid out for (gprof's default, 80, if `None`).
+    pub width: Option<usize>,
 }
 
 /// The explanation gprof prints after the flat profile unless `-b`: gprof's fixed text,
@@ -564,7 +566,7 @@ fn name_order<'n>(items: &[usize], name: impl Fn(usize) -> &'n [u8]) -> Vec<usiz
     keys.into_iter().map(|(_, _, i)| i).collect()
 }
 
-/// gprof's `output_width` (its `-w` default).
+/// gprof's `output_width` without `-w`.
 const OUTPUT_WIDTH: usize = 80;
 
 /// Print the index by function name exactly as gprof does after the call graph: three
@@ -582,7 +584,7 @@ pub fn print_index(
         .into_iter()
         .chain(a.cg.num_syms..a.cg.num_syms + a.cg.num_cycles)
         .collect();
-    let column_width = (OUTPUT_WIDTH - 1) / 3;
+    let column_width = (opts.width.unwrap_or(OUTPUT_WIDTH).max(1) - 1) / 3;
     out.extend_from_slice(b"\x0c\nIndex by function name\n\n");
     let rows = entries.len().div_ceil(3);
     let mut buf = Vec::new();

@@ -77,6 +77,8 @@ pub struct Request {
     pub graph: GraphOptions,
     /// `-a`.
     pub options: Options,
+    /// `-s`: write `gmon.sum` (in the current directory) once the files are read.
+    pub sum: bool,
 }
 
 /// One line symbol, before it joins the function symbols.
@@ -289,6 +291,9 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         let (name, bytes) = gmon?;
         a.read_gmon(&name, &bytes)?;
         last = name;
+    }
+    if req.sum {
+        super::sum::write(std::path::Path::new("gmon.sum"), &super::sum::bytes(&a)?)?;
     }
     a.finish();
     cg_print::print_report(&a, req.sections, req.graph, &last, data, out)

@@ -33,6 +33,7 @@ pub mod hist;
 pub mod lines;
 pub mod msort;
 pub mod printf;
+pub mod sum;
 pub mod symspec;
 pub mod symtab;
 
@@ -93,6 +94,9 @@ pub struct Analysis<'data> {
     pub select: Selection,
     /// The symbol specs the tables come from.
     pub specs: &'static [SymSpec],
+    /// The last histogram header read: its `high_pc` and size field (what `-s` leaves in
+    /// gmon.sum's spare bytes, [`sum`]).
+    pub last_hist_header: Option<(u64, u32)>,
     /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
     pub static_text: Option<(u64, &'data [u8])>,
     /// Accumulated histograms, rate and unit.
@@ -146,6 +150,7 @@ impl<'data> Analysis<'data> {
             select,
             specs: opts.specs,
             static_text: None,
+            last_hist_header: None,
             hist: Histograms::default(),
             cg,
             time: Vec::new(),
@@ -183,12 +188,16 @@ impl<'data> Analysis<'data> {
         // many arcs (address space only, proportional to the file) spares the arc list its
         // successive reallocations and copies.
         cg.reserve_arcs(data.len() / (2 * self.target.ptr_size.bytes() + 4));
+        let mut last_hist = None;
         let mut info = FileInfo {
             name: name.to_string(),
             ..FileInfo::default()
         };
         let format = read_records(name, data, self.target, &mut self.hist, |rec| match rec {
-            Seen::Histogram => info.histograms += 1,
+            Seen::Histogram { high_pc, bins } => {
+                info.histograms += 1;
+                last_hist = Some((high_pc, bins));
+            }
             Seen::BasicBlocks => info.basic_blocks += 1,
             Seen::Arc(from, to, count) => {
                 info.arcs += 1;
@@ -199,6 +208,10 @@ impl<'data> Analysis<'data> {
                 }
             }
         })?;
+        if let Some((high, bins)) = last_hist {
+            let size = sum::header_size_field(format, bins, self.target.ptr_size);
+            self.last_hist_header = Some((high, size));
+        }
         if let gmon::read::Format::Gnu { version } = format {
             info.version = version;
         }
@@ -245,6 +258,11 @@ impl<'data> Analysis<'data> {
         };
         self.cg
             .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref());
+    }
+
+    /// The executable's address size and byte order (those of its gmon files).
+    pub fn target(&self) -> Target {
+        self.target
     }
 
     /// The name gprof prints for symbol `i` (demangled with libiberty's rules).
@@ -301,8 +319,13 @@ fn may_be_mangled(name: &[u8]) -> bool {
 /// A record [`read_records`] reports, in file order.
 #[derive(Debug, Clone, Copy)]
 pub enum Seen {
-    /// A histogram (already added).
-    Histogram,
+    /// A histogram (already added): its end address and number of bins.
+    Histogram {
+        /// `high_pc`.
+        high_pc: u64,
+        /// The number of bins.
+        bins: u32,
+    },
     /// An arc: caller address, callee address, count (link-time addresses).
     Arc(u64, u64, u64),
     /// A basic-block count record (ignored).
@@ -342,7 +365,10 @@ pub fn read_records(
                     hist.add_bsd(&input, h.prof_rate)
                 };
                 r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-                on_record(Seen::Histogram);
+                on_record(Seen::Histogram {
+                    high_pc: h.high_pc,
+                    bins: h.hist_size,
+                });
             }
             Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count)),
             Record::BasicBlocks(_) => on_record(Seen::BasicBlocks),

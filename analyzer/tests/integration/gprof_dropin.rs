@@ -138,6 +138,12 @@ macro_rules! cases {
             include_and_exclude: ["-b", "-qmain", "-Q{f}", "-e{f}", "P", "G"],
             static_call_graph: ["-c", "P", "G"],
             static_call_graph_brief_zeros: ["-bcz", "P", "G"],
+            // -w: the index's width (atoi, at least 1).
+            width_glued: ["-b", "-w30", "P", "G"],
+            width_separate: ["-w", "200", "P", "G"],
+            width_one: ["-bw1", "P", "G"],
+            width_not_a_number: ["-b", "-wxyz", "P", "G"],
+            width_long: ["--width=40", "-b", "-q", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
@@ -227,5 +233,89 @@ int main(void) { for (int k = 0; k < 300; k++) mid(100); printf("%ld\n", sink); 
         ] {
             same(&dir, flags);
         }
+    }
+}
+
+/// `-s` (`--sum`): stdout, status and the `gmon.sum` written (byte for byte, its spare header
+/// bytes included) against gprof's, each run in a scratch copy of `fixtures/gcc-pg`; also a
+/// 4.4BSD input (whose header size differs) and gmon.sum summed again with another file.
+mod sum_file {
+    use crate::support::{diff, fixtures_dir, gprof, ours, TempDir};
+
+    fn scratch() -> TempDir {
+        let dir = TempDir::new("gprof-dropin-sum");
+        for f in ["loop2", "cycle", "recursion"] {
+            for name in [f.to_string(), format!("{f}.gmon")] {
+                std::fs::copy(fixtures_dir("gcc-pg").join(&name), dir.join(&name)).unwrap();
+            }
+        }
+        let o = ours(
+            dir.path(),
+            &[
+                "convert",
+                "--to",
+                "bsd",
+                "cycle.gmon",
+                "cycle.bsd",
+                "--exe",
+                "cycle",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        dir
+    }
+
+    /// Run `args` with gprof, keep its gmon.sum as `want.sum`, then with us; compare all.
+    fn same(dir: &TempDir, args: &[&str]) {
+        let sum = dir.join("gmon.sum");
+        let _ = std::fs::remove_file(&sum);
+        let want = gprof(dir.path(), args);
+        let want_sum = std::fs::read(&sum).ok();
+        let _ = std::fs::remove_file(&sum);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = ours(dir.path(), &ours_args);
+        let got_sum = std::fs::read(&sum).ok();
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs from gprof's:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+        assert!(want_sum.is_some(), "{args:?}: gprof wrote no gmon.sum");
+        assert!(
+            want_sum == got_sum,
+            "{args:?}: gmon.sum differs from gprof's"
+        );
+    }
+
+    #[test]
+    fn sum_of_one_file() {
+        let dir = scratch();
+        same(&dir, &["-s", "loop2", "loop2.gmon"]);
+        same(&dir, &["-s", "-b", "-p", "recursion", "recursion.gmon"]);
+        same(&dir, &["--sum", "-q", "cycle", "cycle.gmon"]);
+    }
+
+    #[test]
+    fn sum_of_several_files_and_formats() {
+        let dir = scratch();
+        same(&dir, &["-bs", "cycle", "cycle.gmon", "cycle.gmon"]);
+        same(&dir, &["-s", "cycle", "cycle.bsd"]);
+        same(&dir, &["-s", "-b", "cycle", "cycle.gmon", "cycle.bsd"]);
+    }
+
+    #[test]
+    fn sum_read_back_and_summed_again() {
+        let dir = scratch();
+        same(&dir, &["-s", "recursion", "recursion.gmon"]);
+        std::fs::rename(dir.join("gmon.sum"), dir.join("first.sum")).unwrap();
+        same(
+            &dir,
+            &["-s", "-b", "recursion", "first.sum", "recursion.gmon"],
+        );
+        let want = gprof(dir.path(), &["-b", "recursion", "first.sum"]);
+        let got = ours(dir.path(), &["--gprof", "-b", "recursion", "first.sum"]);
+        assert!(want.status.success() && want.stdout == got.stdout);
     }
 }
