@@ -153,8 +153,7 @@ fn getopt(args: &[String]) -> Result<(Vec<Parsed>, Vec<String>), String> {
             operands.push(a.clone());
             continue;
         };
-        let mut chars = cluster.char_indices();
-        while let Some((at, c)) = chars.next() {
+        for (at, c) in cluster.char_indices() {
             let rest = &cluster[at + c.len_utf8()..];
             let kind = short_kind(c).ok_or_else(|| format!("invalid option -- '{c}'"))?;
             match kind {
