@@ -67,6 +67,7 @@ pub fn check(data: &[u8]) {
         no_static: flags & 4 != 0,
         specs: &[],
         static_calls: flags & 2 != 0,
+        ignore_non_functions: flags & 1 != 0,
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;

@@ -61,6 +61,7 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
                 no_static: g.no_static,
                 specs: g.specs,
                 static_calls: g.static_calls,
+                ignore_non_functions: g.ignore_non_functions,
             };
             let a = Analysis::of_inputs(&inputs, &image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
@@ -226,6 +227,7 @@ fn gprof_lines(
                 no_static: args.no_static,
                 specs: args.specs,
                 static_calls: args.static_calls,
+                ignore_non_functions: args.ignore_non_functions,
             },
             sum: args.sum,
         },

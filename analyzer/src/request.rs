@@ -39,6 +39,8 @@ pub struct GprofRequest {
     pub width: Option<usize>,
     /// `-s`: also write `gmon.sum` (implies `-l`, as in gprof).
     pub sum: bool,
+    /// `-D`: no local text symbol that is not a function.
+    pub ignore_non_functions: bool,
 }
 
 impl GprofRequest {

@@ -310,6 +310,22 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('b'), _) => g.brief = true,
             (Opt::Short('z'), _) => g.zeros = true,
             (Opt::Short('c'), _) => g.static_calls = true,
+            (Opt::Short('D'), _) => g.ignore_non_functions = true,
+            // Settings of the annotated source and the execution counts only (`-x`, `-m`,
+            // `-t`, `-I`), which are refused: without them these change nothing.
+            (Opt::Short('x' | 'm' | 't' | 'I'), _) => {}
+            // The input format: auto (the default), or gprof's failures (status 1).
+            (Opt::Short('O'), Some(f)) if f.starts_with('a') => {}
+            (Opt::Short('O'), Some(f)) if !f.starts_with(['m', 'b', '4']) => {
+                return Err(Refusal {
+                    message: if f.starts_with('p') {
+                        "--gprof: sorry, file format `prof' is not yet supported".to_string()
+                    } else {
+                        format!("--gprof: {f}: unknown file format")
+                    },
+                    code: 1,
+                });
+            }
             // `--sum implies --line`.
             (Opt::Short('s'), _) => {
                 g.sum = true;

@@ -112,6 +112,7 @@ impl ReportArgs {
                 static_calls: false,
                 width: None,
                 sum: false,
+                ignore_non_functions: false,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

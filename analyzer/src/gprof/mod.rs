@@ -64,6 +64,8 @@ pub struct Options {
     pub no_static: bool,
     /// `-c` / `--static-call-graph`: also the direct calls found in the code (count 0).
     pub static_calls: bool,
+    /// `-D` / `--ignore-non-functions`: no local text symbol that is not a function.
+    pub ignore_non_functions: bool,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
 }
@@ -130,6 +132,7 @@ impl<'data> Analysis<'data> {
             table,
             ClassOptions {
                 no_static: opts.no_static,
+                ignore_non_functions: opts.ignore_non_functions,
             },
         );
         if gsyms.is_empty() {

@@ -26,10 +26,16 @@ fn same(program: &str, func: &str, args: &[&str]) {
         })
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let want = gprof(&dir, &args);
+    same_in(&dir, &args);
+}
+
+/// Run `gprof ARGS` and `profil-report --gprof ARGS` in `dir`: the same exit status and
+/// stdout, and nothing on stdout when gprof fails.
+fn same_in(dir: &std::path::Path, args: &[&str]) {
+    let want = gprof(dir, args);
     let mut ours_args = vec!["--gprof"];
-    ours_args.extend_from_slice(&args);
-    let got = ours(&dir, &ours_args);
+    ours_args.extend_from_slice(args);
+    let got = ours(dir, &ours_args);
     assert_eq!(
         got.status.code(),
         want.status.code(),
@@ -50,6 +56,21 @@ fn same(program: &str, func: &str, args: &[&str]) {
     } else {
         assert!(got.stdout.is_empty(), "{args:?}: printed before failing");
     }
+}
+
+/// Build `source` as `name` with `gcc -pg` and `flags` in a scratch directory and run it
+/// once, keeping its profile as `name.gmon`.
+fn profiled(source: &str, name: &str, flags: &[&str]) -> crate::support::TempDir {
+    use crate::support::{compile, profile_run, TempDir};
+    let dir = TempDir::new("gprof-dropin");
+    let src = format!("{name}.c");
+    std::fs::write(dir.join(&src), source).unwrap();
+    let mut args = vec!["-pg"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["-o", name, &src]);
+    compile(dir.path(), "gcc", &args);
+    profile_run(dir.path(), name, &[], &format!("{name}.gmon"));
+    dir
 }
 
 /// The command lines, as `name: [args]`; `cases!(program)` makes them the tests of one
@@ -144,6 +165,12 @@ macro_rules! cases {
             width_one: ["-bw1", "P", "G"],
             width_not_a_number: ["-b", "-wxyz", "P", "G"],
             width_long: ["--width=40", "-b", "-q", "P", "G"],
+            // Options that only set up refused outputs (annotation, execution counts): no effect.
+            annotation_settings: ["-b", "-x", "-m", "3", "-t5", "-I/tmp", "P", "G"],
+            // -O: the input format (auto), or gprof's failures.
+            file_format_auto: ["-b", "-Oa", "P", "G"],
+            file_format_prof: ["-Op", "P", "G"],
+            file_format_unknown: ["--file-format=x", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
@@ -176,7 +203,7 @@ cases!(threads, "work_a");
 /// source order so that some calls go forwards (gprof's x86-64 scan finds only those): the
 /// never-executed call `mid → never` and `unused_caller`'s calls become arcs with count 0.
 mod static_calls {
-    use crate::support::{compile, diff, gprof, ours, profile_run, TempDir};
+    use crate::support::gprof;
 
     const SOURCE: &str = r#"#include <stdio.h>
 static volatile long sink;
@@ -190,32 +217,15 @@ void unused_caller(void) { mid(3); never(); }
 int main(void) { for (int k = 0; k < 300; k++) mid(100); printf("%ld\n", sink); return 0; }
 "#;
 
-    fn program() -> TempDir {
-        let dir = TempDir::new("gprof-dropin-c");
-        std::fs::write(dir.join("fwd.c"), SOURCE).unwrap();
-        compile(dir.path(), "gcc", &["-pg", "-O0", "-o", "fwd", "fwd.c"]);
-        profile_run(dir.path(), "fwd", &[], "fwd.gmon");
-        dir
-    }
-
-    fn same(dir: &TempDir, flags: &[&str]) {
+    fn same(dir: &crate::support::TempDir, flags: &[&str]) {
         let mut args = flags.to_vec();
         args.extend_from_slice(&["fwd", "fwd.gmon"]);
-        let want = gprof(dir.path(), &args);
-        let mut ours_args = vec!["--gprof"];
-        ours_args.extend_from_slice(&args);
-        let got = ours(dir.path(), &ours_args);
-        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
-        assert!(
-            want.stdout == got.stdout,
-            "{args:?}: stdout differs from gprof's:\n{}",
-            diff(&want.stdout, &got.stdout)
-        );
+        super::same_in(dir.path(), &args);
     }
 
     #[test]
     fn static_call_graph_matches_gprof() {
-        let dir = program();
+        let dir = super::profiled(SOURCE, "fwd", &["-O0"]);
         // Not vacuous: -c changes gprof's call graph here.
         let plain = gprof(dir.path(), &["-b", "-q", "-z", "fwd", "fwd.gmon"]);
         let with_c = gprof(dir.path(), &["-b", "-q", "-z", "-c", "fwd", "fwd.gmon"]);
@@ -317,5 +327,39 @@ mod sum_file {
         let want = gprof(dir.path(), &["-b", "recursion", "first.sum"]);
         let got = ours(dir.path(), &["--gprof", "-b", "recursion", "first.sum"]);
         assert!(want.status.success() && want.stdout == got.stdout);
+    }
+}
+
+/// `-D` (`--ignore-non-functions`): a local label in the text (no `STT_FUNC`) is dropped,
+/// a global one stays; with `-z`, `-a` and `-l` too.
+mod non_functions {
+    use crate::support::gprof;
+
+    const SOURCE: &str = r#"#include <stdio.h>
+static volatile long sink;
+static void work(long n) { for (long i = 0; i < n; i++) sink += i; }
+__asm__(".text\n.p2align 4\nlocal_label:\n.fill 64,1,0x90\nret\n"
+        ".globl global_label\nglobal_label:\n.fill 64,1,0x90\nret\n");
+void spin(void) { for (int k = 0; k < 2000; k++) work(20000); }
+int main(void) { spin(); printf("%ld\n", sink); return 0; }
+"#;
+
+    #[test]
+    fn ignore_non_functions_matches_gprof() {
+        let dir = super::profiled(SOURCE, "lbl", &["-O1", "-fno-inline"]);
+        let plain = gprof(dir.path(), &["-b", "-z", "lbl", "lbl.gmon"]);
+        let with_d = gprof(dir.path(), &["-b", "-z", "-D", "lbl", "lbl.gmon"]);
+        assert_ne!(plain.stdout, with_d.stdout, "-D dropped nothing");
+        for flags in [
+            &["-D"][..],
+            &["-b", "-z", "-D"],
+            &["--ignore-non-functions", "-b", "-z", "-p"],
+            &["-D", "-a", "-z", "-b"],
+            &["-D", "-l", "-z", "-b"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["lbl", "lbl.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
     }
 }

@@ -41,6 +41,9 @@ pub struct GprofSymbol<'data> {
 pub struct ClassOptions {
     /// `-a` / `--no-static`: drop every local symbol.
     pub no_static: bool,
+    /// `-D` / `--ignore-non-functions`: drop local text symbols that are not functions
+    /// (`BSF_FUNCTION`: `STT_FUNC` or `STT_GNU_IFUNC`); global ones stay.
+    pub ignore_non_functions: bool,
 }
 
 /// For each address of `addrs` (link-time), the base name of the source file BFD 2.40's DWARF
@@ -239,6 +242,9 @@ pub fn gprof_class(
                 || !static_name_passes(table.strtab, sym.name_offset as usize)
                 || name.starts_with(b"__gnu_compiled")
                 || name.starts_with(b"___gnu_compiled")
+                || (opts.ignore_non_functions
+                    && sym.typ != elf::STT_FUNC.0
+                    && sym.typ != elf::STT_GNU_IFUNC.0)
             {
                 None
             } else {
