@@ -62,6 +62,7 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
                 specs: g.specs,
                 static_calls: g.static_calls,
                 ignore_non_functions: g.ignore_non_functions,
+                no_demangle: g.no_demangle,
             };
             let a = Analysis::of_inputs(&inputs, &image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
@@ -228,6 +229,7 @@ fn gprof_lines(
                 specs: args.specs,
                 static_calls: args.static_calls,
                 ignore_non_functions: args.ignore_non_functions,
+                no_demangle: args.no_demangle,
             },
             sum: args.sum,
         },

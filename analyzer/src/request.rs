@@ -41,6 +41,8 @@ pub struct GprofRequest {
     pub sum: bool,
     /// `-D`: no local text symbol that is not a function.
     pub ignore_non_functions: bool,
+    /// `--no-demangle`: raw symbol names.
+    pub no_demangle: bool,
 }
 
 impl GprofRequest {

@@ -300,6 +300,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     let (mut style, mut user) = (0u32, 0u32);
     let mut file_info = false;
     let mut specs: Vec<SymSpec> = Vec::new();
+    let (mut demangle, mut style_none) = (true, false);
     for Parsed { opt, arg } in opts {
         let refuse = |what: String| Refusal {
             message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
@@ -392,8 +393,25 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             }
             (Opt::Short(c), Some(a)) => return Err(refuse(format!("-{c}{a}"))),
             (Opt::Short(c), None) => return Err(refuse(format!("-{c}"))),
-            (Opt::Demangle, _) => return Err(refuse("--demangle".into())),
-            (Opt::NoDemangle, _) => return Err(refuse("--no-demangle".into())),
+            (Opt::Demangle, None) => demangle = true,
+            (Opt::Demangle, Some(style)) => {
+                // libiberty's styles; the style stays set whatever follows.
+                match style.as_str() {
+                    "auto" => {}
+                    "none" => style_none = true,
+                    "gnu-v3" | "java" | "gnat" | "dlang" | "rust" => {
+                        return Err(refuse(format!("--demangle={style}")))
+                    }
+                    _ => {
+                        return Err(Refusal {
+                            message: format!("--gprof: unknown demangling style `{style}'"),
+                            code: 1,
+                        })
+                    }
+                }
+                demangle = true;
+            }
+            (Opt::NoDemangle, _) => demangle = false,
             (Opt::InlineFileNames, _) => return Err(refuse("--inline-file-names".into())),
         }
     }
@@ -414,6 +432,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             file_info,
         }
     };
+    g.no_demangle = !demangle || style_none;
     // The specs live as long as the process (the request is `Copy`).
     g.specs = Box::leak(specs.into_boxed_slice());
     Ok(Request {

@@ -113,6 +113,7 @@ impl ReportArgs {
                 width: None,
                 sum: false,
                 ignore_non_functions: false,
+                no_demangle: false,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

@@ -66,6 +66,8 @@ pub struct Options {
     pub static_calls: bool,
     /// `-D` / `--ignore-non-functions`: no local text symbol that is not a function.
     pub ignore_non_functions: bool,
+    /// `--no-demangle` (or `--demangle=none`): print the raw symbol names.
+    pub no_demangle: bool,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
 }
@@ -99,6 +101,8 @@ pub struct Analysis<'data> {
     /// The last histogram header read: its `high_pc` and size field (what `-s` leaves in
     /// gmon.sum's spare bytes, [`sum`]).
     pub last_hist_header: Option<(u64, u32)>,
+    /// `--no-demangle`: names are printed raw.
+    pub no_demangle: bool,
     /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
     pub static_text: Option<(u64, &'data [u8])>,
     /// Accumulated histograms, rate and unit.
@@ -153,6 +157,7 @@ impl<'data> Analysis<'data> {
             select,
             specs: opts.specs,
             static_text: None,
+            no_demangle: opts.no_demangle,
             last_hist_header: None,
             hist: Histograms::default(),
             cg,
@@ -280,7 +285,7 @@ impl<'data> Analysis<'data> {
     /// `(file:line @ addr)`, as gprof's `print_name_only` prints it everywhere.
     pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) {
         let raw = self.symtab.syms[i].name;
-        if !may_be_mangled(raw) {
+        if self.no_demangle || !may_be_mangled(raw) {
             out.extend_from_slice(raw);
         } else {
             match std::str::from_utf8(raw) {

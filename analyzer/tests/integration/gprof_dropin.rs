@@ -58,17 +58,22 @@ fn same_in(dir: &std::path::Path, args: &[&str]) {
     }
 }
 
-/// Build `source` as `name` with `gcc -pg` and `flags` in a scratch directory and run it
-/// once, keeping its profile as `name.gmon`.
-fn profiled(source: &str, name: &str, flags: &[&str]) -> crate::support::TempDir {
+/// Build `source` (the file `src`) as `name` with `tool -pg` and `flags` in a scratch
+/// directory and run it once, keeping its profile as `name.gmon`.
+fn profiled(
+    tool: &str,
+    src: &str,
+    source: &str,
+    name: &str,
+    flags: &[&str],
+) -> crate::support::TempDir {
     use crate::support::{compile, profile_run, TempDir};
     let dir = TempDir::new("gprof-dropin");
-    let src = format!("{name}.c");
-    std::fs::write(dir.join(&src), source).unwrap();
+    std::fs::write(dir.join(src), source).unwrap();
     let mut args = vec!["-pg"];
     args.extend_from_slice(flags);
-    args.extend_from_slice(&["-o", name, &src]);
-    compile(dir.path(), "gcc", &args);
+    args.extend_from_slice(&["-o", name, src]);
+    compile(dir.path(), tool, &args);
     profile_run(dir.path(), name, &[], &format!("{name}.gmon"));
     dir
 }
@@ -225,7 +230,7 @@ int main(void) { for (int k = 0; k < 300; k++) mid(100); printf("%ld\n", sink); 
 
     #[test]
     fn static_call_graph_matches_gprof() {
-        let dir = super::profiled(SOURCE, "fwd", &["-O0"]);
+        let dir = super::profiled("gcc", "fwd.c", SOURCE, "fwd", &["-O0"]);
         // Not vacuous: -c changes gprof's call graph here.
         let plain = gprof(dir.path(), &["-b", "-q", "-z", "fwd", "fwd.gmon"]);
         let with_c = gprof(dir.path(), &["-b", "-q", "-z", "-c", "fwd", "fwd.gmon"]);
@@ -346,7 +351,7 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
 
     #[test]
     fn ignore_non_functions_matches_gprof() {
-        let dir = super::profiled(SOURCE, "lbl", &["-O1", "-fno-inline"]);
+        let dir = super::profiled("gcc", "lbl.c", SOURCE, "lbl", &["-O1", "-fno-inline"]);
         let plain = gprof(dir.path(), &["-b", "-z", "lbl", "lbl.gmon"]);
         let with_d = gprof(dir.path(), &["-b", "-z", "-D", "lbl", "lbl.gmon"]);
         assert_ne!(plain.stdout, with_d.stdout, "-D dropped nothing");
@@ -359,6 +364,46 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
         ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&["lbl", "lbl.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+}
+
+/// `--demangle[=STYLE]` and `--no-demangle` on a C++ program (methods, templates, the
+/// standard library): the last of them wins, `--demangle=none` sticks, an unknown style fails.
+mod demangling {
+    use crate::support::gprof;
+
+    const SOURCE: &str = r#"#include <cstdio>
+#include <vector>
+namespace ns {
+struct Box { long v; long get(int k) const { long s = 0; for (int i = 0; i < k; i++) s += v * i; return s; } };
+template <typename T> T twice(T x) { return x + x; }
+}
+static volatile long sink;
+long run(std::vector<ns::Box>& b) { long s = 0; for (auto& x : b) s += x.get(20000); return ns::twice(s); }
+int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k++) sink += run(b); std::printf("%ld\n", (long)sink); }
+"#;
+
+    #[test]
+    fn demangling_options_match_gprof() {
+        let dir = super::profiled("g++", "cpp.cc", SOURCE, "cpp", &["-O1", "-fno-inline"]);
+        let plain = gprof(dir.path(), &["-b", "cpp", "cpp.gmon"]);
+        let raw = gprof(dir.path(), &["-b", "--no-demangle", "cpp", "cpp.gmon"]);
+        assert_ne!(plain.stdout, raw.stdout, "--no-demangle changed nothing");
+        for flags in [
+            &["-b"][..],
+            &["--no-demangle"],
+            &["--no-demangle", "-b", "-z", "-q"],
+            &["--no-demangle", "--demangle", "-b"],
+            &["--demangle=auto", "--no-demangle", "-b"],
+            &["--demangle=none", "-b"],
+            &["--demangle=none", "--demangle", "-b"],
+            &["--no-dem", "-l", "-b"],
+            &["--demangle=bogus", "-b"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["cpp", "cpp.gmon"]);
             super::same_in(dir.path(), &args);
         }
     }
