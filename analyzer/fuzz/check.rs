@@ -88,6 +88,7 @@ pub fn check(data: &[u8]) {
                 zeros: flags & 8 != 0,
                 brief: flags & 16 == 0,
                 width: None,
+                bsd: flags & 4 != 0,
             },
             "gmon.out",
             &inputs.exe.data,

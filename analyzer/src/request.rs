@@ -43,6 +43,8 @@ pub struct GprofRequest {
     pub ignore_non_functions: bool,
     /// `--no-demangle`: raw symbol names.
     pub no_demangle: bool,
+    /// `-T`: BSD style.
+    pub bsd: bool,
 }
 
 impl GprofRequest {
@@ -52,6 +54,7 @@ impl GprofRequest {
             zeros: self.zeros,
             brief: self.brief,
             width: self.width,
+            bsd: self.bsd,
         }
     }
 }

@@ -312,6 +312,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('z'), _) => g.zeros = true,
             (Opt::Short('c'), _) => g.static_calls = true,
             (Opt::Short('D'), _) => g.ignore_non_functions = true,
+            (Opt::Short('T'), _) => g.bsd = true,
             // Settings of the annotated source and the execution counts only (`-x`, `-m`,
             // `-t`, `-I`), which are refused: without them these change nothing.
             (Opt::Short('x' | 'm' | 't' | 'I'), _) => {}
@@ -432,7 +433,8 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             file_info,
         }
     };
-    g.no_demangle = !demangle || style_none;
+    // BSD style prints names raw.
+    g.no_demangle = !demangle || style_none || g.bsd;
     // The specs live as long as the process (the request is `Copy`).
     g.specs = Box::leak(specs.into_boxed_slice());
     Ok(Request {

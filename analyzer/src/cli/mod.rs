@@ -114,6 +114,7 @@ impl ReportArgs {
                 sum: false,
                 ignore_non_functions: false,
                 no_demangle: false,
+                bsd: false,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

@@ -33,6 +33,19 @@ pub struct GraphOptions {
     pub brief: bool,
     /// `-w`: the output width the index is laid out for (gprof's default, 80, if `None`).
     pub width: Option<usize>,
+    /// `-T` (`--traditional`): BSD style (call graph first, wider columns, raw names).
+    pub bsd: bool,
+}
+
+impl GraphOptions {
+    /// The width of the call graph's `children` (`descendants`) column.
+    fn children_width(&self) -> usize {
+        if self.bsd {
+            11
+        } else {
+            7
+        }
+    }
 }
 
 /// The explanation gprof prints after the flat profile unless `-b`: gprof's fixed text,
@@ -41,6 +54,10 @@ const FLAT_BLURB: &[u8] = include_bytes!("blurbs/flat.txt");
 
 /// The explanation gprof prints after the call graph unless `-b` (as [`FLAT_BLURB`]).
 const CALL_GRAPH_BLURB: &[u8] = include_bytes!("blurbs/call_graph.txt");
+
+/// The explanation gprof prints before the call graph under `-T` unless `-b` (as
+/// [`FLAT_BLURB`]).
+const BSD_CALL_GRAPH_BLURB: &[u8] = include_bytes!("blurbs/bsd_call_graph.txt");
 
 /// Which sections the user asked for (gprof's `-p`/`-P`/`-q`/`-Q`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -96,17 +113,34 @@ pub fn print_report(
         print_file_info(a, out);
     }
     let (flat, graph) = choose_sections(a, req, gmon)?;
+    let mut first = !req.file_info;
+    // Under -T the call graph comes first, its index last.
+    if graph && opts.bsd {
+        print(a, opts, first, out);
+        first = false;
+    }
     if flat {
-        if req.file_info {
+        if !first {
             out.extend_from_slice(b"\x0c\n");
         }
-        flat::print(a, FlatOptions { zeros: opts.zeros }, out);
-        if !opts.brief {
+        let fo = FlatOptions {
+            zeros: opts.zeros,
+            bsd: opts.bsd,
+        };
+        if opts.bsd && !opts.brief {
+            out.extend_from_slice(b"\n\n\nflat profile:\n");
             out.extend_from_slice(FLAT_BLURB);
         }
+        flat::print(a, fo, out);
+        if !opts.brief && !opts.bsd {
+            out.extend_from_slice(FLAT_BLURB);
+        }
+        first = false;
     }
     if graph {
-        print(a, opts, !flat && !req.file_info, out);
+        if !opts.bsd {
+            print(a, opts, first, out);
+        }
         // Under line granularity gprof prints no `(file)` after static functions.
         let files = match a.lines {
             Some(_) => Vec::new(),
@@ -173,7 +207,7 @@ pub fn c_div(x: f64, y: f64) -> f64 {
 
 /// `print_name`: the demangled name, `<cycle N>` for cycle members, and the entry's index in
 /// brackets (parentheses when the entry is not printed).
-fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
+pub(super) fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
     let n = &a.cg.nodes[node];
     if node < a.cg.num_syms {
         a.push_display_name(node, out);
@@ -354,13 +388,20 @@ pub fn sorted_members(a: &Analysis<'_>, cycle: usize) -> Vec<usize> {
 }
 
 /// The `self  children  called` columns of a parent or child line.
-fn arc_line(a: &Analysis<'_>, arc: usize, inside: bool, total_calls: u64, out: &mut Vec<u8>) {
+fn arc_line(
+    a: &Analysis<'_>,
+    arc: usize,
+    inside: bool,
+    total_calls: u64,
+    cw: usize,
+    out: &mut Vec<u8>,
+) {
     let hz = f64::from(a.hist.hz);
     let r = &a.cg.arcs[arc];
     blanks(out, 6 + 1 + 5 + 1);
     if inside {
-        // "%7.7s %7.7s %7lu %7.7s     "
-        blanks(out, 7 + 1 + 7 + 1);
+        // "%7.7s %7.7s %7lu %7.7s     " (the second column `cw` wide)
+        blanks(out, 7 + 1 + cw + 1);
         printf::push_u(out, 7, r.count);
         out.push(b' ');
         blanks(out, 7 + 5);
@@ -368,7 +409,7 @@ fn arc_line(a: &Analysis<'_>, arc: usize, inside: bool, total_calls: u64, out: &
         // "%7.2f %7.2f %7lu/%-7lu     "
         printf::push_f(out, 7, 2, c_div(r.time, hz));
         out.push(b' ');
-        printf::push_f(out, 7, 2, c_div(r.child_time, hz));
+        printf::push_f(out, cw, 2, c_div(r.child_time, hz));
         out.push(b' ');
         printf::push_u(out, 7, r.count);
         out.push(b'/');
@@ -377,10 +418,10 @@ fn arc_line(a: &Analysis<'_>, arc: usize, inside: bool, total_calls: u64, out: &
     }
 }
 
-fn print_parents(a: &Analysis<'_>, child: usize, out: &mut Vec<u8>) {
+fn print_parents(a: &Analysis<'_>, child: usize, cw: usize, out: &mut Vec<u8>) {
     let nodes = &a.cg.nodes;
     if nodes[child].parents.is_none() {
-        blanks(out, 6 + 1 + 5 + 1 + 7 + 1 + 7 + 1 + 7 + 1 + 7 + 5);
+        blanks(out, 6 + 1 + 5 + 1 + 7 + 1 + cw + 1 + 7 + 1 + 7 + 5);
         out.extend_from_slice(b"<spontaneous>\n");
         return;
     }
@@ -389,26 +430,26 @@ fn print_parents(a: &Analysis<'_>, child: usize, out: &mut Vec<u8>) {
         let parent = a.cg.arcs[arc].parent;
         let cyc = nodes[child].cyc_num;
         let inside = child == parent || (cyc != 0 && nodes[parent].cyc_num == cyc);
-        arc_line(a, arc, inside, head_calls, out);
+        arc_line(a, arc, inside, head_calls, cw, out);
         print_name(a, parent, out);
         out.push(b'\n');
     }
 }
 
-fn print_children(a: &Analysis<'_>, parent: usize, out: &mut Vec<u8>) {
+fn print_children(a: &Analysis<'_>, parent: usize, cw: usize, out: &mut Vec<u8>) {
     let nodes = &a.cg.nodes;
     for arc in sorted_children(a, parent) {
         let child = a.cg.arcs[arc].child;
         let cyc = nodes[child].cyc_num;
         let inside = child == parent || (cyc != 0 && cyc == nodes[parent].cyc_num);
-        arc_line(a, arc, inside, nodes[nodes[child].cyc_head].ncalls, out);
+        arc_line(a, arc, inside, nodes[nodes[child].cyc_head].ncalls, cw, out);
         print_name(a, child, out);
         out.push(b'\n');
     }
 }
 
 /// `%time self children` of an entry's primary line or a cycle's header.
-fn totals(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
+fn totals(a: &Analysis<'_>, node: usize, print_time: f64, cw: usize, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
     let n = &a.cg.nodes[node];
     index_column(n.index, out);
@@ -418,11 +459,11 @@ fn totals(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
     out.push(b' ');
     printf::push_f(out, 7, 2, c_div(n.prop_self, hz));
     out.push(b' ');
-    printf::push_f(out, 7, 2, c_div(n.prop_child, hz));
+    printf::push_f(out, cw, 2, c_div(n.prop_child, hz));
 }
 
-fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
-    totals(a, node, print_time, out);
+fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, cw: usize, out: &mut Vec<u8>) {
+    totals(a, node, print_time, cw, out);
     let n = &a.cg.nodes[node];
     if n.ncalls.wrapping_add(n.self_calls) != 0 {
         out.push(b' ');
@@ -441,8 +482,8 @@ fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>)
     out.push(b'\n');
 }
 
-fn print_cycle(a: &Analysis<'_>, cycle: usize, print_time: f64, out: &mut Vec<u8>) {
-    totals(a, cycle, print_time, out);
+fn print_cycle(a: &Analysis<'_>, cycle: usize, print_time: f64, cw: usize, out: &mut Vec<u8>) {
+    totals(a, cycle, print_time, cw, out);
     let n = &a.cg.nodes[cycle];
     out.push(b' ');
     printf::push_u(out, 7, n.ncalls);
@@ -459,14 +500,14 @@ fn print_cycle(a: &Analysis<'_>, cycle: usize, print_time: f64, out: &mut Vec<u8
     out.push(b'\n');
 }
 
-fn print_members(a: &Analysis<'_>, cycle: usize, out: &mut Vec<u8>) {
+fn print_members(a: &Analysis<'_>, cycle: usize, cw: usize, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
     for m in sorted_members(a, cycle) {
         let n = &a.cg.nodes[m];
         blanks(out, 6 + 1 + 5 + 1);
         printf::push_f(out, 7, 2, c_div(n.prop_self, hz));
         out.push(b' ');
-        printf::push_f(out, 7, 2, c_div(n.prop_child, hz));
+        printf::push_f(out, cw, 2, c_div(n.prop_child, hz));
         out.push(b' ');
         printf::push_u(out, 7, n.ncalls);
         if n.self_calls != 0 {
@@ -492,14 +533,20 @@ pub fn is_printed(a: &Analysis<'_>, node: usize, opts: GraphOptions) -> bool {
 /// section was printed before (gprof then starts with a form feed).
 pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
+    let cw = opts.children_width();
+    if opts.bsd && !opts.brief {
+        out.extend_from_slice(BSD_CALL_GRAPH_BLURB);
+    }
     if !first_output {
         out.extend_from_slice(b"\x0c\n");
     }
-    out.extend_from_slice(if opts.brief {
-        b"\t\t\tCall graph\n\n"
-    } else {
-        b"\t\t     Call graph (explanation follows)\n\n"
-    });
+    if !opts.bsd {
+        out.extend_from_slice(if opts.brief {
+            b"\t\t\tCall graph\n\n"
+        } else {
+            b"\t\t     Call graph (explanation follows)\n\n"
+        });
+    }
     // `(long) hist_scale * sizeof (UNIT)`
     let granularity = (a.hist.scale as i64).wrapping_mul(2);
     out.extend_from_slice(
@@ -519,7 +566,16 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
         out.extend_from_slice(b" no time propagated\n\n");
         print_time = 1.0;
     }
-    out.extend_from_slice(b"index % time    self  children    called     name\n");
+    if opts.bsd {
+        // "%6.6s %5.5s %7.7s %11.11s %7.7s/%-7.7s     %-8.8s" and so on.
+        out.extend_from_slice(
+            b"                                  called/total       parents \n\
+              index  %time    self descendants  called+self    name    \tindex\n\
+              \x20                                 called/total       children\n\n",
+        );
+    } else {
+        out.extend_from_slice(b"index % time    self  children    called     name\n");
+    }
     for &node in &a.cg.time_sorted {
         if !is_printed(a, node, opts) {
             continue;
@@ -530,16 +586,20 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
             continue;
         }
         if node >= a.cg.num_syms {
-            print_cycle(a, node, print_time, out);
-            print_members(a, node, out);
+            print_cycle(a, node, print_time, cw, out);
+            print_members(a, node, cw, out);
         } else {
-            print_parents(a, node, out);
-            print_line(a, node, print_time, out);
-            print_children(a, node, out);
+            print_parents(a, node, cw, out);
+            print_line(a, node, print_time, cw, out);
+            print_children(a, node, cw, out);
         }
-        out.extend_from_slice(b"-----------------------------------------------\n");
+        out.extend_from_slice(if opts.bsd {
+            b"\n-----------------------------------------------\n\n"
+        } else {
+            b"-----------------------------------------------\n"
+        });
     }
-    if !opts.brief {
+    if !opts.brief && !opts.bsd {
         out.extend_from_slice(CALL_GRAPH_BLURB);
     }
 }
@@ -595,6 +655,23 @@ pub fn print_index(
             let n = &a.cg.nodes[node];
             buf.clear();
             push_index(n.index, n.print_flag, &mut buf);
+            if opts.bsd {
+                // "%6.6s %-19.19s": the raw name, or `<cycle N>`.
+                printf::s(out, 6, 6, false, &buf);
+                out.push(b' ');
+                if j < nnames {
+                    printf::s(out, 19, 19, true, a.symtab.syms[node].name);
+                } else {
+                    printf::s(
+                        out,
+                        19,
+                        19,
+                        true,
+                        format!("<cycle {}>", n.cyc_num).as_bytes(),
+                    );
+                }
+                continue;
+            }
             col += buf.len();
             while col < starting_col + 5 {
                 out.push(b' ');

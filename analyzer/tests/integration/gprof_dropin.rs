@@ -176,6 +176,13 @@ macro_rules! cases {
             file_format_auto: ["-b", "-Oa", "P", "G"],
             file_format_prof: ["-Op", "P", "G"],
             file_format_unknown: ["--file-format=x", "P", "G"],
+            // -T: BSD style (call graph first, its own explanation and layout, raw names).
+            traditional: ["-T", "P", "G"],
+            traditional_brief: ["-T", "-b", "P", "G"],
+            traditional_flat: ["-T", "-p", "P", "G"],
+            traditional_graph_brief: ["-bT", "-q", "P", "G"],
+            traditional_zeros_lines: ["-T", "-z", "-l", "-b", "P", "G"],
+            traditional_file_info: ["--traditional", "-i", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
@@ -245,6 +252,7 @@ int main(void) { for (int k = 0; k < 300; k++) mid(100); printf("%ld\n", sink); 
             &["-c", "-l", "-b"],
             &["-c", "-b", "-Qnever"],
             &["-c", "-b", "-qmid/never"],
+            &["-c", "-T"],
         ] {
             same(&dir, flags);
         }
@@ -401,6 +409,8 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
             &["--demangle=none", "--demangle", "-b"],
             &["--no-dem", "-l", "-b"],
             &["--demangle=bogus", "-b"],
+            &["-T", "-b"],
+            &["-T", "--demangle", "-z"],
         ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&["cpp", "cpp.gmon"]);
