@@ -69,6 +69,8 @@ pub fn check(data: &[u8]) {
         static_calls: flags & 2 != 0,
         ignore_non_functions: flags & 1 != 0,
         no_demangle: flags & 8 != 0,
+        print_path: flags & 16 != 0,
+        inline_file_names: flags & 32 != 0,
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;

@@ -63,6 +63,8 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
                 static_calls: g.static_calls,
                 ignore_non_functions: g.ignore_non_functions,
                 no_demangle: g.no_demangle,
+                print_path: g.print_path,
+                inline_file_names: g.inline_file_names,
             };
             let a = Analysis::of_inputs(&inputs, &image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
@@ -230,6 +232,8 @@ fn gprof_lines(
                 static_calls: args.static_calls,
                 ignore_non_functions: args.ignore_non_functions,
                 no_demangle: args.no_demangle,
+                print_path: args.print_path,
+                inline_file_names: args.inline_file_names,
             },
             sum: args.sum,
         },

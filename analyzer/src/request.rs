@@ -45,6 +45,10 @@ pub struct GprofRequest {
     pub no_demangle: bool,
     /// `-T`: BSD style.
     pub bsd: bool,
+    /// `-L`: source files by their whole path.
+    pub print_path: bool,
+    /// `--inline-file-names`: `(file:line)` after each name.
+    pub inline_file_names: bool,
 }
 
 impl GprofRequest {

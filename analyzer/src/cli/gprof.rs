@@ -313,6 +313,8 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('c'), _) => g.static_calls = true,
             (Opt::Short('D'), _) => g.ignore_non_functions = true,
             (Opt::Short('T'), _) => g.bsd = true,
+            (Opt::Short('L'), _) => g.print_path = true,
+            (Opt::InlineFileNames, _) => g.inline_file_names = true,
             // Settings of the annotated source and the execution counts only (`-x`, `-m`,
             // `-t`, `-I`), which are refused: without them these change nothing.
             (Opt::Short('x' | 'm' | 't' | 'I'), _) => {}
@@ -413,7 +415,6 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 demangle = true;
             }
             (Opt::NoDemangle, _) => demangle = false,
-            (Opt::InlineFileNames, _) => return Err(refuse("--inline-file-names".into())),
         }
     }
     g.sections = if style == 0 {

@@ -115,6 +115,8 @@ impl ReportArgs {
                 ignore_non_functions: false,
                 no_demangle: false,
                 bsd: false,
+                print_path: false,
+                inline_file_names: false,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

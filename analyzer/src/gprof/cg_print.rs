@@ -184,9 +184,18 @@ pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>>
         .filter(|s| s.is_static)
         .map(|s| s.addr)
         .collect();
-    let files = profil_symbols::gprof::source_files(exe, &addrs);
+    let files = profil_symbols::gprof::source_locations(exe, &addrs);
+    let shown = |path: &Vec<u8>| match a.print_path {
+        true => path.clone(),
+        false => super::base_name(path).to_vec(),
+    };
     syms.iter()
-        .map(|s| files.get(&s.addr).filter(|_| s.is_static).cloned())
+        .map(|s| {
+            files
+                .get(&s.addr)
+                .filter(|_| s.is_static)
+                .map(|(p, _)| shown(p))
+        })
         .collect()
 }
 

@@ -58,6 +58,15 @@ pub struct LineLocations {
 }
 
 impl LineLocations {
+    /// Append symbol `i`'s ` (file:line)` (`--inline-file-names`), if it has one.
+    pub fn push_file_line(&self, i: usize, out: &mut Vec<u8>) {
+        if let Some(Some((file, line))) = self.at.get(i) {
+            out.extend_from_slice(b" (");
+            out.extend_from_slice(self.files.get(*file as usize).map_or(b"??", Vec::as_slice));
+            out.extend_from_slice(format!(":{line})").as_bytes());
+        }
+    }
+
     /// Append symbol `i`'s suffix (` (file:line @ addr)`), if it has one.
     pub fn push_suffix(&self, i: usize, addr: u64, out: &mut Vec<u8>) {
         if let Some(Some((file, line))) = self.at.get(i) {
@@ -277,7 +286,10 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         files: lines
             .files
             .iter()
-            .map(|path| path.rsplit('/').next().unwrap_or(path).as_bytes().to_vec())
+            .map(|path| match req.options.print_path {
+                true => path.as_bytes().to_vec(),
+                false => path.rsplit('/').next().unwrap_or(path).as_bytes().to_vec(),
+            })
             .collect(),
         at: a
             .symtab

@@ -68,6 +68,10 @@ pub struct Options {
     pub ignore_non_functions: bool,
     /// `--no-demangle` (or `--demangle=none`): print the raw symbol names.
     pub no_demangle: bool,
+    /// `-L` (`--print-path`): source files by their whole path, not their base name.
+    pub print_path: bool,
+    /// `--inline-file-names`: `(file:line)` after every name that has one (not under `-l`).
+    pub inline_file_names: bool,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
 }
@@ -103,6 +107,10 @@ pub struct Analysis<'data> {
     pub last_hist_header: Option<(u64, u32)>,
     /// `--no-demangle`: names are printed raw.
     pub no_demangle: bool,
+    /// `-L`: source files by their whole path.
+    pub print_path: bool,
+    /// `--inline-file-names`: the `(file:line)` of each symbol ([`Analysis::add_file_names`]).
+    pub inline_files: Option<lines::LineLocations>,
     /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
     pub static_text: Option<(u64, &'data [u8])>,
     /// Accumulated histograms, rate and unit.
@@ -158,6 +166,8 @@ impl<'data> Analysis<'data> {
             specs: opts.specs,
             static_text: None,
             no_demangle: opts.no_demangle,
+            print_path: opts.print_path,
+            inline_files: None,
             last_hist_header: None,
             hist: Histograms::default(),
             cg,
@@ -180,6 +190,9 @@ impl<'data> Analysis<'data> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
+        }
+        if opts.inline_file_names {
+            a.add_file_names(&inputs.exe.data);
         }
         for g in &inputs.gmons {
             a.read_gmon(&g.name(), &g.bytes()?)?;
@@ -268,6 +281,33 @@ impl<'data> Analysis<'data> {
             .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref());
     }
 
+    /// `--inline-file-names`: look up each symbol's source file and line (BFD's answer at
+    /// its address) in the executable `exe`.
+    pub fn add_file_names(&mut self, exe: &[u8]) {
+        let addrs: Vec<u64> = self.symtab.syms.iter().map(|s| s.addr).collect();
+        let found = profil_symbols::gprof::source_locations(exe, &addrs);
+        let mut l = lines::LineLocations::default();
+        let mut index = std::collections::HashMap::new();
+        l.at = addrs
+            .iter()
+            .map(|a| {
+                let (path, line) = found.get(a)?;
+                let shown = if self.print_path {
+                    path.as_slice()
+                } else {
+                    base_name(path)
+                };
+                let next = l.files.len() as u32;
+                let i = *index.entry(shown.to_vec()).or_insert_with(|| {
+                    l.files.push(shown.to_vec());
+                    next
+                });
+                Some((i, *line))
+            })
+            .collect();
+        self.inline_files = Some(l);
+    }
+
     /// The executable's address size and byte order (those of its gmon files).
     pub fn target(&self) -> Target {
         self.target
@@ -298,7 +338,17 @@ impl<'data> Analysis<'data> {
         }
         if let Some(l) = &self.lines {
             l.push_suffix(i, self.symtab.syms[i].addr, out);
+        } else if let Some(l) = &self.inline_files {
+            l.push_file_line(i, out);
         }
+    }
+}
+
+/// The part of `path` after its last `/`.
+pub fn base_name(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => &path[i + 1..],
+        None => path,
     }
 }
 

@@ -69,6 +69,9 @@ fn profiled(
 ) -> crate::support::TempDir {
     use crate::support::{compile, profile_run, TempDir};
     let dir = TempDir::new("gprof-dropin");
+    if let Some(parent) = std::path::Path::new(src).parent() {
+        std::fs::create_dir_all(dir.join(&parent.to_string_lossy())).unwrap();
+    }
     std::fs::write(dir.join(src), source).unwrap();
     let mut args = vec!["-pg"];
     args.extend_from_slice(flags);
@@ -217,7 +220,7 @@ cases!(threads, "work_a");
 mod static_calls {
     use crate::support::gprof;
 
-    const SOURCE: &str = r#"#include <stdio.h>
+    pub(super) const SOURCE: &str = r#"#include <stdio.h>
 static volatile long sink;
 void leaf(long n);
 void never(void);
@@ -382,7 +385,7 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
 mod demangling {
     use crate::support::gprof;
 
-    const SOURCE: &str = r#"#include <cstdio>
+    pub(super) const SOURCE: &str = r#"#include <cstdio>
 #include <vector>
 namespace ns {
 struct Box { long v; long get(int k) const { long s = 0; for (int i = 0; i < k; i++) s += v * i; return s; } };
@@ -416,5 +419,63 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
             args.extend_from_slice(&["cpp", "cpp.gmon"]);
             super::same_in(dir.path(), &args);
         }
+    }
+}
+
+/// `-L` (`--print-path`) and `--inline-file-names` on programs with debug info: the source
+/// path BFD makes of the line table (joined to the compilation directory), after names, in the
+/// index after static functions and under `-l`; DWARF 5 and 4, a source given by a relative
+/// path in a subdirectory, and C++ with library headers.
+mod source_paths {
+    const SOURCE: &str = super::static_calls::SOURCE;
+
+    fn check(dir: &crate::support::TempDir, exe: &str) {
+        let gmon = format!("{exe}.gmon");
+        for flags in [
+            &["-b"][..],
+            &["-L"],
+            &["-L", "-b", "-q", "-z"],
+            &["-L", "-l", "-b"],
+            &["--print-path", "-l", "-q", "-b"],
+            &["--inline-file-names"],
+            &["--inline-file-names", "-L", "-b"],
+            &["--inline-file-names", "-b", "-z", "-q"],
+            &["--inline-file-names", "-l", "-b"],
+            &["--inline-file-names", "-T"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&[exe, &gmon]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    #[test]
+    fn dwarf5_relative_source_path() {
+        let dir = super::profiled("gcc", "sub/fwd.c", SOURCE, "fwd", &["-g", "-O0"]);
+        check(&dir, "fwd");
+    }
+
+    #[test]
+    fn dwarf4_relative_source_path() {
+        let dir = super::profiled(
+            "gcc",
+            "sub/fwd.c",
+            SOURCE,
+            "fwd",
+            &["-g", "-gdwarf-4", "-O1"],
+        );
+        check(&dir, "fwd");
+    }
+
+    #[test]
+    fn cplusplus_with_library_headers() {
+        let dir = super::profiled(
+            "g++",
+            "cpp.cc",
+            super::demangling::SOURCE,
+            "cpp",
+            &["-g", "-O1"],
+        );
+        check(&dir, "cpp");
     }
 }

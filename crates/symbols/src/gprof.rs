@@ -60,6 +60,21 @@ pub struct ClassOptions {
 /// from an `#include`d `.c` file that starts a sequence, and `<artificial>` (the unit name
 /// gcc gives a link-time-optimized partition) for such functions in any LTO build.
 pub fn source_files(data: &[u8], addrs: &[u64]) -> HashMap<u64, Vec<u8>> {
+    source_locations(data, addrs)
+        .into_iter()
+        .map(|(a, (path, _))| {
+            let base = match path.iter().rposition(|&b| b == b'/') {
+                Some(i) => path[i + 1..].to_vec(),
+                None => path,
+            };
+            (a, base)
+        })
+        .collect()
+}
+
+/// As [`source_files`], the whole path (what gprof prints under `-L`) and the line, for each
+/// address the line table has a non-zero line for.
+pub fn source_locations(data: &[u8], addrs: &[u64]) -> HashMap<u64, (Vec<u8>, u64)> {
     let mut out = HashMap::new();
     let wanted: Vec<(u64, u64)> = addrs.iter().map(|&a| (a, a.saturating_add(1))).collect();
     let map = crate::lines::line_map_with(data, &wanted, true);
@@ -70,12 +85,7 @@ pub fn source_files(data: &[u8], addrs: &[u64]) -> HashMap<u64, Vec<u8>> {
         let Some(span) = map.lookup(a).filter(|s| s.line != 0) else {
             continue;
         };
-        let path = map.file(span).as_bytes();
-        let base = match path.iter().rposition(|&b| b == b'/') {
-            Some(i) => &path[i + 1..],
-            None => path,
-        };
-        out.insert(a, base.to_vec());
+        out.insert(a, (map.file(span).as_bytes().to_vec(), span.line));
     }
     out
 }
