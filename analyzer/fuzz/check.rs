@@ -81,6 +81,8 @@ pub fn check(data: &[u8]) {
             no_graph: sel == 1,
             // Bits 4-5 also choose the default report's format below.
             file_info: flags & 32 != 0,
+            exec_counts: flags & 64 != 0,
+            guess_exec_counts: true,
         };
         let mut buf = Vec::new();
         let _ = profil_report::gprof::cg_print::print_report(

@@ -267,6 +267,7 @@ pub struct Refusal {
 const STYLE_FLAT: u32 = 1;
 const STYLE_GRAPH: u32 = 2;
 const STYLE_OTHER: u32 = 4;
+const STYLE_EXEC: u32 = 8;
 
 /// The request for `profil-report ARGS…` in gprof mode (`args` without the program name;
 /// `--gprof` itself is dropped wherever it stands).
@@ -373,6 +374,23 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                         .map_err(|m| refuse(format!("-{c}{spec} ({m})")))?;
                 }
             }
+            (Opt::Short(c @ ('C' | 'Z')), arg) => {
+                if c == 'C' || arg.is_some() {
+                    style |= STYLE_EXEC;
+                } else {
+                    style &= !STYLE_EXEC;
+                }
+                user |= STYLE_EXEC;
+                if let Some(spec) = arg {
+                    let table = if c == 'C' {
+                        Table::InclExec
+                    } else {
+                        Table::ExclExec
+                    };
+                    add_spec(&mut specs, table, &spec)
+                        .map_err(|m| refuse(format!("-{c}{spec} ({m})")))?;
+                }
+            }
             (Opt::Short(c @ ('e' | 'E' | 'f' | 'F' | 'n' | 'N' | 'k')), Some(spec)) => {
                 let tables: &[Table] = match c {
                     'e' => &[Table::ExclGraph],
@@ -422,6 +440,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
         Sections {
             no_flat: user & STYLE_FLAT != 0,
             no_graph: user & STYLE_GRAPH != 0,
+            guess_exec_counts: user & STYLE_EXEC == 0,
             ..Sections::default()
         }
     } else {
@@ -432,6 +451,8 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             no_flat: !flat,
             no_graph: !graph,
             file_info,
+            exec_counts: style & STYLE_EXEC != 0,
+            guess_exec_counts: false,
         }
     };
     // BSD style prints names raw.

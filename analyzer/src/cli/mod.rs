@@ -104,6 +104,8 @@ impl ReportArgs {
                     graph: self.graph,
                     no_graph: self.no_graph,
                     file_info: false,
+                    exec_counts: false,
+                    guess_exec_counts: true,
                 },
                 zeros: self.zeros,
                 no_static: self.no_static,

@@ -72,6 +72,11 @@ pub struct Sections {
     pub no_graph: bool,
     /// `-i`: what each gmon file held (printed as the files are read, before the rest).
     pub file_info: bool,
+    /// `-C`: the execution counts (last).
+    pub exec_counts: bool,
+    /// No output style was asked for (and `-Z` not given): a profile with neither histogram
+    /// nor arcs then gets the execution counts, as in gprof.
+    pub guess_exec_counts: bool,
 }
 
 /// What gprof prints, decided as in its `main`: explicit `-p`/`-q` win; otherwise the flat
@@ -147,8 +152,55 @@ pub fn print_report(
             None => static_source_files(a, exe),
         };
         print_index(a, opts, &files, out);
+        first = false;
+    }
+    let guessed = req.guess_exec_counts && !a.hist.present() && !a.has_call_graph;
+    if req.exec_counts || guessed {
+        if !first {
+            out.extend_from_slice(b"\x0c\n");
+        }
+        print_exec_counts(a, opts, exe, out);
     }
     Ok(())
+}
+
+/// `print_exec_counts` (`-C`): for each symbol the execution-count table selects, in
+/// `cmp_bb` order (source file, then line, when both have one; else address: an inconsistent
+/// order, sorted as glibc's merge sort sorts it), `file:line: (name:0xaddr) N executions`
+/// for those called (or all, with `-z`). The file is BFD's whole path, `<unknown>` without
+/// one; the name is raw.
+fn print_exec_counts(a: &Analysis<'_>, opts: GraphOptions, exe: &[u8], out: &mut Vec<u8>) {
+    let syms = &a.symtab.syms;
+    let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
+    let files = profil_symbols::gprof::source_locations(exe, &addrs);
+    let loc = |i: usize| files.get(&syms[i].addr);
+    let mut order: Vec<usize> = (0..syms.len()).filter(|&i| a.select.exec.on(i)).collect();
+    super::msort::msort(&mut order, |&l, &r| {
+        if let (Some((lf, ll)), Some((rf, rl))) = (loc(l), loc(r)) {
+            let c = lf.cmp(rf);
+            if c != Ordering::Equal {
+                return c;
+            }
+            if ll != rl {
+                return ll.cmp(rl);
+            }
+        }
+        syms[l].addr.cmp(&syms[r].addr)
+    });
+    for i in order {
+        let calls = a.cg.nodes[i].ncalls;
+        if calls == 0 && !opts.zeros {
+            continue;
+        }
+        let (file, line) = match loc(i) {
+            Some((f, l)) => (f.as_slice(), *l),
+            None => (&b"<unknown>"[..], 0),
+        };
+        out.extend_from_slice(file);
+        out.extend_from_slice(format!(":{line}: (").as_bytes());
+        out.extend_from_slice(syms[i].name);
+        out.extend_from_slice(format!(":0x{:x}) {calls} executions\n", syms[i].addr).as_bytes());
+    }
 }
 
 /// `-i`: what each gmon file held, as gprof prints it while reading the file.

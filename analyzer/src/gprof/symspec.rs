@@ -35,6 +35,10 @@ pub enum Table {
     InclTime,
     /// `-N`, `-E`: these do not propagate time.
     ExclTime,
+    /// `-CNAME`: only these in the execution counts.
+    InclExec,
+    /// `-ZNAME`: not in the execution counts.
+    ExclExec,
 }
 
 /// One spec for one table, as given on the command line.
@@ -120,6 +124,8 @@ pub struct Selection {
     pub time: Pair,
     /// `INCL_GRAPH`/`EXCL_GRAPH`.
     pub graph: Pair,
+    /// `INCL_EXEC`/`EXCL_EXEC` (without the default exclusions).
+    pub exec: Pair,
     /// `INCL_ARCS`: (callers, callees) per spec.
     pub incl_arcs: Vec<(Vec<bool>, Vec<bool>)>,
     /// `EXCL_ARCS`: (callers, callees) per spec.
@@ -135,7 +141,10 @@ impl Selection {
             let mut p = Pair {
                 incl: vec![false; n],
                 incl_any: false,
-                excl: default_excluded.to_vec(),
+                excl: match incl {
+                    Table::InclExec => vec![false; n],
+                    _ => default_excluded.to_vec(),
+                },
             };
             for s in specs {
                 let target = if s.table == incl {
@@ -171,6 +180,7 @@ impl Selection {
             flat: pair(Table::InclFlat, Table::ExclFlat),
             time: pair(Table::InclTime, Table::ExclTime),
             graph: pair(Table::InclGraph, Table::ExclGraph),
+            exec: pair(Table::InclExec, Table::ExclExec),
             incl_arcs: arcs(Table::InclArcs),
             excl_arcs: arcs(Table::ExclArcs),
         }

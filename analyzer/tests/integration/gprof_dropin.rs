@@ -186,6 +186,15 @@ macro_rules! cases {
             traditional_graph_brief: ["-bT", "-q", "P", "G"],
             traditional_zeros_lines: ["-T", "-z", "-l", "-b", "P", "G"],
             traditional_file_info: ["--traditional", "-i", "P", "G"],
+            // -C/-Z: execution counts (by address without debug info), with or without a name.
+            exec_counts: ["-C", "P", "G"],
+            exec_counts_zeros: ["-C", "-z", "P", "G"],
+            exec_counts_of: ["-C{f}", "-z", "P", "G"],
+            exec_counts_without: ["-Z{f}", "-z", "P", "G"],
+            exec_counts_on_then_off: ["-C", "-Z", "-b", "P", "G"],
+            exec_counts_after_flat: ["-C", "-p", "-b", "P", "G"],
+            exec_counts_lines: ["-C", "-l", "-z", "P", "G"],
+            exec_counts_long: ["--exec-counts=main", "-b", "-q", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
@@ -442,6 +451,9 @@ mod source_paths {
             &["--inline-file-names", "-b", "-z", "-q"],
             &["--inline-file-names", "-l", "-b"],
             &["--inline-file-names", "-T"],
+            &["-C"],
+            &["-C", "-z", "-b"],
+            &["-C", "-l", "-z", "-b"],
         ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&[exe, &gmon]);
@@ -477,5 +489,44 @@ mod source_paths {
             &["-g", "-O1"],
         );
         check(&dir, "cpp");
+    }
+}
+
+/// A gmon file with neither histogram nor arcs: without an output option gprof falls back to
+/// the execution counts (empty unless `-z`); `-Z`, `-p` and `-i` change that.
+#[test]
+fn no_histogram_no_arcs_falls_back_to_execution_counts() {
+    let dir = profiled("gcc", "fwd.c", static_calls::SOURCE, "fwd", &["-g", "-O0"]);
+    std::fs::write(
+        dir.join("empty.gmon"),
+        b"gmon\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+    )
+    .unwrap();
+    let zeros = gprof(dir.path(), &["-z", "fwd", "empty.gmon"]);
+    assert!(
+        !zeros.stdout.is_empty(),
+        "gprof -z printed no execution counts"
+    );
+    for flags in [
+        &[][..],
+        &["-z"],
+        &["-P", "-Q", "-z"],
+        &["-Z", "-z"],
+        &["-i", "-z"],
+        &["-z", "-p"],
+        &["-z", "-l"],
+    ] {
+        let mut args = flags.to_vec();
+        args.extend_from_slice(&["fwd", "empty.gmon"]);
+        let want = gprof(dir.path(), &args);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(&args);
+        let got = ours(dir.path(), &ours_args);
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
     }
 }
