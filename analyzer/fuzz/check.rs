@@ -71,6 +71,7 @@ pub fn check(data: &[u8]) {
         no_demangle: flags & 8 != 0,
         print_path: flags & 16 != 0,
         inline_file_names: flags & 32 != 0,
+        file_format: Default::default(),
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;

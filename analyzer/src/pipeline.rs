@@ -65,6 +65,7 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
                 no_demangle: g.no_demangle,
                 print_path: g.print_path,
                 inline_file_names: g.inline_file_names,
+                file_format: g.file_format,
             };
             let a = Analysis::of_inputs(&inputs, &image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
@@ -234,6 +235,7 @@ fn gprof_lines(
                 no_demangle: args.no_demangle,
                 print_path: args.print_path,
                 inline_file_names: args.inline_file_names,
+                file_format: args.file_format,
             },
             sum: args.sum,
         },

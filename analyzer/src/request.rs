@@ -49,6 +49,8 @@ pub struct GprofRequest {
     pub print_path: bool,
     /// `--inline-file-names`: `(file:line)` after each name.
     pub inline_file_names: bool,
+    /// `-O`: the gmon files' format.
+    pub file_format: crate::gprof::FileFormat,
 }
 
 impl GprofRequest {

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use profil_report::gprof::cg_print::Sections;
 use profil_report::gprof::symspec::{self, SymSpec, Table};
+use profil_report::gprof::FileFormat;
 use profil_report::request::{GprofRequest, Mode, Request};
 
 /// gprof 2.40's short options (its `getopt_long` string): a letter followed by `:` takes an
@@ -319,9 +320,12 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             // Settings of the annotated source and the execution counts only (`-x`, `-m`,
             // `-t`, `-I`), which are refused: without them these change nothing.
             (Opt::Short('x' | 'm' | 't' | 'I'), _) => {}
-            // The input format: auto (the default), or gprof's failures (status 1).
-            (Opt::Short('O'), Some(f)) if f.starts_with('a') => {}
-            (Opt::Short('O'), Some(f)) if !f.starts_with(['m', 'b', '4']) => {
+            // The input format (its first letter), or gprof's failures (status 1).
+            (Opt::Short('O'), Some(f)) if f.starts_with('a') => g.file_format = FileFormat::Auto,
+            (Opt::Short('O'), Some(f)) if f.starts_with('m') => g.file_format = FileFormat::Magic,
+            (Opt::Short('O'), Some(f)) if f.starts_with('b') => g.file_format = FileFormat::Bsd,
+            (Opt::Short('O'), Some(f)) if f.starts_with('4') => g.file_format = FileFormat::Bsd44,
+            (Opt::Short('O'), Some(f)) => {
                 return Err(Refusal {
                     message: if f.starts_with('p') {
                         "--gprof: sorry, file format `prof' is not yet supported".to_string()
@@ -455,6 +459,13 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             guess_exec_counts: false,
         }
     };
+    // gprof -s writes gmon.sum in the BSD format under -Ob/-O4: not reproduced.
+    if g.sum && matches!(g.file_format, FileFormat::Bsd | FileFormat::Bsd44) {
+        return Err(Refusal {
+            message: "--gprof: -s with -Ob/-O4 (a BSD gmon.sum) is not emulated (yet)".into(),
+            code: 2,
+        });
+    }
     // BSD style prints names raw.
     g.no_demangle = !demangle || style_none || g.bsd;
     // The specs live as long as the process (the request is `Copy`).

@@ -119,6 +119,7 @@ impl ReportArgs {
                 bsd: false,
                 print_path: false,
                 inline_file_names: false,
+                file_format: Default::default(),
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

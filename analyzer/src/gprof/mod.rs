@@ -72,8 +72,26 @@ pub struct Options {
     pub print_path: bool,
     /// `--inline-file-names`: `(file:line)` after every name that has one (not under `-l`).
     pub inline_file_names: bool,
+    /// `-O`: the format the gmon files must have (gprof reads every file as that format).
+    pub file_format: FileFormat,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
+}
+
+/// `-O` (`--file-format`): how gprof reads the gmon files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FileFormat {
+    /// `a`: each file by its own header (the default).
+    #[default]
+    Auto,
+    /// `m`: the GNU tagged format only ("bad magic cookie" otherwise).
+    Magic,
+    /// `b`: the BSD formats only. A GNU file fails: read as a BSD header its low address is
+    /// `gmon` plus the version (above 0x1_0000_0000) and its high address is spare bytes,
+    /// in practice lower ("does not appear to be in gmon.out format").
+    Bsd,
+    /// `4`: the 4.4BSD format only ("bad magic cookie" otherwise).
+    Bsd44,
 }
 
 /// What one gmon file held, for `-i` (`--file-info`): gprof counts records as it reads them.
@@ -109,6 +127,8 @@ pub struct Analysis<'data> {
     pub no_demangle: bool,
     /// `-L`: source files by their whole path.
     pub print_path: bool,
+    /// `-O`: the format every gmon file must have.
+    pub file_format: FileFormat,
     /// `--inline-file-names`: the `(file:line)` of each symbol ([`Analysis::add_file_names`]).
     pub inline_files: Option<lines::LineLocations>,
     /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
@@ -167,6 +187,7 @@ impl<'data> Analysis<'data> {
             static_text: None,
             no_demangle: opts.no_demangle,
             print_path: opts.print_path,
+            file_format: opts.file_format,
             inline_files: None,
             last_hist_header: None,
             hist: Histograms::default(),
@@ -235,6 +256,21 @@ impl<'data> Analysis<'data> {
         }
         if let gmon::read::Format::Gnu { version } = format {
             info.version = version;
+        }
+        let wrong = match self.file_format {
+            FileFormat::Magic if !format.is_gnu() => {
+                Some(format!("file `{name}' has bad magic cookie"))
+            }
+            FileFormat::Bsd44 if format != gmon::Format::Bsd44 => {
+                Some(format!("file `{name}' has bad magic cookie"))
+            }
+            FileFormat::Bsd if format.is_gnu() => Some(format!(
+                "file '{name}' does not appear to be in gmon.out format"
+            )),
+            _ => None,
+        };
+        if let Some(message) = wrong {
+            return Err(Error::gprof_fatal(message));
         }
         let arcs = info.arcs > 0;
         self.files.push(info);

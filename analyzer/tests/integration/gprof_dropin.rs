@@ -324,6 +324,38 @@ mod sum_file {
         );
     }
 
+    /// `-O`: each file read as the format named, gprof's failures where it is another.
+    #[test]
+    fn file_formats() {
+        let dir = scratch();
+        let o = ours(
+            dir.path(),
+            &[
+                "convert",
+                "--to",
+                "oldbsd",
+                "cycle.gmon",
+                "cycle.old",
+                "--exe",
+                "cycle",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for format in ["-Oa", "-Om", "-Ob", "-O4", "--file-format=magic"] {
+            for files in [
+                &["cycle.gmon"][..],
+                &["cycle.bsd"],
+                &["cycle.old"],
+                &["cycle.gmon", "cycle.bsd"],
+                &["cycle.bsd", "cycle.old"],
+            ] {
+                let mut args = vec!["-b", format, "cycle"];
+                args.extend_from_slice(files);
+                super::same_in(dir.path(), &args);
+            }
+        }
+    }
+
     #[test]
     fn sum_of_one_file() {
         let dir = scratch();
