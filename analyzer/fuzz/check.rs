@@ -83,6 +83,7 @@ pub fn check(data: &[u8]) {
             // Bits 4-5 also choose the default report's format below.
             file_info: flags & 32 != 0,
             exec_counts: flags & 64 != 0,
+            annotated_source: false,
             guess_exec_counts: true,
         };
         let mut buf = Vec::new();
@@ -94,6 +95,7 @@ pub fn check(data: &[u8]) {
                 brief: flags & 16 == 0,
                 width: None,
                 bsd: flags & 4 != 0,
+                annotate: Default::default(),
             },
             "gmon.out",
             &inputs.exe.data,

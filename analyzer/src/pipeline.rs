@@ -55,7 +55,9 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
         }
     }
     match &req.mode {
-        Mode::Gprof(g) if g.lines || g.sum => gprof_lines(g, &inputs, &image, out)?,
+        Mode::Gprof(g) if g.lines || g.sum => {
+            warnings.extend(gprof_lines(g, &inputs, &image, out)?)
+        }
         Mode::Gprof(g) => {
             let opts = Options {
                 no_static: g.no_static,
@@ -71,14 +73,14 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
             let graph = g.graph_options();
-            gprof::cg_print::print_report(
+            warnings.extend(gprof::cg_print::print_report(
                 &a,
                 g.sections,
                 graph,
                 &last,
                 &inputs.exe.data,
                 &mut buf,
-            )?;
+            )?);
             out.write_all(&buf)?;
         }
         Mode::Lines => drop(lines(req.format, &inputs, &image, out)?),
@@ -216,10 +218,10 @@ fn gprof_lines(
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
     let mut buf = Vec::new();
-    gprof::lines::print_report(
+    let warnings = gprof::lines::print_report(
         image,
         &inputs.exe.data,
         &inputs.exe.name(),
@@ -242,5 +244,5 @@ fn gprof_lines(
         &mut buf,
     )?;
     out.write_all(&buf)?;
-    Ok(())
+    Ok(warnings)
 }

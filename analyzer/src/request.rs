@@ -51,6 +51,8 @@ pub struct GprofRequest {
     pub inline_file_names: bool,
     /// `-O`: the gmon files' format.
     pub file_format: crate::gprof::FileFormat,
+    /// `-y`, `-x`, `-m`, `-t`, `-I`: how `-A` annotates.
+    pub annotate: crate::gprof::annotate::AnnotateOptions,
 }
 
 impl GprofRequest {
@@ -61,6 +63,7 @@ impl GprofRequest {
             brief: self.brief,
             width: self.width,
             bsd: self.bsd,
+            annotate: self.annotate,
         }
     }
 }

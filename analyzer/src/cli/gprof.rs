@@ -269,6 +269,7 @@ const STYLE_FLAT: u32 = 1;
 const STYLE_GRAPH: u32 = 2;
 const STYLE_OTHER: u32 = 4;
 const STYLE_EXEC: u32 = 8;
+const STYLE_ANNO: u32 = 16;
 
 /// The request for `profil-report ARGS…` in gprof mode (`args` without the program name;
 /// `--gprof` itself is dropped wherever it stands).
@@ -302,6 +303,9 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     let (mut style, mut user) = (0u32, 0u32);
     let mut file_info = false;
     let mut specs: Vec<SymSpec> = Vec::new();
+    let mut search: Vec<PathBuf> = Vec::new();
+    g.annotate.min_count = 1;
+    g.annotate.table_length = 10;
     let (mut demangle, mut style_none) = (true, false);
     for Parsed { opt, arg } in opts {
         let refuse = |what: String| Refusal {
@@ -317,9 +321,32 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('T'), _) => g.bsd = true,
             (Opt::Short('L'), _) => g.print_path = true,
             (Opt::InlineFileNames, _) => g.inline_file_names = true,
-            // Settings of the annotated source and the execution counts only (`-x`, `-m`,
-            // `-t`, `-I`), which are refused: without them these change nothing.
-            (Opt::Short('x' | 'm' | 't' | 'I'), _) => {}
+            // -A/-J: the annotated source, with or without a name (as -C/-Z).
+            (Opt::Short(c @ ('A' | 'J')), arg) => {
+                if c == 'A' || arg.is_some() {
+                    style |= STYLE_ANNO;
+                } else {
+                    style &= !STYLE_ANNO;
+                }
+                user |= STYLE_ANNO;
+                if let Some(spec) = arg {
+                    let table = if c == 'A' {
+                        Table::InclAnno
+                    } else {
+                        Table::ExclAnno
+                    };
+                    add_spec(&mut specs, table, &spec)
+                        .map_err(|m| refuse(format!("-{c}{spec} ({m})")))?;
+                }
+            }
+            (Opt::Short('y'), _) => g.annotate.separate_files = true,
+            (Opt::Short('x'), _) => g.annotate.all_lines = true,
+            // strtoul and atoi.
+            (Opt::Short('m'), Some(m)) => g.annotate.min_count = atoi(&m) as u64,
+            (Opt::Short('t'), Some(t)) => g.annotate.table_length = atoi(&t).max(0) as usize,
+            (Opt::Short('I'), Some(dirs)) => {
+                search.extend(dirs.split(':').filter(|d| !d.is_empty()).map(PathBuf::from))
+            }
             // The input format (its first letter), or gprof's failures (status 1).
             (Opt::Short('O'), Some(f)) if f.starts_with('a') => g.file_format = FileFormat::Auto,
             (Opt::Short('O'), Some(f)) if f.starts_with('m') => g.file_format = FileFormat::Magic,
@@ -456,9 +483,21 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             no_graph: !graph,
             file_info,
             exec_counts: style & STYLE_EXEC != 0,
+            annotated_source: style & STYLE_ANNO != 0,
             guess_exec_counts: false,
         }
     };
+    if style & STYLE_ANNO != 0 && g.lines {
+        return Err(Refusal {
+            message: "--gprof: -A (or -y) with -l is not emulated (yet)".into(),
+            code: 2,
+        });
+    }
+    // GPROF_PATH comes after the -I directories.
+    if let Some(p) = std::env::var_os("GPROF_PATH") {
+        search.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
+    }
+    g.annotate.search = Box::leak(search.into_boxed_slice());
     // gprof -s writes gmon.sum in the BSD format under -Ob/-O4: not reproduced.
     if g.sum && matches!(g.file_format, FileFormat::Bsd | FileFormat::Bsd44) {
         return Err(Refusal {

@@ -105,6 +105,7 @@ impl ReportArgs {
                     no_graph: self.no_graph,
                     file_info: false,
                     exec_counts: false,
+                    annotated_source: false,
                     guess_exec_counts: true,
                 },
                 zeros: self.zeros,
@@ -120,6 +121,7 @@ impl ReportArgs {
                 print_path: false,
                 inline_file_names: false,
                 file_format: Default::default(),
+                annotate: Default::default(),
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

@@ -35,6 +35,8 @@ pub struct GraphOptions {
     pub width: Option<usize>,
     /// `-T` (`--traditional`): BSD style (call graph first, wider columns, raw names).
     pub bsd: bool,
+    /// `-A`/`-y`'s settings.
+    pub annotate: super::annotate::AnnotateOptions,
 }
 
 impl GraphOptions {
@@ -72,8 +74,10 @@ pub struct Sections {
     pub no_graph: bool,
     /// `-i`: what each gmon file held (printed as the files are read, before the rest).
     pub file_info: bool,
-    /// `-C`: the execution counts (last).
+    /// `-C`: the execution counts (after the index).
     pub exec_counts: bool,
+    /// `-A`: the annotated source (last).
+    pub annotated_source: bool,
     /// No output style was asked for (and `-Z` not given): a profile with neither histogram
     /// nor arcs then gets the execution counts, as in gprof.
     pub guess_exec_counts: bool,
@@ -113,7 +117,7 @@ pub fn print_report(
     gmon: &str,
     exe: &[u8],
     out: &mut Vec<u8>,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     if req.file_info {
         print_file_info(a, out);
     }
@@ -160,8 +164,21 @@ pub fn print_report(
             out.extend_from_slice(b"\x0c\n");
         }
         print_exec_counts(a, opts, exe, out);
+        first = false;
     }
-    Ok(())
+    let mut warnings = Vec::new();
+    if req.annotated_source {
+        super::annotate::print(
+            a,
+            exe,
+            &opts.annotate,
+            opts.zeros,
+            first,
+            out,
+            &mut warnings,
+        )?;
+    }
+    Ok(warnings)
 }
 
 /// `print_exec_counts` (`-C`): for each symbol the execution-count table selects, in

@@ -110,7 +110,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     gmons: impl IntoIterator<Item = Result<(String, B)>>,
     req: Request,
     out: &mut Vec<u8>,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let text = image
         .section_by_name(".text")
         .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;

@@ -26,6 +26,7 @@
 //! output buffer by [`printf`]'s hand-written conversions, which are tested against C's
 //! `snprintf`.
 
+pub mod annotate;
 pub mod cg;
 pub mod cg_print;
 pub mod flat;
@@ -127,6 +128,8 @@ pub struct Analysis<'data> {
     pub no_demangle: bool,
     /// `-L`: source files by their whole path.
     pub print_path: bool,
+    /// `-a`/`-D`: which symbols were kept (`-A` orders files by them).
+    pub class_options: ClassOptions,
     /// `-O`: the format every gmon file must have.
     pub file_format: FileFormat,
     /// `--inline-file-names`: the `(file:line)` of each symbol ([`Analysis::add_file_names`]).
@@ -187,6 +190,10 @@ impl<'data> Analysis<'data> {
             static_text: None,
             no_demangle: opts.no_demangle,
             print_path: opts.print_path,
+            class_options: ClassOptions {
+                no_static: opts.no_static,
+                ignore_non_functions: opts.ignore_non_functions,
+            },
             file_format: opts.file_format,
             inline_files: None,
             last_hist_header: None,

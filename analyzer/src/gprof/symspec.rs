@@ -39,6 +39,10 @@ pub enum Table {
     InclExec,
     /// `-ZNAME`: not in the execution counts.
     ExclExec,
+    /// `-ANAME`: only these in the annotated source.
+    InclAnno,
+    /// `-JNAME`: not in the annotated source.
+    ExclAnno,
 }
 
 /// One spec for one table, as given on the command line.
@@ -126,6 +130,8 @@ pub struct Selection {
     pub graph: Pair,
     /// `INCL_EXEC`/`EXCL_EXEC` (without the default exclusions).
     pub exec: Pair,
+    /// `INCL_ANNO`/`EXCL_ANNO` (without the default exclusions).
+    pub anno: Pair,
     /// `INCL_ARCS`: (callers, callees) per spec.
     pub incl_arcs: Vec<(Vec<bool>, Vec<bool>)>,
     /// `EXCL_ARCS`: (callers, callees) per spec.
@@ -142,7 +148,7 @@ impl Selection {
                 incl: vec![false; n],
                 incl_any: false,
                 excl: match incl {
-                    Table::InclExec => vec![false; n],
+                    Table::InclExec | Table::InclAnno => vec![false; n],
                     _ => default_excluded.to_vec(),
                 },
             };
@@ -181,6 +187,7 @@ impl Selection {
             time: pair(Table::InclTime, Table::ExclTime),
             graph: pair(Table::InclGraph, Table::ExclGraph),
             exec: pair(Table::InclExec, Table::ExclExec),
+            anno: pair(Table::InclAnno, Table::ExclAnno),
             incl_arcs: arcs(Table::InclArcs),
             excl_arcs: arcs(Table::ExclArcs),
         }

@@ -562,3 +562,144 @@ fn no_histogram_no_arcs_falls_back_to_execution_counts() {
         );
     }
 }
+
+/// `-A`/`-J` (annotated source) and `-y` (into `BASENAME-ann` files), with `-x`, `-m`, `-t`,
+/// `-z` and names, on a two-file C program and a C++ program with library headers; and a
+/// moved source found through `-I` and `GPROF_PATH`, or reported missing.
+mod annotated_source {
+    use crate::support::{compile, diff, gprof, profile_run, TempDir};
+
+    const A: &str = r#"#include <stdio.h>
+long work_b(long n);
+static long helper_a(long n) { long s = 0; for (long i = 0; i < n; i++) s += i; return s; }
+long work_a(long n) { return helper_a(n) + work_b(n / 2); }
+int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); printf("%ld\n", s); return 0; }
+"#;
+    const B: &str = "long work_b(long n)\n{\n  long s = 0;\n  for (long i = 0; i < n; i++)\n    s += i * 3;\n  return s;\n}\nlong unused_b(long n) { return n; }\n";
+
+    /// gprof and us with `args` in `dir`: stdout, status and every `*-ann` file written.
+    fn same(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) {
+        let anns = |dir: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+            let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+                .unwrap()
+                .filter_map(|e| {
+                    let e = e.ok()?;
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.ends_with("-ann")
+                        .then(|| (name, std::fs::read(e.path()).unwrap()))
+                })
+                .collect();
+            v.sort();
+            for (name, _) in &v {
+                std::fs::remove_file(dir.join(name)).unwrap();
+            }
+            v
+        };
+        let run = |cmd: &str, args: &[&str]| {
+            let mut c = std::process::Command::new(cmd);
+            c.args(args).current_dir(dir).env("LC_ALL", "C");
+            for (k, v) in env {
+                c.env(k, v);
+            }
+            c.output().unwrap()
+        };
+        anns(dir);
+        let want = run("gprof", args);
+        let want_files = anns(dir);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = run(env!("CARGO_BIN_EXE_profil-report"), &ours_args);
+        let got_files = anns(dir);
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+        assert!(want_files == got_files, "{args:?}: the -ann files differ");
+    }
+
+    #[test]
+    fn two_c_files() {
+        let dir = TempDir::new("gprof-dropin-anno");
+        std::fs::write(dir.join("a.c"), A).unwrap();
+        std::fs::write(dir.join("b.c"), B).unwrap();
+        compile(
+            dir.path(),
+            "gcc",
+            &["-pg", "-g", "-O0", "-o", "multi", "a.c", "b.c"],
+        );
+        profile_run(dir.path(), "multi", &[], "multi.gmon");
+        let with_a = gprof(dir.path(), &["-A", "multi", "multi.gmon"]);
+        assert!(String::from_utf8_lossy(&with_a.stdout).contains("*** File "));
+        for flags in [
+            &["-A"][..],
+            &["-A", "-b"],
+            &["-A", "-p", "-b"],
+            &["-A", "-z"],
+            &["-Amain"],
+            &["-Awork_b", "-Ahelper_a"],
+            &["-Jwork_b"],
+            &["-A", "-J"],
+            &["-A", "-x"],
+            &["-A", "-m", "5000"],
+            &["-A", "-t1"],
+            &["-A", "-t0"],
+            &["-A", "-y"],
+            &["-A", "-y", "-z"],
+            &["--annotated-source", "-C", "-b"],
+            &["-y", "-b"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["multi", "multi.gmon"]);
+            same(dir.path(), &args, &[]);
+        }
+    }
+
+    #[test]
+    fn moved_source_and_search_path() {
+        let dir = TempDir::new("gprof-dropin-anno-moved");
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/b.c"), B).unwrap();
+        std::fs::write(dir.join("src/a.c"), A).unwrap();
+        compile(
+            dir.path(),
+            "gcc",
+            &["-pg", "-g", "-O0", "-o", "multi", "src/a.c", "src/b.c"],
+        );
+        profile_run(dir.path(), "multi", &[], "multi.gmon");
+        std::fs::rename(dir.join("src"), dir.join("moved")).unwrap();
+        same(dir.path(), &["-A", "multi", "multi.gmon"], &[]);
+        same(
+            dir.path(),
+            &["-A", "-I", "moved", "multi", "multi.gmon"],
+            &[],
+        );
+        same(
+            dir.path(),
+            &["-A", "-Inone:moved", "multi", "multi.gmon"],
+            &[],
+        );
+        same(
+            dir.path(),
+            &["-A", "multi", "multi.gmon"],
+            &[("GPROF_PATH", "moved")],
+        );
+    }
+
+    #[test]
+    fn cplusplus_with_library_headers() {
+        let dir = super::profiled(
+            "g++",
+            "cpp.cc",
+            super::demangling::SOURCE,
+            "cpp",
+            &["-g", "-O1"],
+        );
+        for flags in [&["-A"][..], &["-A", "-x", "-z"], &["-A", "-y", "-b"]] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["cpp", "cpp.gmon"]);
+            same(dir.path(), &args, &[]);
+        }
+    }
+}
