@@ -72,6 +72,7 @@ pub fn check(data: &[u8]) {
         print_path: flags & 16 != 0,
         inline_file_names: flags & 32 != 0,
         file_format: Default::default(),
+        external_symbols: None,
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;

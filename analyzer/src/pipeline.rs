@@ -68,6 +68,7 @@ pub fn run(req: &Request, out: &mut impl Write) -> Result<Vec<String>> {
                 print_path: g.print_path,
                 inline_file_names: g.inline_file_names,
                 file_format: g.file_format,
+                external_symbols: g.external_symbols,
             };
             let a = Analysis::of_inputs(&inputs, &image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
@@ -238,6 +239,7 @@ fn gprof_lines(
                 print_path: args.print_path,
                 inline_file_names: args.inline_file_names,
                 file_format: args.file_format,
+                external_symbols: args.external_symbols,
             },
             sum: args.sum,
         },

@@ -51,6 +51,8 @@ pub struct GprofRequest {
     pub inline_file_names: bool,
     /// `-O`: the gmon files' format.
     pub file_format: crate::gprof::FileFormat,
+    /// `-S FILE`: the symbols, `nm`-style, instead of the executable's.
+    pub external_symbols: Option<&'static std::path::Path>,
     /// `-y`, `-x`, `-m`, `-t`, `-I`: how `-A` annotates.
     pub annotate: crate::gprof::annotate::AnnotateOptions,
 }

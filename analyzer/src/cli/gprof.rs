@@ -340,6 +340,9 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 }
             }
             (Opt::Short('y'), _) => g.annotate.separate_files = true,
+            (Opt::Short('S'), Some(file)) => {
+                g.external_symbols = Some(Box::leak(PathBuf::from(file).into_boxed_path()));
+            }
             (Opt::Short('x'), _) => g.annotate.all_lines = true,
             // strtoul and atoi.
             (Opt::Short('m'), Some(m)) => g.annotate.min_count = atoi(&m) as u64,
@@ -487,6 +490,12 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             guess_exec_counts: false,
         }
     };
+    if g.external_symbols.is_some() && g.lines {
+        return Err(Refusal {
+            message: "--gprof: -S with -l (or -s) is not emulated (yet)".into(),
+            code: 2,
+        });
+    }
     if style & STYLE_ANNO != 0 && g.lines {
         return Err(Refusal {
             message: "--gprof: -A (or -y) with -l is not emulated (yet)".into(),

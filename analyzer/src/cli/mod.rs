@@ -122,6 +122,7 @@ impl ReportArgs {
                 inline_file_names: false,
                 file_format: Default::default(),
                 annotate: Default::default(),
+                external_symbols: None,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

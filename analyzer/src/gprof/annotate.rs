@@ -69,6 +69,10 @@ pub fn print(
     warnings: &mut Vec<String>,
 ) -> Result<()> {
     let syms = &a.symtab.syms;
+    if a.external_symbols {
+        // No symbol has a source file.
+        return Ok(());
+    }
     let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
     let found = source_locations(exe, &addrs);
     // gprof's file list: newest first, by first appearance in `.symtab` order.

@@ -189,7 +189,10 @@ pub fn print_report(
 fn print_exec_counts(a: &Analysis<'_>, opts: GraphOptions, exe: &[u8], out: &mut Vec<u8>) {
     let syms = &a.symtab.syms;
     let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
-    let files = profil_symbols::gprof::source_locations(exe, &addrs);
+    let files = match a.external_symbols {
+        true => Default::default(),
+        false => profil_symbols::gprof::source_locations(exe, &addrs),
+    };
     let loc = |i: usize| files.get(&syms[i].addr);
     let mut order: Vec<usize> = (0..syms.len()).filter(|&i| a.select.exec.on(i)).collect();
     super::msort::msort(&mut order, |&l, &r| {
@@ -253,6 +256,9 @@ pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>>
         .filter(|s| s.is_static)
         .map(|s| s.addr)
         .collect();
+    if a.external_symbols {
+        return vec![None; syms.len()];
+    }
     let files = profil_symbols::gprof::source_locations(exe, &addrs);
     let shown = |path: &Vec<u8>| match a.print_path {
         true => path.clone(),

@@ -75,6 +75,8 @@ pub struct Options {
     pub inline_file_names: bool,
     /// `-O`: the format the gmon files must have (gprof reads every file as that format).
     pub file_format: FileFormat,
+    /// `-S FILE`: the symbols, `nm`-style, instead of the executable's.
+    pub external_symbols: Option<&'static std::path::Path>,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
 }
@@ -132,6 +134,8 @@ pub struct Analysis<'data> {
     pub class_options: ClassOptions,
     /// `-O`: the format every gmon file must have.
     pub file_format: FileFormat,
+    /// `-S`: the symbols came from a file, so none has a source file or line.
+    pub external_symbols: bool,
     /// `--inline-file-names`: the `(file:line)` of each symbol ([`Analysis::add_file_names`]).
     pub inline_files: Option<lines::LineLocations>,
     /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
@@ -157,19 +161,31 @@ impl<'data> Analysis<'data> {
     /// Build gprof's symbol table for `exe`. `exe_name` is only used in messages.
     pub fn new(exe: &ElfImage<'data>, exe_name: &str, opts: Options) -> Result<Self> {
         let no_symbols = || Error::input(format!("{exe_name}: has no symbols"));
-        let table = exe.symtab.as_ref().ok_or_else(no_symbols)?;
         let text = exe
             .section_by_name(".text")
             .or_else(|| exe.section_by_name("$CODE$"))
             .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
-        let gsyms = gprof_symbols(
-            exe,
-            table,
-            ClassOptions {
-                no_static: opts.no_static,
-                ignore_non_functions: opts.ignore_non_functions,
-            },
-        );
+        let gsyms = match opts.external_symbols {
+            Some(path) => {
+                let text = std::fs::read(path).map_err(|_| {
+                    Error::gprof_fatal(format!("could not open {}.", path.display()))
+                })?;
+                // The names live as long as the symbol table, which lives for the run.
+                let gsyms = external_symbols(Box::leak(text.into_boxed_slice()));
+                if gsyms.is_empty() {
+                    return Err(Error::gprof_fatal("the -S file has no symbols"));
+                }
+                gsyms
+            }
+            None => gprof_symbols(
+                exe,
+                exe.symtab.as_ref().ok_or_else(no_symbols)?,
+                ClassOptions {
+                    no_static: opts.no_static,
+                    ignore_non_functions: opts.ignore_non_functions,
+                },
+            ),
+        };
         if gsyms.is_empty() {
             return Err(no_symbols());
         }
@@ -195,6 +211,7 @@ impl<'data> Analysis<'data> {
                 ignore_non_functions: opts.ignore_non_functions,
             },
             file_format: opts.file_format,
+            external_symbols: opts.external_symbols.is_some(),
             inline_files: None,
             last_hist_header: None,
             hist: Histograms::default(),
@@ -328,7 +345,10 @@ impl<'data> Analysis<'data> {
     /// its address) in the executable `exe`.
     pub fn add_file_names(&mut self, exe: &[u8]) {
         let addrs: Vec<u64> = self.symtab.syms.iter().map(|s| s.addr).collect();
-        let found = profil_symbols::gprof::source_locations(exe, &addrs);
+        let found = match self.external_symbols {
+            true => Default::default(),
+            false => profil_symbols::gprof::source_locations(exe, &addrs),
+        };
         let mut l = lines::LineLocations::default();
         let mut index = std::collections::HashMap::new();
         l.at = addrs
@@ -385,6 +405,53 @@ impl<'data> Analysis<'data> {
             l.push_file_line(i, out);
         }
     }
+}
+
+/// `core_create_syms_from` (`-S`): every line `ADDRESS TYPE NAME` (as `sscanf ("%s %c %s")`
+/// splits it, the address read as hex) whose type is `t` or `T` is a function symbol, static
+/// for `t`; everything else is skipped.
+fn external_symbols(text: &'static [u8]) -> Vec<profil_symbols::gprof::GprofSymbol<'static>> {
+    let ws = |b: u8| b.is_ascii_whitespace();
+    let mut out = Vec::new();
+    for line in text.split(|&b| b == b'\n') {
+        let mut i = 0;
+        let word = |i: &mut usize| -> Option<&'static [u8]> {
+            while *i < line.len() && ws(line[*i]) {
+                *i += 1;
+            }
+            let start = *i;
+            while *i < line.len() && !ws(line[*i]) {
+                *i += 1;
+            }
+            (*i > start).then(|| &line[start..*i])
+        };
+        let Some(addr) = word(&mut i) else { continue };
+        while i < line.len() && ws(line[i]) {
+            i += 1;
+        }
+        let Some(&typ) = line.get(i) else { continue };
+        i += 1;
+        let Some(name) = word(&mut i) else { continue };
+        if typ != b't' && typ != b'T' {
+            continue;
+        }
+        let hex = addr
+            .strip_prefix(b"0x")
+            .or_else(|| addr.strip_prefix(b"0X"))
+            .unwrap_or(addr);
+        let addr = hex
+            .iter()
+            .map_while(|&c| (c as char).to_digit(16))
+            .fold(0u64, |a, d| a.wrapping_mul(16).wrapping_add(u64::from(d)));
+        out.push(profil_symbols::gprof::GprofSymbol {
+            name,
+            addr,
+            is_func: true,
+            is_static: typ == b't',
+            index: out.len(),
+        });
+    }
+    out
 }
 
 /// The part of `path` after its last `/`.

@@ -703,3 +703,52 @@ int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); 
         }
     }
 }
+
+/// `-S FILE` (`--external-symbol-table`): the symbols from an `nm`-style file (only `t`/`T`
+/// lines; malformed lines skipped), also for a stripped executable; a missing or empty file
+/// fails as in gprof.
+#[test]
+fn external_symbol_table() {
+    let dir = profiled("gcc", "fwd.c", static_calls::SOURCE, "fwd", &["-g", "-O0"]);
+    let nm = std::process::Command::new("nm")
+        .arg("fwd")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(nm.status.success());
+    std::fs::write(dir.join("fwd.syms"), &nm.stdout).unwrap();
+    std::fs::write(
+        dir.join("hand.syms"),
+        "0x11c9 T mid\nbogus\n 1239   t leaf extra\n120f Thelper x\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("empty.syms"), "").unwrap();
+    crate::support::compile(dir.path(), "strip", &["-o", "stripped", "fwd"]);
+    for args in [
+        &["-S", "fwd.syms", "fwd", "fwd.gmon"][..],
+        &["-b", "-z", "-Sfwd.syms", "fwd", "fwd.gmon"],
+        &[
+            "--external-symbol-table=fwd.syms",
+            "-C",
+            "-z",
+            "fwd",
+            "fwd.gmon",
+        ],
+        &[
+            "-S",
+            "fwd.syms",
+            "-A",
+            "-p",
+            "--inline-file-names",
+            "fwd",
+            "fwd.gmon",
+        ],
+        &["-S", "fwd.syms", "-T", "fwd", "fwd.gmon"],
+        &["-b", "-z", "-S", "hand.syms", "fwd", "fwd.gmon"],
+        &["-b", "-S", "fwd.syms", "stripped", "fwd.gmon"],
+        &["-S", "no-such.syms", "fwd", "fwd.gmon"],
+        &["-S", "empty.syms", "fwd", "fwd.gmon"],
+    ] {
+        same_in(dir.path(), args);
+    }
+}
