@@ -85,6 +85,7 @@ pub fn check(data: &[u8]) {
             file_info: flags & 32 != 0,
             exec_counts: flags & 64 != 0,
             annotated_source: false,
+            function_order: flags & 128 != 0,
             guess_exec_counts: true,
         };
         let mut buf = Vec::new();

@@ -270,6 +270,7 @@ const STYLE_GRAPH: u32 = 2;
 const STYLE_OTHER: u32 = 4;
 const STYLE_EXEC: u32 = 8;
 const STYLE_ANNO: u32 = 16;
+const STYLE_ORDER: u32 = 32;
 
 /// The request for `profil-report ARGS…` in gprof mode (`args` without the program name;
 /// `--gprof` itself is dropped wherever it stands).
@@ -340,6 +341,10 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 }
             }
             (Opt::Short('y'), _) => g.annotate.separate_files = true,
+            (Opt::Short('r'), _) => {
+                style |= STYLE_ORDER;
+                user |= STYLE_ORDER;
+            }
             (Opt::Short('S'), Some(file)) => {
                 g.external_symbols = Some(Box::leak(PathBuf::from(file).into_boxed_path()));
             }
@@ -487,12 +492,19 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             file_info,
             exec_counts: style & STYLE_EXEC != 0,
             annotated_source: style & STYLE_ANNO != 0,
+            function_order: style & STYLE_ORDER != 0,
             guess_exec_counts: false,
         }
     };
     if g.external_symbols.is_some() && g.lines {
         return Err(Refusal {
             message: "--gprof: -S with -l (or -s) is not emulated (yet)".into(),
+            code: 2,
+        });
+    }
+    if style & STYLE_ORDER != 0 && g.lines {
+        return Err(Refusal {
+            message: "--gprof: -r with -l (or -s) is not emulated (yet)".into(),
             code: 2,
         });
     }

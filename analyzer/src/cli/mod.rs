@@ -106,6 +106,7 @@ impl ReportArgs {
                     file_info: false,
                     exec_counts: false,
                     annotated_source: false,
+                    function_order: false,
                     guess_exec_counts: true,
                 },
                 zeros: self.zeros,

@@ -76,8 +76,10 @@ pub struct Sections {
     pub file_info: bool,
     /// `-C`: the execution counts (after the index).
     pub exec_counts: bool,
-    /// `-A`: the annotated source (last).
+    /// `-A`: the annotated source.
     pub annotated_source: bool,
+    /// `-r`: the suggested function order (last).
+    pub function_order: bool,
     /// No output style was asked for (and `-Z` not given): a profile with neither histogram
     /// nor arcs then gets the execution counts, as in gprof.
     pub guess_exec_counts: bool,
@@ -177,6 +179,9 @@ pub fn print_report(
             out,
             &mut warnings,
         )?;
+    }
+    if req.function_order {
+        super::ordering::print(a, graph, opts, out);
     }
     Ok(warnings)
 }

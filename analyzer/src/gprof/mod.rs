@@ -33,6 +33,7 @@ pub mod flat;
 pub mod hist;
 pub mod lines;
 pub mod msort;
+pub mod ordering;
 pub mod printf;
 pub mod sum;
 pub mod symspec;

@@ -752,3 +752,52 @@ fn external_symbol_table() {
         same_in(dir.path(), args);
     }
 }
+
+/// `-r` (`--function-ordering`) on a program of 240 functions (enough called ones for gprof's
+/// multi-site group), alone, after the call graph (whose printing re-orders the lists gprof
+/// walks), with `-c` and `-T`; and on the small fixtures.
+#[test]
+fn function_ordering() {
+    let n = 240;
+    let mut src = String::from("#include <stdio.h>\nstatic volatile long sink;\n");
+    for i in 0..n {
+        src += &format!("void f{i}(int d);\n");
+    }
+    let mut rng = crate::cg_support::Rng::new(7);
+    for i in 0..n {
+        let mut body = format!("sink += {i};");
+        for _ in 0..rng.below(5) {
+            let c = rng.below(n);
+            if c > i {
+                body += &format!(" if (d < 3) f{c}(d + 1);");
+            }
+        }
+        if i % 7 == 0 {
+            body += " if (d < 4) f5(d + 1); if (d < 4) f11(d + 1);";
+        }
+        src += &format!("void f{i}(int d) {{ {body} }}\n");
+    }
+    let calls: String = (0..n).step_by(2).map(|i| format!("f{i}(0); ")).collect();
+    src += &format!(
+        "int main(void) {{ for (int k = 0; k < 300; k++) {{ {calls}}} printf(\"%ld\\n\", sink); return 0; }}\n"
+    );
+    let dir = profiled("gcc", "big.c", &src, "big", &["-O0"]);
+    for flags in [
+        &["-r"][..],
+        &["-r", "-b", "-q"],
+        &["-r", "-p"],
+        &["--function-ordering", "-c"],
+        &["-r", "-b", "-q", "-z"],
+        &["-r", "-T"],
+    ] {
+        let mut args = flags.to_vec();
+        args.extend_from_slice(&["big", "big.gmon"]);
+        same_in(dir.path(), &args);
+    }
+    let fixtures = fixtures_dir("gcc-pg");
+    for p in ["loop2", "cycle", "recursion", "threads"] {
+        let gmon = format!("{p}.gmon");
+        same_in(&fixtures, &["-r", p, &gmon]);
+        same_in(&fixtures, &["-r", "-b", "-q", p, &gmon]);
+    }
+}
