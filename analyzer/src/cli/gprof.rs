@@ -502,15 +502,10 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             code: 2,
         });
     }
-    if style & STYLE_ORDER != 0 && g.lines {
-        return Err(Refusal {
-            message: "--gprof: -r with -l (or -s) is not emulated (yet)".into(),
-            code: 2,
-        });
-    }
     if style & STYLE_ANNO != 0 && g.lines {
         return Err(Refusal {
-            message: "--gprof: -A (or -y) with -l is not emulated (yet)".into(),
+            // Files known only from line symbols (headers) come in an order not reproduced.
+            message: "--gprof: -A with -l (or -s) is not emulated (yet)".into(),
             code: 2,
         });
     }

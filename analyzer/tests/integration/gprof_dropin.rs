@@ -789,6 +789,8 @@ fn function_ordering() {
         &["--function-ordering", "-c"],
         &["-r", "-b", "-q", "-z"],
         &["-r", "-T"],
+        &["-r", "-l"],
+        &["-r", "-l", "-q", "-b"],
     ] {
         let mut args = flags.to_vec();
         args.extend_from_slice(&["big", "big.gmon"]);
