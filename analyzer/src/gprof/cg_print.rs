@@ -1,5 +1,6 @@
-//! `cg_print` and `cg_print_index`: gprof 2.40's call graph and its index by function name,
-//! in the brief (`-b`) GNU form, plus the choice of sections gprof makes in `main`.
+//! `cg_print` and `cg_print_index`: gprof 2.40's call graph and its index by function name
+//! (GNU form, or BSD with `-T`; with or without `-b`), plus the choice and order of sections
+//! gprof makes in `main`.
 //!
 //! Everything printed comes from the structures [`super::cg::CallGraph::assemble`] built:
 //! entries in `time_sorted` order, with their `index`, `prop_self`/`prop_child`, `ncalls`,
@@ -108,10 +109,12 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
     Ok((flat, graph))
 }
 
-/// Print what `gprof -b [-p|-q|-P|-Q] [-z]` prints: the flat profile, then the call graph and
-/// its index. With neither a histogram nor arcs gprof falls back to basic-block counts, which
-/// print nothing without `-l`; so do we. `exe` is the executable's bytes (its DWARF names
-/// the source files of static functions in the index).
+/// Print what gprof prints for the sections `req` and the options `opts`, in gprof's order
+/// (`-i`'s summary, the flat profile, the call graph and its index, execution counts,
+/// annotated source, function order; `-T` puts the call graph first). With neither a
+/// histogram nor arcs and no section asked for, gprof falls back to the execution counts
+/// (empty without `-z`); so do we. `exe` is the executable's bytes (its DWARF names source
+/// files). Returns the warnings (sources `-A` could not find).
 pub fn print_report(
     a: &Analysis<'_>,
     req: Sections,

@@ -1,4 +1,5 @@
-//! `hist_print`: gprof 2.40's flat profile in its brief (`-b`) GNU form.
+//! `hist_print`: gprof 2.40's flat profile table (GNU form, or BSD with `-T`); its
+//! explanation is [`super::cg_print::print_report`]'s.
 
 use std::cmp::Ordering;
 
@@ -87,7 +88,7 @@ fn time_order(time: &[f64], calls: &[u64], names: &[&[u8]]) -> Vec<usize> {
     keys.into_iter().map(|k| k.3).collect()
 }
 
-/// Print the flat profile exactly as `gprof -b -p` does.
+/// Print the flat profile table exactly as `gprof -b -p` (or `-T -b -p`) does.
 pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
     if !opts.bsd {

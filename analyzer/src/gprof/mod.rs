@@ -1,7 +1,6 @@
 //! Emulation of GNU gprof 2.40 (`--gprof` mode): the same symbols, the same arithmetic and
-//! the same output bytes as `gprof -b` (flat profile, call graph, index by function name).
-//!
-//! The pipeline mirrors gprof's own (gprof-internals §3):
+//! the same output bytes as `gprof` with the same options (the command line itself is parsed
+//! gprof's way in the binary's `cli::gprof`).
 //!
 //! 1. [`symtab`]: `core_sym_class` (in `profil_symbols::gprof`), then `symtab_finalize`.
 //! 2. Every gmon file in order ([`Analysis::read_gmon`]): histogram records are summed with
@@ -13,9 +12,15 @@
 //! 5. Under `-l`, [`lines`] builds the table with gprof's line symbols first and names print
 //!    with their `(file:line @ addr)`; everything else is the same pipeline.
 //! 6. [`cg_print::print_report`] picks the sections as gprof's `main` does and prints them:
-//!    [`flat::print`], then [`cg_print::print`] and [`cg_print::print_index`] (whose file
-//!    names of static functions come from the DWARF line table as BFD 2.40 reads it,
-//!    [`profil_symbols::gprof::source_files`]).
+//!    `-i`'s file summary, [`flat::print`], then [`cg_print::print`] and
+//!    [`cg_print::print_index`] (whose file names of static functions come from the DWARF
+//!    line table as BFD 2.40 reads it, [`profil_symbols::gprof::source_files`]), the execution
+//!    counts (`-C`), [`annotate`] (`-A`) and [`ordering`] (`-r`); `-T` reorders and restyles
+//!    them, and without `-b` gprof's explanations (recorded from its output, `blurbs/`) follow.
+//!
+//! Around that: [`symspec`] turns the symbol specs of `-p/-P/-q/-Q/-e/-E/-f/-F/-n/-N/-k/-C/-Z/
+//! -A/-J NAME` into gprof's INCL/EXCL tables, [`cg::StaticCalls`] is `-c`'s scan for direct
+//! calls, and [`sum`] writes `-s`'s gmon.sum.
 //!
 //! gprof sorts with glibc's `qsort`, a merge sort. [`msort`] is a copy of it, so that ties
 //! and even inconsistent comparisons fall exactly as in gprof. Where gprof's comparison is
