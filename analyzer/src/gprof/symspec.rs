@@ -94,7 +94,8 @@ fn matches(symtab: &SymTab<'_>, side: &str) -> Vec<bool> {
     }
 }
 
-/// An INCL/EXCL pair of tables as flags per symbol.
+/// An INCL/EXCL pair of tables as flags per symbol. An empty vector is a table without
+/// any symbol (no memory per symbol for the tables no option filled).
 #[derive(Debug, Clone, Default)]
 pub struct Pair {
     /// In the INCL table.
@@ -106,16 +107,24 @@ pub struct Pair {
 }
 
 impl Pair {
+    fn incl(&self, i: usize) -> bool {
+        self.incl.get(i).copied().unwrap_or(false)
+    }
+
+    fn excl(&self, i: usize) -> bool {
+        self.excl.get(i).copied().unwrap_or(false)
+    }
+
     /// `sym_lookup(INCL) || (INCL empty && !sym_lookup(EXCL))`: passes the flat profile's
     /// filter; may switch on a call-graph print flag or time propagation.
     pub fn on(&self, i: usize) -> bool {
-        self.incl[i] || (!self.incl_any && !self.excl[i])
+        self.incl(i) || (!self.incl_any && !self.excl(i))
     }
 
     /// `!sym_lookup(INCL) && sym_lookup(EXCL)`: switches off an inherited print flag or time
     /// propagation (INCL wins over EXCL).
     pub fn off(&self, i: usize) -> bool {
-        !self.incl[i] && self.excl[i]
+        !self.incl(i) && self.excl(i)
     }
 }
 
@@ -145,10 +154,10 @@ impl Selection {
         let n = symtab.len();
         let pair = |incl: Table, excl: Table| {
             let mut p = Pair {
-                incl: vec![false; n],
+                incl: Vec::new(),
                 incl_any: false,
                 excl: match incl {
-                    Table::InclExec | Table::InclAnno => vec![false; n],
+                    Table::InclExec | Table::InclAnno => Vec::new(),
                     _ => default_excluded.to_vec(),
                 },
             };
@@ -160,6 +169,7 @@ impl Selection {
                 } else {
                     continue;
                 };
+                target.resize(n, false);
                 // Outside the arc tables only the left of a `FROM/TO` counts.
                 let left = s.spec.split('/').next().unwrap_or("");
                 for (t, m) in target.iter_mut().zip(matches(symtab, left)) {
