@@ -19,7 +19,7 @@
 #    ru_maxrss), and prints a Markdown table of medians and the gprof/ours ratios.
 #    The pairs: `gprof -b -p` vs `profil-report --gprof -b -p` and the default report;
 #    `gprof -b` vs `profil-report --gprof -b`; `gprof -b -l -p` vs `profil-report --lines`
-#    when profil-report has --lines.
+#    when profil-report has --lines; `gprof` vs `profil-report --gprof` (the default output).
 # 4. Checks that the --gprof outputs are byte-identical to gprof's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -116,6 +116,10 @@ if [[ $has_lines == yes ]]; then
   labels+=("gprof -b -p -l" "profil-report --lines" "profil-report --gprof -b -p -l")
   cmds+=("gprof -b -p -l big gmon.out" "$bin --lines big gmon.out" "$bin --gprof -b -p -l big gmon.out")
 fi
+# gprof's default (non-brief) output, what `alias gprof='profil-report --gprof'` replaces.
+n_default=${#cmds[@]}
+labels+=("gprof" "profil-report --gprof")
+cmds+=("gprof big gmon.out" "$bin --gprof big gmon.out")
 : >samples.txt
 for ((r = 1; r <= runs; r++)); do
   for i in "${!cmds[@]}"; do
@@ -161,12 +165,17 @@ if [[ $has_lines == yes ]]; then
 else
   echo "- lines: profil-report has no --lines yet; not measured"
 fi
+d=$n_default
+echo "- default output: gprof / profil-report --gprof: $(ratio "${mc[$d]}" "${mc[$((d + 1))]}")x faster ($(ratio "${mt[$d]}" "${mt[$((d + 1))]}")x)," \
+  "memory $(ratio "${mm[$((d + 1))]}" "${mm[$d]}")x of gprof's"
+gprof big gmon.out >want-d.txt
+"$bin" --gprof big gmon.out >got-d.txt
 gprof -b -p big gmon.out >want-p.txt
 "$bin" --gprof -b -p big gmon.out >got-p.txt
 gprof -b big gmon.out >want-b.txt
 "$bin" --gprof -b big gmon.out >got-b.txt
-for m in p b; do
-  flag="-b -p"; [[ $m == b ]] && flag="-b"
+for m in p b d; do
+  flag="-b -p"; [[ $m == b ]] && flag="-b"; [[ $m == d ]] && flag="(default)"
   if cmp -s "want-$m.txt" "got-$m.txt"; then
     echo "- \`--gprof $flag\` output identical to \`gprof $flag\` ($(wc -l <"want-$m.txt") lines)"
   else

@@ -65,6 +65,14 @@ pub fn check(data: &[u8]) {
     // --gprof -b with the sections chosen by bits 6-7.
     let opts = profil_report::gprof::Options {
         no_static: flags & 4 != 0,
+        specs: &[],
+        static_calls: flags & 2 != 0,
+        ignore_non_functions: flags & 1 != 0,
+        no_demangle: flags & 8 != 0,
+        print_path: flags & 16 != 0,
+        inline_file_names: flags & 32 != 0,
+        file_format: Default::default(),
+        external_symbols: None,
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;
@@ -73,6 +81,12 @@ pub fn check(data: &[u8]) {
             no_flat: sel == 2,
             graph: sel == 2 || sel == 3,
             no_graph: sel == 1,
+            // Bits 4-5 also choose the default report's format below.
+            file_info: flags & 32 != 0,
+            exec_counts: flags & 64 != 0,
+            annotated_source: false,
+            function_order: flags & 128 != 0,
+            guess_exec_counts: true,
         };
         let mut buf = Vec::new();
         let _ = profil_report::gprof::cg_print::print_report(
@@ -80,6 +94,10 @@ pub fn check(data: &[u8]) {
             sections,
             GraphOptions {
                 zeros: flags & 8 != 0,
+                brief: flags & 16 == 0,
+                width: None,
+                bsd: flags & 4 != 0,
+                annotate: Default::default(),
             },
             "gmon.out",
             &inputs.exe.data,

@@ -19,6 +19,10 @@ fn warn(warnings: Vec<String>) {
 }
 
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if cli::gprof::is_gprof_mode(&args) {
+        return gprof_main(&args);
+    }
     let mut cli = Cli::parse();
     let stdout = std::io::stdout();
     if let Some(Command::Run(a)) = cli.command.take_if(|c| matches!(c, Command::Run(_))) {
@@ -58,6 +62,36 @@ fn main() -> ExitCode {
             drop(out);
             eprintln!("profil-report: {e}");
             ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// `profil-report --gprof ARGS…`: gprof's command line ([`cli::gprof`]) and gprof's exit
+/// status: 1 whenever the report fails, as gprof's `done (1)`; 2 for an option the emulation
+/// refuses.
+fn gprof_main(args: &[std::ffi::OsString]) -> ExitCode {
+    let req = match cli::gprof::request(args) {
+        Ok(req) => req,
+        Err(r) if r.code == 0 => {
+            println!("{}", r.message);
+            return ExitCode::SUCCESS;
+        }
+        Err(r) => {
+            eprintln!("profil-report: {}", r.message);
+            return ExitCode::from(r.code);
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = pipeline::run(&req, &mut out).map(|w| warn(w.warnings));
+    let flushed = out.flush();
+    match result.and(flushed.map_err(Error::from)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            drop(out);
+            eprintln!("profil-report: {e}");
+            ExitCode::from(1)
         }
     }
 }

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 
 use profil_symbols::ElfImage;
 
-use crate::gprof::cg_print::{GraphOptions, Sections};
 use crate::gprof::{self, Analysis, Options};
 use crate::profile::input::{load_inputs, parse_exe, read_file, GmonInput, Inputs};
 use crate::render;
@@ -110,31 +109,34 @@ pub fn report(
         }
     }
     let counted = match &req.mode {
-        Mode::Gprof(g) if g.lines && g.brief => {
-            gprof_lines(g, inputs, image, out)?;
+        Mode::Gprof(g) if g.lines || g.sum => {
+            warnings.extend(gprof_lines(g, inputs, image, out)?);
             None
         }
         Mode::Gprof(g) => {
-            if !g.brief {
-                return Err(Error::input(
-                    "--gprof reproduces gprof's brief output only: use --gprof -b [-p|-q]",
-                ));
-            }
             let opts = Options {
                 no_static: g.no_static,
+                specs: g.specs,
+                static_calls: g.static_calls,
+                ignore_non_functions: g.ignore_non_functions,
+                no_demangle: g.no_demangle,
+                print_path: g.print_path,
+                inline_file_names: g.inline_file_names,
+                file_format: g.file_format,
+                external_symbols: g.external_symbols,
             };
             let a = Analysis::of_inputs(inputs, image, opts)?;
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
-            let graph = GraphOptions { zeros: g.zeros };
-            gprof::cg_print::print_report(
+            let graph = g.graph_options();
+            warnings.extend(gprof::cg_print::print_report(
                 &a,
-                sections(g),
+                g.sections,
                 graph,
                 &last,
                 &inputs.exe.data,
                 &mut buf,
-            )?;
+            )?);
             out.write_all(&buf)?;
             None
         }
@@ -270,42 +272,41 @@ fn pcsample(
     render::objects::write(req.format, &report, out)
 }
 
-/// `--gprof -b -l [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints
+/// `--gprof -l [-b] [-p|-P] [-q|-Q] [-z] [-a]`: what the same gprof command prints
 /// ([`gprof::lines`]).
 fn gprof_lines(
     args: &GprofRequest,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
     let mut buf = Vec::new();
-    gprof::lines::print_report(
+    let warnings = gprof::lines::print_report(
         image,
         &inputs.exe.data,
         &inputs.exe.name(),
         gmons,
         gprof::lines::Request {
-            sections: sections(args),
-            graph: GraphOptions { zeros: args.zeros },
+            sections: args.sections,
+            graph: args.graph_options(),
             options: Options {
                 no_static: args.no_static,
+                specs: args.specs,
+                static_calls: args.static_calls,
+                ignore_non_functions: args.ignore_non_functions,
+                no_demangle: args.no_demangle,
+                print_path: args.print_path,
+                inline_file_names: args.inline_file_names,
+                file_format: args.file_format,
+                external_symbols: args.external_symbols,
             },
+            sum: args.sum,
         },
         &mut buf,
     )?;
     out.write_all(&buf)?;
-    Ok(())
-}
-
-/// gprof's sections as the emulation takes them.
-fn sections(g: &GprofRequest) -> Sections {
-    Sections {
-        flat: g.flat,
-        no_flat: g.no_flat,
-        graph: g.graph,
-        no_graph: g.no_graph,
-    }
+    Ok(warnings)
 }
 
 /// The flat profile of the installed GNU gprof (`gprof -b -p`) on the same inputs, for

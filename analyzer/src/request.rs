@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use crate::gprof::cg_print::{GraphOptions, Sections};
+
 /// How a report is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
@@ -28,29 +30,60 @@ impl Format {
     }
 }
 
-/// `--gprof`: which of gprof's brief outputs, byte for byte.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// `--gprof`: which of gprof's outputs, byte for byte.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct GprofRequest {
-    /// gprof's `-b`: required (only the brief output is emulated).
+    /// gprof's `-b`: no explanations after the tables.
     pub brief: bool,
-    /// `-p`: the flat profile.
-    pub flat: bool,
-    /// `-P`: no flat profile.
-    pub no_flat: bool,
-    /// `-q`: the call graph (and its index).
-    pub graph: bool,
-    /// `-Q`: no call graph.
-    pub no_graph: bool,
+    /// `-p`/`-P`/`-q`/`-Q` and the other sections gprof can print.
+    pub sections: Sections,
     /// `-z`: also functions never called and without time.
     pub zeros: bool,
     /// `-a`: ignore static functions.
     pub no_static: bool,
     /// `-l`: one row per line symbol.
     pub lines: bool,
+    /// Symbol specs (`-pNAME`, `-qNAME`, `-k FROM/TO`, …), for the whole run.
+    pub specs: &'static [crate::gprof::symspec::SymSpec],
+    /// `-c`: also the static call graph (direct calls found in the code).
+    pub static_calls: bool,
+    /// `-w`: the output width (the index's columns).
+    pub width: Option<usize>,
+    /// `-s`: also write `gmon.sum` (implies `-l`, as in gprof).
+    pub sum: bool,
+    /// `-D`: no local text symbol that is not a function.
+    pub ignore_non_functions: bool,
+    /// `--no-demangle`: raw symbol names.
+    pub no_demangle: bool,
+    /// `-T`: BSD style.
+    pub bsd: bool,
+    /// `-L`: source files by their whole path.
+    pub print_path: bool,
+    /// `--inline-file-names`: `(file:line)` after each name.
+    pub inline_file_names: bool,
+    /// `-O`: the gmon files' format.
+    pub file_format: crate::gprof::FileFormat,
+    /// `-S FILE`: the symbols, `nm`-style, instead of the executable's.
+    pub external_symbols: Option<&'static std::path::Path>,
+    /// `-y`, `-x`, `-m`, `-t`, `-I`: how `-A` annotates.
+    pub annotate: crate::gprof::annotate::AnnotateOptions,
+}
+
+impl GprofRequest {
+    /// The call graph's (and the flat profile's) printing options.
+    pub fn graph_options(&self) -> GraphOptions {
+        GraphOptions {
+            zeros: self.zeros,
+            brief: self.brief,
+            width: self.width,
+            bsd: self.bsd,
+            annotate: self.annotate,
+        }
+    }
 }
 
 /// Which report.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default)]
 pub enum Mode {
     /// The default report: flat profile and call graph.
     #[default]

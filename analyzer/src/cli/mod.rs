@@ -4,6 +4,7 @@
 //! options `run` shares with `cargo profil` are in [`profile`], which the `cargo-profil`
 //! binary includes too.
 
+pub mod gprof;
 mod profile;
 
 use std::ffi::OsString;
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use profil_report::cmd::{convert, dump, link_args, merge, runtime_path};
+use profil_report::gprof::cg_print::Sections;
 use profil_report::request::{Format, GprofRequest, Mode, Request, Timeline};
 use profil_report::{diff, export, launch};
 
@@ -91,13 +93,32 @@ impl ReportArgs {
         let mode = if self.gprof {
             Mode::Gprof(GprofRequest {
                 brief: self.brief,
-                flat: self.flat_profile,
-                no_flat: self.no_flat_profile,
-                graph: self.graph,
-                no_graph: self.no_graph,
+                sections: Sections {
+                    flat: self.flat_profile,
+                    no_flat: self.no_flat_profile,
+                    graph: self.graph,
+                    no_graph: self.no_graph,
+                    file_info: false,
+                    exec_counts: false,
+                    annotated_source: false,
+                    function_order: false,
+                    guess_exec_counts: true,
+                },
                 zeros: self.zeros,
                 no_static: self.no_static,
                 lines: self.lines,
+                specs: &[],
+                static_calls: false,
+                width: None,
+                sum: false,
+                ignore_non_functions: false,
+                no_demangle: false,
+                bsd: false,
+                print_path: false,
+                inline_file_names: false,
+                file_format: Default::default(),
+                annotate: Default::default(),
+                external_symbols: None,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

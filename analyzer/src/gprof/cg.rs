@@ -155,14 +155,86 @@ fn pair_key(parent: usize, child: usize) -> u64 {
     ((parent as u64) << 32) ^ (child as u64)
 }
 
-/// Which symbols are excluded from time propagation and from the printed graph
-/// (`EXCL_TIME`, `EXCL_GRAPH`; the INCL tables are empty without `-f`/`-F`/`-q sym`).
+/// What `-c` (`--static-call-graph`) scans: gprof's x86 `find_call`.
+///
+/// gprof does not decode instructions here: it walks a function's bytes one at a time and
+/// takes every `0xe8` byte for a `call rel32`, reading the next 4 bytes as an *unsigned*
+/// displacement (`bfd_get_32`). The target `pc + 5 + disp` counts only if it lies in a
+/// histogram range, seen through a 32-bit parameter (`hist_check_address (unsigned)`), and a
+/// symbol starts exactly there (looked up with the full 64-bit value). So on x86-64 a call
+/// backwards (negative displacement) is never found: the 64-bit target is beyond every
+/// symbol. After a hit the scan skips the 4 displacement bytes; after a miss it moves one
+/// byte on, so `0xe8` bytes inside other instructions are tried too. A function's scan is
+/// clipped to the histogram range it overlaps (none: nothing is scanned); bytes outside
+/// `.text` (gprof reads outside its copy of the section there) count as no call.
+#[derive(Debug, Clone)]
+pub struct StaticCalls<'a> {
+    /// `.text`: its link-time address and bytes.
+    pub text: (u64, &'a [u8]),
+    /// The histogram ranges `[low, high)`.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+impl StaticCalls<'_> {
+    /// The symbols `[low, high)`'s code calls directly, in the order gprof adds the arcs.
+    fn find(&self, symtab: &SymTab<'_>, low: u64, high: u64) -> Vec<usize> {
+        let mut clipped = None;
+        for &(lo, hi) in &self.ranges {
+            let (l, h) = (lo.max(low), hi.min(high));
+            if l < h {
+                // gprof gives up ("a symbol that covers several histogram records") if a
+                // second range overlaps; the first is kept here.
+                clipped.get_or_insert((l, h));
+            }
+        }
+        let Some((low, high)) = clipped else {
+            return Vec::new();
+        };
+        let (vma, bytes) = self.text;
+        let byte = |pc: u64| -> Option<u8> {
+            let off = pc.checked_sub(vma)?;
+            bytes.get(usize::try_from(off).ok()?).copied()
+        };
+        let mut found = Vec::new();
+        let mut pc = low;
+        while pc < high {
+            if byte(pc) == Some(0xe8) {
+                let disp = (1..5).try_fold(0u32, |acc, k| {
+                    byte(pc + k).map(|b| acc | u32::from(b) << (8 * (k - 1)))
+                });
+                if let Some(disp) = disp {
+                    let dest = u64::from(disp).wrapping_add(pc).wrapping_add(5);
+                    let dest32 = dest & 0xffff_ffff;
+                    let in_hist = self.ranges.iter().any(|&(l, h)| l <= dest32 && dest32 < h);
+                    if in_hist {
+                        if let Some(child) =
+                            symtab.lookup(dest).filter(|&c| symtab.syms[c].addr == dest)
+                        {
+                            found.push(child);
+                            pc += 5;
+                            continue;
+                        }
+                    }
+                }
+            }
+            pc += 1;
+        }
+        found
+    }
+}
+
+/// Which symbols are excluded from time propagation and from the printed graph, per symbol
+/// (from the INCL/EXCL_TIME and INCL/EXCL_GRAPH tables, [`super::symspec::Pair`]).
 #[derive(Debug, Clone, Default)]
 pub struct Exclusions {
-    /// `EXCL_TIME`.
+    /// Switches time propagation off (`!INCL_TIME && EXCL_TIME`).
     pub time: Vec<bool>,
-    /// `EXCL_GRAPH`.
+    /// Switches the print flag off (`!INCL_GRAPH && EXCL_GRAPH`).
     pub graph: Vec<bool>,
+    /// May switch time propagation on (`INCL_TIME || (no INCL_TIME && !EXCL_TIME)`).
+    pub time_on: Vec<bool>,
+    /// May switch the print flag on (as `time_on`, for the graph tables).
+    pub graph_on: Vec<bool>,
 }
 
 impl CallGraph {
@@ -202,6 +274,19 @@ impl CallGraph {
     /// Arcs whose ends are outside every symbol are dropped; the callee is moved back to the
     /// nearest preceding function symbol.
     pub fn tally(&mut self, symtab: &SymTab<'_>, from_pc: u64, self_pc: u64, count: u64) {
+        self.tally_if(symtab, from_pc, self_pc, count, |_, _| true);
+    }
+
+    /// [`CallGraph::tally`], keeping the arc only if `allowed(caller, callee)` (gprof's arc
+    /// tables, `-k` and `-q`/`-Q FROM/TO`).
+    pub fn tally_if(
+        &mut self,
+        symtab: &SymTab<'_>,
+        from_pc: u64,
+        self_pc: u64,
+        count: u64,
+        allowed: impl Fn(usize, usize) -> bool,
+    ) {
         // Call sites come in address order, many per caller: when `from_pc` lies between the
         // previous caller's start and the next symbol's, the search would end there too.
         let last = self.last_parent;
@@ -222,6 +307,9 @@ impl CallGraph {
                 return;
             }
             child -= 1;
+        }
+        if !allowed(parent, child) {
+            return;
         }
         self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
         self.arc_add(symtab, parent, child, count);
@@ -279,6 +367,19 @@ impl CallGraph {
     /// `cg_assemble`. `time[i]` is each symbol's `hist.time`; `names` the raw names (for the
     /// call graph's sort).
     pub fn assemble(&mut self, symtab: &SymTab<'_>, time: &[f64], excl: &Exclusions) {
+        self.assemble_with(symtab, time, excl, None);
+    }
+
+    /// [`CallGraph::assemble`], with `-c`'s static call graph when `calls` is given: after
+    /// each symbol's self-arc check, the direct calls found in its code (in address order,
+    /// as gprof's `find_call` runs inside that loop) become arcs with count 0.
+    pub fn assemble_with(
+        &mut self,
+        symtab: &SymTab<'_>,
+        time: &[f64],
+        excl: &Exclusions,
+        calls: Option<&StaticCalls<'_>>,
+    ) {
         let n = self.num_syms;
         for (p, &t) in time.iter().enumerate().take(n) {
             self.nodes[p].time = t;
@@ -301,6 +402,12 @@ impl CallGraph {
             node.cyc_num = 0;
             node.cyc_head = p;
             node.cyc_next = None;
+            if let Some(c) = calls {
+                let end = symtab.syms.get(p + 1).map_or(u64::MAX, |s| s.addr);
+                for child in c.find(symtab, symtab.syms[p].addr, end) {
+                    self.arc_add(symtab, p, child, 0);
+                }
+            }
         }
         let mut dfn = Dfn {
             stack: vec![usize::MAX],
@@ -526,16 +633,18 @@ impl CallGraph {
             }
             let excl_graph = excl.graph.get(child).copied().unwrap_or(false);
             let excl_time = excl.time.get(child).copied().unwrap_or(false);
+            let graph_on = excl.graph_on.get(child).copied().unwrap_or(true);
+            let time_on = excl.time_on.get(child).copied().unwrap_or(true);
             let node = &mut self.nodes[child];
             if !node.print_flag {
-                if !excl_graph {
+                if graph_on {
                     node.print_flag = true;
                 }
             } else if excl_graph {
                 node.print_flag = false;
             }
             if node.prop_fract == 0.0 {
-                if !excl_time {
+                if time_on {
                     node.prop_fract = 1.0;
                 }
             } else if excl_time {

@@ -1,5 +1,6 @@
-//! `cg_print` and `cg_print_index`: gprof 2.40's call graph and its index by function name,
-//! in the brief (`-b`) GNU form, plus the choice of sections gprof makes in `main`.
+//! `cg_print` and `cg_print_index`: gprof 2.40's call graph and its index by function name
+//! (GNU form, or BSD with `-T`; with or without `-b`), plus the choice and order of sections
+//! gprof makes in `main`.
 //!
 //! Everything printed comes from the structures [`super::cg::CallGraph::assemble`] built:
 //! entries in `time_sorted` order, with their `index`, `prop_self`/`prop_child`, `ncalls`,
@@ -29,7 +30,37 @@ use crate::{Error, Result};
 pub struct GraphOptions {
     /// `-z`: also print entries (and index names) with no calls and no time.
     pub zeros: bool,
+    /// `-b`: no explanations after the flat profile and the call graph.
+    pub brief: bool,
+    /// `-w`: the output width the index is laid out for (gprof's default, 80, if `None`).
+    pub width: Option<usize>,
+    /// `-T` (`--traditional`): BSD style (call graph first, wider columns, raw names).
+    pub bsd: bool,
+    /// `-A`/`-y`'s settings.
+    pub annotate: super::annotate::AnnotateOptions,
 }
+
+impl GraphOptions {
+    /// The width of the call graph's `children` (`descendants`) column.
+    fn children_width(&self) -> usize {
+        if self.bsd {
+            11
+        } else {
+            7
+        }
+    }
+}
+
+/// The explanation gprof prints after the flat profile unless `-b`: gprof's fixed text,
+/// recorded from gprof 2.40's output (`blurbs/README.md`).
+const FLAT_BLURB: &[u8] = include_bytes!("blurbs/flat.txt");
+
+/// The explanation gprof prints after the call graph unless `-b` (as [`FLAT_BLURB`]).
+const CALL_GRAPH_BLURB: &[u8] = include_bytes!("blurbs/call_graph.txt");
+
+/// The explanation gprof prints before the call graph under `-T` unless `-b` (as
+/// [`FLAT_BLURB`]).
+const BSD_CALL_GRAPH_BLURB: &[u8] = include_bytes!("blurbs/bsd_call_graph.txt");
 
 /// Which sections the user asked for (gprof's `-p`/`-P`/`-q`/`-Q`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,6 +73,17 @@ pub struct Sections {
     pub graph: bool,
     /// `-Q`: no call graph.
     pub no_graph: bool,
+    /// `-i`: what each gmon file held (printed as the files are read, before the rest).
+    pub file_info: bool,
+    /// `-C`: the execution counts (after the index).
+    pub exec_counts: bool,
+    /// `-A`: the annotated source.
+    pub annotated_source: bool,
+    /// `-r`: the suggested function order (last).
+    pub function_order: bool,
+    /// No output style was asked for (and `-Z` not given): a profile with neither histogram
+    /// nor arcs then gets the execution counts, as in gprof.
+    pub guess_exec_counts: bool,
 }
 
 /// What gprof prints, decided as in its `main`: explicit `-p`/`-q` win; otherwise the flat
@@ -67,10 +109,12 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
     Ok((flat, graph))
 }
 
-/// Print what `gprof -b [-p|-q|-P|-Q] [-z]` prints: the flat profile, then the call graph and
-/// its index. With neither a histogram nor arcs gprof falls back to basic-block counts, which
-/// print nothing without `-l`; so do we. `exe` is the executable's bytes (its DWARF names
-/// the source files of static functions in the index).
+/// Print what gprof prints for the sections `req` and the options `opts`, in gprof's order
+/// (`-i`'s summary, the flat profile, the call graph and its index, execution counts,
+/// annotated source, function order; `-T` puts the call graph first). With neither a
+/// histogram nor arcs and no section asked for, gprof falls back to the execution counts
+/// (empty without `-z`); so do we. `exe` is the executable's bytes (its DWARF names source
+/// files). Returns the warnings (sources `-A` could not find).
 pub fn print_report(
     a: &Analysis<'_>,
     req: Sections,
@@ -78,21 +122,135 @@ pub fn print_report(
     gmon: &str,
     exe: &[u8],
     out: &mut Vec<u8>,
-) -> Result<()> {
+) -> Result<Vec<String>> {
+    if req.file_info {
+        print_file_info(a, out);
+    }
     let (flat, graph) = choose_sections(a, req, gmon)?;
+    let mut first = !req.file_info;
+    // Under -T the call graph comes first, its index last.
+    if graph && opts.bsd {
+        print(a, opts, first, out);
+        first = false;
+    }
     if flat {
-        flat::print(a, FlatOptions { zeros: opts.zeros }, out);
+        if !first {
+            out.extend_from_slice(b"\x0c\n");
+        }
+        let fo = FlatOptions {
+            zeros: opts.zeros,
+            bsd: opts.bsd,
+        };
+        if opts.bsd && !opts.brief {
+            out.extend_from_slice(b"\n\n\nflat profile:\n");
+            out.extend_from_slice(FLAT_BLURB);
+        }
+        flat::print(a, fo, out);
+        if !opts.brief && !opts.bsd {
+            out.extend_from_slice(FLAT_BLURB);
+        }
+        first = false;
     }
     if graph {
-        print(a, opts, !flat, out);
+        if !opts.bsd {
+            print(a, opts, first, out);
+        }
         // Under line granularity gprof prints no `(file)` after static functions.
         let files = match a.lines {
             Some(_) => Vec::new(),
             None => static_source_files(a, exe),
         };
         print_index(a, opts, &files, out);
+        first = false;
     }
-    Ok(())
+    let guessed = req.guess_exec_counts && !a.hist.present() && !a.has_call_graph;
+    if req.exec_counts || guessed {
+        if !first {
+            out.extend_from_slice(b"\x0c\n");
+        }
+        print_exec_counts(a, opts, exe, out);
+        first = false;
+    }
+    let mut warnings = Vec::new();
+    if req.annotated_source {
+        super::annotate::print(
+            a,
+            exe,
+            &opts.annotate,
+            opts.zeros,
+            first,
+            out,
+            &mut warnings,
+        )?;
+    }
+    if req.function_order {
+        super::ordering::print(a, graph, opts, out);
+    }
+    Ok(warnings)
+}
+
+/// `print_exec_counts` (`-C`): for each symbol the execution-count table selects, in
+/// `cmp_bb` order (source file, then line, when both have one; else address: an inconsistent
+/// order, sorted as glibc's merge sort sorts it), `file:line: (name:0xaddr) N executions`
+/// for those called (or all, with `-z`). The file is BFD's whole path, `<unknown>` without
+/// one; the name is raw.
+fn print_exec_counts(a: &Analysis<'_>, opts: GraphOptions, exe: &[u8], out: &mut Vec<u8>) {
+    let syms = &a.symtab.syms;
+    let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
+    let files = match a.external_symbols {
+        true => Default::default(),
+        false => profil_symbols::gprof::source_locations(exe, &addrs),
+    };
+    let loc = |i: usize| files.get(&syms[i].addr);
+    let mut order: Vec<usize> = (0..syms.len()).filter(|&i| a.select.exec.on(i)).collect();
+    super::msort::msort(&mut order, |&l, &r| {
+        if let (Some((lf, ll)), Some((rf, rl))) = (loc(l), loc(r)) {
+            let c = lf.cmp(rf);
+            if c != Ordering::Equal {
+                return c;
+            }
+            if ll != rl {
+                return ll.cmp(rl);
+            }
+        }
+        syms[l].addr.cmp(&syms[r].addr)
+    });
+    for i in order {
+        let calls = a.cg.nodes[i].ncalls;
+        if calls == 0 && !opts.zeros {
+            continue;
+        }
+        let (file, line) = match loc(i) {
+            Some((f, l)) => (f.as_slice(), *l),
+            None => (&b"<unknown>"[..], 0),
+        };
+        out.extend_from_slice(file);
+        out.extend_from_slice(format!(":{line}: (").as_bytes());
+        out.extend_from_slice(syms[i].name);
+        out.extend_from_slice(format!(":0x{:x}) {calls} executions\n", syms[i].addr).as_bytes());
+    }
+}
+
+/// `-i`: what each gmon file held, as gprof prints it while reading the file.
+fn print_file_info(a: &Analysis<'_>, out: &mut Vec<u8>) {
+    let plural = |n: u64| if n == 1 { "" } else { "s" };
+    for f in &a.files {
+        out.extend_from_slice(b"File `");
+        out.extend_from_slice(f.name.as_bytes());
+        out.extend_from_slice(
+            format!(
+                "' (version {}) contains:\n\t{} histogram record{}\n\t{} call-graph record{}\n\t{} basic-block count record{}\n",
+                f.version,
+                f.histograms,
+                plural(f.histograms),
+                f.arcs,
+                plural(f.arcs),
+                f.basic_blocks,
+                plural(f.basic_blocks)
+            )
+            .as_bytes(),
+        );
+    }
 }
 
 /// The source file gprof appends to a static function's name in the index: the base name of
@@ -106,9 +264,21 @@ pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>>
         .filter(|s| s.is_static)
         .map(|s| s.addr)
         .collect();
-    let files = profil_symbols::gprof::source_files(exe, &addrs);
+    if a.external_symbols {
+        return vec![None; syms.len()];
+    }
+    let files = profil_symbols::gprof::source_locations(exe, &addrs);
+    let shown = |path: &Vec<u8>| match a.print_path {
+        true => path.clone(),
+        false => super::base_name(path).to_vec(),
+    };
     syms.iter()
-        .map(|s| files.get(&s.addr).filter(|_| s.is_static).cloned())
+        .map(|s| {
+            files
+                .get(&s.addr)
+                .filter(|_| s.is_static)
+                .map(|(p, _)| shown(p))
+        })
         .collect()
 }
 
@@ -129,7 +299,7 @@ pub fn c_div(x: f64, y: f64) -> f64 {
 
 /// `print_name`: the demangled name, `<cycle N>` for cycle members, and the entry's index in
 /// brackets (parentheses when the entry is not printed).
-fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
+pub(super) fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
     let n = &a.cg.nodes[node];
     if node < a.cg.num_syms {
         a.push_display_name(node, out);
@@ -310,13 +480,20 @@ pub fn sorted_members(a: &Analysis<'_>, cycle: usize) -> Vec<usize> {
 }
 
 /// The `self  children  called` columns of a parent or child line.
-fn arc_line(a: &Analysis<'_>, arc: usize, inside: bool, total_calls: u64, out: &mut Vec<u8>) {
+fn arc_line(
+    a: &Analysis<'_>,
+    arc: usize,
+    inside: bool,
+    total_calls: u64,
+    cw: usize,
+    out: &mut Vec<u8>,
+) {
     let hz = f64::from(a.hist.hz);
     let r = &a.cg.arcs[arc];
     blanks(out, 6 + 1 + 5 + 1);
     if inside {
-        // "%7.7s %7.7s %7lu %7.7s     "
-        blanks(out, 7 + 1 + 7 + 1);
+        // "%7.7s %7.7s %7lu %7.7s     " (the second column `cw` wide)
+        blanks(out, 7 + 1 + cw + 1);
         printf::push_u(out, 7, r.count);
         out.push(b' ');
         blanks(out, 7 + 5);
@@ -324,7 +501,7 @@ fn arc_line(a: &Analysis<'_>, arc: usize, inside: bool, total_calls: u64, out: &
         // "%7.2f %7.2f %7lu/%-7lu     "
         printf::push_f(out, 7, 2, c_div(r.time, hz));
         out.push(b' ');
-        printf::push_f(out, 7, 2, c_div(r.child_time, hz));
+        printf::push_f(out, cw, 2, c_div(r.child_time, hz));
         out.push(b' ');
         printf::push_u(out, 7, r.count);
         out.push(b'/');
@@ -333,10 +510,10 @@ fn arc_line(a: &Analysis<'_>, arc: usize, inside: bool, total_calls: u64, out: &
     }
 }
 
-fn print_parents(a: &Analysis<'_>, child: usize, out: &mut Vec<u8>) {
+fn print_parents(a: &Analysis<'_>, child: usize, cw: usize, out: &mut Vec<u8>) {
     let nodes = &a.cg.nodes;
     if nodes[child].parents.is_none() {
-        blanks(out, 6 + 1 + 5 + 1 + 7 + 1 + 7 + 1 + 7 + 1 + 7 + 5);
+        blanks(out, 6 + 1 + 5 + 1 + 7 + 1 + cw + 1 + 7 + 1 + 7 + 5);
         out.extend_from_slice(b"<spontaneous>\n");
         return;
     }
@@ -345,26 +522,26 @@ fn print_parents(a: &Analysis<'_>, child: usize, out: &mut Vec<u8>) {
         let parent = a.cg.arcs[arc].parent;
         let cyc = nodes[child].cyc_num;
         let inside = child == parent || (cyc != 0 && nodes[parent].cyc_num == cyc);
-        arc_line(a, arc, inside, head_calls, out);
+        arc_line(a, arc, inside, head_calls, cw, out);
         print_name(a, parent, out);
         out.push(b'\n');
     }
 }
 
-fn print_children(a: &Analysis<'_>, parent: usize, out: &mut Vec<u8>) {
+fn print_children(a: &Analysis<'_>, parent: usize, cw: usize, out: &mut Vec<u8>) {
     let nodes = &a.cg.nodes;
     for arc in sorted_children(a, parent) {
         let child = a.cg.arcs[arc].child;
         let cyc = nodes[child].cyc_num;
         let inside = child == parent || (cyc != 0 && cyc == nodes[parent].cyc_num);
-        arc_line(a, arc, inside, nodes[nodes[child].cyc_head].ncalls, out);
+        arc_line(a, arc, inside, nodes[nodes[child].cyc_head].ncalls, cw, out);
         print_name(a, child, out);
         out.push(b'\n');
     }
 }
 
 /// `%time self children` of an entry's primary line or a cycle's header.
-fn totals(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
+fn totals(a: &Analysis<'_>, node: usize, print_time: f64, cw: usize, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
     let n = &a.cg.nodes[node];
     index_column(n.index, out);
@@ -374,11 +551,11 @@ fn totals(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
     out.push(b' ');
     printf::push_f(out, 7, 2, c_div(n.prop_self, hz));
     out.push(b' ');
-    printf::push_f(out, 7, 2, c_div(n.prop_child, hz));
+    printf::push_f(out, cw, 2, c_div(n.prop_child, hz));
 }
 
-fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>) {
-    totals(a, node, print_time, out);
+fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, cw: usize, out: &mut Vec<u8>) {
+    totals(a, node, print_time, cw, out);
     let n = &a.cg.nodes[node];
     if n.ncalls.wrapping_add(n.self_calls) != 0 {
         out.push(b' ');
@@ -397,8 +574,8 @@ fn print_line(a: &Analysis<'_>, node: usize, print_time: f64, out: &mut Vec<u8>)
     out.push(b'\n');
 }
 
-fn print_cycle(a: &Analysis<'_>, cycle: usize, print_time: f64, out: &mut Vec<u8>) {
-    totals(a, cycle, print_time, out);
+fn print_cycle(a: &Analysis<'_>, cycle: usize, print_time: f64, cw: usize, out: &mut Vec<u8>) {
+    totals(a, cycle, print_time, cw, out);
     let n = &a.cg.nodes[cycle];
     out.push(b' ');
     printf::push_u(out, 7, n.ncalls);
@@ -415,14 +592,14 @@ fn print_cycle(a: &Analysis<'_>, cycle: usize, print_time: f64, out: &mut Vec<u8
     out.push(b'\n');
 }
 
-fn print_members(a: &Analysis<'_>, cycle: usize, out: &mut Vec<u8>) {
+fn print_members(a: &Analysis<'_>, cycle: usize, cw: usize, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
     for m in sorted_members(a, cycle) {
         let n = &a.cg.nodes[m];
         blanks(out, 6 + 1 + 5 + 1);
         printf::push_f(out, 7, 2, c_div(n.prop_self, hz));
         out.push(b' ');
-        printf::push_f(out, 7, 2, c_div(n.prop_child, hz));
+        printf::push_f(out, cw, 2, c_div(n.prop_child, hz));
         out.push(b' ');
         printf::push_u(out, 7, n.ncalls);
         if n.self_calls != 0 {
@@ -444,14 +621,24 @@ pub fn is_printed(a: &Analysis<'_>, node: usize, opts: GraphOptions) -> bool {
     n.print_flag && (opts.zeros || !zero)
 }
 
-/// Print the call graph exactly as `gprof -b -q` does. `first_output` is false when another
+/// Print the call graph exactly as `gprof [-b] -q` does. `first_output` is false when another
 /// section was printed before (gprof then starts with a form feed).
 pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
+    let cw = opts.children_width();
+    if opts.bsd && !opts.brief {
+        out.extend_from_slice(BSD_CALL_GRAPH_BLURB);
+    }
     if !first_output {
         out.extend_from_slice(b"\x0c\n");
     }
-    out.extend_from_slice(b"\t\t\tCall graph\n\n");
+    if !opts.bsd {
+        out.extend_from_slice(if opts.brief {
+            b"\t\t\tCall graph\n\n"
+        } else {
+            b"\t\t     Call graph (explanation follows)\n\n"
+        });
+    }
     // `(long) hist_scale * sizeof (UNIT)`
     let granularity = (a.hist.scale as i64).wrapping_mul(2);
     out.extend_from_slice(
@@ -471,7 +658,16 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
         out.extend_from_slice(b" no time propagated\n\n");
         print_time = 1.0;
     }
-    out.extend_from_slice(b"index % time    self  children    called     name\n");
+    if opts.bsd {
+        // "%6.6s %5.5s %7.7s %11.11s %7.7s/%-7.7s     %-8.8s" and so on.
+        out.extend_from_slice(
+            b"                                  called/total       parents \n\
+              index  %time    self descendants  called+self    name    \tindex\n\
+              \x20                                 called/total       children\n\n",
+        );
+    } else {
+        out.extend_from_slice(b"index % time    self  children    called     name\n");
+    }
     for &node in &a.cg.time_sorted {
         if !is_printed(a, node, opts) {
             continue;
@@ -482,14 +678,21 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
             continue;
         }
         if node >= a.cg.num_syms {
-            print_cycle(a, node, print_time, out);
-            print_members(a, node, out);
+            print_cycle(a, node, print_time, cw, out);
+            print_members(a, node, cw, out);
         } else {
-            print_parents(a, node, out);
-            print_line(a, node, print_time, out);
-            print_children(a, node, out);
+            print_parents(a, node, cw, out);
+            print_line(a, node, print_time, cw, out);
+            print_children(a, node, cw, out);
         }
-        out.extend_from_slice(b"-----------------------------------------------\n");
+        out.extend_from_slice(if opts.bsd {
+            b"\n-----------------------------------------------\n\n"
+        } else {
+            b"-----------------------------------------------\n"
+        });
+    }
+    if !opts.brief && !opts.bsd {
+        out.extend_from_slice(CALL_GRAPH_BLURB);
     }
 }
 
@@ -515,7 +718,7 @@ fn name_order<'n>(items: &[usize], name: impl Fn(usize) -> &'n [u8]) -> Vec<usiz
     keys.into_iter().map(|(_, _, i)| i).collect()
 }
 
-/// gprof's `output_width` (its `-w` default).
+/// gprof's `output_width` without `-w`.
 const OUTPUT_WIDTH: usize = 80;
 
 /// Print the index by function name exactly as gprof does after the call graph: three
@@ -533,7 +736,7 @@ pub fn print_index(
         .into_iter()
         .chain(a.cg.num_syms..a.cg.num_syms + a.cg.num_cycles)
         .collect();
-    let column_width = (OUTPUT_WIDTH - 1) / 3;
+    let column_width = (opts.width.unwrap_or(OUTPUT_WIDTH).max(1) - 1) / 3;
     out.extend_from_slice(b"\x0c\nIndex by function name\n\n");
     let rows = entries.len().div_ceil(3);
     let mut buf = Vec::new();
@@ -544,6 +747,23 @@ pub fn print_index(
             let n = &a.cg.nodes[node];
             buf.clear();
             push_index(n.index, n.print_flag, &mut buf);
+            if opts.bsd {
+                // "%6.6s %-19.19s": the raw name, or `<cycle N>`.
+                printf::s(out, 6, 6, false, &buf);
+                out.push(b' ');
+                if j < nnames {
+                    printf::s(out, 19, 19, true, a.symtab.syms[node].name);
+                } else {
+                    printf::s(
+                        out,
+                        19,
+                        19,
+                        true,
+                        format!("<cycle {}>", n.cyc_num).as_bytes(),
+                    );
+                }
+                continue;
+            }
             col += buf.len();
             while col < starting_col + 5 {
                 out.push(b' ');

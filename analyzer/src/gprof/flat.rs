@@ -1,4 +1,5 @@
-//! `hist_print`: gprof 2.40's flat profile in its brief (`-b`) GNU form.
+//! `hist_print`: gprof 2.40's flat profile table (GNU form, or BSD with `-T`); its
+//! explanation is [`super::cg_print::print_report`]'s.
 
 use std::cmp::Ordering;
 
@@ -11,6 +12,9 @@ use super::Analysis;
 pub struct FlatOptions {
     /// `-z`: also print symbols with neither time nor calls.
     pub zeros: bool,
+    /// `-T`: BSD style (no title here, the granularity header, `ms/call`, other widths,
+    /// names with their cycle and index).
+    pub bsd: bool,
 }
 
 /// gprof's SI prefixes for the per-call columns, largest unit first.
@@ -84,10 +88,12 @@ fn time_order(time: &[f64], calls: &[u64], names: &[&[u8]]) -> Vec<usize> {
     keys.into_iter().map(|k| k.3).collect()
 }
 
-/// Print the flat profile exactly as `gprof -b -p` does.
+/// Print the flat profile table exactly as `gprof -b -p` (or `-T -b -p`) does.
 pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     let hz = f64::from(a.hist.hz);
-    out.extend_from_slice(b"Flat profile:\n");
+    if !opts.bsd {
+        out.extend_from_slice(b"Flat profile:\n");
+    }
     let order = time_sorted(a);
     let mut top: Option<f64> = None;
     let mut top_time = 0.0f64;
@@ -102,7 +108,10 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
         }
     }
     let mut idx = 0;
-    if top.is_some() && top_time > 0.0 {
+    if opts.bsd {
+        // Milliseconds, BSD's default.
+        idx = 5;
+    } else if top.is_some() && top_time > 0.0 {
         let t = top_time / hz;
         // gprof's loop can run off the table (index 11), e.g. with a rate of 0 (t infinite).
         idx = SI
@@ -115,12 +124,29 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     let (prefix, scale) = SI.get(idx).copied().unwrap_or((b'<', SI[SI.len() - 1].1));
     let dim = a.hist.dimension.as_slice();
     let unit = [prefix, a.hist.abbrev, b'/', b'c', b'a', b'l', b'l'];
-    out.extend_from_slice(b"\nEach sample counts as ");
-    out.extend_from_slice(printf::g(1.0 / hz).as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(dim);
-    out.extend_from_slice(b".\n");
     let mut total = a.total_time;
+    if opts.bsd {
+        // `(long) hist_scale * sizeof (UNIT)`
+        let granularity = (a.hist.scale as i64).wrapping_mul(2);
+        out.extend_from_slice(
+            format!("\ngranularity: each sample hit covers {granularity} byte(s)").as_bytes(),
+        );
+        if total > 0.0 {
+            out.extend_from_slice(b" for ");
+            printf::push_f(out, 0, 2, 100.0 / total);
+            out.extend_from_slice(b"% of ");
+            printf::push_f(out, 0, 2, total / hz);
+            out.push(b' ');
+            out.extend_from_slice(dim);
+            out.extend_from_slice(b"\n\n");
+        }
+    } else {
+        out.extend_from_slice(b"\nEach sample counts as ");
+        out.extend_from_slice(printf::g(1.0 / hz).as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(dim);
+        out.extend_from_slice(b".\n");
+    }
     if total <= 0.0 {
         out.extend_from_slice(b" no time accumulated\n\n");
         total = 1.0;
@@ -155,7 +181,7 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     out.reserve(order.len() * 72);
     let mut accum = 0.0f64;
     for &i in &order {
-        if a.excluded[i] {
+        if !a.select.flat.on(i) {
             continue;
         }
         let n = &a.cg.nodes[i];
@@ -169,9 +195,16 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
         } else {
             0.0
         };
-        printf::push_f(out, 6, 2, pct);
-        out.push(b' ');
-        printf::push_f(out, 9, 2, accum / hz);
+        if opts.bsd {
+            // "%5.1f %10.2f %8.2f"
+            printf::push_f(out, 5, 1, pct);
+            out.push(b' ');
+            printf::push_f(out, 10, 2, accum / hz);
+        } else {
+            printf::push_f(out, 6, 2, pct);
+            out.push(b' ');
+            printf::push_f(out, 9, 2, accum / hz);
+        }
         out.push(b' ');
         printf::push_f(out, 8, 2, time / hz);
         if n.ncalls != 0 {
@@ -186,7 +219,11 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
         } else {
             out.extend_from_slice(&[b' '; 29]);
         }
-        a.push_display_name(i, out);
+        if opts.bsd {
+            super::cg_print::print_name(a, i, out);
+        } else {
+            a.push_display_name(i, out);
+        }
         out.push(b'\n');
     }
 }

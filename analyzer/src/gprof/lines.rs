@@ -41,6 +41,7 @@ use profil_symbols::ElfImage;
 
 use super::cg::CallGraph;
 use super::cg_print::{self, GraphOptions, Sections};
+use super::symspec::Selection;
 use super::symtab::SymTab;
 use super::{Analysis, Options, DEFAULT_EXCLUDED};
 use crate::{Error, Result};
@@ -57,6 +58,15 @@ pub struct LineLocations {
 }
 
 impl LineLocations {
+    /// Append symbol `i`'s ` (file:line)` (`--inline-file-names`), if it has one.
+    pub fn push_file_line(&self, i: usize, out: &mut Vec<u8>) {
+        if let Some(Some((file, line))) = self.at.get(i) {
+            out.extend_from_slice(b" (");
+            out.extend_from_slice(self.files.get(*file as usize).map_or(b"??", Vec::as_slice));
+            out.extend_from_slice(format!(":{line})").as_bytes());
+        }
+    }
+
     /// Append symbol `i`'s suffix (` (file:line @ addr)`), if it has one.
     pub fn push_suffix(&self, i: usize, addr: u64, out: &mut Vec<u8>) {
         if let Some(Some((file, line))) = self.at.get(i) {
@@ -76,6 +86,8 @@ pub struct Request {
     pub graph: GraphOptions,
     /// `-a`.
     pub options: Options,
+    /// `-s`: write `gmon.sum` (in the current directory) once the files are read.
+    pub sum: bool,
 }
 
 /// One line symbol, before it joins the function symbols.
@@ -98,7 +110,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     gmons: impl IntoIterator<Item = Result<(String, B)>>,
     req: Request,
     out: &mut Vec<u8>,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let text = image
         .section_by_name(".text")
         .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
@@ -265,12 +277,19 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         .iter()
         .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
         .collect();
+    a.select = Selection::new(&a.symtab, &a.excluded, a.specs);
+    if req.options.static_calls {
+        a.static_text = super::text_bytes(data);
+    }
     a.cg = CallGraph::new(&a.symtab);
     a.lines = Some(LineLocations {
         files: lines
             .files
             .iter()
-            .map(|path| path.rsplit('/').next().unwrap_or(path).as_bytes().to_vec())
+            .map(|path| match req.options.print_path {
+                true => path.as_bytes().to_vec(),
+                false => path.rsplit('/').next().unwrap_or(path).as_bytes().to_vec(),
+            })
             .collect(),
         at: a
             .symtab
@@ -284,6 +303,9 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         let (name, bytes) = gmon?;
         a.read_gmon(&name, &bytes)?;
         last = name;
+    }
+    if req.sum {
+        super::sum::write(std::path::Path::new("gmon.sum"), &super::sum::bytes(&a)?)?;
     }
     a.finish();
     cg_print::print_report(&a, req.sections, req.graph, &last, data, out)

@@ -1,7 +1,6 @@
 //! Emulation of GNU gprof 2.40 (`--gprof` mode): the same symbols, the same arithmetic and
-//! the same output bytes as `gprof -b` (flat profile, call graph, index by function name).
-//!
-//! The pipeline mirrors gprof's own (gprof-internals §3):
+//! the same output bytes as `gprof` with the same options (the command line itself is parsed
+//! gprof's way in the binary's `cli::gprof`).
 //!
 //! 1. [`symtab`]: `core_sym_class` (in `profil_symbols::gprof`), then `symtab_finalize`.
 //! 2. Every gmon file in order ([`Analysis::read_gmon`]): histogram records are summed with
@@ -13,9 +12,15 @@
 //! 5. Under `-l`, [`lines`] builds the table with gprof's line symbols first and names print
 //!    with their `(file:line @ addr)`; everything else is the same pipeline.
 //! 6. [`cg_print::print_report`] picks the sections as gprof's `main` does and prints them:
-//!    [`flat::print`], then [`cg_print::print`] and [`cg_print::print_index`] (whose file
-//!    names of static functions come from the DWARF line table as BFD 2.40 reads it,
-//!    [`profil_symbols::gprof::source_files`]).
+//!    `-i`'s file summary, [`flat::print`], then [`cg_print::print`] and
+//!    [`cg_print::print_index`] (whose file names of static functions come from the DWARF
+//!    line table as BFD 2.40 reads it, [`profil_symbols::gprof::source_files`]), the execution
+//!    counts (`-C`), [`annotate`] (`-A`) and [`ordering`] (`-r`); `-T` reorders and restyles
+//!    them, and without `-b` gprof's explanations (recorded from its output, `blurbs/`) follow.
+//!
+//! Around that: [`symspec`] turns the symbol specs of `-p/-P/-q/-Q/-e/-E/-f/-F/-n/-N/-k/-C/-Z/
+//! -A/-J NAME` into gprof's INCL/EXCL tables, [`cg::StaticCalls`] is `-c`'s scan for direct
+//! calls, and [`sum`] writes `-s`'s gmon.sum.
 //!
 //! gprof sorts with glibc's `qsort`, a merge sort. [`msort`] is a copy of it, so that ties
 //! and even inconsistent comparisons fall exactly as in gprof. Where gprof's comparison is
@@ -26,13 +31,17 @@
 //! output buffer by [`printf`]'s hand-written conversions, which are tested against C's
 //! `snprintf`.
 
+pub mod annotate;
 pub mod cg;
 pub mod cg_print;
 pub mod flat;
 pub mod hist;
 pub mod lines;
 pub mod msort;
+pub mod ordering;
 pub mod printf;
+pub mod sum;
+pub mod symspec;
 pub mod symtab;
 
 use gmon::{Endian, Record, Target};
@@ -42,6 +51,7 @@ use profil_symbols::ElfImage;
 use crate::{Error, Result};
 use cg::{CallGraph, Exclusions};
 use hist::{HistInput, Histograms};
+use symspec::{Selection, SymSpec};
 use symtab::SymTab;
 
 /// Names gprof always excludes from the flat profile, time propagation and the call graph.
@@ -59,6 +69,53 @@ pub const DEFAULT_EXCLUDED: [&str; 6] = [
 pub struct Options {
     /// `-a` / `--no-static`.
     pub no_static: bool,
+    /// `-c` / `--static-call-graph`: also the direct calls found in the code (count 0).
+    pub static_calls: bool,
+    /// `-D` / `--ignore-non-functions`: no local text symbol that is not a function.
+    pub ignore_non_functions: bool,
+    /// `--no-demangle` (or `--demangle=none`): print the raw symbol names.
+    pub no_demangle: bool,
+    /// `-L` (`--print-path`): source files by their whole path, not their base name.
+    pub print_path: bool,
+    /// `--inline-file-names`: `(file:line)` after every name that has one (not under `-l`).
+    pub inline_file_names: bool,
+    /// `-O`: the format the gmon files must have (gprof reads every file as that format).
+    pub file_format: FileFormat,
+    /// `-S FILE`: the symbols, `nm`-style, instead of the executable's.
+    pub external_symbols: Option<&'static std::path::Path>,
+    /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
+    pub specs: &'static [SymSpec],
+}
+
+/// `-O` (`--file-format`): how gprof reads the gmon files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FileFormat {
+    /// `a`: each file by its own header (the default).
+    #[default]
+    Auto,
+    /// `m`: the GNU tagged format only ("bad magic cookie" otherwise).
+    Magic,
+    /// `b`: the BSD formats only. A GNU file fails: read as a BSD header its low address is
+    /// `gmon` plus the version (above 0x1_0000_0000) and its high address is spare bytes,
+    /// in practice lower ("does not appear to be in gmon.out format").
+    Bsd,
+    /// `4`: the 4.4BSD format only ("bad magic cookie" otherwise).
+    Bsd44,
+}
+
+/// What one gmon file held, for `-i` (`--file-info`): gprof counts records as it reads them.
+#[derive(Debug, Clone, Default)]
+pub struct FileInfo {
+    /// The name the file was given by.
+    pub name: String,
+    /// The GNU format's version word (0 for the BSD formats).
+    pub version: u32,
+    /// Histogram records (1 for a BSD file).
+    pub histograms: u64,
+    /// Arc records.
+    pub arcs: u64,
+    /// Basic-block count records.
+    pub basic_blocks: u64,
 }
 
 /// Everything gprof computes before printing.
@@ -68,6 +125,27 @@ pub struct Analysis<'data> {
     pub symtab: SymTab<'data>,
     /// Symbols in the default exclusion list.
     pub excluded: Vec<bool>,
+    /// What gprof's INCL/EXCL tables select (the default exclusions and the specs).
+    pub select: Selection,
+    /// The symbol specs the tables come from.
+    pub specs: &'static [SymSpec],
+    /// The last histogram header read: its `high_pc` and size field (what `-s` leaves in
+    /// gmon.sum's spare bytes, [`sum`]).
+    pub last_hist_header: Option<(u64, u32)>,
+    /// `--no-demangle`: names are printed raw.
+    pub no_demangle: bool,
+    /// `-L`: source files by their whole path.
+    pub print_path: bool,
+    /// `-a`/`-D`: which symbols were kept (`-A` orders files by them).
+    pub class_options: ClassOptions,
+    /// `-O`: the format every gmon file must have.
+    pub file_format: FileFormat,
+    /// `-S`: the symbols came from a file, so none has a source file or line.
+    pub external_symbols: bool,
+    /// `--inline-file-names`: the `(file:line)` of each symbol ([`Analysis::add_file_names`]).
+    pub inline_files: Option<lines::LineLocations>,
+    /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
+    pub static_text: Option<(u64, &'data [u8])>,
     /// Accumulated histograms, rate and unit.
     pub hist: Histograms,
     /// The call graph (assembled by [`Analysis::finish`]).
@@ -80,6 +158,8 @@ pub struct Analysis<'data> {
     pub has_call_graph: bool,
     /// Under `-l` ([`lines`]): the `(file:line @ addr)` printed after every name.
     pub lines: Option<lines::LineLocations>,
+    /// What each gmon file held, in reading order (`-i`).
+    pub files: Vec<FileInfo>,
     target: Target,
 }
 
@@ -87,38 +167,66 @@ impl<'data> Analysis<'data> {
     /// Build gprof's symbol table for `exe`. `exe_name` is only used in messages.
     pub fn new(exe: &ElfImage<'data>, exe_name: &str, opts: Options) -> Result<Self> {
         let no_symbols = || Error::input(format!("{exe_name}: has no symbols"));
-        let table = exe.symtab.as_ref().ok_or_else(no_symbols)?;
         let text = exe
             .section_by_name(".text")
             .or_else(|| exe.section_by_name("$CODE$"))
             .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
-        let gsyms = gprof_symbols(
-            exe,
-            table,
-            ClassOptions {
-                no_static: opts.no_static,
-            },
-        );
+        let gsyms = match opts.external_symbols {
+            Some(path) => {
+                let text = std::fs::read(path).map_err(|_| {
+                    Error::gprof_fatal(format!("could not open {}.", path.display()))
+                })?;
+                // The names live as long as the symbol table, which lives for the run.
+                let gsyms = external_symbols(Box::leak(text.into_boxed_slice()));
+                if gsyms.is_empty() {
+                    return Err(Error::gprof_fatal("the -S file has no symbols"));
+                }
+                gsyms
+            }
+            None => gprof_symbols(
+                exe,
+                exe.symtab.as_ref().ok_or_else(no_symbols)?,
+                ClassOptions {
+                    no_static: opts.no_static,
+                    ignore_non_functions: opts.ignore_non_functions,
+                },
+            ),
+        };
         if gsyms.is_empty() {
             return Err(no_symbols());
         }
         let symtab = SymTab::finalize(&gsyms, text.addr.wrapping_add(text.size));
-        let excluded = symtab
+        let excluded: Vec<bool> = symtab
             .syms
             .iter()
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
+        let select = Selection::new(&symtab, &excluded, opts.specs);
         Ok(Analysis {
             symtab,
             excluded,
+            select,
+            specs: opts.specs,
+            static_text: None,
+            no_demangle: opts.no_demangle,
+            print_path: opts.print_path,
+            class_options: ClassOptions {
+                no_static: opts.no_static,
+                ignore_non_functions: opts.ignore_non_functions,
+            },
+            file_format: opts.file_format,
+            external_symbols: opts.external_symbols.is_some(),
+            inline_files: None,
+            last_hist_header: None,
             hist: Histograms::default(),
             cg,
             time: Vec::new(),
             total_time: 0.0,
             has_call_graph: false,
             lines: None,
+            files: Vec::new(),
             target,
         })
     }
@@ -131,6 +239,12 @@ impl<'data> Analysis<'data> {
         opts: Options,
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
+        if opts.static_calls {
+            a.static_text = text_bytes(&inputs.exe.data);
+        }
+        if opts.inline_file_names {
+            a.add_file_names(&inputs.exe.data);
+        }
         for g in &inputs.gmons {
             a.read_gmon(&g.name(), &g.bytes()?)?;
         }
@@ -140,22 +254,56 @@ impl<'data> Analysis<'data> {
 
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
     pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
-        let (symtab, cg) = (&self.symtab, &mut self.cg);
+        let (symtab, cg, select) = (&self.symtab, &mut self.cg, &self.select);
+        let filter = select.filters_arcs();
         // No arc record is shorter than two addresses and a 4-byte count: reserving for that
         // many arcs (address space only, proportional to the file) spares the arc list its
         // successive reallocations and copies.
         cg.reserve_arcs(data.len() / (2 * self.target.ptr_size.bytes() + 4));
-        let mut arcs = false;
-        let format = read_records(
-            name,
-            data,
-            self.target,
-            &mut self.hist,
-            |from, to, count| {
-                arcs = true;
-                cg.tally(symtab, from, to, count);
-            },
-        )?;
+        let mut last_hist = None;
+        let mut info = FileInfo {
+            name: name.to_string(),
+            ..FileInfo::default()
+        };
+        let format = read_records(name, data, self.target, &mut self.hist, |rec| match rec {
+            Seen::Histogram { high_pc, bins } => {
+                info.histograms += 1;
+                last_hist = Some((high_pc, bins));
+            }
+            Seen::BasicBlocks => info.basic_blocks += 1,
+            Seen::Arc(from, to, count) => {
+                info.arcs += 1;
+                if filter {
+                    cg.tally_if(symtab, from, to, count, |p, c| select.arc_allowed(p, c));
+                } else {
+                    cg.tally(symtab, from, to, count);
+                }
+            }
+        })?;
+        if let Some((high, bins)) = last_hist {
+            let size = sum::header_size_field(format, bins, self.target.ptr_size);
+            self.last_hist_header = Some((high, size));
+        }
+        if let gmon::read::Format::Gnu { version } = format {
+            info.version = version;
+        }
+        let wrong = match self.file_format {
+            FileFormat::Magic if !format.is_gnu() => {
+                Some(format!("file `{name}' has bad magic cookie"))
+            }
+            FileFormat::Bsd44 if format != gmon::Format::Bsd44 => {
+                Some(format!("file `{name}' has bad magic cookie"))
+            }
+            FileFormat::Bsd if format.is_gnu() => Some(format!(
+                "file '{name}' does not appear to be in gmon.out format"
+            )),
+            _ => None,
+        };
+        if let Some(message) = wrong {
+            return Err(Error::gprof_fatal(message));
+        }
+        let arcs = info.arcs > 0;
+        self.files.push(info);
         if arcs || !format.is_gnu() {
             self.has_call_graph = true;
         }
@@ -169,14 +317,69 @@ impl<'data> Analysis<'data> {
 
     /// Assign samples and assemble the call graph.
     pub fn finish(&mut self) {
-        let assigned = hist::assign_samples(&self.symtab, &self.hist, &self.excluded);
+        let sel = &self.select;
+        let n = self.symtab.len();
+        let not_flat: Vec<bool> = (0..n).map(|i| !sel.flat.on(i)).collect();
+        let assigned = hist::assign_samples(&self.symtab, &self.hist, &not_flat);
         self.time = assigned.time;
         self.total_time = assigned.total_time;
         let excl = Exclusions {
-            time: self.excluded.clone(),
-            graph: self.excluded.clone(),
+            time: (0..n).map(|i| sel.time.off(i)).collect(),
+            graph: (0..n).map(|i| sel.graph.off(i)).collect(),
+            time_on: (0..n).map(|i| sel.time.on(i)).collect(),
+            graph_on: (0..n).map(|i| sel.graph.on(i)).collect(),
         };
-        self.cg.assemble(&self.symtab, &self.time, &excl);
+        // gprof assembles the call graph (and so scans for static calls) only when a file
+        // had call-graph data.
+        let calls = match self.static_text {
+            Some(text) if self.has_call_graph => Some(cg::StaticCalls {
+                text,
+                ranges: self
+                    .hist
+                    .ranges
+                    .iter()
+                    .map(|r| (r.low_pc, r.high_pc))
+                    .collect(),
+            }),
+            _ => None,
+        };
+        self.cg
+            .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref());
+    }
+
+    /// `--inline-file-names`: look up each symbol's source file and line (BFD's answer at
+    /// its address) in the executable `exe`.
+    pub fn add_file_names(&mut self, exe: &[u8]) {
+        let addrs: Vec<u64> = self.symtab.syms.iter().map(|s| s.addr).collect();
+        let found = match self.external_symbols {
+            true => Default::default(),
+            false => profil_symbols::gprof::source_locations(exe, &addrs),
+        };
+        let mut l = lines::LineLocations::default();
+        let mut index = std::collections::HashMap::new();
+        l.at = addrs
+            .iter()
+            .map(|a| {
+                let (path, line) = found.get(a)?;
+                let shown = if self.print_path {
+                    path.as_slice()
+                } else {
+                    base_name(path)
+                };
+                let next = l.files.len() as u32;
+                let i = *index.entry(shown.to_vec()).or_insert_with(|| {
+                    l.files.push(shown.to_vec());
+                    next
+                });
+                Some((i, *line))
+            })
+            .collect();
+        self.inline_files = Some(l);
+    }
+
+    /// The executable's address size and byte order (those of its gmon files).
+    pub fn target(&self) -> Target {
+        self.target
     }
 
     /// The name gprof prints for symbol `i` (demangled with libiberty's rules).
@@ -191,7 +394,7 @@ impl<'data> Analysis<'data> {
     /// `(file:line @ addr)`, as gprof's `print_name_only` prints it everywhere.
     pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) {
         let raw = self.symtab.syms[i].name;
-        if !may_be_mangled(raw) {
+        if self.no_demangle || !may_be_mangled(raw) {
             out.extend_from_slice(raw);
         } else {
             match std::str::from_utf8(raw) {
@@ -204,8 +407,74 @@ impl<'data> Analysis<'data> {
         }
         if let Some(l) = &self.lines {
             l.push_suffix(i, self.symtab.syms[i].addr, out);
+        } else if let Some(l) = &self.inline_files {
+            l.push_file_line(i, out);
         }
     }
+}
+
+/// `core_create_syms_from` (`-S`): every line `ADDRESS TYPE NAME` (as `sscanf ("%s %c %s")`
+/// splits it, the address read as hex) whose type is `t` or `T` is a function symbol, static
+/// for `t`; everything else is skipped.
+fn external_symbols(text: &'static [u8]) -> Vec<profil_symbols::gprof::GprofSymbol<'static>> {
+    let ws = |b: u8| b.is_ascii_whitespace();
+    let mut out = Vec::new();
+    for line in text.split(|&b| b == b'\n') {
+        let mut i = 0;
+        let word = |i: &mut usize| -> Option<&'static [u8]> {
+            while *i < line.len() && ws(line[*i]) {
+                *i += 1;
+            }
+            let start = *i;
+            while *i < line.len() && !ws(line[*i]) {
+                *i += 1;
+            }
+            (*i > start).then(|| &line[start..*i])
+        };
+        let Some(addr) = word(&mut i) else { continue };
+        while i < line.len() && ws(line[i]) {
+            i += 1;
+        }
+        let Some(&typ) = line.get(i) else { continue };
+        i += 1;
+        let Some(name) = word(&mut i) else { continue };
+        if typ != b't' && typ != b'T' {
+            continue;
+        }
+        let hex = addr
+            .strip_prefix(b"0x")
+            .or_else(|| addr.strip_prefix(b"0X"))
+            .unwrap_or(addr);
+        let addr = hex
+            .iter()
+            .map_while(|&c| (c as char).to_digit(16))
+            .fold(0u64, |a, d| a.wrapping_mul(16).wrapping_add(u64::from(d)));
+        out.push(profil_symbols::gprof::GprofSymbol {
+            name,
+            addr,
+            is_func: true,
+            is_static: typ == b't',
+            index: out.len(),
+        });
+    }
+    out
+}
+
+/// The part of `path` after its last `/`.
+pub fn base_name(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+/// `.text` of the ELF file `data` (for `-c`): its link-time address and bytes. `None` if it
+/// has none (or it holds no bytes).
+pub fn text_bytes(data: &[u8]) -> Option<(u64, &[u8])> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(data).ok()?;
+    let text = file.section_by_name(".text")?;
+    Some((text.address(), text.data().ok()?))
 }
 
 /// Whether `gprof_demangle` can change `name`: it only demangles names that, after leading
@@ -221,9 +490,25 @@ fn may_be_mangled(name: &[u8]) -> bool {
     name[start..].starts_with(b"_")
 }
 
+/// A record [`read_records`] reports, in file order.
+#[derive(Debug, Clone, Copy)]
+pub enum Seen {
+    /// A histogram (already added): its end address and number of bins.
+    Histogram {
+        /// `high_pc`.
+        high_pc: u64,
+        /// The number of bins.
+        bins: u32,
+    },
+    /// An arc: caller address, callee address, count (link-time addresses).
+    Arc(u64, u64, u64),
+    /// A basic-block count record (ignored).
+    BasicBlocks,
+}
+
 /// Decode the records of one gmon file (`name` is used in messages) in file order: add its
-/// histograms to `hist` with gprof's rules for GNU and BSD records, and hand every arc
-/// (caller address, callee address, count; link-time addresses) to `on_arc`. Returns the
+/// histograms to `hist` with gprof's rules for GNU and BSD records, and report every record
+/// to `on_record` (arcs with their caller address, callee address and count). Returns the
 /// file's format. The `--gprof` emulation reads its inputs through here; the other reports
 /// read theirs with `crate::profile::samples`.
 pub fn read_records(
@@ -231,7 +516,7 @@ pub fn read_records(
     data: &[u8],
     target: Target,
     hist: &mut Histograms,
-    mut on_arc: impl FnMut(u64, u64, u64),
+    mut on_record: impl FnMut(Seen),
 ) -> Result<gmon::Format> {
     let fail = |msg: String| Error::input(format!("{name}: {msg}"));
     let (header, records) = gmon::read::records(data, target).map_err(|e| fail(e.to_string()))?;
@@ -254,9 +539,13 @@ pub fn read_records(
                     hist.add_bsd(&input, h.prof_rate)
                 };
                 r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
+                on_record(Seen::Histogram {
+                    high_pc: h.high_pc,
+                    bins: h.hist_size,
+                });
             }
-            Record::Arc(a) => on_arc(a.from_pc, a.self_pc, a.count),
-            Record::BasicBlocks(_) => {}
+            Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count)),
+            Record::BasicBlocks(_) => on_record(Seen::BasicBlocks),
         }
     }
     Ok(header.format)

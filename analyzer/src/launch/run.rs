@@ -580,7 +580,7 @@ pub fn print_report_of(
             // The default table says this itself; JSON, CSV and the other reports get it as a
             // note.
             if counted.total_samples == 0
-                && (style.format != Format::Table || style.mode != Mode::Default)
+                && (style.format != Format::Table || !matches!(style.mode, Mode::Default))
             {
                 notes.push(crate::render::default::no_samples_note(
                     &exe.display().to_string(),

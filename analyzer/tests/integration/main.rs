@@ -39,6 +39,7 @@ mod gmon_golden;
 mod gmon_oracle;
 mod identity;
 mod import_cycles;
+mod gprof_dropin;
 mod lines_c;
 mod lines_gprof;
 mod lines_inline;

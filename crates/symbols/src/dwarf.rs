@@ -128,6 +128,51 @@ pub(crate) fn file_name(
     }
 }
 
+/// The path BFD 2.40 gives file `index` of `unit`'s line table (`concat_filename`): an
+/// absolute name as it is; otherwise joined to its directory entry when that is absolute,
+/// else to the unit's `DW_AT_comp_dir` (and the relative directory, if any). gprof prints
+/// it under `-L`.
+pub(crate) fn bfd_file_name(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    index: u64,
+) -> Option<String> {
+    let program = unit.line_program.as_ref()?;
+    let header = program.header();
+    let entry = header.file(index)?;
+    let text = |v: AttributeValue<R<'_>>| {
+        dwarf
+            .attr_string(unit, v)
+            .ok()
+            .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+    };
+    let name = text(entry.path_name())?;
+    if name.starts_with('/') {
+        return Some(name);
+    }
+    // Before DWARF 5, directory 0 is "no directory entry" to BFD.
+    let mut subdir = if header.version() < 5 && entry.directory_index() == 0 {
+        None
+    } else {
+        entry.directory(header).and_then(text)
+    };
+    let comp_dir = unit
+        .comp_dir
+        .map(|d| String::from_utf8_lossy(d.slice()).into_owned());
+    let mut dir = match &subdir {
+        Some(d) if d.starts_with('/') => None,
+        _ => comp_dir,
+    };
+    if dir.is_none() {
+        dir = subdir.take();
+    }
+    Some(match (dir, subdir) {
+        (None, _) => name,
+        (Some(d), Some(sub)) => format!("{d}/{sub}/{name}"),
+        (Some(d), None) => format!("{d}/{name}"),
+    })
+}
+
 fn scan_unit(
     dwarf: &gimli::Dwarf<R<'_>>,
     unit: &gimli::Unit<R<'_>>,

@@ -41,6 +41,9 @@ pub struct GprofSymbol<'data> {
 pub struct ClassOptions {
     /// `-a` / `--no-static`: drop every local symbol.
     pub no_static: bool,
+    /// `-D` / `--ignore-non-functions`: drop local text symbols that are not functions
+    /// (`BSF_FUNCTION`: `STT_FUNC` or `STT_GNU_IFUNC`); global ones stay.
+    pub ignore_non_functions: bool,
 }
 
 /// For each address of `addrs` (link-time), the base name of the source file BFD 2.40's DWARF
@@ -57,6 +60,21 @@ pub struct ClassOptions {
 /// from an `#include`d `.c` file that starts a sequence, and `<artificial>` (the unit name
 /// gcc gives a link-time-optimized partition) for such functions in any LTO build.
 pub fn source_files(data: &[u8], addrs: &[u64]) -> HashMap<u64, Vec<u8>> {
+    source_locations(data, addrs)
+        .into_iter()
+        .map(|(a, (path, _))| {
+            let base = match path.iter().rposition(|&b| b == b'/') {
+                Some(i) => path[i + 1..].to_vec(),
+                None => path,
+            };
+            (a, base)
+        })
+        .collect()
+}
+
+/// As [`source_files`], the whole path (what gprof prints under `-L`) and the line, for each
+/// address the line table has a non-zero line for.
+pub fn source_locations(data: &[u8], addrs: &[u64]) -> HashMap<u64, (Vec<u8>, u64)> {
     let mut out = HashMap::new();
     let wanted: Vec<(u64, u64)> = addrs.iter().map(|&a| (a, a.saturating_add(1))).collect();
     let map = crate::lines::line_map_with(data, &wanted, true);
@@ -67,12 +85,7 @@ pub fn source_files(data: &[u8], addrs: &[u64]) -> HashMap<u64, Vec<u8>> {
         let Some(span) = map.lookup(a).filter(|s| s.line != 0) else {
             continue;
         };
-        let path = map.file(span).as_bytes();
-        let base = match path.iter().rposition(|&b| b == b'/') {
-            Some(i) => &path[i + 1..],
-            None => path,
-        };
-        out.insert(a, base.to_vec());
+        out.insert(a, (map.file(span).as_bytes().to_vec(), span.line));
     }
     out
 }
@@ -239,6 +252,9 @@ pub fn gprof_class(
                 || !static_name_passes(table.strtab, sym.name_offset as usize)
                 || name.starts_with(b"__gnu_compiled")
                 || name.starts_with(b"___gnu_compiled")
+                || (opts.ignore_non_functions
+                    && sym.typ != elf::STT_FUNC.0
+                    && sym.typ != elf::STT_GNU_IFUNC.0)
             {
                 None
             } else {

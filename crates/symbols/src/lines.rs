@@ -204,6 +204,7 @@ fn unit_spans(
     let Some(program) = unit.line_program.clone() else {
         return Ok(());
     };
+    let bfd_paths = quirk;
     let quirk = quirk && program.header().version() >= 5;
     // No row of the current sequence has had a file other than 1 yet.
     let mut default_file = true;
@@ -218,7 +219,13 @@ fn unit_spans(
                 let id = match local.get(&file) {
                     Some(&id) => id,
                     None => {
-                        let name = file_name(dwarf, unit, file).unwrap_or_else(|| "??".into());
+                        // gprof's quirks come with BFD's path joining.
+                        let name = if bfd_paths {
+                            crate::dwarf::bfd_file_name(dwarf, unit, file)
+                        } else {
+                            file_name(dwarf, unit, file)
+                        };
+                        let name = name.unwrap_or_else(|| "??".into());
                         let next = map.files.len() as u32;
                         let id = *file_ids.entry(name.clone()).or_insert(next);
                         if id == next {

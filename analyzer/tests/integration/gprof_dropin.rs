@@ -1,0 +1,805 @@
+//! `profil-report --gprof` as a drop-in for GNU gprof 2.40: the same command line gives the
+//! same stdout and the same exit status as the installed gprof (run here, never recorded).
+//!
+//! Each case is its own test (`gprof_dropin::<program>::<case>`): one gprof command line, run
+//! as `gprof ARGS` and as `profil-report --gprof ARGS` on each `-pg` program of
+//! `fixtures/gcc-pg` (a loop, direct recursion, a cycle, threads). The cases cover gprof's
+//! default (non-brief) output with its explanations, each section option with and without
+//! `-b`, `-z`, `-a`, `-l`, `-i`, symbol specs (`-pNAME`, `-Q/NAME`, `-k FROM/TO`,
+//! `-e/-E/-f/-F/-n/-N NAME`), the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
+//! abbreviations, operands before options and after `--`, and getopt's failures (status 1).
+
+use crate::support::{diff, fixtures_dir, gprof, ours};
+
+/// Run one gprof command line both ways in `fixtures/gcc-pg`: `P` in `args` stands for the
+/// program, `G` for its gmon file, and `{f}` inside an argument for `func`, a function of the
+/// program that has calls and time.
+fn same(program: &str, func: &str, args: &[&str]) {
+    let dir = fixtures_dir("gcc-pg");
+    let gmon = format!("{program}.gmon");
+    let args: Vec<String> = args
+        .iter()
+        .map(|&a| match a {
+            "P" => program.to_string(),
+            "G" => gmon.clone(),
+            a => a.replace("{f}", func),
+        })
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    same_in(&dir, &args);
+}
+
+/// Run `gprof ARGS` and `profil-report --gprof ARGS` in `dir`: the same exit status and
+/// stdout, and nothing on stdout when gprof fails.
+fn same_in(dir: &std::path::Path, args: &[&str]) {
+    let want = gprof(dir, args);
+    let mut ours_args = vec!["--gprof"];
+    ours_args.extend_from_slice(args);
+    let got = ours(dir, &ours_args);
+    assert_eq!(
+        got.status.code(),
+        want.status.code(),
+        "{args:?}: exit status (gprof: {}; ours: {})",
+        String::from_utf8_lossy(&want.stderr),
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert!(
+        want.stdout == got.stdout,
+        "{args:?}: stdout differs from gprof's:\n{}",
+        diff(&want.stdout, &got.stdout)
+    );
+    if want.status.success() {
+        assert!(
+            !want.stdout.is_empty() || args.contains(&"-Q"),
+            "{args:?}: vacuous"
+        );
+    } else {
+        assert!(got.stdout.is_empty(), "{args:?}: printed before failing");
+    }
+}
+
+/// Build `source` (the file `src`) as `name` with `tool -pg` and `flags` in a scratch
+/// directory and run it once, keeping its profile as `name.gmon`.
+fn profiled(
+    tool: &str,
+    src: &str,
+    source: &str,
+    name: &str,
+    flags: &[&str],
+) -> crate::support::TempDir {
+    use crate::support::{compile, profile_run, TempDir};
+    let dir = TempDir::new("gprof-dropin");
+    if let Some(parent) = std::path::Path::new(src).parent() {
+        std::fs::create_dir_all(dir.join(&parent.to_string_lossy())).unwrap();
+    }
+    std::fs::write(dir.join(src), source).unwrap();
+    let mut args = vec!["-pg"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["-o", name, src]);
+    compile(dir.path(), tool, &args);
+    profile_run(dir.path(), name, &[], &format!("{name}.gmon"));
+    dir
+}
+
+/// The command lines, as `name: [args]`; `cases!(program)` makes them the tests of one
+/// module per fixture program.
+macro_rules! cases {
+    ($program:ident, $func:expr) => {
+        mod $program {
+            cases!(@tests $program, $func;
+            // The default output, as every tutorial runs it.
+            default: ["P", "G"],
+            default_image_only_reads_gmon_out_missing: ["P"],
+            brief: ["-b", "P", "G"],
+            flat: ["-p", "P", "G"],
+            flat_brief: ["-b", "-p", "P", "G"],
+            graph: ["-q", "P", "G"],
+            graph_brief: ["-b", "-q", "P", "G"],
+            no_flat: ["-P", "P", "G"],
+            no_graph: ["-Q", "P", "G"],
+            no_flat_brief: ["-b", "-P", "P", "G"],
+            flat_and_graph: ["-p", "-q", "P", "G"],
+            // Order matters: -P after -p turns it off again (gprof then guesses, minus the flat profile).
+            flat_then_no_flat: ["-p", "-P", "P", "G"],
+            no_flat_then_flat: ["-P", "-p", "P", "G"],
+            no_flat_no_graph: ["-P", "-Q", "P", "G"],
+            graph_then_no_graph_with_flat: ["-q", "-Q", "-p", "P", "G"],
+            zeros: ["-z", "P", "G"],
+            zeros_brief_flat: ["-z", "-b", "-p", "P", "G"],
+            no_static: ["-a", "P", "G"],
+            lines: ["-l", "P", "G"],
+            lines_flat: ["-p", "-l", "P", "G"],
+            lines_graph_brief: ["-b", "-q", "-l", "P", "G"],
+            // Clusters of flags without arguments.
+            cluster_bp: ["-bp", "P", "G"],
+            cluster_bzq: ["-bzq", "P", "G"],
+            cluster_abl: ["-abl", "P", "G"],
+            // Long options and unique abbreviations.
+            long_brief_flat: ["--brief", "--flat-profile", "P", "G"],
+            long_abbreviated: ["--bri", "--gr", "--display-unused", "P", "G"],
+            long_no_graph: ["--no-graph", "P", "G"],
+            long_no_flat_profile: ["--no-flat-profile", "P", "G"],
+            long_line_no_static: ["--line", "--no-static", "-b", "P", "G"],
+            // getopt permutes: options may follow the files; `--` ends the options.
+            options_after_files: ["P", "G", "-b", "-p"],
+            double_dash: ["-b", "--", "P", "G"],
+            // gprof sums several gmon files (here the same one twice).
+            two_gmon_files: ["-b", "P", "G", "G"],
+            // -i: what each file holds, alone (no report) or before the sections.
+            file_info: ["-i", "P", "G"],
+            file_info_two_files: ["-i", "P", "G", "G"],
+            file_info_flat: ["-i", "-p", "P", "G"],
+            file_info_graph_brief: ["-bi", "-q", "P", "G"],
+            file_info_lines: ["--file-info", "-l", "P", "G"],
+            // Symbol specs (function names): the optional argument of -p/-P/-q/-Q, glued.
+            flat_of: ["-p{f}", "P", "G"],
+            flat_of_brief: ["-b", "-p{f}", "P", "G"],
+            flat_of_colon_form: ["-p:{f}", "P", "G"],
+            flat_without: ["-P{f}", "P", "G"],
+            flat_without_main: ["-Pmain", "-b", "P", "G"],
+            graph_of: ["-q{f}", "P", "G"],
+            graph_of_main: ["-b", "-qmain", "P", "G"],
+            graph_without: ["-Q{f}", "P", "G"],
+            graph_without_main_brief: ["-b", "-Qmain", "P", "G"],
+            graph_of_unknown_name: ["-qab", "P", "G"],
+            flat_of_unknown_name: ["-pnosuch", "-b", "P", "G"],
+            long_flat_of: ["--flat-profile={f}", "-b", "P", "G"],
+            long_graph_without: ["--no-graph={f}", "-b", "P", "G"],
+            lines_flat_of: ["-l", "-b", "-p{f}", "P", "G"],
+            // Arc specs: -q/-Q FROM/TO and -k FROM/TO.
+            arcs_into: ["-b", "-q/{f}", "P", "G"],
+            arcs_from_main: ["-b", "-qmain/", "P", "G"],
+            arcs_without_into: ["-b", "-Q/{f}", "P", "G"],
+            k_from_main: ["-b", "-k", "main/{f}", "P", "G"],
+            k_glued_into: ["-k/{f}", "P", "G"],
+            k_self: ["-b", "-k{f}/{f}", "P", "G"],
+            k_without_slash: ["-b", "-kmain", "P", "G"],
+            // The time and graph tables: -e/-E/-f/-F/-n/-N.
+            e_graph_without: ["-b", "-e", "{f}", "P", "G"],
+            big_e_time_and_graph_without: ["-b", "-E{f}", "P", "G"],
+            f_graph_of: ["-b", "-f{f}", "P", "G"],
+            big_f_time_and_graph_of: ["-F{f}", "P", "G"],
+            big_f_main: ["-b", "-Fmain", "P", "G"],
+            n_time_of: ["-b", "-n{f}", "P", "G"],
+            big_n_time_without: ["-b", "-N{f}", "P", "G"],
+            big_n_main: ["-N", "main", "P", "G"],
+            long_time_without: ["--no-time={f}", "-b", "P", "G"],
+            include_and_exclude: ["-b", "-qmain", "-Q{f}", "-e{f}", "P", "G"],
+            static_call_graph: ["-c", "P", "G"],
+            static_call_graph_brief_zeros: ["-bcz", "P", "G"],
+            // -w: the index's width (atoi, at least 1).
+            width_glued: ["-b", "-w30", "P", "G"],
+            width_separate: ["-w", "200", "P", "G"],
+            width_one: ["-bw1", "P", "G"],
+            width_not_a_number: ["-b", "-wxyz", "P", "G"],
+            width_long: ["--width=40", "-b", "-q", "P", "G"],
+            // Options that only set up refused outputs (annotation, execution counts): no effect.
+            annotation_settings: ["-b", "-x", "-m", "3", "-t5", "-I/tmp", "P", "G"],
+            // -O: the input format (auto), or gprof's failures.
+            file_format_auto: ["-b", "-Oa", "P", "G"],
+            file_format_prof: ["-Op", "P", "G"],
+            file_format_unknown: ["--file-format=x", "P", "G"],
+            // -T: BSD style (call graph first, its own explanation and layout, raw names).
+            traditional: ["-T", "P", "G"],
+            traditional_brief: ["-T", "-b", "P", "G"],
+            traditional_flat: ["-T", "-p", "P", "G"],
+            traditional_graph_brief: ["-bT", "-q", "P", "G"],
+            traditional_zeros_lines: ["-T", "-z", "-l", "-b", "P", "G"],
+            traditional_file_info: ["--traditional", "-i", "P", "G"],
+            // -C/-Z: execution counts (by address without debug info), with or without a name.
+            exec_counts: ["-C", "P", "G"],
+            exec_counts_zeros: ["-C", "-z", "P", "G"],
+            exec_counts_of: ["-C{f}", "-z", "P", "G"],
+            exec_counts_without: ["-Z{f}", "-z", "P", "G"],
+            exec_counts_on_then_off: ["-C", "-Z", "-b", "P", "G"],
+            exec_counts_after_flat: ["-C", "-p", "-b", "P", "G"],
+            exec_counts_lines: ["-C", "-l", "-z", "P", "G"],
+            exec_counts_long: ["--exec-counts=main", "-b", "-q", "P", "G"],
+            // getopt's failures and gprof's: status 1, nothing on stdout.
+            invalid_option: ["-j", "P", "G"],
+            invalid_option_in_cluster: ["-bj", "P", "G"],
+            ambiguous_long_option: ["--no", "P", "G"],
+            unknown_long_option: ["--flat-profiles", "P", "G"],
+            argument_to_a_flag: ["--brief=yes", "P", "G"],
+            missing_required_argument: ["P", "G", "-k"],
+            missing_gmon_file: ["-b", "P", "no-such.gmon"],
+            missing_image: ["-b", "no-such-program", "G"],
+
+            );
+        }
+    };
+    (@tests $program:ident, $func:expr; $($case:ident: [$($arg:expr),*],)*) => {
+        $(
+            #[test]
+            fn $case() {
+                super::same(stringify!($program), $func, &[$($arg),*]);
+            }
+        )*
+    };
+}
+
+cases!(loop2, "inner");
+cases!(recursion, "fib");
+cases!(cycle, "ping");
+cases!(threads, "work_a");
+
+/// `-c` (`--static-call-graph`) on a program built at `-O0`, where functions are laid out in
+/// source order so that some calls go forwards (gprof's x86-64 scan finds only those): the
+/// never-executed call `mid → never` and `unused_caller`'s calls become arcs with count 0.
+mod static_calls {
+    use crate::support::gprof;
+
+    pub(super) const SOURCE: &str = r#"#include <stdio.h>
+static volatile long sink;
+void leaf(long n);
+void never(void);
+void mid(long n) { for (long i = 0; i < n; i++) leaf(i); if (n < 0) never(); }
+static void helper(long n) { sink += n; }
+void leaf(long n) { for (long i = 0; i < 2000; i++) sink += i * n; helper(n); }
+void never(void) { sink = 0; leaf(1); }
+void unused_caller(void) { mid(3); never(); }
+int main(void) { for (int k = 0; k < 300; k++) mid(100); printf("%ld\n", sink); return 0; }
+"#;
+
+    fn same(dir: &crate::support::TempDir, flags: &[&str]) {
+        let mut args = flags.to_vec();
+        args.extend_from_slice(&["fwd", "fwd.gmon"]);
+        super::same_in(dir.path(), &args);
+    }
+
+    #[test]
+    fn static_call_graph_matches_gprof() {
+        let dir = super::profiled("gcc", "fwd.c", SOURCE, "fwd", &["-O0"]);
+        // Not vacuous: -c changes gprof's call graph here.
+        let plain = gprof(dir.path(), &["-b", "-q", "-z", "fwd", "fwd.gmon"]);
+        let with_c = gprof(dir.path(), &["-b", "-q", "-z", "-c", "fwd", "fwd.gmon"]);
+        assert_ne!(plain.stdout, with_c.stdout, "-c found no static call");
+        for flags in [
+            &["-c"][..],
+            &["-b", "-c"],
+            &["-b", "-c", "-q", "-z"],
+            &["-bcz"],
+            &["--static-call-graph", "-b", "-p"],
+            &["-c", "-a", "-b"],
+            &["-c", "-l", "-b"],
+            &["-c", "-b", "-Qnever"],
+            &["-c", "-b", "-qmid/never"],
+            &["-c", "-T"],
+        ] {
+            same(&dir, flags);
+        }
+    }
+}
+
+/// `-s` (`--sum`): stdout, status and the `gmon.sum` written (byte for byte, its spare header
+/// bytes included) against gprof's, each run in a scratch copy of `fixtures/gcc-pg`; also a
+/// 4.4BSD input (whose header size differs) and gmon.sum summed again with another file.
+mod sum_file {
+    use crate::support::{diff, fixtures_dir, gprof, ours, TempDir};
+
+    fn scratch() -> TempDir {
+        let dir = TempDir::new("gprof-dropin-sum");
+        for f in ["loop2", "cycle", "recursion"] {
+            for name in [f.to_string(), format!("{f}.gmon")] {
+                std::fs::copy(fixtures_dir("gcc-pg").join(&name), dir.join(&name)).unwrap();
+            }
+        }
+        let o = ours(
+            dir.path(),
+            &[
+                "convert",
+                "--to",
+                "bsd",
+                "cycle.gmon",
+                "cycle.bsd",
+                "--exe",
+                "cycle",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        dir
+    }
+
+    /// Run `args` with gprof, keep its gmon.sum as `want.sum`, then with us; compare all.
+    fn same(dir: &TempDir, args: &[&str]) {
+        let sum = dir.join("gmon.sum");
+        let _ = std::fs::remove_file(&sum);
+        let want = gprof(dir.path(), args);
+        let want_sum = std::fs::read(&sum).ok();
+        let _ = std::fs::remove_file(&sum);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = ours(dir.path(), &ours_args);
+        let got_sum = std::fs::read(&sum).ok();
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs from gprof's:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+        assert!(want_sum.is_some(), "{args:?}: gprof wrote no gmon.sum");
+        assert!(
+            want_sum == got_sum,
+            "{args:?}: gmon.sum differs from gprof's"
+        );
+    }
+
+    /// `-O`: each file read as the format named, gprof's failures where it is another.
+    #[test]
+    fn file_formats() {
+        let dir = scratch();
+        let o = ours(
+            dir.path(),
+            &[
+                "convert",
+                "--to",
+                "oldbsd",
+                "cycle.gmon",
+                "cycle.old",
+                "--exe",
+                "cycle",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for format in ["-Oa", "-Om", "-Ob", "-O4", "--file-format=magic"] {
+            for files in [
+                &["cycle.gmon"][..],
+                &["cycle.bsd"],
+                &["cycle.old"],
+                &["cycle.gmon", "cycle.bsd"],
+                &["cycle.bsd", "cycle.old"],
+            ] {
+                let mut args = vec!["-b", format, "cycle"];
+                args.extend_from_slice(files);
+                super::same_in(dir.path(), &args);
+            }
+        }
+    }
+
+    #[test]
+    fn sum_of_one_file() {
+        let dir = scratch();
+        same(&dir, &["-s", "loop2", "loop2.gmon"]);
+        same(&dir, &["-s", "-b", "-p", "recursion", "recursion.gmon"]);
+        same(&dir, &["--sum", "-q", "cycle", "cycle.gmon"]);
+    }
+
+    #[test]
+    fn sum_of_several_files_and_formats() {
+        let dir = scratch();
+        same(&dir, &["-bs", "cycle", "cycle.gmon", "cycle.gmon"]);
+        same(&dir, &["-s", "cycle", "cycle.bsd"]);
+        same(&dir, &["-s", "-b", "cycle", "cycle.gmon", "cycle.bsd"]);
+    }
+
+    #[test]
+    fn sum_read_back_and_summed_again() {
+        let dir = scratch();
+        same(&dir, &["-s", "recursion", "recursion.gmon"]);
+        std::fs::rename(dir.join("gmon.sum"), dir.join("first.sum")).unwrap();
+        same(
+            &dir,
+            &["-s", "-b", "recursion", "first.sum", "recursion.gmon"],
+        );
+        let want = gprof(dir.path(), &["-b", "recursion", "first.sum"]);
+        let got = ours(dir.path(), &["--gprof", "-b", "recursion", "first.sum"]);
+        assert!(want.status.success() && want.stdout == got.stdout);
+    }
+}
+
+/// `-D` (`--ignore-non-functions`): a local label in the text (no `STT_FUNC`) is dropped,
+/// a global one stays; with `-z`, `-a` and `-l` too.
+mod non_functions {
+    use crate::support::gprof;
+
+    const SOURCE: &str = r#"#include <stdio.h>
+static volatile long sink;
+static void work(long n) { for (long i = 0; i < n; i++) sink += i; }
+__asm__(".text\n.p2align 4\nlocal_label:\n.fill 64,1,0x90\nret\n"
+        ".globl global_label\nglobal_label:\n.fill 64,1,0x90\nret\n");
+void spin(void) { for (int k = 0; k < 2000; k++) work(20000); }
+int main(void) { spin(); printf("%ld\n", sink); return 0; }
+"#;
+
+    #[test]
+    fn ignore_non_functions_matches_gprof() {
+        let dir = super::profiled("gcc", "lbl.c", SOURCE, "lbl", &["-O1", "-fno-inline"]);
+        let plain = gprof(dir.path(), &["-b", "-z", "lbl", "lbl.gmon"]);
+        let with_d = gprof(dir.path(), &["-b", "-z", "-D", "lbl", "lbl.gmon"]);
+        assert_ne!(plain.stdout, with_d.stdout, "-D dropped nothing");
+        for flags in [
+            &["-D"][..],
+            &["-b", "-z", "-D"],
+            &["--ignore-non-functions", "-b", "-z", "-p"],
+            &["-D", "-a", "-z", "-b"],
+            &["-D", "-l", "-z", "-b"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["lbl", "lbl.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+}
+
+/// `--demangle[=STYLE]` and `--no-demangle` on a C++ program (methods, templates, the
+/// standard library): the last of them wins, `--demangle=none` sticks, an unknown style fails.
+mod demangling {
+    use crate::support::gprof;
+
+    pub(super) const SOURCE: &str = r#"#include <cstdio>
+#include <vector>
+namespace ns {
+struct Box { long v; long get(int k) const { long s = 0; for (int i = 0; i < k; i++) s += v * i; return s; } };
+template <typename T> T twice(T x) { return x + x; }
+}
+static volatile long sink;
+long run(std::vector<ns::Box>& b) { long s = 0; for (auto& x : b) s += x.get(20000); return ns::twice(s); }
+int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k++) sink += run(b); std::printf("%ld\n", (long)sink); }
+"#;
+
+    #[test]
+    fn demangling_options_match_gprof() {
+        let dir = super::profiled("g++", "cpp.cc", SOURCE, "cpp", &["-O1", "-fno-inline"]);
+        let plain = gprof(dir.path(), &["-b", "cpp", "cpp.gmon"]);
+        let raw = gprof(dir.path(), &["-b", "--no-demangle", "cpp", "cpp.gmon"]);
+        assert_ne!(plain.stdout, raw.stdout, "--no-demangle changed nothing");
+        for flags in [
+            &["-b"][..],
+            &["--no-demangle"],
+            &["--no-demangle", "-b", "-z", "-q"],
+            &["--no-demangle", "--demangle", "-b"],
+            &["--demangle=auto", "--no-demangle", "-b"],
+            &["--demangle=none", "-b"],
+            &["--demangle=none", "--demangle", "-b"],
+            &["--no-dem", "-l", "-b"],
+            &["--demangle=bogus", "-b"],
+            &["-T", "-b"],
+            &["-T", "--demangle", "-z"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["cpp", "cpp.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+}
+
+/// `-L` (`--print-path`) and `--inline-file-names` on programs with debug info: the source
+/// path BFD makes of the line table (joined to the compilation directory), after names, in the
+/// index after static functions and under `-l`; DWARF 5 and 4, a source given by a relative
+/// path in a subdirectory, and C++ with library headers.
+mod source_paths {
+    const SOURCE: &str = super::static_calls::SOURCE;
+
+    fn check(dir: &crate::support::TempDir, exe: &str) {
+        let gmon = format!("{exe}.gmon");
+        for flags in [
+            &["-b"][..],
+            &["-L"],
+            &["-L", "-b", "-q", "-z"],
+            &["-L", "-l", "-b"],
+            &["--print-path", "-l", "-q", "-b"],
+            &["--inline-file-names"],
+            &["--inline-file-names", "-L", "-b"],
+            &["--inline-file-names", "-b", "-z", "-q"],
+            &["--inline-file-names", "-l", "-b"],
+            &["--inline-file-names", "-T"],
+            &["-C"],
+            &["-C", "-z", "-b"],
+            &["-C", "-l", "-z", "-b"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&[exe, &gmon]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    #[test]
+    fn dwarf5_relative_source_path() {
+        let dir = super::profiled("gcc", "sub/fwd.c", SOURCE, "fwd", &["-g", "-O0"]);
+        check(&dir, "fwd");
+    }
+
+    #[test]
+    fn dwarf4_relative_source_path() {
+        let dir = super::profiled(
+            "gcc",
+            "sub/fwd.c",
+            SOURCE,
+            "fwd",
+            &["-g", "-gdwarf-4", "-O1"],
+        );
+        check(&dir, "fwd");
+    }
+
+    #[test]
+    fn cplusplus_with_library_headers() {
+        let dir = super::profiled(
+            "g++",
+            "cpp.cc",
+            super::demangling::SOURCE,
+            "cpp",
+            &["-g", "-O1"],
+        );
+        check(&dir, "cpp");
+    }
+}
+
+/// A gmon file with neither histogram nor arcs: without an output option gprof falls back to
+/// the execution counts (empty unless `-z`); `-Z`, `-p` and `-i` change that.
+#[test]
+fn no_histogram_no_arcs_falls_back_to_execution_counts() {
+    let dir = profiled("gcc", "fwd.c", static_calls::SOURCE, "fwd", &["-g", "-O0"]);
+    std::fs::write(
+        dir.join("empty.gmon"),
+        b"gmon\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+    )
+    .unwrap();
+    let zeros = gprof(dir.path(), &["-z", "fwd", "empty.gmon"]);
+    assert!(
+        !zeros.stdout.is_empty(),
+        "gprof -z printed no execution counts"
+    );
+    for flags in [
+        &[][..],
+        &["-z"],
+        &["-P", "-Q", "-z"],
+        &["-Z", "-z"],
+        &["-i", "-z"],
+        &["-z", "-p"],
+        &["-z", "-l"],
+    ] {
+        let mut args = flags.to_vec();
+        args.extend_from_slice(&["fwd", "empty.gmon"]);
+        let want = gprof(dir.path(), &args);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(&args);
+        let got = ours(dir.path(), &ours_args);
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+    }
+}
+
+/// `-A`/`-J` (annotated source) and `-y` (into `BASENAME-ann` files), with `-x`, `-m`, `-t`,
+/// `-z` and names, on a two-file C program and a C++ program with library headers; and a
+/// moved source found through `-I` and `GPROF_PATH`, or reported missing.
+mod annotated_source {
+    use crate::support::{compile, diff, gprof, profile_run, TempDir};
+
+    const A: &str = r#"#include <stdio.h>
+long work_b(long n);
+static long helper_a(long n) { long s = 0; for (long i = 0; i < n; i++) s += i; return s; }
+long work_a(long n) { return helper_a(n) + work_b(n / 2); }
+int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); printf("%ld\n", s); return 0; }
+"#;
+    const B: &str = "long work_b(long n)\n{\n  long s = 0;\n  for (long i = 0; i < n; i++)\n    s += i * 3;\n  return s;\n}\nlong unused_b(long n) { return n; }\n";
+
+    /// gprof and us with `args` in `dir`: stdout, status and every `*-ann` file written.
+    fn same(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) {
+        let anns = |dir: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+            let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+                .unwrap()
+                .filter_map(|e| {
+                    let e = e.ok()?;
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.ends_with("-ann")
+                        .then(|| (name, std::fs::read(e.path()).unwrap()))
+                })
+                .collect();
+            v.sort();
+            for (name, _) in &v {
+                std::fs::remove_file(dir.join(name)).unwrap();
+            }
+            v
+        };
+        let run = |cmd: &str, args: &[&str]| {
+            let mut c = std::process::Command::new(cmd);
+            c.args(args).current_dir(dir).env("LC_ALL", "C");
+            for (k, v) in env {
+                c.env(k, v);
+            }
+            c.output().unwrap()
+        };
+        anns(dir);
+        let want = run("gprof", args);
+        let want_files = anns(dir);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = run(env!("CARGO_BIN_EXE_profil-report"), &ours_args);
+        let got_files = anns(dir);
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+        assert!(want_files == got_files, "{args:?}: the -ann files differ");
+    }
+
+    #[test]
+    fn two_c_files() {
+        let dir = TempDir::new("gprof-dropin-anno");
+        std::fs::write(dir.join("a.c"), A).unwrap();
+        std::fs::write(dir.join("b.c"), B).unwrap();
+        compile(
+            dir.path(),
+            "gcc",
+            &["-pg", "-g", "-O0", "-o", "multi", "a.c", "b.c"],
+        );
+        profile_run(dir.path(), "multi", &[], "multi.gmon");
+        let with_a = gprof(dir.path(), &["-A", "multi", "multi.gmon"]);
+        assert!(String::from_utf8_lossy(&with_a.stdout).contains("*** File "));
+        for flags in [
+            &["-A"][..],
+            &["-A", "-b"],
+            &["-A", "-p", "-b"],
+            &["-A", "-z"],
+            &["-Amain"],
+            &["-Awork_b", "-Ahelper_a"],
+            &["-Jwork_b"],
+            &["-A", "-J"],
+            &["-A", "-x"],
+            &["-A", "-m", "5000"],
+            &["-A", "-t1"],
+            &["-A", "-t0"],
+            &["-A", "-y"],
+            &["-A", "-y", "-z"],
+            &["--annotated-source", "-C", "-b"],
+            &["-y", "-b"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["multi", "multi.gmon"]);
+            same(dir.path(), &args, &[]);
+        }
+    }
+
+    #[test]
+    fn moved_source_and_search_path() {
+        let dir = TempDir::new("gprof-dropin-anno-moved");
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/b.c"), B).unwrap();
+        std::fs::write(dir.join("src/a.c"), A).unwrap();
+        compile(
+            dir.path(),
+            "gcc",
+            &["-pg", "-g", "-O0", "-o", "multi", "src/a.c", "src/b.c"],
+        );
+        profile_run(dir.path(), "multi", &[], "multi.gmon");
+        std::fs::rename(dir.join("src"), dir.join("moved")).unwrap();
+        same(dir.path(), &["-A", "multi", "multi.gmon"], &[]);
+        same(
+            dir.path(),
+            &["-A", "-I", "moved", "multi", "multi.gmon"],
+            &[],
+        );
+        same(
+            dir.path(),
+            &["-A", "-Inone:moved", "multi", "multi.gmon"],
+            &[],
+        );
+        same(
+            dir.path(),
+            &["-A", "multi", "multi.gmon"],
+            &[("GPROF_PATH", "moved")],
+        );
+    }
+
+    #[test]
+    fn cplusplus_with_library_headers() {
+        let dir = super::profiled(
+            "g++",
+            "cpp.cc",
+            super::demangling::SOURCE,
+            "cpp",
+            &["-g", "-O1"],
+        );
+        for flags in [&["-A"][..], &["-A", "-x", "-z"], &["-A", "-y", "-b"]] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["cpp", "cpp.gmon"]);
+            same(dir.path(), &args, &[]);
+        }
+    }
+}
+
+/// `-S FILE` (`--external-symbol-table`): the symbols from an `nm`-style file (only `t`/`T`
+/// lines; malformed lines skipped), also for a stripped executable; a missing or empty file
+/// fails as in gprof.
+#[test]
+fn external_symbol_table() {
+    let dir = profiled("gcc", "fwd.c", static_calls::SOURCE, "fwd", &["-g", "-O0"]);
+    let nm = std::process::Command::new("nm")
+        .arg("fwd")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(nm.status.success());
+    std::fs::write(dir.join("fwd.syms"), &nm.stdout).unwrap();
+    std::fs::write(
+        dir.join("hand.syms"),
+        "0x11c9 T mid\nbogus\n 1239   t leaf extra\n120f Thelper x\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("empty.syms"), "").unwrap();
+    crate::support::compile(dir.path(), "strip", &["-o", "stripped", "fwd"]);
+    for args in [
+        &["-S", "fwd.syms", "fwd", "fwd.gmon"][..],
+        &["-b", "-z", "-Sfwd.syms", "fwd", "fwd.gmon"],
+        &[
+            "--external-symbol-table=fwd.syms",
+            "-C",
+            "-z",
+            "fwd",
+            "fwd.gmon",
+        ],
+        &[
+            "-S",
+            "fwd.syms",
+            "-A",
+            "-p",
+            "--inline-file-names",
+            "fwd",
+            "fwd.gmon",
+        ],
+        &["-S", "fwd.syms", "-T", "fwd", "fwd.gmon"],
+        &["-b", "-z", "-S", "hand.syms", "fwd", "fwd.gmon"],
+        &["-b", "-S", "fwd.syms", "stripped", "fwd.gmon"],
+        &["-S", "no-such.syms", "fwd", "fwd.gmon"],
+        &["-S", "empty.syms", "fwd", "fwd.gmon"],
+    ] {
+        same_in(dir.path(), args);
+    }
+}
+
+/// `-r` (`--function-ordering`) on a program of 240 functions (enough called ones for gprof's
+/// multi-site group), alone, after the call graph (whose printing re-orders the lists gprof
+/// walks), with `-c` and `-T`; and on the small fixtures.
+#[test]
+fn function_ordering() {
+    let n = 240;
+    let mut src = String::from("#include <stdio.h>\nstatic volatile long sink;\n");
+    for i in 0..n {
+        src += &format!("void f{i}(int d);\n");
+    }
+    let mut rng = crate::cg_support::Rng::new(7);
+    for i in 0..n {
+        let mut body = format!("sink += {i};");
+        for _ in 0..rng.below(5) {
+            let c = rng.below(n);
+            if c > i {
+                body += &format!(" if (d < 3) f{c}(d + 1);");
+            }
+        }
+        if i % 7 == 0 {
+            body += " if (d < 4) f5(d + 1); if (d < 4) f11(d + 1);";
+        }
+        src += &format!("void f{i}(int d) {{ {body} }}\n");
+    }
+    let calls: String = (0..n).step_by(2).map(|i| format!("f{i}(0); ")).collect();
+    src += &format!(
+        "int main(void) {{ for (int k = 0; k < 300; k++) {{ {calls}}} printf(\"%ld\\n\", sink); return 0; }}\n"
+    );
+    let dir = profiled("gcc", "big.c", &src, "big", &["-O0"]);
+    for flags in [
+        &["-r"][..],
+        &["-r", "-b", "-q"],
+        &["-r", "-p"],
+        &["--function-ordering", "-c"],
+        &["-r", "-b", "-q", "-z"],
+        &["-r", "-T"],
+        &["-r", "-l"],
+        &["-r", "-l", "-q", "-b"],
+    ] {
+        let mut args = flags.to_vec();
+        args.extend_from_slice(&["big", "big.gmon"]);
+        same_in(dir.path(), &args);
+    }
+    let fixtures = fixtures_dir("gcc-pg");
+    for p in ["loop2", "cycle", "recursion", "threads"] {
+        let gmon = format!("{p}.gmon");
+        same_in(&fixtures, &["-r", p, &gmon]);
+        same_in(&fixtures, &["-r", "-b", "-q", p, &gmon]);
+    }
+}
