@@ -89,7 +89,7 @@ pub fn check(data: &[u8]) {
             guess_exec_counts: true,
         };
         let mut buf = Vec::new();
-        let _ = profil_report::gprof::cg_print::print_report(
+        let _ = profil_report::gprof::report::print_report(
             &a,
             sections,
             GraphOptions {

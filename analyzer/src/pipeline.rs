@@ -129,7 +129,7 @@ pub fn report(
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
             let graph = g.graph_options();
-            warnings.extend(gprof::cg_print::print_report(
+            warnings.extend(gprof::report::print_report(
                 &a,
                 g.sections,
                 graph,

@@ -19,7 +19,6 @@
 
 use std::cmp::Ordering;
 
-use super::flat::{self, FlatOptions};
 use super::msort::NameKey;
 use super::printf;
 use super::Analysis;
@@ -53,7 +52,7 @@ impl GraphOptions {
 
 /// The explanation gprof prints after the flat profile unless `-b`: gprof's fixed text,
 /// recorded from gprof 2.40's output (`blurbs/README.md`).
-const FLAT_BLURB: &[u8] = include_bytes!("blurbs/flat.txt");
+pub(super) const FLAT_BLURB: &[u8] = include_bytes!("blurbs/flat.txt");
 
 /// The explanation gprof prints after the call graph unless `-b` (as [`FLAT_BLURB`]).
 const CALL_GRAPH_BLURB: &[u8] = include_bytes!("blurbs/call_graph.txt");
@@ -109,92 +108,17 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
     Ok((flat, graph))
 }
 
-/// Print what gprof prints for the sections `req` and the options `opts`, in gprof's order
-/// (`-i`'s summary, the flat profile, the call graph and its index, execution counts,
-/// annotated source, function order; `-T` puts the call graph first). With neither a
-/// histogram nor arcs and no section asked for, gprof falls back to the execution counts
-/// (empty without `-z`); so do we. `exe` is the executable's bytes (its DWARF names source
-/// files). Returns the warnings (sources `-A` could not find).
-pub fn print_report(
-    a: &Analysis<'_>,
-    req: Sections,
-    opts: GraphOptions,
-    gmon: &str,
-    exe: &[u8],
-    out: &mut Vec<u8>,
-) -> Result<Vec<String>> {
-    if req.file_info {
-        print_file_info(a, out);
-    }
-    let (flat, graph) = choose_sections(a, req, gmon)?;
-    let mut first = !req.file_info;
-    // Under -T the call graph comes first, its index last.
-    if graph && opts.bsd {
-        print(a, opts, first, out);
-        first = false;
-    }
-    if flat {
-        if !first {
-            out.extend_from_slice(b"\x0c\n");
-        }
-        let fo = FlatOptions {
-            zeros: opts.zeros,
-            bsd: opts.bsd,
-        };
-        if opts.bsd && !opts.brief {
-            out.extend_from_slice(b"\n\n\nflat profile:\n");
-            out.extend_from_slice(FLAT_BLURB);
-        }
-        flat::print(a, fo, out);
-        if !opts.brief && !opts.bsd {
-            out.extend_from_slice(FLAT_BLURB);
-        }
-        first = false;
-    }
-    if graph {
-        if !opts.bsd {
-            print(a, opts, first, out);
-        }
-        // Under line granularity gprof prints no `(file)` after static functions.
-        let files = match a.lines {
-            Some(_) => Vec::new(),
-            None => static_source_files(a, exe),
-        };
-        print_index(a, opts, &files, out);
-        first = false;
-    }
-    let guessed = req.guess_exec_counts && !a.hist.present() && !a.has_call_graph;
-    if req.exec_counts || guessed {
-        if !first {
-            out.extend_from_slice(b"\x0c\n");
-        }
-        print_exec_counts(a, opts, exe, out);
-        first = false;
-    }
-    let mut warnings = Vec::new();
-    if req.annotated_source {
-        super::annotate::print(
-            a,
-            exe,
-            &opts.annotate,
-            opts.zeros,
-            first,
-            out,
-            &mut warnings,
-        )?;
-    }
-    if req.function_order {
-        super::ordering::print(a, graph, opts, out);
-    }
-    Ok(warnings)
-}
-
 /// `print_exec_counts` (`-C`): for each symbol the execution-count table selects, in
 /// `cmp_bb` order (source file, then line, when both have one; else address: an inconsistent
 /// order, sorted as glibc's merge sort sorts it), `file:line: (name:0xaddr) N executions`
 /// for those called (or all, with `-z`). The file is BFD's whole path, `<unknown>` without
 /// one; the name is raw.
-fn print_exec_counts(a: &Analysis<'_>, opts: GraphOptions, exe: &[u8], out: &mut Vec<u8>) {
+pub(super) fn print_exec_counts(
+    a: &Analysis<'_>,
+    opts: GraphOptions,
+    exe: &[u8],
+    out: &mut Vec<u8>,
+) {
     let syms = &a.symtab.syms;
     let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
     let files = match a.external_symbols {
@@ -232,7 +156,7 @@ fn print_exec_counts(a: &Analysis<'_>, opts: GraphOptions, exe: &[u8], out: &mut
 }
 
 /// `-i`: what each gmon file held, as gprof prints it while reading the file.
-fn print_file_info(a: &Analysis<'_>, out: &mut Vec<u8>) {
+pub(super) fn print_file_info(a: &Analysis<'_>, out: &mut Vec<u8>) {
     let plural = |n: u64| if n == 1 { "" } else { "s" };
     for f in &a.files {
         out.extend_from_slice(b"File `");

@@ -1,5 +1,5 @@
 //! `hist_print`: gprof 2.40's flat profile table (GNU form, or BSD with `-T`); its
-//! explanation is [`super::cg_print::print_report`]'s.
+//! explanation is [`super::report::print_report`]'s.
 
 use std::cmp::Ordering;
 

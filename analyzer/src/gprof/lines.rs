@@ -40,7 +40,7 @@ use profil_symbols::lines::line_map_with;
 use profil_symbols::ElfImage;
 
 use super::cg::CallGraph;
-use super::cg_print::{self, GraphOptions, Sections};
+use super::cg_print::{GraphOptions, Sections};
 use super::symspec::Selection;
 use super::symtab::SymTab;
 use super::{Analysis, Options, DEFAULT_EXCLUDED};
@@ -308,5 +308,5 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         super::sum::write(std::path::Path::new("gmon.sum"), &super::sum::bytes(&a)?)?;
     }
     a.finish();
-    cg_print::print_report(&a, req.sections, req.graph, &last, data, out)
+    super::report::print_report(&a, req.sections, req.graph, &last, data, out)
 }

@@ -11,7 +11,7 @@
 //!    `calls` and `total/call` columns (and everything the call-graph printer needs).
 //! 5. Under `-l`, [`lines`] builds the table with gprof's line symbols first and names print
 //!    with their `(file:line @ addr)`; everything else is the same pipeline.
-//! 6. [`cg_print::print_report`] picks the sections as gprof's `main` does and prints them:
+//! 6. [`report::print_report`] picks the sections as gprof's `main` does and prints them:
 //!    `-i`'s file summary, [`flat::print`], then [`cg_print::print`] and
 //!    [`cg_print::print_index`] (whose file names of static functions come from the DWARF
 //!    line table as BFD 2.40 reads it, [`profil_symbols::gprof::source_files`]), the execution
@@ -40,6 +40,7 @@ pub mod lines;
 pub mod msort;
 pub mod ordering;
 pub mod printf;
+pub mod report;
 pub mod sum;
 pub mod symspec;
 pub mod symtab;

@@ -1,0 +1,89 @@
+//! The whole of gprof's output for one run: which sections, in gprof's order, each printed by
+//! its own module ([`super::flat`], [`super::cg_print`], [`super::annotate`],
+//! [`super::ordering`]). Kept apart from the call-graph printer, which the flat profile and the
+//! function ordering use, so that no module of the emulation imports one that imports it.
+
+use super::cg_print::{self, GraphOptions, Sections};
+use super::flat::{self, FlatOptions};
+use super::Analysis;
+use crate::Result;
+
+/// Print what gprof prints for the sections `req` and the options `opts`, in gprof's order
+/// (`-i`'s summary, the flat profile, the call graph and its index, execution counts,
+/// annotated source, function order; `-T` puts the call graph first). With neither a
+/// histogram nor arcs and no section asked for, gprof falls back to the execution counts
+/// (empty without `-z`); so do we. `exe` is the executable's bytes (its DWARF names source
+/// files). Returns the warnings (sources `-A` could not find).
+pub fn print_report(
+    a: &Analysis<'_>,
+    req: Sections,
+    opts: GraphOptions,
+    gmon: &str,
+    exe: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<Vec<String>> {
+    if req.file_info {
+        cg_print::print_file_info(a, out);
+    }
+    let (flat, graph) = cg_print::choose_sections(a, req, gmon)?;
+    let mut first = !req.file_info;
+    // Under -T the call graph comes first, its index last.
+    if graph && opts.bsd {
+        cg_print::print(a, opts, first, out);
+        first = false;
+    }
+    if flat {
+        if !first {
+            out.extend_from_slice(b"\x0c\n");
+        }
+        let fo = FlatOptions {
+            zeros: opts.zeros,
+            bsd: opts.bsd,
+        };
+        if opts.bsd && !opts.brief {
+            out.extend_from_slice(b"\n\n\nflat profile:\n");
+            out.extend_from_slice(cg_print::FLAT_BLURB);
+        }
+        flat::print(a, fo, out);
+        if !opts.brief && !opts.bsd {
+            out.extend_from_slice(cg_print::FLAT_BLURB);
+        }
+        first = false;
+    }
+    if graph {
+        if !opts.bsd {
+            cg_print::print(a, opts, first, out);
+        }
+        // Under line granularity gprof prints no `(file)` after static functions.
+        let files = match a.lines {
+            Some(_) => Vec::new(),
+            None => cg_print::static_source_files(a, exe),
+        };
+        cg_print::print_index(a, opts, &files, out);
+        first = false;
+    }
+    let guessed = req.guess_exec_counts && !a.hist.present() && !a.has_call_graph;
+    if req.exec_counts || guessed {
+        if !first {
+            out.extend_from_slice(b"\x0c\n");
+        }
+        cg_print::print_exec_counts(a, opts, exe, out);
+        first = false;
+    }
+    let mut warnings = Vec::new();
+    if req.annotated_source {
+        super::annotate::print(
+            a,
+            exe,
+            &opts.annotate,
+            opts.zeros,
+            first,
+            out,
+            &mut warnings,
+        )?;
+    }
+    if req.function_order {
+        super::ordering::print(a, graph, opts, out);
+    }
+    Ok(warnings)
+}
