@@ -70,6 +70,22 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         report.hz,
         human_seconds(report.total_seconds())
     )?;
+    if report.total_samples == 0 {
+        // An empty table says nothing; what happened, and what to do, does (and the cause of
+        // unsampled time does not apply).
+        writeln!(out)?;
+        match &report.unsampled {
+            Some((u, _)) => crate::render::objects::write_note(
+                out,
+                &crate::render::objects::no_samples_note(Some(*u), report.hz),
+            )?,
+            None => crate::render::objects::write_note(out, &no_samples_note(&report.executable))?,
+        }
+        if report.sampled_graph.is_none() {
+            graph_text(report, out)?;
+        }
+        return Ok(());
+    }
     if let Some((u, cause)) = &report.unsampled {
         // Samples anywhere (the manifest's count) would be fairer, but the executable's own are
         // what this report shows.
@@ -80,12 +96,6 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         )?;
     }
     writeln!(out)?;
-    if report.total_samples == 0 {
-        // An empty table says nothing; what happened, and what to do, does.
-        writeln!(out, "note: {}", no_samples_note(&report.executable))?;
-        graph_text(report, out)?;
-        return Ok(());
-    }
     // Columns that would be empty for every row are left out: the per-call columns without
     // call counts (a profile without arcs), the location without debug info.
     let calls = report.rows.iter().any(|r| r.calls.is_some());

@@ -51,6 +51,33 @@ pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
     )
 }
 
+/// What a run without a single sample means: how much CPU time `program` used (`cpu`, when
+/// the runtime measured it) against the sampling period, and what to do. One note instead
+/// of an empty table and a cause for unsampled time that does not apply.
+pub fn no_samples_note(cpu: Option<f64>, hz: u32) -> String {
+    let period = human_seconds(1.0 / f64::from(hz.max(1)));
+    let used = match cpu {
+        Some(s) if s > 0.0 => format!("used {} of CPU time and ", human_seconds(s)),
+        _ => String::new(),
+    };
+    format!(
+        "no samples: the program {used}exited before its first sample (one per {period} of CPU \
+         time at {hz} Hz), so there is nothing to attribute; profile a longer run or sample \
+         faster (PROFIL_HZ, `profil-report run --hz`)"
+    )
+}
+
+/// `note: ` and `text`, wrapped to [`crate::render::WIDTH`] columns.
+pub fn write_note(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    for (i, l) in crate::render::wrap(text, crate::render::WIDTH - 6)
+        .iter()
+        .enumerate()
+    {
+        writeln!(out, "{}{l}", if i == 0 { "note: " } else { "      " })?;
+    }
+    Ok(())
+}
+
 /// The table: a header line (the title, the samples, the rate and the CPU time; the CPU time
 /// not sampled under it), the rows, and with stacks the measured call graph.
 fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
@@ -64,6 +91,13 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         report.hz,
         human_seconds(report.total_seconds)
     )?;
+    if report.total_samples == 0.0 {
+        // An empty table, and a cause for unsampled time that does not apply, say nothing.
+        writeln!(out)?;
+        let cpu = report.unsampled.as_ref().map(|(u, _)| *u);
+        write_note(out, &no_samples_note(cpu, report.hz))?;
+        return Ok(());
+    }
     if let Some((u, cause)) = &report.unsampled {
         writeln!(out, "{}", unsampled_line(*u, report.total_seconds, cause))?;
     }

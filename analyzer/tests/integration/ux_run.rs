@@ -379,3 +379,50 @@ fn a_run_without_samples_never_says_minus_zero() {
         );
     }
 }
+
+/// Runs that exit before their first sample (at 1 Hz, none gets one): a stripped system
+/// program, one that fails on its arguments, and a C program with symbols. The report says so
+/// in one note that fits a terminal (no empty table, no cause of unsampled time that does
+/// not apply); `--json` and `--csv` are valid and empty, with zeros.
+#[test]
+fn a_run_that_exits_before_its_first_sample_gets_one_note() {
+    let s = TempDir::new("nosample-note");
+    gcc("int main(void) { return 3; }", &s.join("quick"), &[]);
+    for (cmd, code) in [
+        (&["true"][..], 0),
+        (&["sort", "--badflag"], 2),
+        (&["./quick"], 3),
+    ] {
+        let mut args = vec!["--hz", "1"];
+        args.extend(cmd);
+        let out = run_in(&s.0, &args);
+        assert_eq!(out.status.code(), Some(code), "{}", show(&out));
+        let err = text(&out.stderr);
+        assert_eq!(err.matches("no samples").count(), 1, "{cmd:?}: {err}");
+        assert!(
+            err.contains("exited before its first sample")
+                && !err.contains("CPU time not sampled")
+                && !err.contains("| function")
+                && !err.contains("Call graph")
+                && err
+                    .lines()
+                    .skip_while(|l| !l.starts_with("note: no samples"))
+                    .all(|l| l.chars().count() <= 100),
+            "{cmd:?}: {err}"
+        );
+        args.splice(0..0, ["--json", "--report", "-"]);
+        let out = run_in(&s.0, &args);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}: {}", show(&out)));
+        assert_eq!(json["total_samples"], serde_json::json!(0), "{json}");
+        assert_eq!(json["rows"], serde_json::json!([]), "{json}");
+        args[0] = "--csv";
+        let out = run_in(&s.0, &args);
+        let csv = text(&out.stdout);
+        assert!(
+            csv.lines().count() == 1 && csv.starts_with("rank,"),
+            "{cmd:?}: {}",
+            show(&out)
+        );
+    }
+}
