@@ -534,12 +534,6 @@ pub fn build_manifests(
             Some((p.pid?, p.ppid, cpu as f64 / 1e9))
         })
         .collect();
-    let title = format!(
-        "Flat profile of {} and {} shared object{}",
-        inputs.exe.name(),
-        objects.len() - 1,
-        if objects.len() == 2 { "" } else { "s" }
-    );
     let hz = if hz == 0 { 100 } else { hz };
     // With the runtime's stacks file: total times and the measured call graph.
     let mut rows = rows;
@@ -563,6 +557,21 @@ pub fn build_manifests(
         let totals = super::objects_stacks::with_totals(&mut rows, &t);
         stacks = Some((totals, t.graph));
     }
+    // The shared objects the rows name: those with samples, and those the stacks found
+    // (libc's `__libc_start_main` above a stripped program's code).
+    let mut shared: Vec<&str> = objects[1..].iter().map(|o| o.name.as_str()).collect();
+    shared.extend(rows.iter().map(|r| r.object.as_str()));
+    shared.retain(|&o| o != objects[0].name);
+    shared.sort_unstable();
+    shared.dedup();
+    let title = match shared.len() {
+        0 => format!("Flat profile of {}", inputs.exe.name()),
+        n => format!(
+            "Flat profile of {} and {n} shared object{}",
+            inputs.exe.name(),
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     let mut report = ObjectsReport::new(title, hz, rows, warnings);
     if let Some((u, cause)) = unsampled_time {
         report.set_unsampled(u, cause);

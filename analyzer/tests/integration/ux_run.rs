@@ -426,3 +426,29 @@ fn a_run_that_exits_before_its_first_sample_gets_one_note() {
         );
     }
 }
+
+/// A stripped program's rows include libc's functions the stacks found above its code: the
+/// title counts that shared object (it said "and 0 shared objects" above the libc rows).
+#[test]
+fn the_title_counts_the_shared_objects_the_rows_name() {
+    let s = TempDir::new("title-objects");
+    gcc(
+        "static volatile unsigned long x;\n\
+         __attribute__((noinline)) void spin(void) { for (long i = 0; i < 300000000L; i++) x += i; }\n\
+         int main(void) { spin(); return 0; }\n",
+        &s.join("busy"),
+        &["-s"],
+    );
+    let out = run_in(&s.0, &["./busy"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    let title = err
+        .lines()
+        .find(|l| l.starts_with("Flat profile of "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let libc_rows = err.lines().any(|l| l.contains("| libc.so.6 "));
+    assert!(!title.contains(" 0 shared objects"), "{err}");
+    if libc_rows {
+        assert!(title.contains("and 1 shared object:"), "{err}");
+    }
+}
