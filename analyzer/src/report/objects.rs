@@ -105,10 +105,18 @@ pub fn attribute(
         if o.pieces.is_empty() {
             continue;
         }
+        // The executable given is the one read: its debug file is the one for its own
+        // build-id, whatever build the manifest recorded (that one is warned about).
+        let build_id = match (k, exe_data) {
+            (0, Some(d)) => {
+                crate::profile::debuginfo::build_id_of(d).unwrap_or_else(|| o.build_id.clone())
+            }
+            _ => o.build_id.clone(),
+        };
         let read = match (k, exe_data) {
             (0, Some(d)) => {
                 let (debug, source) =
-                    crate::profile::debuginfo::find_symbols(&o.path, d, &o.build_id, debug_root);
+                    crate::profile::debuginfo::find_symbols(&o.path, d, &build_id, debug_root);
                 Ok((debug.unwrap_or_else(|| d.to_vec()), source))
             }
             _ => load_object(&o.path, &o.build_id, debug_root),
@@ -133,7 +141,7 @@ pub fn attribute(
                 "{}: no .symtab and no debug file (build-id, .gnu_debuglink): exported \
                  symbols only, the rest by address range; for every function, {}",
                 p.display(),
-                crate::profile::debuginfo::debug_hint(p, &o.build_id, debug_root)
+                crate::profile::debuginfo::debug_hint(p, &build_id, debug_root)
             ));
         }
         let data: &[u8] = loaded.files.entry(o.path.clone()).or_insert(data);

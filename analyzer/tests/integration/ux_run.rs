@@ -452,3 +452,40 @@ fn the_title_counts_the_shared_objects_the_rows_name() {
         assert!(title.contains("and 1 shared object:"), "{err}");
     }
 }
+
+/// A stripped executable given with a profile another build wrote: the warning says the
+/// build-ids differ, and the debug-file hint names the given executable's own build-id path
+/// (it named the recorded one's).
+#[test]
+fn the_debug_file_hint_names_the_given_executables_build_id() {
+    let s = TempDir::new("hint-build-id");
+    let src = |k: u32| {
+        format!(
+            "static volatile unsigned long x;\n\
+             __attribute__((noinline)) void spin(void) {{ for (long i = 0; i < 30000000L; i++) x += i * {k}; }}\n\
+             int main(void) {{ spin(); return 0; }}\n"
+        )
+    };
+    gcc(&src(7), &s.join("ran"), &["-s"]);
+    gcc(&src(9), &s.join("given"), &["-s"]);
+    let out = run_in(&s.0, &["./ran"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let out = Command::new(BIN)
+        .args(["gmon.out", "./given"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    let id = |exe: &str| {
+        let data = std::fs::read(s.join(exe)).unwrap();
+        let id = profil_report::profile::debuginfo::build_id_of(&data).unwrap();
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..])
+    };
+    assert!(err.contains("another build"), "{}", show(&out));
+    assert!(
+        err.contains(&id("given")) && !err.contains(&id("ran")),
+        "{}",
+        show(&out)
+    );
+}
