@@ -398,7 +398,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name}:\n{table}"))
                 .to_string()
         };
-        assert!(line(" a ").trim_start().starts_with("30.00"), "{table}");
+        assert!(line("| a").trim_start().starts_with("30.00"), "{table}");
         assert!(
             line(UNSAMPLED_ROW).trim_start().starts_with("60.00"),
             "{table}"

@@ -401,3 +401,19 @@ int main(void) {
         "{stdout}"
     );
 }
+
+/// No line of a report ends in padding (the table padded its last column to the widest
+/// name on every row).
+#[test]
+fn no_line_ends_in_padding() {
+    let s = TempDir::new("readable-padding");
+    std::fs::copy(fixture("loop2.gmon"), s.join("gmon.out")).unwrap();
+    std::fs::copy(fixture("loop2"), s.join("loop2")).unwrap();
+    for args in [&["gmon.out", "loop2"][..], &["-l", "gmon.out", "loop2"]] {
+        let r = report(&s.0, args);
+        assert!(table_lines(&r).len() > 2, "{r}");
+        for l in r.lines() {
+            assert!(!l.ends_with(' '), "{args:?}: {l:?}\n{r}");
+        }
+    }
+}
