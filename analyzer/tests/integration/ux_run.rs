@@ -186,10 +186,12 @@ fn preload_is_appended_and_children_are_separate() {
         "{line}"
     );
     let err = text(&out.stderr);
-    // The forked child's profile is kept beside the parent's, and listed.
+    // The forked child's profile is kept beside the parent's, and listed (the first line is
+    // wrapped to 100 columns).
     assert!(
-        err.contains("(st of 2 processes; the others as gmon.out.<pid>)")
-            && err.contains("Other processes: st (pid "),
+        err.replace('\n', " ")
+            .contains("(st of 2 processes; the others as gmon.out.<pid>)")
+            && other_processes(&err).is_some_and(|(p, _)| p == ["st"]),
         "{err}"
     );
     let kept: Vec<String> = std::fs::read_dir(&s.0)
