@@ -75,9 +75,9 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         // unsampled time does not apply).
         writeln!(out)?;
         match &report.unsampled {
-            Some((u, _)) => crate::render::objects::write_note(
+            Some((u, cause)) => crate::render::objects::write_note(
                 out,
-                &crate::render::objects::no_samples_note(Some(*u), report.hz),
+                &crate::render::objects::no_samples_note(Some((*u, cause)), report.hz),
             )?,
             None => crate::render::objects::write_note(out, &no_samples_note(&report.executable))?,
         }

@@ -31,8 +31,18 @@ pub const UNSAMPLED_NOTE: &str = "<not sampled>: CPU time the clock measured but
      sample (see the line under the header);\n% is of the sampled and unsampled time together.";
 
 /// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
-/// (the cause only when the share is 2% or more: below that, it is the usual noise).
+/// (the cause only when the share is 2% or more: below that, it is the usual noise), wrapped
+/// to [`crate::render::WIDTH`] columns with the lines after the first indented.
 pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
+    crate::render::wrap(
+        &unsampled_text(unsampled, sampled, cause),
+        crate::render::WIDTH - 2,
+    )
+    .join("\n  ")
+}
+
+/// [`unsampled_line`] as one line.
+fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
     let all = unsampled + sampled;
     let pct = if all > 0.0 {
         100.0 * unsampled / all
@@ -51,18 +61,26 @@ pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
     )
 }
 
-/// What a run without a single sample means: how much CPU time `program` used (`cpu`, when
-/// the runtime measured it) against the sampling period, and what to do. One note instead
-/// of an empty table and a cause for unsampled time that does not apply.
-pub fn no_samples_note(cpu: Option<f64>, hz: u32) -> String {
-    let period = human_seconds(1.0 / f64::from(hz.max(1)));
-    let used = match cpu {
-        Some(s) if s > 0.0 => format!("used {} of CPU time and ", human_seconds(s)),
-        _ => String::new(),
+/// What a run without a single sample means: how much CPU time the program used (`cpu`, with
+/// the likely cause of its going unsampled, when the runtime measured it) against the
+/// sampling period, and what to do. One note instead of an empty table.
+pub fn no_samples_note(cpu: Option<(f64, &str)>, hz: u32) -> String {
+    let period = 1.0 / f64::from(hz.max(1));
+    let rate = format!("one per {} of CPU time at {hz} Hz", human_seconds(period));
+    let what = match cpu {
+        // More than a period and still no sample: the cause applies.
+        Some((s, cause)) if s >= period && !cause.is_empty() => format!(
+            "none of the {} of CPU time the program used was sampled ({rate}): {cause}",
+            human_seconds(s)
+        ),
+        Some((s, _)) if s > 0.0 => format!(
+            "the program used {} of CPU time and exited before its first sample ({rate})",
+            human_seconds(s)
+        ),
+        _ => format!("the program exited before its first sample ({rate})"),
     };
     format!(
-        "no samples: the program {used}exited before its first sample (one per {period} of CPU \
-         time at {hz} Hz), so there is nothing to attribute; profile a longer run or sample \
+        "no samples: {what}; so there is nothing to attribute: profile a longer run or sample \
          faster (PROFIL_HZ, `profil-report run --hz`)"
     )
 }
@@ -94,7 +112,7 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     if report.total_samples == 0.0 {
         // An empty table, and a cause for unsampled time that does not apply, say nothing.
         writeln!(out)?;
-        let cpu = report.unsampled.as_ref().map(|(u, _)| *u);
+        let cpu = report.unsampled.as_ref().map(|(u, c)| (*u, c.as_str()));
         write_note(out, &no_samples_note(cpu, report.hz))?;
         return Ok(());
     }
