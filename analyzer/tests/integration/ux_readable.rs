@@ -417,3 +417,30 @@ fn no_line_ends_in_padding() {
         }
     }
 }
+
+/// Long demangled C++ names keep the function's name when shortened: the parameter list goes
+/// first (they were cut from the left down to their parameters: `… int, ht_lookup_option)`).
+#[test]
+fn long_cxx_names_keep_the_function_when_shortened() {
+    use profil_report::render::names::short_name;
+    for (full, want) in [
+        (
+            "ht_lookup_with_hash(ht*, unsigned char const*, unsigned long, unsigned int, ht_lookup_option)",
+            "ht_lookup_with_hash(…)",
+        ),
+        (
+            "gcc::ira_costs::record_operand_costs::move_cost(machine_mode)",
+            "…::record_operand_costs::move_cost(…)",
+        ),
+        (
+            "std::vector<int, std::allocator<int> >::_M_realloc_insert(iterator, int const&) const",
+            "…::vector<…>::_M_realloc_insert(…) const",
+        ),
+    ] {
+        let short = short_name(full, 40);
+        assert!(short.chars().count() <= 40, "{short}");
+        assert!(short.ends_with(want) || short == want, "{full}: {short}");
+    }
+    // Short enough: unchanged.
+    assert_eq!(short_name("f(int)", 32), "f(int)");
+}
