@@ -705,21 +705,23 @@ pub fn profile_and_report(
     let status = describe_status(outcome.status);
     let machine = style.format != Format::Table;
     if !machine {
-        let mut head = format!(
+        let head = format!(
             "profil-report: {shown} {status}; profile saved as {}",
             out_path.display()
         );
+        write!(report_out, "{head}")?;
         if found.len() > 1 {
-            head.push_str(&format!(
-                " ({} of {} processes; the others as {}.<pid>)",
+            // On a line of its own when the first would not fit a terminal.
+            let tail = format!(
+                "({} of {} processes; the others as {}.<pid>)",
                 found[main].program_name(),
                 found.len(),
                 out_path.display()
-            ));
+            );
+            let fits = head.chars().count() + 1 + tail.chars().count() <= crate::render::WIDTH;
+            write!(report_out, "{}{tail}", if fits { " " } else { "\n" })?;
         }
-        for line in crate::render::wrap(&head, crate::render::WIDTH) {
-            writeln!(report_out, "{line}")?;
-        }
+        writeln!(report_out)?;
         let reported: Vec<usize> = shown_units
             .iter()
             .flat_map(|&u| units[u].iter().copied())

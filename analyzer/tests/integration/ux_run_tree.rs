@@ -55,7 +55,7 @@ fn reports_spin(dir: &Path, file: &str, exe: &str) {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    assert!(text(&out.stdout).contains("| spin "), "{}", show(&out));
+    assert!(has_cell(&text(&out.stdout), "spin"), "{}", show(&out));
 }
 
 /// `./a 1` then `./b 3` under a wrapper: b (3 units) is reported, a is listed, and both
@@ -77,7 +77,7 @@ fn two_programs_under(dir: &Path, args: &[&str]) {
     );
     assert!(other_processes(&err).is_some(), "{args:?}: {err}");
     assert!(err.contains("=== b (pid "), "{args:?}: {err}");
-    assert!(err.contains("| spin "), "{args:?}: {err}");
+    assert!(has_cell(&err, "spin"), "{args:?}: {err}");
     assert!(!err.contains("not kept"), "{args:?}: {err}");
     let a = listed_pid(&err, "a");
     reports_spin(dir, "gmon.out", "./b");
@@ -111,7 +111,7 @@ fn env_and_time_report_the_program_they_run() {
     );
     // (The default report, or the one across shared objects if libc took a sample.)
     assert!(
-        err.contains("Flat profile of ") && err.contains("/b ") && err.contains("| spin "),
+        err.contains("Flat profile of ") && err.contains("/b ") && has_cell(&err, "spin"),
         "{err}"
     );
     reports_spin(&s.0, "gmon.out", "./b");
@@ -128,7 +128,7 @@ fn env_and_time_report_the_program_they_run() {
             || err.contains("profile saved as gmon.out\n"),
         "{err}"
     );
-    assert!(err.contains("| spin "), "{err}");
+    assert!(has_cell(&err, "spin"), "{err}");
     reports_spin(&s.0, "gmon.out", "./b");
 }
 
@@ -521,7 +521,7 @@ fn a_stripped_program_is_named_through_its_debuglink() {
     let out = run_in(&s.0, &["./a", "3"]);
     assert!(out.status.success(), "{}", show(&out));
     let err = text(&out.stderr);
-    assert!(err.contains("| spin "), "{err}");
+    assert!(has_cell(&err, "spin"), "{err}");
     assert!(!err.contains("no .symtab"), "{err}");
     // Without the debug file: the code is named by address ranges of the program itself.
     std::fs::rename(s.join("a.debug"), s.join("elsewhere.debug")).unwrap();
@@ -536,7 +536,7 @@ fn a_stripped_program_is_named_through_its_debuglink() {
     let out = run_in(&s.0, &["./a", "3"]);
     assert!(out.status.success(), "{}", show(&out));
     let err = text(&out.stderr);
-    assert!(err.contains("| <a+0x") && !err.contains("| spin "), "{err}");
+    assert!(err.contains("| <a+0x") && !has_cell(&err, "spin"), "{err}");
 }
 
 /// How often `"key":` appears in `json` at the top level of its outermost object.

@@ -162,3 +162,11 @@ pub fn other_processes(err: &str) -> Option<(Vec<String>, usize)> {
     }
     err.contains("Other processes (").then_some((names, more))
 }
+
+/// Whether a table row of `report` has a cell that is exactly `cell` (the last column has no
+/// padding after it, so `| spin ` would miss a row that ends in it).
+pub fn has_cell(report: &str, cell: &str) -> bool {
+    report
+        .lines()
+        .any(|l| l.contains('|') && l.split('|').any(|c| c.trim() == cell))
+}
