@@ -121,7 +121,7 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     }
     writeln!(out)?;
     // Long names are shortened as in the default report (48 characters, narrower down to 24
-    // while the table is wider than 120 columns); JSON and CSV keep them whole.
+    // while the table is wider than 100 columns); JSON and CSV keep them whole.
     // Last resort: an address-range row drops the object's name it repeats
     // (`<+0x1030-0x1034>` in the row of object `prog`), and object names over 16 characters
     // are cut (`generic_names_p…`).
@@ -161,13 +161,13 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
                 format!("{:.2}", n.table_percent),
                 human_seconds(n.self_seconds),
                 crate::units::samples(r.samples),
-                format!("{}–{}", human_seconds(n.ci.0), human_seconds(n.ci.1)),
+                crate::render::default::interval(n.ci.0, n.ci.1),
             ];
             if totals {
                 match &n.total {
                     Some(t) => row.extend([
                         human_seconds(t.seconds),
-                        format!("{}–{}", human_seconds(t.ci.0), human_seconds(t.ci.1)),
+                        crate::render::default::interval(t.ci.0, t.ci.1),
                     ]),
                     None => row.extend([String::new(), String::new()]),
                 }
@@ -207,12 +207,16 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     let (mut width, mut text) = (48usize, table_with(48));
     for _ in 0..4 {
-        if widest(&text) <= 120 || width == 24 {
+        if widest(&text) <= crate::render::WIDTH || width == 24 {
             break;
         }
-        width = width.saturating_sub(widest(&text) - 120).max(24);
+        width = width
+            .saturating_sub(widest(&text) - crate::render::WIDTH)
+            .max(24);
         text = table_with(width);
     }
+    // (The last resort only past 120 columns: an address range without its object's name is
+    // harder to read than a table a little wider than a terminal.)
     if widest(&text) > 120 {
         text = table_with(23);
     }

@@ -444,3 +444,23 @@ fn long_cxx_names_keep_the_function_when_shortened() {
     // Short enough: unchanged.
     assert_eq!(short_name("f(int)", 32), "f(int)");
 }
+
+/// The demo's table under `run` (totals, intervals and locations) fits 100 columns (it was
+/// 102-103: a zero low end written `0.00 s–3.69 ms`, and a 120-column limit).
+#[test]
+fn the_table_of_a_run_with_stacks_fits_100_columns() {
+    let s = TempDir::new("readable-run100");
+    // The guide's layout: the source in a directory of its own (`demo/prog.c:31`).
+    std::fs::create_dir_all(s.join("demo")).unwrap();
+    gcc(&demo_source(), &s.join("demo/prog"), &[]);
+    let out = Command::new(BIN)
+        .args(["run", "./demo/prog", "5"])
+        .current_dir(&s.0)
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("total 95%"), "{err}");
+    table_within(&err, 100);
+}
