@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use cli::{Cli, Command};
 use profil_report::{cmd, diff, export, launch, pipeline, Error};
 
@@ -23,7 +21,7 @@ fn main() -> ExitCode {
     if cli::gprof::is_gprof_mode(&args) {
         return gprof_main(&args);
     }
-    let mut cli = Cli::parse();
+    let mut cli = Cli::parse_or_exit();
     let stdout = std::io::stdout();
     if let Some(Command::Run(a)) = cli.command.take_if(|c| matches!(c, Command::Run(_))) {
         // The program's own exit status, unless `run` failed before starting it. Its report

@@ -103,7 +103,8 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             drop(out);
-            eprintln!("cargo-profil: {e}");
+            // The command as the user typed it, once (the errors do not repeat it).
+            eprintln!("cargo profil: {e}");
             ExitCode::from(e.exit_code())
         }
     }

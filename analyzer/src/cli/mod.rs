@@ -10,7 +10,8 @@ mod profile;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use profil_report::cmd::{convert, dump, link_args, merge, runtime_path};
 use profil_report::gprof::cg_print::Sections;
@@ -29,6 +30,82 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+impl Cli {
+    /// Parse the process's arguments, or exit as clap does (status 2) where the words cannot
+    /// be meant as a report: a first word that is no file but one typo away from a subcommand
+    /// (`rnu`, `expot --to pprof`: clap would take it for a file to read), and nothing given
+    /// where there is no `gmon.out` to read (the usage, rather than `a.out: no such file`).
+    pub fn parse_or_exit() -> Cli {
+        let argv: Vec<OsString> = std::env::args_os().collect();
+        let cmd = Cli::command();
+        match argv.get(1) {
+            None if !std::path::Path::new("gmon.out").exists() => {
+                let mut cmd = cmd;
+                eprint!("{}", cmd.render_help());
+                std::process::exit(2);
+            }
+            Some(first) => {
+                let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+                if let Some(near) = first
+                    .to_str()
+                    .filter(|w| !w.starts_with('-') && !std::path::Path::new(w).exists())
+                    .and_then(|w| similar_subcommand(w, &names).map(|n| (w, n)))
+                {
+                    let (word, name) = near;
+                    let mut cmd = Cli::command();
+                    cmd.error(
+                        ErrorKind::InvalidSubcommand,
+                        format!(
+                            "unrecognized subcommand '{word}' (and no such file)\n\n  \
+                             tip: a similar subcommand exists: '{name}'"
+                        ),
+                    )
+                    .exit();
+                }
+            }
+            None => {}
+        }
+        Cli::parse_from(argv)
+    }
+}
+
+/// The subcommand `word` is most likely a typo of: one edit away (a letter added, dropped,
+/// changed, or two neighbours swapped), two for words of five letters or more.
+fn similar_subcommand<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
+    let limit = if word.chars().count() >= 5 { 2 } else { 1 };
+    names
+        .iter()
+        .map(|n| (typo_distance(word, n), *n))
+        .filter(|&(d, _)| d > 0 && d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
+}
+
+/// The optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// adjacent letters, each counted once.
+fn typo_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// Arguments of the report (the command without a subcommand); [`ReportArgs::request`]

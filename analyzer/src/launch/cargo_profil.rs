@@ -97,12 +97,12 @@ pub fn host_triple() -> Result<String> {
     let out = Command::new(&rustc)
         .arg("-vV")
         .output()
-        .map_err(|e| Error::input(format!("cargo profil: cannot run {rustc:?} -vV: {e}")))?;
+        .map_err(|e| Error::input(format!("cannot run {rustc:?} -vV: {e}")))?;
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
         .map(|h| h.trim().to_string())
-        .ok_or_else(|| Error::input(format!("cargo profil: {rustc:?} -vV printed no host line")))
+        .ok_or_else(|| Error::input(format!("{rustc:?} -vV printed no host line")))
 }
 
 /// What to build and run.
@@ -215,7 +215,7 @@ pub fn choose_target(
     let pkg = if let Some(spec) = package {
         pkgs.iter()
             .find(|p| p.name == spec)
-            .ok_or_else(|| Error::input(format!("cargo profil: no package `{spec}` here")))?
+            .ok_or_else(|| Error::input(format!("no package `{spec}` here")))?
     } else if let Some(p) = pkgs
         .iter()
         .filter(|p| cwd.starts_with(&p.dir))
@@ -223,24 +223,22 @@ pub fn choose_target(
     {
         p
     } else if let Some(b) = bin {
-        pkgs.iter().find(|p| p.bins.contains(&b)).ok_or_else(|| {
-            Error::input(format!("cargo profil: no binary `{b}` in this workspace"))
-        })?
+        pkgs.iter()
+            .find(|p| p.bins.contains(&b))
+            .ok_or_else(|| Error::input(format!("no binary `{b}` in this workspace")))?
     } else if let Some(e) = example {
         pkgs.iter()
             .find(|p| p.examples.contains(&e))
-            .ok_or_else(|| {
-                Error::input(format!("cargo profil: no example `{e}` in this workspace"))
-            })?
+            .ok_or_else(|| Error::input(format!("no example `{e}` in this workspace")))?
     } else {
         let with_bins: Vec<&Pkg<'_>> = pkgs.iter().filter(|p| !p.bins.is_empty()).collect();
         match with_bins.len() {
             1 => with_bins[0],
-            0 => return Err(Error::input("cargo profil: this workspace has no binaries")),
+            0 => return Err(Error::input("this workspace has no binaries")),
             _ => {
                 let names: Vec<&str> = with_bins.iter().map(|p| p.name).collect();
                 return Err(Error::input(format!(
-                    "cargo profil: several packages have binaries ({}): choose one with -p",
+                    "several packages have binaries ({}): choose one with -p",
                     names.join(", ")
                 )));
             }
@@ -249,7 +247,7 @@ pub fn choose_target(
     if let Some(e) = example {
         if !pkg.examples.contains(&e) {
             return Err(Error::input(format!(
-                "cargo profil: package `{}` has no example `{e}` (it has: {})",
+                "package `{}` has no example `{e}` (it has: {})",
                 pkg.name,
                 if pkg.examples.is_empty() {
                     "none".to_string()
@@ -264,7 +262,7 @@ pub fn choose_target(
         Some(b) if pkg.bins.contains(&b) => b,
         Some(b) => {
             return Err(Error::input(format!(
-                "cargo profil: package `{}` has no binary `{b}` (it has: {})",
+                "package `{}` has no binary `{b}` (it has: {})",
                 pkg.name,
                 pkg.bins.join(", ")
             )))
@@ -274,14 +272,14 @@ pub fn choose_target(
             ([one], None) => one,
             ([], None) => {
                 return Err(Error::input(format!(
-                    "cargo profil: package `{}` has no binary to run (a library? profile a \
+                    "package `{}` has no binary to run (a library? profile a \
                      binary or an example that uses it)",
                     pkg.name
                 )))
             }
             (many, None) => {
                 return Err(Error::input(format!(
-                    "cargo profil: package `{}` has several binaries ({}): choose one with --bin",
+                    "package `{}` has several binaries ({}): choose one with --bin",
                     pkg.name,
                     many.join(", ")
                 )))
@@ -341,14 +339,14 @@ pub fn run(args: &Options, out: &mut impl Write, err: &mut impl Write) -> Result
     let meta = metadata
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| Error::input(format!("cargo profil: cannot run cargo: {e}")))?;
+        .map_err(|e| Error::input(format!("cannot run cargo: {e}")))?;
     if !meta.status.success() {
         return Err(Error::input(
-            "cargo profil: `cargo metadata` failed (is this a cargo project? see above)",
+            "`cargo metadata` failed (is this a cargo project? see above)",
         ));
     }
     let meta: Metadata = serde_json::from_slice(&meta.stdout)
-        .map_err(|e| Error::input(format!("cargo profil: cannot read `cargo metadata`: {e}")))?;
+        .map_err(|e| Error::input(format!("cannot read `cargo metadata`: {e}")))?;
     let (package, target) = choose_target(
         &meta,
         &package_dir,
@@ -384,19 +382,14 @@ pub fn run(args: &Options, out: &mut impl Write, err: &mut impl Write) -> Result
     )?;
     let built = build
         .output()
-        .map_err(|e| Error::input(format!("cargo profil: cannot run cargo: {e}")))?;
+        .map_err(|e| Error::input(format!("cannot run cargo: {e}")))?;
     if !built.status.success() {
         return Err(Error::input(format!(
-            "cargo profil: the build of `{bin}` failed (see cargo's messages above)"
+            "the build of `{bin}` failed (see cargo's messages above)"
         )));
     }
-    let exe = executable_from_messages(&String::from_utf8_lossy(&built.stdout), bin).ok_or_else(
-        || {
-            Error::input(format!(
-                "cargo profil: cargo reported no executable for `{bin}`"
-            ))
-        },
-    )?;
+    let exe = executable_from_messages(&String::from_utf8_lossy(&built.stdout), bin)
+        .ok_or_else(|| Error::input(format!("cargo reported no executable for `{bin}`")))?;
     let launch = Launch {
         arg0: exe.clone().into_os_string(),
         program: exe,

@@ -45,6 +45,13 @@ pub fn tolerance(percent: f64, samples: u64) -> f64 {
     3.5 * 100.0 * (p * (1.0 - p) / n).sqrt() + 1.0
 }
 
+/// What gprof's flat profile of the demo shows, under it.
+const GPROF_NOTE: &str = "gprof counts the same samples: its seconds are samples / rate rounded \
+     to 0.01 s, and it credits each bin to one function, where this report splits a bin between \
+     functions and gives 95% intervals. Its \"calls\" are sample counts too: the runtime records \
+     the calls it saw on the sampled stacks (in how many samples each call was on the stack), \
+     not how often a function was called (that needs -pg), so ms/call is not a time per call.";
+
 /// What `profil-report demo` is asked (the binary's `cli` module builds it).
 #[derive(Debug)]
 pub struct Options {
@@ -215,12 +222,9 @@ pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
             if !output.stderr.is_empty() {
                 out.write_all(&output.stderr)?;
             }
-            writeln!(
-                out,
-                "gprof counts the same samples: its seconds are samples / rate rounded to \
-                 0.01 s, and it credits each bin to one function, where this report splits a \
-                 bin between functions and gives 95% intervals."
-            )?;
+            for line in crate::render::wrap(GPROF_NOTE, crate::render::WIDTH) {
+                writeln!(out, "{line}")?;
+            }
         }
         None if args.no_gprof => {}
         None => writeln!(
@@ -233,7 +237,7 @@ pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
         writeln!(out)?;
         writeln!(
             out,
-            "Kept in {}: demo.c, demo, gmon.out. Again: profil-report {} {}",
+            "Kept in {}: demo.c, demo, gmon.out. The report again:\n  profil-report {} {}",
             dir.display(),
             profile.display(),
             exe.display()

@@ -291,22 +291,33 @@ pub fn keep(f: &mut Found, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// One line listing the processes other than `shown`: `also: sh (pid 12, 1.2 ms CPU), …`.
-pub fn others_line(found: &[Found], shown: &[usize]) -> Option<String> {
-    let others: Vec<String> = found
+/// How many of the other processes [`others`] lists by name; the rest are counted.
+pub const OTHERS_LISTED: usize = 5;
+
+/// The processes other than `shown`, busiest first: the first [`OTHERS_LISTED`] as (program,
+/// pid, CPU seconds), then how many more there are and their CPU seconds together.
+pub fn others(found: &[Found], shown: &[usize]) -> (Vec<(String, u32, f64)>, usize, f64) {
+    let mut others: Vec<&Found> = found
         .iter()
         .enumerate()
         .filter(|(i, _)| !shown.contains(i))
-        .map(|(_, f)| {
-            format!(
-                "{} (pid {}, {} CPU)",
-                f.program_name(),
-                f.pid,
-                crate::units::human_seconds(f.cpu_seconds())
-            )
-        })
+        .map(|(_, f)| f)
         .collect();
-    (!others.is_empty()).then(|| others.join(", "))
+    others.sort_by(|a, b| {
+        b.cpu_seconds()
+            .total_cmp(&a.cpu_seconds())
+            .then(a.pid.cmp(&b.pid))
+    });
+    let rest = others.split_off(others.len().min(OTHERS_LISTED));
+    let listed = others
+        .iter()
+        .map(|f| (f.program_name(), f.pid, f.cpu_seconds()))
+        .collect();
+    (
+        listed,
+        rest.len(),
+        rest.iter().map(|f| f.cpu_seconds()).sum(),
+    )
 }
 
 #[cfg(test)]

@@ -705,30 +705,46 @@ pub fn profile_and_report(
     let status = describe_status(outcome.status);
     let machine = style.format != Format::Table;
     if !machine {
-        write!(
-            report_out,
+        let head = format!(
             "profil-report: {shown} {status}; profile saved as {}",
             out_path.display()
-        )?;
+        );
+        write!(report_out, "{head}")?;
         if found.len() > 1 {
-            write!(
-                report_out,
-                " ({} of {} processes; the others as {}.<pid>)",
+            // On a line of its own when the first would not fit a terminal.
+            let tail = format!(
+                "({} of {} processes; the others as {}.<pid>)",
                 found[main].program_name(),
                 found.len(),
                 out_path.display()
-            )?;
+            );
+            let fits = head.chars().count() + 1 + tail.chars().count() <= crate::render::WIDTH;
+            write!(report_out, "{}{tail}", if fits { " " } else { "\n" })?;
         }
         writeln!(report_out)?;
         let reported: Vec<usize> = shown_units
             .iter()
             .flat_map(|&u| units[u].iter().copied())
             .collect();
-        if let Some(line) = processes::others_line(&found, &reported) {
+        let (listed, more, more_cpu) = processes::others(&found, &reported);
+        if !listed.is_empty() {
             writeln!(
                 report_out,
-                "Other processes: {line} (--all reports each, --merge sums those of one program)"
+                "Other processes (--all reports each, --merge sums those of one program):"
             )?;
+            let mut t = crate::render::table::Table::new();
+            t.row(["pid", "CPU time", "program"]);
+            for (name, pid, cpu) in listed {
+                t.row([pid.to_string(), crate::units::human_seconds(cpu), name]);
+            }
+            writeln!(report_out, "{}", t.render(2))?;
+            if more > 0 {
+                writeln!(
+                    report_out,
+                    "and {more} more ({} of CPU time together)",
+                    crate::units::human_seconds(more_cpu)
+                )?;
+            }
         }
         writeln!(report_out)?;
     }

@@ -6,6 +6,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::render::json::OneLine;
+use crate::render::wrap;
 use crate::report::callgraph::{Arc, Graph, UNKNOWN_CALLERS};
 
 /// How to read the graph (printed under the estimate note).
@@ -26,25 +27,6 @@ the estimates.";
 /// Seconds with an adaptive unit (the flat table's format).
 fn secs(s: f64) -> String {
     crate::units::human_seconds(s)
-}
-
-/// Break `text` into lines of at most `width` characters.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 /// A call graph's heading: a blank line, `title`, how to read the graph (`lead`, wrapped),

@@ -11,9 +11,13 @@ use crate::report::default::Report;
 use crate::units::human_seconds;
 use crate::Result;
 
-/// `lo–hi` with the unit once when both ends share it (`122–309 ms`), else both units.
-fn interval(lo: f64, hi: f64) -> String {
+/// `lo–hi` with the unit once when both ends share it (`122–309 ms`), else both units; a low
+/// end of zero needs none (`0–3.69 ms`).
+pub fn interval(lo: f64, hi: f64) -> String {
     let (l, h) = (human_seconds(lo), human_seconds(hi));
+    if lo == 0.0 {
+        return format!("0–{h}");
+    }
     match (l.rsplit_once(' '), h.rsplit_once(' ')) {
         (Some((lv, lu)), Some((hv, hu))) if lu == hu => format!("{lv}–{hv} {hu}"),
         _ => format!("{l}–{h}"),
@@ -24,8 +28,9 @@ fn interval(lo: f64, hi: f64) -> String {
 /// keep the full name).
 const NAME_WIDTH: usize = 48;
 
-/// The widest the table gets while names can still be shortened to fit.
-const TABLE_WIDTH: usize = 120;
+/// The widest the table gets while names can still be shortened to fit (a terminal's
+/// [`crate::render::WIDTH`]).
+const TABLE_WIDTH: usize = crate::render::WIDTH;
 
 /// Names are not shortened below this to fit [`TABLE_WIDTH`].
 const MIN_NAME_WIDTH: usize = 24;
@@ -70,6 +75,22 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         report.hz,
         human_seconds(report.total_seconds())
     )?;
+    if report.total_samples == 0 {
+        // An empty table says nothing; what happened, and what to do, does (and the cause of
+        // unsampled time does not apply).
+        writeln!(out)?;
+        match &report.unsampled {
+            Some((u, cause)) => crate::render::objects::write_note(
+                out,
+                &crate::render::objects::no_samples_note(Some((*u, cause)), report.hz),
+            )?,
+            None => crate::render::objects::write_note(out, &no_samples_note(&report.executable))?,
+        }
+        if report.sampled_graph.is_none() {
+            graph_text(report, out)?;
+        }
+        return Ok(());
+    }
     if let Some((u, cause)) = &report.unsampled {
         // Samples anywhere (the manifest's count) would be fairer, but the executable's own are
         // what this report shows.
@@ -80,12 +101,6 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         )?;
     }
     writeln!(out)?;
-    if report.total_samples == 0 {
-        // An empty table says nothing; what happened, and what to do, does.
-        writeln!(out, "note: {}", no_samples_note(&report.executable))?;
-        graph_text(report, out)?;
-        return Ok(());
-    }
     // Columns that would be empty for every row are left out: the per-call columns without
     // call counts (a profile without arcs), the location without debug info.
     let calls = report.rows.iter().any(|r| r.calls.is_some());
@@ -110,7 +125,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     // The shown form of each file (shortening a path may ask the file system whether it
     // exists: once per file, not once per row).
     let mut shown_files = std::collections::HashMap::new();
-    let mut rows_with = |name_width: usize| -> Vec<Vec<String>> {
+    let mut rows_with = |name_width: usize, location_width: usize| -> Vec<Vec<String>> {
         let names = crate::render::names::short_names(&full, name_width);
         let mut rows = Vec::with_capacity(report.rows.len());
         // The first four cells depend on the samples only, and the rows are sorted by
@@ -161,7 +176,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
                                 cwd.as_deref(),
                                 &mut shown_files,
                             );
-                            crate::render::names::fit_location(&l, LOCATION_WIDTH)
+                            crate::render::names::fit_location(&l, location_width)
                         })
                         .unwrap_or_default(),
                 );
@@ -171,13 +186,25 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         rows
     };
     // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH).
-    let mut rows = rows_with(NAME_WIDTH);
+    let mut rows = rows_with(NAME_WIDTH, LOCATION_WIDTH);
     let width = table_width(&header, &rows);
     if width > TABLE_WIDTH {
         let narrower = NAME_WIDTH
             .saturating_sub(width - TABLE_WIDTH)
             .max(MIN_NAME_WIDTH);
-        rows = rows_with(narrower);
+        rows = rows_with(narrower, LOCATION_WIDTH);
+        // Still too wide: locations keep fewer directories (down to the file and line).
+        let width = table_width(&header, &rows);
+        if width > TABLE_WIDTH && locations {
+            let widest = rows
+                .iter()
+                .filter_map(|r| r.last())
+                .map(|l| l.chars().count())
+                .max()
+                .unwrap_or(0);
+            let location_width = widest.saturating_sub(width - TABLE_WIDTH).max(1);
+            rows = rows_with(narrower, location_width);
+        }
     }
     if let (Some(share), Some((u, _))) = (report.unsampled_share, &report.unsampled) {
         // The CPU time not sampled, as a share of the same whole as the rows'.

@@ -7,7 +7,30 @@
 //! ([`sampled_graph`]), the line and inline reports ([`lines`], [`inline`]), `--compare-gprof`
 //! ([`compare`]), the rows with an object column of the report across shared objects and the
 //! pcsample report ([`objects`]) and the pcsample timeline as text and SVG ([`timeline`]).
-//! (The reports' JSON and CSV keep the full forms.)
+//! (The reports' JSON and CSV keep the full forms.) Prose is wrapped ([`wrap`]) to fit
+//! [`WIDTH`] columns, a terminal's.
+
+/// The columns prose lines are wrapped to.
+pub const WIDTH: usize = 100;
+
+/// Break `text` into lines of at most `width` characters (a longer word is a line of its own).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
 
 pub mod callgraph;
 pub mod compare;

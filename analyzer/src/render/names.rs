@@ -19,7 +19,51 @@ pub fn short_name(name: &str, max: usize) -> String {
     if plain(name, max) {
         return name.to_owned();
     }
-    cut_path(&elide_generics(name, 1), max)
+    cut_path(&elide_parameters(&elide_generics(name, 1), max), max)
+}
+
+/// A demangled C++ name still longer than `max` with its parameter list elided
+/// (`ns::cost(machine_mode, int)` becomes `ns::cost(…)`), so that cutting leading segments
+/// keeps the function's name rather than its parameters. The list is the last top-level
+/// `(…)` (a `const` or `&` after it stays).
+fn elide_parameters(name: &str, max: usize) -> String {
+    if name.chars().count() <= max || !name.ends_with([')', 't', '&']) {
+        return name.to_owned();
+    }
+    let bytes = name.as_bytes();
+    let (mut depth, mut angle) = (0i32, 0i32);
+    let mut list = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'<' => angle += 1,
+            b'>' if angle > 0 => angle -= 1,
+            b'(' => {
+                if depth == 0 && angle == 0 && i > 0 {
+                    list = Some((i, None));
+                }
+                depth += 1;
+            }
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    if let Some((open, None)) = list {
+                        list = Some((open, Some(i)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    match list {
+        Some((open, Some(close))) if close > open + 1 => {
+            let rest = &name[close + 1..];
+            if rest.is_empty() || matches!(rest.trim(), "const" | "&" | "&&" | "const&") {
+                return format!("{}(…){rest}", &name[..open]);
+            }
+            name.to_owned()
+        }
+        _ => name.to_owned(),
+    }
 }
 
 /// A name that no rule shortens: no generic arguments and short enough (the common case,
@@ -35,7 +79,7 @@ pub fn short_name_with_arguments(name: &str, max: usize) -> String {
     if plain(name, max) {
         return name.to_owned();
     }
-    cut_path(&elide_generics(name, 2), max)
+    cut_path(&elide_parameters(&elide_generics(name, 2), max), max)
 }
 
 /// Shorten every name of a table with [`short_name`], falling back to

@@ -31,8 +31,18 @@ pub const UNSAMPLED_NOTE: &str = "<not sampled>: CPU time the clock measured but
      sample (see the line under the header);\n% is of the sampled and unsampled time together.";
 
 /// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
-/// (the cause only when the share is 2% or more: below that, it is the usual noise).
+/// (the cause only when the share is 2% or more: below that, it is the usual noise), wrapped
+/// to [`crate::render::WIDTH`] columns with the lines after the first indented.
 pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
+    crate::render::wrap(
+        &unsampled_text(unsampled, sampled, cause),
+        crate::render::WIDTH - 2,
+    )
+    .join("\n  ")
+}
+
+/// [`unsampled_line`] as one line.
+fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
     let all = unsampled + sampled;
     let pct = if all > 0.0 {
         100.0 * unsampled / all
@@ -51,6 +61,41 @@ pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
     )
 }
 
+/// What a run without a single sample means: how much CPU time the program used (`cpu`, with
+/// the likely cause of its going unsampled, when the runtime measured it) against the
+/// sampling period, and what to do. One note instead of an empty table.
+pub fn no_samples_note(cpu: Option<(f64, &str)>, hz: u32) -> String {
+    let period = 1.0 / f64::from(hz.max(1));
+    let rate = format!("one per {} of CPU time at {hz} Hz", human_seconds(period));
+    let what = match cpu {
+        // More than a period and still no sample: the cause applies.
+        Some((s, cause)) if s >= period && !cause.is_empty() => format!(
+            "none of the {} of CPU time the program used was sampled ({rate}): {cause}",
+            human_seconds(s)
+        ),
+        Some((s, _)) if s > 0.0 => format!(
+            "the program used {} of CPU time and exited before its first sample ({rate})",
+            human_seconds(s)
+        ),
+        _ => format!("the program exited before its first sample ({rate})"),
+    };
+    format!(
+        "no samples: {what}; so there is nothing to attribute: profile a longer run or sample \
+         faster (PROFIL_HZ, `profil-report run --hz`)"
+    )
+}
+
+/// `note: ` and `text`, wrapped to [`crate::render::WIDTH`] columns.
+pub fn write_note(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    for (i, l) in crate::render::wrap(text, crate::render::WIDTH - 6)
+        .iter()
+        .enumerate()
+    {
+        writeln!(out, "{}{l}", if i == 0 { "note: " } else { "      " })?;
+    }
+    Ok(())
+}
+
 /// The table: a header line (the title, the samples, the rate and the CPU time; the CPU time
 /// not sampled under it), the rows, and with stacks the measured call graph.
 fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
@@ -64,12 +109,19 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         report.hz,
         human_seconds(report.total_seconds)
     )?;
+    if report.total_samples == 0.0 {
+        // An empty table, and a cause for unsampled time that does not apply, say nothing.
+        writeln!(out)?;
+        let cpu = report.unsampled.as_ref().map(|(u, c)| (*u, c.as_str()));
+        write_note(out, &no_samples_note(cpu, report.hz))?;
+        return Ok(());
+    }
     if let Some((u, cause)) = &report.unsampled {
         writeln!(out, "{}", unsampled_line(*u, report.total_seconds, cause))?;
     }
     writeln!(out)?;
     // Long names are shortened as in the default report (48 characters, narrower down to 24
-    // while the table is wider than 120 columns); JSON and CSV keep them whole.
+    // while the table is wider than 100 columns); JSON and CSV keep them whole.
     // Last resort: an address-range row drops the object's name it repeats
     // (`<+0x1030-0x1034>` in the row of object `prog`), and object names over 16 characters
     // are cut (`generic_names_p…`).
@@ -109,13 +161,13 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
                 format!("{:.2}", n.table_percent),
                 human_seconds(n.self_seconds),
                 crate::units::samples(r.samples),
-                format!("{}–{}", human_seconds(n.ci.0), human_seconds(n.ci.1)),
+                crate::render::default::interval(n.ci.0, n.ci.1),
             ];
             if totals {
                 match &n.total {
                     Some(t) => row.extend([
                         human_seconds(t.seconds),
-                        format!("{}–{}", human_seconds(t.ci.0), human_seconds(t.ci.1)),
+                        crate::render::default::interval(t.ci.0, t.ci.1),
                     ]),
                     None => row.extend([String::new(), String::new()]),
                 }
@@ -155,12 +207,16 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     let (mut width, mut text) = (48usize, table_with(48));
     for _ in 0..4 {
-        if widest(&text) <= 120 || width == 24 {
+        if widest(&text) <= crate::render::WIDTH || width == 24 {
             break;
         }
-        width = width.saturating_sub(widest(&text) - 120).max(24);
+        width = width
+            .saturating_sub(widest(&text) - crate::render::WIDTH)
+            .max(24);
         text = table_with(width);
     }
+    // (The last resort only past 120 columns: an address range without its object's name is
+    // harder to read than a table a little wider than a terminal.)
     if widest(&text) > 120 {
         text = table_with(23);
     }
@@ -364,7 +420,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name}:\n{table}"))
                 .to_string()
         };
-        assert!(line(" a ").trim_start().starts_with("30.00"), "{table}");
+        assert!(line("| a").trim_start().starts_with("30.00"), "{table}");
         assert!(
             line(UNSAMPLED_ROW).trim_start().starts_with("60.00"),
             "{table}"

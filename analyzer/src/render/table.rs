@@ -56,7 +56,7 @@ impl Table {
                 .iter()
                 .all(|r| r.len() == columns && r.iter().all(|c| !has_control(c)));
         if !plain {
-            return out.write_all(with_tabled(self.records, numeric).as_bytes());
+            return out.write_all(trim_lines(&with_tabled(self.records, numeric)).as_bytes());
         }
         // Column widths as tabled measures them, and the widest cell of each column.
         let mut widths = vec![0usize; columns];
@@ -82,9 +82,9 @@ impl Table {
         let head = with_tabled(sample, numeric);
         let mut lines = head.split('\n');
         let (Some(header), Some(rule)) = (lines.next(), lines.next()) else {
-            return out.write_all(with_tabled(self.records, numeric).as_bytes());
+            return out.write_all(trim_lines(&with_tabled(self.records, numeric)).as_bytes());
         };
-        out.write_all(header.as_bytes())?;
+        out.write_all(header.trim_end_matches(' ').as_bytes())?;
         out.write_all(b"\n")?;
         out.write_all(rule.as_bytes())?;
         let mut line = String::new();
@@ -106,7 +106,8 @@ impl Table {
                 }
                 line.push(' ');
             }
-            out.write_all(line.as_bytes())?;
+            // No padding after the last column's text.
+            out.write_all(line.trim_end_matches(' ').as_bytes())?;
         }
         Ok(())
     }
@@ -142,6 +143,14 @@ fn push_spaces(out: &mut String, n: usize) {
     }
 }
 
+/// `text` without the spaces at the ends of its lines (the padding of the last column).
+fn trim_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|l| l.trim_end_matches(' '))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The whole table through tabled's grid.
 fn with_tabled(records: Vec<Vec<String>>, numeric: usize) -> String {
     let mut b = Builder::default();
@@ -168,7 +177,7 @@ mod tests {
         t.row(["100", "bcd"]);
         assert_eq!(
             t.render(1),
-            "   n | name \n-----+------\n   1 | a    \n 100 | bcd  "
+            "   n | name\n-----+------\n   1 | a\n 100 | bcd"
         );
     }
 
@@ -236,7 +245,7 @@ mod tests {
             }
             assert_eq!(
                 t.render(numeric),
-                with_tabled(records.clone(), numeric),
+                trim_lines(&with_tabled(records.clone(), numeric)),
                 "{records:?}, numeric {numeric}"
             );
         }

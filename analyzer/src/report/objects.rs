@@ -105,10 +105,18 @@ pub fn attribute(
         if o.pieces.is_empty() {
             continue;
         }
+        // The executable given is the one read: its debug file is the one for its own
+        // build-id, whatever build the manifest recorded (that one is warned about).
+        let build_id = match (k, exe_data) {
+            (0, Some(d)) => {
+                crate::profile::debuginfo::build_id_of(d).unwrap_or_else(|| o.build_id.clone())
+            }
+            _ => o.build_id.clone(),
+        };
         let read = match (k, exe_data) {
             (0, Some(d)) => {
                 let (debug, source) =
-                    crate::profile::debuginfo::find_symbols(&o.path, d, &o.build_id, debug_root);
+                    crate::profile::debuginfo::find_symbols(&o.path, d, &build_id, debug_root);
                 Ok((debug.unwrap_or_else(|| d.to_vec()), source))
             }
             _ => load_object(&o.path, &o.build_id, debug_root),
@@ -133,7 +141,7 @@ pub fn attribute(
                 "{}: no .symtab and no debug file (build-id, .gnu_debuglink): exported \
                  symbols only, the rest by address range; for every function, {}",
                 p.display(),
-                crate::profile::debuginfo::debug_hint(p, &o.build_id, debug_root)
+                crate::profile::debuginfo::debug_hint(p, &build_id, debug_root)
             ));
         }
         let data: &[u8] = loaded.files.entry(o.path.clone()).or_insert(data);
@@ -534,12 +542,6 @@ pub fn build_manifests(
             Some((p.pid?, p.ppid, cpu as f64 / 1e9))
         })
         .collect();
-    let title = format!(
-        "Flat profile of {} and {} shared object{}",
-        inputs.exe.name(),
-        objects.len() - 1,
-        if objects.len() == 2 { "" } else { "s" }
-    );
     let hz = if hz == 0 { 100 } else { hz };
     // With the runtime's stacks file: total times and the measured call graph.
     let mut rows = rows;
@@ -563,6 +565,21 @@ pub fn build_manifests(
         let totals = super::objects_stacks::with_totals(&mut rows, &t);
         stacks = Some((totals, t.graph));
     }
+    // The shared objects the rows name: those with samples, and those the stacks found
+    // (libc's `__libc_start_main` above a stripped program's code).
+    let mut shared: Vec<&str> = objects[1..].iter().map(|o| o.name.as_str()).collect();
+    shared.extend(rows.iter().map(|r| r.object.as_str()));
+    shared.retain(|&o| o != objects[0].name);
+    shared.sort_unstable();
+    shared.dedup();
+    let title = match shared.len() {
+        0 => format!("Flat profile of {}", inputs.exe.name()),
+        n => format!(
+            "Flat profile of {} and {n} shared object{}",
+            inputs.exe.name(),
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     let mut report = ObjectsReport::new(title, hz, rows, warnings);
     if let Some((u, cause)) = unsampled_time {
         report.set_unsampled(u, cause);

@@ -270,3 +270,26 @@ fn check_short_threads(scratch: &str, config: Option<&str>) -> (TempDir, std::pa
     let exe = proj.join("target").join(host).join("release/short");
     (s, exe)
 }
+
+/// `cargo profil --bin nosuch`: one line, the command's name once (it said
+/// `cargo-profil: cargo profil: package …`).
+#[test]
+fn a_missing_binary_is_one_line_naming_the_command_once() {
+    let s = TempDir::new("cargo-nosuch");
+    let proj = s.join("little");
+    std::fs::create_dir_all(proj.join("src")).unwrap();
+    std::fs::write(
+        proj.join("Cargo.toml"),
+        "[package]\nname = \"little\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(proj.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let out = cargo_profil(&proj, &["--bin", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_eq!(
+        text(&out.stderr).trim_end(),
+        "cargo profil: package `little` has no binary `nosuch` (it has: little)",
+        "{}",
+        show(&out)
+    );
+}

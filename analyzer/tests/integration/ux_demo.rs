@@ -39,6 +39,17 @@ fn demo_reports_the_designed_split_next_to_gprof() {
         stdout.contains(&gprof),
         "gprof's output is included:\n{stdout}"
     );
+    // Under it, what its columns mean here: "calls" are sample counts (the runtime's arcs
+    // are sampled stacks), in lines that fit a terminal.
+    let after = &stdout[stdout.find(&gprof).unwrap() + gprof.len()..];
+    assert!(
+        after.contains("\"calls\" are sample counts")
+            && after
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .all(|l| l.chars().count() <= 100),
+        "{after}"
+    );
     // --dir keeps the files, and the source is the fixture's.
     assert_eq!(
         std::fs::read_to_string(dir.join("demo.c")).unwrap(),

@@ -401,3 +401,66 @@ int main(void) {
         "{stdout}"
     );
 }
+
+/// No line of a report ends in padding (the table padded its last column to the widest
+/// name on every row).
+#[test]
+fn no_line_ends_in_padding() {
+    let s = TempDir::new("readable-padding");
+    std::fs::copy(fixture("loop2.gmon"), s.join("gmon.out")).unwrap();
+    std::fs::copy(fixture("loop2"), s.join("loop2")).unwrap();
+    for args in [&["gmon.out", "loop2"][..], &["-l", "gmon.out", "loop2"]] {
+        let r = report(&s.0, args);
+        assert!(table_lines(&r).len() > 2, "{r}");
+        for l in r.lines() {
+            assert!(!l.ends_with(' '), "{args:?}: {l:?}\n{r}");
+        }
+    }
+}
+
+/// Long demangled C++ names keep the function's name when shortened: the parameter list goes
+/// first (they were cut from the left down to their parameters: `… int, ht_lookup_option)`).
+#[test]
+fn long_cxx_names_keep_the_function_when_shortened() {
+    use profil_report::render::names::short_name;
+    for (full, want) in [
+        (
+            "ht_lookup_with_hash(ht*, unsigned char const*, unsigned long, unsigned int, ht_lookup_option)",
+            "ht_lookup_with_hash(…)",
+        ),
+        (
+            "gcc::ira_costs::record_operand_costs::move_cost(machine_mode)",
+            "…::record_operand_costs::move_cost(…)",
+        ),
+        (
+            "std::vector<int, std::allocator<int> >::_M_realloc_insert(iterator, int const&) const",
+            "…::vector<…>::_M_realloc_insert(…) const",
+        ),
+    ] {
+        let short = short_name(full, 40);
+        assert!(short.chars().count() <= 40, "{short}");
+        assert!(short.ends_with(want) || short == want, "{full}: {short}");
+    }
+    // Short enough: unchanged.
+    assert_eq!(short_name("f(int)", 32), "f(int)");
+}
+
+/// The demo's table under `run` (totals, intervals and locations) fits 100 columns (it was
+/// 102-103: a zero low end written `0.00 s–3.69 ms`, and a 120-column limit).
+#[test]
+fn the_table_of_a_run_with_stacks_fits_100_columns() {
+    let s = TempDir::new("readable-run100");
+    // The guide's layout: the source in a directory of its own (`demo/prog.c:31`).
+    std::fs::create_dir_all(s.join("demo")).unwrap();
+    gcc(&demo_source(), &s.join("demo/prog"), &[]);
+    let out = Command::new(BIN)
+        .args(["run", "./demo/prog", "5"])
+        .current_dir(&s.0)
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("total 95%"), "{err}");
+    table_within(&err, 100);
+}

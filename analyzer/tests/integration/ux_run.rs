@@ -145,7 +145,7 @@ fn exit_status_and_signals_pass_through() {
         "{}",
         show(&out)
     );
-    assert!(text(&out.stderr).contains("| spin "), "{}", show(&out));
+    assert!(has_cell(&text(&out.stderr), "spin"), "{}", show(&out));
 
     // SIGTERM: the runtime writes the profile, the status is 128 + 15 as a shell shows it.
     let out = run_in(&s.0, &["./st", "term"]);
@@ -155,7 +155,7 @@ fn exit_status_and_signals_pass_through() {
         err.contains("was killed by signal 15 (SIGTERM); profile saved"),
         "{err}"
     );
-    assert!(err.contains("| spin "), "{err}");
+    assert!(has_cell(&err, "spin"), "{err}");
 
     // SIGKILL: no profile can be written; say so, keep the status.
     let _ = std::fs::remove_file(s.join("gmon.out"));
@@ -186,10 +186,12 @@ fn preload_is_appended_and_children_are_separate() {
         "{line}"
     );
     let err = text(&out.stderr);
-    // The forked child's profile is kept beside the parent's, and listed.
+    // The forked child's profile is kept beside the parent's, and listed (the first line is
+    // wrapped to 100 columns).
     assert!(
-        err.contains("(st of 2 processes; the others as gmon.out.<pid>)")
-            && err.contains("Other processes: st (pid "),
+        err.replace('\n', " ")
+            .contains("(st of 2 processes; the others as gmon.out.<pid>)")
+            && other_processes(&err).is_some_and(|(p, _)| p == ["st"]),
         "{err}"
     );
     let kept: Vec<String> = std::fs::read_dir(&s.0)
@@ -209,7 +211,7 @@ fn preload_is_appended_and_children_are_separate() {
     let out = run_in(&s.0, &["./linked"]);
     assert!(out.status.success(), "{}", show(&out));
     assert_eq!(text(&out.stdout).lines().next(), Some("LD_PRELOAD=(unset)"));
-    assert!(text(&out.stderr).contains("| spin "), "{}", show(&out));
+    assert!(has_cell(&text(&out.stderr), "spin"), "{}", show(&out));
 }
 
 #[test]
@@ -243,7 +245,7 @@ fn ctrl_c_stops_the_program_and_the_report_still_comes() {
         err.contains("was killed by signal 2 (SIGINT); profile saved"),
         "{err}"
     );
-    assert!(err.contains("| spin "), "{err}");
+    assert!(has_cell(&err, "spin"), "{err}");
 }
 
 #[test]
@@ -338,7 +340,7 @@ fn stripped_programs() {
     assert_eq!(out.status.code(), Some(7), "{}", show(&out));
     let err = text(&out.stderr);
     assert!(err.contains("exported symbols only"), "{err}");
-    assert!(err.contains("| spin "), "{err}");
+    assert!(has_cell(&err, "spin"), "{err}");
 }
 
 /// `--hz` (run, demo, cargo profil) and `PROFIL_HZ` as `run` reads it take the rates the
@@ -378,4 +380,114 @@ fn a_run_without_samples_never_says_minus_zero() {
             "{args:?}: {text}"
         );
     }
+}
+
+/// Runs that exit before their first sample (at 1 Hz, none gets one): a stripped system
+/// program, one that fails on its arguments, and a C program with symbols. The report says so
+/// in one note that fits a terminal (no empty table, no cause of unsampled time that does
+/// not apply); `--json` and `--csv` are valid and empty, with zeros.
+#[test]
+fn a_run_that_exits_before_its_first_sample_gets_one_note() {
+    let s = TempDir::new("nosample-note");
+    gcc("int main(void) { return 3; }", &s.join("quick"), &[]);
+    for (cmd, code) in [
+        (&["true"][..], 0),
+        (&["sort", "--badflag"], 2),
+        (&["./quick"], 3),
+    ] {
+        let mut args = vec!["--hz", "1"];
+        args.extend(cmd);
+        let out = run_in(&s.0, &args);
+        assert_eq!(out.status.code(), Some(code), "{}", show(&out));
+        let err = text(&out.stderr);
+        assert_eq!(err.matches("no samples").count(), 1, "{cmd:?}: {err}");
+        assert!(
+            err.contains("exited before its first sample")
+                && !err.contains("CPU time not sampled")
+                && !err.contains("| function")
+                && !err.contains("Call graph")
+                && err
+                    .lines()
+                    .skip_while(|l| !l.starts_with("note: no samples"))
+                    .all(|l| l.chars().count() <= 100),
+            "{cmd:?}: {err}"
+        );
+        args.splice(0..0, ["--json", "--report", "-"]);
+        let out = run_in(&s.0, &args);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}: {}", show(&out)));
+        assert_eq!(json["total_samples"], serde_json::json!(0), "{json}");
+        assert_eq!(json["rows"], serde_json::json!([]), "{json}");
+        args[0] = "--csv";
+        let out = run_in(&s.0, &args);
+        let csv = text(&out.stdout);
+        assert!(
+            csv.lines().count() == 1 && csv.starts_with("rank,"),
+            "{cmd:?}: {}",
+            show(&out)
+        );
+    }
+}
+
+/// A stripped program's rows include libc's functions the stacks found above its code: the
+/// title counts that shared object (it said "and 0 shared objects" above the libc rows).
+#[test]
+fn the_title_counts_the_shared_objects_the_rows_name() {
+    let s = TempDir::new("title-objects");
+    gcc(
+        "static volatile unsigned long x;\n\
+         __attribute__((noinline)) void spin(void) { for (long i = 0; i < 300000000L; i++) x += i; }\n\
+         int main(void) { spin(); return 0; }\n",
+        &s.join("busy"),
+        &["-s"],
+    );
+    let out = run_in(&s.0, &["./busy"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    let title = err
+        .lines()
+        .find(|l| l.starts_with("Flat profile of "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let libc_rows = err.lines().any(|l| l.contains("| libc.so.6 "));
+    assert!(!title.contains(" 0 shared objects"), "{err}");
+    if libc_rows {
+        assert!(title.contains("and 1 shared object:"), "{err}");
+    }
+}
+
+/// A stripped executable given with a profile another build wrote: the warning says the
+/// build-ids differ, and the debug-file hint names the given executable's own build-id path
+/// (it named the recorded one's).
+#[test]
+fn the_debug_file_hint_names_the_given_executables_build_id() {
+    let s = TempDir::new("hint-build-id");
+    let src = |k: u32| {
+        format!(
+            "static volatile unsigned long x;\n\
+             __attribute__((noinline)) void spin(void) {{ for (long i = 0; i < 30000000L; i++) x += i * {k}; }}\n\
+             int main(void) {{ spin(); return 0; }}\n"
+        )
+    };
+    gcc(&src(7), &s.join("ran"), &["-s"]);
+    gcc(&src(9), &s.join("given"), &["-s"]);
+    let out = run_in(&s.0, &["./ran"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let out = Command::new(BIN)
+        .args(["gmon.out", "./given"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    let id = |exe: &str| {
+        let data = std::fs::read(s.join(exe)).unwrap();
+        let id = profil_report::profile::debuginfo::build_id_of(&data).unwrap();
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..])
+    };
+    assert!(err.contains("another build"), "{}", show(&out));
+    assert!(
+        err.contains(&id("given")) && !err.contains(&id("ran")),
+        "{}",
+        show(&out)
+    );
 }

@@ -36,16 +36,15 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// The pid in `<program> (pid N` of the report's list of other processes.
+/// The pid of `program`'s row in the report's table of other processes.
 fn listed_pid(err: &str, program: &str) -> u32 {
-    let key = format!("{program} (pid ");
-    let at = err.find(&key).unwrap_or_else(|| panic!("{key} in {err}")) + key.len();
-    err[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+    err.lines()
+        .skip_while(|l| !l.starts_with("Other processes ("))
+        .find_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells.len() == 3 && cells[2] == program).then(|| cells[0].parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("{program} in {err}"))
 }
 
 /// `profil-report FILE EXE` succeeds and names `spin`.
@@ -56,7 +55,7 @@ fn reports_spin(dir: &Path, file: &str, exe: &str) {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    assert!(text(&out.stdout).contains("| spin "), "{}", show(&out));
+    assert!(has_cell(&text(&out.stdout), "spin"), "{}", show(&out));
 }
 
 /// `./a 1` then `./b 3` under a wrapper: b (3 units) is reported, a is listed, and both
@@ -72,12 +71,13 @@ fn two_programs_under(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "{args:?}: {}", show(&out));
     let err = text(&out.stderr);
     assert!(
-        err.contains("; profile saved as gmon.out (b of "),
+        err.replace('\n', " ")
+            .contains("; profile saved as gmon.out (b of "),
         "{args:?}: {err}"
     );
-    assert!(err.contains("Other processes: "), "{args:?}: {err}");
+    assert!(other_processes(&err).is_some(), "{args:?}: {err}");
     assert!(err.contains("=== b (pid "), "{args:?}: {err}");
-    assert!(err.contains("| spin "), "{args:?}: {err}");
+    assert!(has_cell(&err, "spin"), "{args:?}: {err}");
     assert!(!err.contains("not kept"), "{args:?}: {err}");
     let a = listed_pid(&err, "a");
     reports_spin(dir, "gmon.out", "./b");
@@ -111,7 +111,7 @@ fn env_and_time_report_the_program_they_run() {
     );
     // (The default report, or the one across shared objects if libc took a sample.)
     assert!(
-        err.contains("Flat profile of ") && err.contains("/b ") && err.contains("| spin "),
+        err.contains("Flat profile of ") && err.contains("/b ") && has_cell(&err, "spin"),
         "{err}"
     );
     reports_spin(&s.0, "gmon.out", "./b");
@@ -128,7 +128,7 @@ fn env_and_time_report_the_program_they_run() {
             || err.contains("profile saved as gmon.out\n"),
         "{err}"
     );
-    assert!(err.contains("| spin "), "{err}");
+    assert!(has_cell(&err, "spin"), "{err}");
     reports_spin(&s.0, "gmon.out", "./b");
 }
 
@@ -191,13 +191,12 @@ fn exec_chain_keeps_each_program_and_all_reports_each() {
     let out = run_in(&s.0, &["./a", "2", "./b", "6", "./c", "4"]);
     assert!(out.status.success(), "{}", show(&out));
     let err = text(&out.stderr);
-    let others = err
-        .lines()
-        .find(|l| l.starts_with("Other processes: "))
-        .unwrap_or_else(|| panic!("{err}"));
-    assert!(
-        others.contains("a (pid ") && others.contains("c (pid ") && !others.contains("b (pid "),
-        "{others}"
+    let (mut others, more) = other_processes(&err).unwrap_or_else(|| panic!("{err}"));
+    others.sort();
+    assert_eq!(
+        (others, more),
+        (vec!["a".to_string(), "c".into()], 0),
+        "{err}"
     );
     assert_eq!(err.matches("=== ").count(), 1, "{err}");
 }
@@ -215,7 +214,7 @@ fn merge_sums_the_processes_of_one_program() {
         .find(|l| l.starts_with("=== "))
         .unwrap_or_else(|| panic!("{err}"));
     assert!(head.starts_with("=== b (pids "), "{head}");
-    assert!(err.contains("Other processes: a (pid "), "{err}");
+    assert_eq!(other_processes(&err), Some((vec!["a".into()], 0)), "{err}");
     assert!(err.contains("(2 gmon files)"), "{err}");
 }
 
@@ -522,7 +521,7 @@ fn a_stripped_program_is_named_through_its_debuglink() {
     let out = run_in(&s.0, &["./a", "3"]);
     assert!(out.status.success(), "{}", show(&out));
     let err = text(&out.stderr);
-    assert!(err.contains("| spin "), "{err}");
+    assert!(has_cell(&err, "spin"), "{err}");
     assert!(!err.contains("no .symtab"), "{err}");
     // Without the debug file: the code is named by address ranges of the program itself.
     std::fs::rename(s.join("a.debug"), s.join("elsewhere.debug")).unwrap();
@@ -537,7 +536,7 @@ fn a_stripped_program_is_named_through_its_debuglink() {
     let out = run_in(&s.0, &["./a", "3"]);
     assert!(out.status.success(), "{}", show(&out));
     let err = text(&out.stderr);
-    assert!(err.contains("| <a+0x") && !err.contains("| spin "), "{err}");
+    assert!(err.contains("| <a+0x") && !has_cell(&err, "spin"), "{err}");
 }
 
 /// How often `"key":` appears in `json` at the top level of its outermost object.
@@ -602,4 +601,27 @@ fn merged_json_lists_the_processes_once() {
     let procs = v["processes"].as_array().unwrap();
     assert!(procs.len() >= 2, "both lh: {text}");
     assert!(procs.iter().all(|p| p["profile"].is_string()), "{text}");
+}
+
+/// A tree of many processes: the others are a short table, the busiest few and "and N
+/// more", in lines that fit a terminal (it was one line of 500-800 characters).
+#[test]
+fn many_other_processes_are_a_short_table() {
+    let s = TempDir::new("tree-many");
+    chain(&s.0);
+    let out = run_in(
+        &s.0,
+        &[
+            "sh",
+            "-c",
+            "for i in 1 2 3 4 5 6 7 8 9; do ./a 1; done; ./b 3",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    let (listed, more) = other_processes(&err).unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(listed.len(), 5, "{err}");
+    assert_eq!(listed.len() + more, 9, "{err}");
+    let head: Vec<&str> = err.lines().take_while(|l| !l.starts_with("===")).collect();
+    assert!(head.iter().all(|l| l.chars().count() <= 100), "{err}");
 }

@@ -137,3 +137,36 @@ pub fn install_exec(src: &Path, dst: &Path) {
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
 }
+
+/// The programs `run`'s "Other processes" table lists (None: no such table), and the
+/// "and N more" count under it.
+pub fn other_processes(err: &str) -> Option<(Vec<String>, usize)> {
+    let mut lines = err
+        .lines()
+        .skip_while(|l| !l.starts_with("Other processes ("))
+        .skip(3);
+    let mut names = Vec::new();
+    let mut more = 0;
+    for l in lines.by_ref() {
+        match l.split('|').nth(2) {
+            Some(name) if l.split('|').count() == 3 => names.push(name.trim().to_owned()),
+            _ => {
+                more = l
+                    .strip_prefix("and ")
+                    .and_then(|r| r.split(' ').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                break;
+            }
+        }
+    }
+    err.contains("Other processes (").then_some((names, more))
+}
+
+/// Whether a table row of `report` has a cell that is exactly `cell` (the last column has no
+/// padding after it, so `| spin ` would miss a row that ends in it).
+pub fn has_cell(report: &str, cell: &str) -> bool {
+    report
+        .lines()
+        .any(|l| l.contains('|') && l.split('|').any(|c| c.trim() == cell))
+}
