@@ -7,22 +7,10 @@ use serde::Serialize;
 
 use crate::render::json::{Compact, Header, OneLine};
 use crate::render::table::Table;
+use crate::render::text::interval;
 use crate::report::default::Report;
 use crate::units::human_seconds;
 use crate::Result;
-
-/// `lo–hi` with the unit once when both ends share it (`122–309 ms`), else both units; a low
-/// end of zero needs none (`0–3.69 ms`).
-pub fn interval(lo: f64, hi: f64) -> String {
-    let (l, h) = (human_seconds(lo), human_seconds(hi));
-    if lo == 0.0 {
-        return format!("0–{h}");
-    }
-    match (l.rsplit_once(' '), h.rsplit_once(' ')) {
-        (Some((lv, lu)), Some((hv, hu))) if lu == hu => format!("{lv}–{hv} {hu}"),
-        _ => format!("{l}–{h}"),
-    }
-}
 
 /// Names longer than this are shortened in the table (generic arguments first; JSON and CSV
 /// keep the full name).
@@ -80,11 +68,11 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         // unsampled time does not apply).
         writeln!(out)?;
         match &report.unsampled {
-            Some((u, cause)) => crate::render::objects::write_note(
+            Some((u, cause)) => crate::render::text::write_note(
                 out,
-                &crate::render::objects::no_samples_note(Some((*u, cause)), report.hz),
+                &crate::render::text::no_samples_note(Some((*u, cause)), report.hz),
             )?,
-            None => crate::render::objects::write_note(out, &no_samples_note(&report.executable))?,
+            None => crate::render::text::write_note(out, &no_samples_note(&report.executable))?,
         }
         if report.sampled_graph.is_none() {
             graph_text(report, out)?;
@@ -97,7 +85,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "{}",
-            crate::render::objects::unsampled_line(*u, report.total_seconds(), cause)
+            crate::render::text::unsampled_line(*u, report.total_seconds(), cause)
         )?;
     }
     writeln!(out)?;
@@ -210,7 +198,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         // The CPU time not sampled, as a share of the same whole as the rows'.
         let mut row = vec![format!("{share:.2}"), human_seconds(*u)];
         row.resize(header.len(), String::new());
-        row[numeric] = crate::render::objects::UNSAMPLED_ROW.into();
+        row[numeric] = crate::render::text::UNSAMPLED_ROW.into();
         rows.push(row);
     }
     let mut b = Table::new();
@@ -234,7 +222,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         )?;
     }
     if report.unsampled_share.is_some() {
-        writeln!(out, "{}", crate::render::objects::UNSAMPLED_NOTE)?;
+        writeln!(out, "{}", crate::render::text::UNSAMPLED_NOTE)?;
     }
     if report.rows.iter().any(|r| !r.fragments.is_empty()) {
         writeln!(

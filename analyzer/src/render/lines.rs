@@ -60,7 +60,7 @@ pub fn table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
             human_seconds(d.cumulative),
             human_seconds(d.self_s),
             crate::units::samples(r.samples),
-            crate::render::default::interval(d.ci.0, d.ci.1),
+            crate::render::text::interval(d.ci.0, d.ci.1),
             label(r),
             functions_text(r),
         ]);

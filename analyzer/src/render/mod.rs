@@ -43,4 +43,5 @@ pub mod names;
 pub mod objects;
 pub mod sampled_graph;
 pub mod table;
+pub mod text;
 pub mod timeline;

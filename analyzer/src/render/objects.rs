@@ -8,6 +8,9 @@ use serde::Serialize;
 
 use crate::render::json::{Compact, OneLine};
 use crate::render::table::Table;
+use crate::render::text::{
+    interval, no_samples_note, unsampled_line, write_note, UNSAMPLED_NOTE, UNSAMPLED_ROW,
+};
 use crate::report::objects::{ObjectsReport, RowNumbers};
 use crate::request::Format;
 use crate::units::human_seconds;
@@ -20,80 +23,6 @@ pub fn write(format: Format, report: &ObjectsReport, out: &mut impl Write) -> Re
         Format::Json => json(report, out),
         Format::Table => table(report, out),
     }
-}
-
-/// The name of a table's row for the CPU time not sampled (default report and report across
-/// objects).
-pub const UNSAMPLED_ROW: &str = "<not sampled>";
-
-/// What that row means, under the table.
-pub const UNSAMPLED_NOTE: &str = "<not sampled>: CPU time the clock measured but did not \
-     sample (see the line under the header);\n% is of the sampled and unsampled time together.";
-
-/// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
-/// (the cause only when the share is 2% or more: below that, it is the usual noise), wrapped
-/// to [`crate::render::WIDTH`] columns with the lines after the first indented.
-pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
-    crate::render::wrap(
-        &unsampled_text(unsampled, sampled, cause),
-        crate::render::WIDTH - 2,
-    )
-    .join("\n  ")
-}
-
-/// [`unsampled_line`] as one line.
-fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
-    let all = unsampled + sampled;
-    let pct = if all > 0.0 {
-        100.0 * unsampled / all
-    } else {
-        0.0
-    };
-    format!(
-        "CPU time not sampled: {} ({pct:.1}% of {}){}",
-        human_seconds(unsampled),
-        human_seconds(all),
-        if cause.is_empty() || pct < 2.0 {
-            String::new()
-        } else {
-            format!(": {cause}")
-        }
-    )
-}
-
-/// What a run without a single sample means: how much CPU time the program used (`cpu`, with
-/// the likely cause of its going unsampled, when the runtime measured it) against the
-/// sampling period, and what to do. One note instead of an empty table.
-pub fn no_samples_note(cpu: Option<(f64, &str)>, hz: u32) -> String {
-    let period = 1.0 / f64::from(hz.max(1));
-    let rate = format!("one per {} of CPU time at {hz} Hz", human_seconds(period));
-    let what = match cpu {
-        // More than a period and still no sample: the cause applies.
-        Some((s, cause)) if s >= period && !cause.is_empty() => format!(
-            "none of the {} of CPU time the program used was sampled ({rate}): {cause}",
-            human_seconds(s)
-        ),
-        Some((s, _)) if s > 0.0 => format!(
-            "the program used {} of CPU time and exited before its first sample ({rate})",
-            human_seconds(s)
-        ),
-        _ => format!("the program exited before its first sample ({rate})"),
-    };
-    format!(
-        "no samples: {what}; so there is nothing to attribute: profile a longer run or sample \
-         faster (PROFIL_HZ, `profil-report run --hz`)"
-    )
-}
-
-/// `note: ` and `text`, wrapped to [`crate::render::WIDTH`] columns.
-pub fn write_note(out: &mut impl Write, text: &str) -> std::io::Result<()> {
-    for (i, l) in crate::render::wrap(text, crate::render::WIDTH - 6)
-        .iter()
-        .enumerate()
-    {
-        writeln!(out, "{}{l}", if i == 0 { "note: " } else { "      " })?;
-    }
-    Ok(())
 }
 
 /// The table: a header line (the title, the samples, the rate and the CPU time; the CPU time
@@ -161,14 +90,11 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
                 format!("{:.2}", n.table_percent),
                 human_seconds(n.self_seconds),
                 crate::units::samples(r.samples),
-                crate::render::default::interval(n.ci.0, n.ci.1),
+                interval(n.ci.0, n.ci.1),
             ];
             if totals {
                 match &n.total {
-                    Some(t) => row.extend([
-                        human_seconds(t.seconds),
-                        crate::render::default::interval(t.ci.0, t.ci.1),
-                    ]),
+                    Some(t) => row.extend([human_seconds(t.seconds), interval(t.ci.0, t.ci.1)]),
                     None => row.extend([String::new(), String::new()]),
                 }
             }

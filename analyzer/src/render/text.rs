@@ -1,0 +1,94 @@
+//! Text the table renderers share (the default report, the report across objects, the lines
+//! report): the interval cell, the unsampled-time line and row, and the wrapped notes. A leaf,
+//! so that no renderer imports another.
+
+use std::io::Write;
+
+use crate::units::human_seconds;
+
+/// `lo–hi` with the unit once when both ends share it (`122–309 ms`), else both units; a low
+/// end of zero needs none (`0–3.69 ms`).
+pub fn interval(lo: f64, hi: f64) -> String {
+    let (l, h) = (human_seconds(lo), human_seconds(hi));
+    if lo == 0.0 {
+        return format!("0–{h}");
+    }
+    match (l.rsplit_once(' '), h.rsplit_once(' ')) {
+        (Some((lv, lu)), Some((hv, hu))) if lu == hu => format!("{lv}–{hv} {hu}"),
+        _ => format!("{l}–{h}"),
+    }
+}
+
+/// The name of a table's row for the CPU time not sampled (default report and report across
+/// objects).
+pub const UNSAMPLED_ROW: &str = "<not sampled>";
+
+/// What that row means, under the table.
+pub const UNSAMPLED_NOTE: &str = "<not sampled>: CPU time the clock measured but did not \
+     sample (see the line under the header);\n% is of the sampled and unsampled time together.";
+
+/// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
+/// (the cause only when the share is 2% or more: below that, it is the usual noise), wrapped
+/// to [`crate::render::WIDTH`] columns with the lines after the first indented.
+pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
+    crate::render::wrap(
+        &unsampled_text(unsampled, sampled, cause),
+        crate::render::WIDTH - 2,
+    )
+    .join("\n  ")
+}
+
+/// [`unsampled_line`] as one line.
+fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
+    let all = unsampled + sampled;
+    let pct = if all > 0.0 {
+        100.0 * unsampled / all
+    } else {
+        0.0
+    };
+    format!(
+        "CPU time not sampled: {} ({pct:.1}% of {}){}",
+        human_seconds(unsampled),
+        human_seconds(all),
+        if cause.is_empty() || pct < 2.0 {
+            String::new()
+        } else {
+            format!(": {cause}")
+        }
+    )
+}
+
+/// What a run without a single sample means: how much CPU time the program used (`cpu`, with
+/// the likely cause of its going unsampled, when the runtime measured it) against the
+/// sampling period, and what to do. One note instead of an empty table.
+pub fn no_samples_note(cpu: Option<(f64, &str)>, hz: u32) -> String {
+    let period = 1.0 / f64::from(hz.max(1));
+    let rate = format!("one per {} of CPU time at {hz} Hz", human_seconds(period));
+    let what = match cpu {
+        // More than a period and still no sample: the cause applies.
+        Some((s, cause)) if s >= period && !cause.is_empty() => format!(
+            "none of the {} of CPU time the program used was sampled ({rate}): {cause}",
+            human_seconds(s)
+        ),
+        Some((s, _)) if s > 0.0 => format!(
+            "the program used {} of CPU time and exited before its first sample ({rate})",
+            human_seconds(s)
+        ),
+        _ => format!("the program exited before its first sample ({rate})"),
+    };
+    format!(
+        "no samples: {what}; so there is nothing to attribute: profile a longer run or sample \
+         faster (PROFIL_HZ, `profil-report run --hz`)"
+    )
+}
+
+/// `note: ` and `text`, wrapped to [`crate::render::WIDTH`] columns.
+pub fn write_note(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    for (i, l) in crate::render::wrap(text, crate::render::WIDTH - 6)
+        .iter()
+        .enumerate()
+    {
+        writeln!(out, "{}{l}", if i == 0 { "note: " } else { "      " })?;
+    }
+    Ok(())
+}
