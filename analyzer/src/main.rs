@@ -52,6 +52,12 @@ fn main() -> ExitCode {
         Some(Command::Run(_)) => unreachable!("handled above"),
         None => pipeline::run(&cli.report.request(), &mut out).map(|w| warn(w.warnings)),
     };
+    finish(result, out, Error::exit_code)
+}
+
+/// Flush the one stdout buffer and map the outcome to the exit status once: success (or a
+/// reader that went away), else the error on stderr and `code(&error)`.
+fn finish(result: Result<(), Error>, mut out: impl Write, code: fn(&Error) -> u8) -> ExitCode {
     let flushed = out.flush();
     match result.and(flushed.map_err(Error::from)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -59,7 +65,7 @@ fn main() -> ExitCode {
         Err(e) => {
             drop(out);
             eprintln!("profil-report: {e}");
-            ExitCode::from(e.exit_code())
+            ExitCode::from(code(&e))
         }
     }
 }
@@ -82,14 +88,6 @@ fn gprof_main(args: &[std::ffi::OsString]) -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = pipeline::run(&req, &mut out).map(|w| warn(w.warnings));
-    let flushed = out.flush();
-    match result.and(flushed.map_err(Error::from)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
-        Err(e) => {
-            drop(out);
-            eprintln!("profil-report: {e}");
-            ExitCode::from(1)
-        }
-    }
+    // gprof's `done (1)`, whatever failed.
+    finish(result, out, |_| 1)
 }
