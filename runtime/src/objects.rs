@@ -58,7 +58,7 @@ use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::hist::{bin_index, Layout};
-use crate::sys;
+use crate::sys::{self, Phdr};
 
 /// The most shared objects profiled at once.
 pub const MAX_OBJECTS: usize = 256;
@@ -278,9 +278,6 @@ struct Text {
     hi: u64,
     phdrs: &'static [Phdr],
 }
-
-// 64-bit ELF only: the runtime is built for 64-bit Linux targets.
-type Phdr = libc::Elf64_Phdr;
 
 /// The program headers of the object `o`, read where the loader mapped its first page (its ELF
 /// header), and the range of its executable `PT_LOAD` segments that holds `pc`. When the

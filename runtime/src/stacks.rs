@@ -300,10 +300,12 @@ fn stack_range(sp: usize) -> Option<Stack> {
 /// interrupted PC, then return addresses). Returns the number of frames and how the walk
 /// ended. *Async-signal-safe.*
 pub fn walk(gregs: [usize; unwind::NREGS], out: &mut Frames, ctx: &mut Context) -> (usize, End) {
-    out.pcs[0] = gregs[unwind::RA];
     match stack_range(gregs[unwind::RSP]) {
         Some(stack) => walk_on(gregs, stack, out, ctx),
-        None => (1, End::NoRange),
+        None => {
+            out.pcs[0] = gregs[unwind::RA];
+            (1, End::NoRange)
+        }
     }
 }
 
@@ -403,11 +405,16 @@ pub unsafe fn record(uctx: *mut c_void) {
     }
     let Some(i) = claim_walk_stack() else {
         // SAFETY: as the caller guarantees.
-        let pc = unsafe { sys::interrupted_gregs(uctx) }[unwind::RA];
-        count_walk(&[pc], &[], End::NoWalkStack);
+        count_walk(
+            &[unsafe { sys::interrupted_pc(uctx) }],
+            &[],
+            End::NoWalkStack,
+        );
         return;
     };
-    let top = WALK_BASE.load(Ordering::Relaxed) + i * (WALK_STACK_BYTES + 4096) + WALK_STACK_BYTES;
+    let top = WALK_BASE.load(Ordering::Relaxed)
+        + i * (WALK_STACK_BYTES + sys::STACK_GUARD)
+        + WALK_STACK_BYTES;
     // SAFETY: stack i is ours until released below (claimed in the bitmap), WALK_STACK_BYTES
     // of writable memory ending at `top` (page-aligned, so 16-byte aligned); `walk_here` takes
     // the ucontext pointer the caller guarantees.

@@ -1619,12 +1619,15 @@ pub fn thread_stack_block(offset: usize) -> Option<(usize, usize)> {
     Some(unsafe { (read_word(tcb + offset), read_word(tcb + offset + 8)) })
 }
 
+/// The inaccessible page below each stack of ours ([`map_stacks`]).
+pub const STACK_GUARD: usize = 4096;
+
 /// Map `n` stacks of `size` bytes (a multiple of the page size), each with an inaccessible
 /// guard page below it (an overflow faults instead of writing into whatever lies below),
 /// costing memory only where touched (`MAP_NORESERVE`); returns the start of the first stack
-/// (stack `i` is `[start + i·(size + 4096), … + size)`). Constructor only.
+/// (stack `i` is `[start + i·(size + STACK_GUARD), … + size)`). Constructor only.
 pub fn map_stacks(n: usize, size: usize) -> Option<*mut u8> {
-    const GUARD: usize = 4096;
+    const GUARD: usize = STACK_GUARD;
     let stride = size.checked_add(GUARD)?;
     let bytes = stride.checked_mul(n)?;
     let base = reserve_zeroed(bytes)?;
@@ -1770,11 +1773,11 @@ pub struct Cfi {
 impl Cfi {
     /// The call frame information of an object loaded at `bias` with program headers `phdrs`
     /// (none when it has no `PT_GNU_EH_FRAME`, or that segment lies in no readable `PT_LOAD`).
-    pub fn from_phdrs(bias: usize, phdrs: &[libc::Elf64_Phdr]) -> Cfi {
+    pub fn from_phdrs(bias: usize, phdrs: &[Phdr]) -> Cfi {
         let Some(eh) = phdrs.iter().find(|p| p.p_type == libc::PT_GNU_EH_FRAME) else {
             return Cfi::default();
         };
-        let inside = |l: &&libc::Elf64_Phdr| {
+        let inside = |l: &&Phdr| {
             l.p_type == libc::PT_LOAD
                 && l.p_flags & libc::PF_R != 0
                 && l.p_vaddr <= eh.p_vaddr

@@ -282,17 +282,21 @@ enum Found {
     Nowhere,
 }
 
-fn find(pc: usize) -> Found {
-    let n = NSEG.load(Ordering::Relaxed).min(MAX_SEGMENTS);
-    for i in 0..n {
+/// The segment listed at start that holds `pc`.
+fn start_segment(pc: usize) -> Option<usize> {
+    (0..NSEG.load(Ordering::Relaxed).min(MAX_SEGMENTS)).find(|&i| {
         let lo = SEG_LO[i].load(Ordering::Relaxed);
-        if pc.wrapping_sub(lo) < SEG_HI[i].load(Ordering::Relaxed).wrapping_sub(lo) {
-            return Found::Start(sys::Cfi {
-                hdr: SEG_HDR[i].load(Ordering::Relaxed),
-                lo: SEG_CFI_LO[i].load(Ordering::Relaxed),
-                hi: SEG_CFI_HI[i].load(Ordering::Relaxed),
-            });
-        }
+        pc.wrapping_sub(lo) < SEG_HI[i].load(Ordering::Relaxed).wrapping_sub(lo)
+    })
+}
+
+fn find(pc: usize) -> Found {
+    if let Some(i) = start_segment(pc) {
+        return Found::Start(sys::Cfi {
+            hdr: SEG_HDR[i].load(Ordering::Relaxed),
+            lo: SEG_CFI_LO[i].load(Ordering::Relaxed),
+            hi: SEG_CFI_HI[i].load(Ordering::Relaxed),
+        });
     }
     let Some(o) = sys::find_object(FIND.load(Ordering::Relaxed), pc) else {
         return Found::Nowhere;
@@ -304,9 +308,10 @@ fn find(pc: usize) -> Found {
     Found::Later(cfi)
 }
 
-/// Is `pc` in a loaded object's executable code (as far as a lock-free look can tell)?
+/// Is `pc` in a loaded object (as far as a lock-free look can tell)? Only the lookup, not the
+/// object's CFI: a frame-pointer step asks it of every return address.
 fn in_code(pc: usize) -> bool {
-    !matches!(find(pc), Found::Nowhere)
+    start_segment(pc).is_some() || sys::find_object(FIND.load(Ordering::Relaxed), pc).is_some()
 }
 
 // ---------------------------------------------------------------------------------------
