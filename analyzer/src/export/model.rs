@@ -588,7 +588,7 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
             gmons,
             hz,
             kept,
-            Some(sampled.stats.no_info + sampled.stats.bad_unwind + sampled.stats.too_deep),
+            Some(sampled.cut_walks()),
             true,
             objects,
             b,

@@ -266,18 +266,23 @@ impl Sampled {
     }
 
     /// Walks cut short of the outermost frame (frames missing: no unwind information,
-    /// unusable unwind information, deeper than the limit), as a share of all walks.
+    /// unusable unwind information, deeper than the limit, a stack the runtime did not know):
+    /// every walk the runtime marks cut ([`gmon::stacks::STACK_CUT`]), as a share of all walks.
     pub fn cut_share(&self) -> f64 {
-        let st = &self.stats;
-        let cut = st
-            .no_info
-            .saturating_add(st.bad_unwind)
-            .saturating_add(st.too_deep);
-        if st.walks == 0 {
+        if self.stats.walks == 0 {
             0.0
         } else {
-            cut as f64 / st.walks as f64
+            self.cut_walks() as f64 / self.stats.walks as f64
         }
+    }
+
+    /// The walks cut short ([`Sampled::cut_share`]'s numerator).
+    pub fn cut_walks(&self) -> u64 {
+        let st = &self.stats;
+        st.no_info
+            .saturating_add(st.bad_unwind)
+            .saturating_add(st.too_deep)
+            .saturating_add(st.no_range)
     }
 
     /// Where the cut walks ended (the object of their outermost frame), with their samples,
@@ -328,6 +333,11 @@ impl Sampled {
                 (
                     st.too_deep,
                     format!("stacks past the depth limit of {} frames", self.max_depth),
+                ),
+                (
+                    st.no_range,
+                    "a stack the runtime did not know (an alternate signal stack, a coroutine's)"
+                        .to_string(),
                 ),
             ] {
                 if n > 0 {
