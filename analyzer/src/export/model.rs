@@ -212,6 +212,9 @@ fn build_id(data: &[u8]) -> Option<String> {
 struct Builder {
     functions: Vec<Function>,
     function_ids: HashMap<(usize, String), usize>,
+    /// Each function's object and entry address (0: an inlined function's), for
+    /// [`Builder::distinguish`].
+    function_at: Vec<(usize, u64)>,
     locations: Vec<Location>,
     location_ids: HashMap<(u64, Vec<Line>), usize>,
 }
@@ -222,6 +225,18 @@ impl Builder {
         &mut self,
         object: usize,
         raw: &str,
+        file: Option<String>,
+        start_line: u64,
+    ) -> usize {
+        self.function_with_address(object, raw, 0, file, start_line)
+    }
+
+    /// [`Builder::function`] of a function whose entry address `addr` is known.
+    fn function_with_address(
+        &mut self,
+        object: usize,
+        raw: &str,
+        addr: u64,
         file: Option<String>,
         start_line: u64,
     ) -> usize {
@@ -243,7 +258,33 @@ impl Builder {
             start_line,
         });
         self.function_ids.insert((object, raw.to_owned()), i);
+        self.function_at.push((object, addr));
         i
+    }
+
+    /// Functions of one object whose demangled names collide get the part that tells them
+    /// apart, as in the reports ([`crate::report::objects::distinct_names`]; `exe_data` for
+    /// the executable's generic arguments).
+    fn distinguish(&mut self, exe_data: &[u8]) {
+        let objects: Vec<String> = self.function_at.iter().map(|a| a.0.to_string()).collect();
+        let names = {
+            let named: Vec<crate::report::objects::Named<'_>> = self
+                .functions
+                .iter()
+                .zip(&self.function_at)
+                .zip(&objects)
+                .map(|((f, &(_, addr)), object)| crate::report::objects::Named {
+                    object,
+                    display: std::borrow::Cow::Borrowed(&f.name),
+                    raw: &f.raw_name,
+                    addr,
+                })
+                .collect();
+            crate::report::objects::distinct_names(&named, "0", exe_data)
+        };
+        for (f, n) in self.functions.iter_mut().zip(names) {
+            f.name = n;
+        }
     }
 
     fn location(&mut self, address: u64, object: Option<usize>, lines: Vec<Line>) -> usize {
@@ -305,8 +346,9 @@ impl<'d> Code<'d> {
         }
     }
 
-    /// The out-of-line function at `addr`: raw name, file and line of its entry.
-    fn symbol_at(&self, addr: u64) -> Option<(String, Option<String>, u64)> {
+    /// The out-of-line function at `addr`: raw name, file and line of its entry, and its
+    /// entry address.
+    fn symbol_at(&self, addr: u64) -> Option<(String, Option<String>, u64, u64)> {
         let f = self
             .map
             .as_ref()
@@ -316,6 +358,7 @@ impl<'d> Code<'d> {
             String::from_utf8_lossy(f.name).into_owned(),
             loc.map(|l| l.file.clone()),
             loc.map_or(0, |l| l.line),
+            f.addr,
         ))
     }
 
@@ -327,11 +370,11 @@ impl<'d> Code<'d> {
             .map(|s| (lines.file(s).to_owned(), s.line));
         let chain = inl.chain(addr);
         if chain.is_empty() {
-            let (raw, file, start) = self
-                .symbol_at(addr)
-                .unwrap_or((OUTSIDE.to_owned(), None, 0));
+            let (raw, file, start, entry) =
+                self.symbol_at(addr)
+                    .unwrap_or((OUTSIDE.to_owned(), None, 0, 0));
             let file = file.or_else(|| leaf_line.as_ref().map(|l| l.0.clone()));
-            let function = b.function(object, &raw, file, start);
+            let function = b.function_with_address(object, &raw, entry, file, start);
             return vec![Line {
                 function,
                 line: leaf_line.map_or(0, |l| l.1),
@@ -341,12 +384,13 @@ impl<'d> Code<'d> {
         // and the innermost frame's line is the address's own.
         let mut out = Vec::new();
         for (k, f) in chain.iter().enumerate() {
-            let (raw, file, start) = match (k, self.symbol_at(addr)) {
+            let (raw, file, start, entry) = match (k, self.symbol_at(addr)) {
                 (0, Some(s)) => s,
-                (0, None) => (inl.name(f).unwrap_or(OUTSIDE).to_owned(), None, 0),
+                (0, None) => (inl.name(f).unwrap_or(OUTSIDE).to_owned(), None, 0, 0),
                 _ => (
                     inl.name(f).unwrap_or("<unnamed inlined code>").to_owned(),
                     None,
+                    0,
                     0,
                 ),
             };
@@ -364,7 +408,7 @@ impl<'d> Code<'d> {
                     leaf_line.as_ref().map(|l| l.0.clone()),
                 ),
             };
-            let function = b.function(object, &raw, file.or(own_file), start);
+            let function = b.function_with_address(object, &raw, entry, file.or(own_file), start);
             out.push(Line { function, line });
         }
         out.reverse();
@@ -583,6 +627,7 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
                 .total_cmp(&x.samples)
                 .then(x.locations.cmp(&y.locations))
         });
+        b.distinguish(&exe.data);
         return Ok(finish(
             exe_name,
             gmons,
@@ -612,6 +657,7 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
     if !present {
         warnings.push("the profile has no histogram: there are no samples to export".into());
     }
+    b.distinguish(&exe.data);
     Ok(finish(
         exe_name, gmons, hz, total, None, false, objects, b, samples, warnings,
     ))
@@ -729,7 +775,13 @@ fn stack_samples(
                     }
                 }
             });
-            locs.push(loc);
+            // The runtime's own frames (its thread trampoline) are no part of the program.
+            let runtime = b.locations[loc].lines.last().is_some_and(|l| {
+                crate::profile::stacks::is_runtime_frame(&b.functions[l.function].name)
+            });
+            if !runtime {
+                locs.push(loc);
+            }
         }
         *per.entry(locs).or_insert(0) += s.count;
         total += s.count;

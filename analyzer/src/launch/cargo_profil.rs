@@ -8,7 +8,7 @@
 //! ```text
 //! cargo rustc -p PACKAGE (--bin NAME | --example NAME) --target <host triple> [--release]
 //!       --message-format=json-render-diagnostics -- -C link-arg=<cached profil_rt.o>
-//!       -C link-arg=<LINK_FLAGS> -C strip=none
+//!       -C link-arg=<LINK_FLAGS> -C strip=none [-C debuginfo=line-tables-only]
 //! ```
 //!
 //! and nothing else: the user's `RUSTFLAGS`, `CARGO_ENCODED_RUSTFLAGS` and config apply as they
@@ -23,7 +23,12 @@
 //! [`crate::cmd::link_args::LINK_FLAGS`], the same for a dynamic and a `+crt-static` package,
 //! whose `target-feature` in the user's flags or config still applies.
 //! `-C strip=none`: a Cargo profile with `strip = true` would leave no symbols to name the
-//! samples by.)
+//! samples by. `-C debuginfo=line-tables-only`, with `--release` only: cargo's release profile
+//! has `debug = false`, which leaves the program's own code without line tables, so its rows
+//! would have no location and `--lines`/`--inline` nothing of its own to show; the building
+//! line says so. It is the last `-C debuginfo`, so it also replaces a fuller `debug` setting
+//! of the release profile for this one binary, which costs the profile nothing; the
+//! dependencies keep theirs, and the standard library carries its own line tables.)
 //!
 //! * `cargo rustc` gives the extra `-C link-arg` to the final binary only: dependencies are
 //!   linked into it but carry no runtime of their own, build scripts and proc macros (built
@@ -374,11 +379,21 @@ pub fn run(args: &Options, out: &mut impl Write, err: &mut impl Write) -> Result
         .arg(format!("link-arg={}", crate::cmd::link_args::LINK_FLAGS))
         // A profile with `strip = true` would leave nothing to name the samples by; the
         // extra arguments come last, so this wins.
-        .args(["-C", "strip=none"])
-        .stderr(Stdio::inherit());
+        .args(["-C", "strip=none"]);
+    // Cargo's release profile has no line tables (`debug = false`): the program's own lines
+    // come from its own crate's, added here (the final crate only: no dependency rebuilt).
+    if args.release {
+        build.args(["-C", "debuginfo=line-tables-only"]);
+    }
+    build.stderr(Stdio::inherit());
     writeln!(
         err,
-        "cargo profil: building `{bin}` ({package}) for {host} with the runtime linked in"
+        "cargo profil: building `{bin}` ({package}) for {host} with the runtime linked in{}",
+        if args.release {
+            " and line tables (-C debuginfo=line-tables-only)"
+        } else {
+            ""
+        }
     )?;
     let built = build
         .output()

@@ -217,6 +217,35 @@ impl Sampled {
             .fold(0u64, |a, s| a.saturating_add(s.count))
     }
 
+    /// These stacks without the frames `drop` names (the runtime's own, see
+    /// [`is_runtime_frame`]); `None` when no frame is dropped. A stack keeps its samples.
+    pub fn without_frames(&self, drop: impl Fn(Frame) -> bool) -> Option<Sampled> {
+        let mut memo: HashMap<Frame, bool> = HashMap::new();
+        let mut dropped = false;
+        let stacks = self
+            .stacks
+            .iter()
+            .map(|s| SampledStack {
+                count: s.count,
+                frames: s
+                    .frames
+                    .iter()
+                    .copied()
+                    .filter(|&f| {
+                        let d = *memo.entry(f).or_insert_with(|| drop(f));
+                        dropped |= d;
+                        !d
+                    })
+                    .collect(),
+                cut: s.cut,
+            })
+            .collect();
+        dropped.then(|| Sampled {
+            stacks,
+            ..self.clone()
+        })
+    }
+
     /// Inclusive counts over `nodes` nodes, with `resolve` mapping a frame to its node (or
     /// `None`: a frame of no node, which belongs to no edge either).
     pub fn measure(&self, nodes: usize, resolve: impl Fn(Frame) -> Option<usize>) -> Measured {
@@ -382,6 +411,13 @@ impl Sampled {
         }
         w
     }
+}
+
+/// A function of the runtime itself (`profil_rt::threads::trampoline`, which starts every
+/// thread the program makes when the runtime is linked in or preloaded), by its demangled
+/// name: such frames are the profiler's, never the program's, and no stack or row shows them.
+pub fn is_runtime_frame(demangled: &str) -> bool {
+    demangled.starts_with("profil_rt::") || demangled.starts_with("<profil_rt::")
 }
 
 #[cfg(test)]

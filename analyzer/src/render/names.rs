@@ -4,7 +4,9 @@
 //! * [`short_name`]: generic arguments are elided (`Vec<alloc::string::String>` becomes
 //!   `Vec<…>`), qualified paths and `impl` blocks keep their shape
 //!   (`<alloc::vec::Vec<…> as core::ops::drop::Drop>::drop`), and a name still longer than
-//!   the limit keeps its last path segments behind `…::`.
+//!   the limit keeps its crate and function (`hashbrown::…::RawTable<…>::reserve_rehash`),
+//!   or, still too long, its last two path segments behind `…::`; it is never cut inside an
+//!   identifier.
 //! * [`short_location`]: a path under the current directory is shown relative to it; a
 //!   registry source as `crate-version/src/file.rs:line`; the standard library as
 //!   `library/…`; and a file that no longer exists (a deleted build directory) by its name
@@ -99,24 +101,103 @@ pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
         let e = behind.entry(s.as_str()).or_insert((n, false));
         e.1 |= e.0 != *n;
     }
-    names
+    // Colliding names keep their last argument list first (the one that tells generic
+    // instances apart: `count<String, …>`, `accumulate_with<u32, …>`), then their outer ones.
+    let last: Vec<Option<String>> = names
         .iter()
         .zip(&short)
         .map(|(n, s)| {
-            if behind[s.as_str()].1 {
-                short_name_with_arguments(n, max)
-            } else {
-                s.clone()
-            }
+            behind[s.as_str()]
+                .1
+                .then(|| short_name_keeping_last(n, max))
+        })
+        .collect();
+    let mut again: std::collections::HashMap<&str, (&str, bool)> = std::collections::HashMap::new();
+    for (l, n) in last.iter().zip(names) {
+        if let Some(l) = l {
+            let e = again.entry(l.as_str()).or_insert((n, false));
+            e.1 |= e.0 != *n;
+        }
+    }
+    let still: Vec<bool> = last
+        .iter()
+        .map(|l| l.as_ref().is_some_and(|l| again[l.as_str()].1))
+        .collect();
+    names
+        .iter()
+        .zip(short)
+        .zip(last)
+        .zip(still)
+        .map(|(((n, s), l), still)| match l {
+            Some(_) if still => short_name_with_arguments(n, max),
+            Some(l) => l,
+            None => s,
         })
         .collect()
 }
 
+/// [`short_name`] that keeps the name's last generic argument list when it closes the name
+/// (nested lists in it elided): `…::Accumulator<…>::accumulate_with<u32, …>`.
+fn short_name_keeping_last(name: &str, max: usize) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let Some(open) = name
+        .ends_with('>')
+        .then(|| {
+            (0..chars.len())
+                .filter(|&i| chars[i] == '<' && matching_close(&chars, i) == Some(chars.len() - 1))
+                .find(|&i| i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'))
+        })
+        .flatten()
+    else {
+        return short_name(name, max);
+    };
+    let head: String = chars[..open].iter().collect();
+    let list: String = chars[open..].iter().collect();
+    let head = elide_generics(&head, 1);
+    let list = format!("<{}>", elide_generics(&list[1..list.len() - 1], 1));
+    let cut = cut_path(&elide_parameters(&format!("{head}{list}"), max), max);
+    if cut.chars().count() <= max {
+        return cut;
+    }
+    // Still too long: the function and the list that tells it apart, without its type
+    // (never without its crate alone: `wordfreq::count<String, …>` stays).
+    match head.rfind("::") {
+        Some(i) if !head[i..].contains('>') && head.matches("::").count() >= 2 => {
+            format!("…::{}{list}", &head[i + 2..])
+        }
+        _ => cut,
+    }
+}
+
+/// Identifiers up to this long are never cut (`__memcpy_avx512_unaligned_erms` was shown as
+/// `…y_avx512_unaligned_erms`).
+const WHOLE_IDENTIFIER: usize = 40;
+
+/// One identifier longer than `max`: whole up to [`WHOLE_IDENTIFIER`] characters; a longer
+/// one keeps its end from a `_` on (`…_for_quite_a_while_second`), never part of a word.
+fn long_identifier(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    if n <= WHOLE_IDENTIFIER.max(max) {
+        return name.to_owned();
+    }
+    let chars: Vec<char> = name.chars().collect();
+    let from = (n + 1).saturating_sub(max.max(2));
+    // The tail from an underscore: `…` and `_rest` within `max`.
+    match (from.max(1)..n).find(|&i| chars[i] == '_') {
+        Some(i) => format!("…{}", chars[i..].iter().collect::<String>()),
+        None => format!("…{}", chars[from..].iter().collect::<String>()),
+    }
+}
+
+/// Drop leading path segments (outside angle brackets) until the name fits: the crate (a
+/// plain first segment) and the function are kept (`hashbrown::…::RawTable<…>::reserve_rehash`),
+/// then, if that is still too long, only the last two segments (a method's type and its name)
+/// behind `…::`, even beyond `max`. A path segment is never cut; a name of one identifier
+/// only as [`long_identifier`] says.
 fn cut_path(elided: &str, max: usize) -> String {
     if elided.chars().count() <= max {
         return elided.to_owned();
     }
-    // Drop leading path segments (outside angle brackets) until it fits.
     let mut depth = 0i32;
     let bytes = elided.as_bytes();
     let mut cuts = Vec::new();
@@ -128,22 +209,32 @@ fn cut_path(elided: &str, max: usize) -> String {
             _ => {}
         }
     }
-    // Never fewer than the last two segments (a method's type and its name), even beyond
-    // `max`.
-    let keep = cuts
-        .len()
-        .saturating_sub(1)
-        .max(usize::from(cuts.len() == 1));
+    // Crate and function alone: nothing to drop.
+    if cuts.len() == 1 {
+        return elided.to_owned();
+    }
+    if cuts.is_empty() {
+        return long_identifier(elided, max);
+    }
+    let first = &elided[..cuts[0] - 2];
+    let crate_like = first.chars().all(|c| c.is_alphanumeric() || c == '_');
+    // Tails from the longest (after the crate) to the last two segments.
+    let keep = cuts.len() - 1;
+    if crate_like {
+        for &c in &cuts[1..keep] {
+            let kept = format!("{first}::…::{}", &elided[c..]);
+            if kept.chars().count() <= max {
+                return kept;
+            }
+        }
+    }
     for &c in &cuts[..keep] {
         let tail = &elided[c..];
         if tail.chars().count() + 3 <= max || c == cuts[keep - 1] {
             return format!("…::{tail}");
         }
     }
-    // One segment far longer than the limit: keep its end.
-    let n = elided.chars().count();
-    let tail: String = elided.chars().skip(n + 1 - max.max(2)).collect();
-    format!("…{tail}")
+    elided.to_owned()
 }
 
 /// Replace the contents of every generic argument list (a `<` right after an identifier or
@@ -333,11 +424,38 @@ mod tests {
         );
         assert!(s.chars().count() <= 40, "{s}");
         assert!(
-            s.starts_with("…::") && s.ends_with("Type<…>::function_name"),
+            s.starts_with("my_crate::…::") && s.ends_with("Type<…>::function_name"),
             "{s}"
         );
-        let s = short_name(&"x".repeat(100), 20);
-        assert_eq!(s.chars().count(), 20, "{s}");
+        // One identifier longer than the limit stays whole (it was cut to
+        // `…y_avx512_unaligned_erms`).
+        let s = short_name("__memmove_avx512_unaligned_erms", 20);
+        assert_eq!(s, "__memmove_avx512_unaligned_erms");
+        // A longer one keeps its end from an underscore on.
+        let s = short_name(
+            "a_function_whose_name_goes_on_and_on_for_quite_a_while_second",
+            30,
+        );
+        assert_eq!(s, "…_on_for_quite_a_while_second");
+        assert!(s.chars().count() <= 30, "{s}");
+        // The crate and the function are kept, leading namespaces go first.
+        assert_eq!(
+            short_name("hashbrown::raw::inner::RawTable<T,A>::reserve_rehash", 42),
+            "hashbrown::…::RawTable<…>::reserve_rehash"
+        );
+        assert_eq!(
+            short_names(
+                &[
+                    "wordfreq::count<String, …>",
+                    "wordfreq::count<(u64, u64), …>"
+                ],
+                20
+            ),
+            [
+                "wordfreq::count<String, …>",
+                "wordfreq::count<(u64, u64), …>"
+            ]
+        );
     }
 
     #[test]

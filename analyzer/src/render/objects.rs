@@ -164,13 +164,15 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
 }
 
 /// The CSV fields of a row.
-const CSV_FIELDS: [&str; 6] = [
+const CSV_FIELDS: [&str; 8] = [
     "rank",
     "object",
     "function",
     "percent",
     "self_seconds",
     "samples",
+    "ci95_low_seconds",
+    "ci95_high_seconds",
 ];
 
 /// A header line and one line per row.
@@ -190,6 +192,8 @@ fn csv(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
                 format!("{}", n.percent),
                 format!("{}", n.self_seconds),
                 format!("{}", r.samples),
+                format!("{}", n.ci.0),
+                format!("{}", n.ci.1),
             ];
             if totals {
                 let total = n.total.as_ref().map(|t| (t.seconds, t.samples, t.ci));
@@ -234,6 +238,9 @@ struct JsonRow<'a> {
     percent: f64,
     self_seconds: f64,
     samples: f64,
+    /// The self time's 95% interval, as the table's `95% interval` column.
+    ci95_low_seconds: f64,
+    ci95_high_seconds: f64,
     #[serde(flatten)]
     totals: Option<JsonTotals>,
 }
@@ -287,6 +294,8 @@ fn json(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
                 percent: n.percent,
                 self_seconds: n.self_seconds,
                 samples: r.samples,
+                ci95_low_seconds: n.ci.0,
+                ci95_high_seconds: n.ci.1,
                 totals: totals.then(|| JsonTotals::of(n)),
             })
         })
@@ -321,6 +330,7 @@ mod tests {
             samples,
             location: location.map(Into::into),
             unknown_range: None,
+            symbol: None,
         }
     }
 

@@ -282,7 +282,16 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         return Err(Error::input(format!("{exe_name}: has no function symbols")));
     }
     let target = Target::of_executable(image.is_64, image.big_endian);
-    let sampled = Sampled::find(&inputs.gmons, &mut warnings)?;
+    let runtime_fn = |i: usize| {
+        crate::profile::stacks::is_runtime_frame(&profil_symbols::demangle::display_name(
+            &String::from_utf8_lossy(map.functions[i].name),
+        ))
+    };
+    // Without the runtime's own frames (its thread trampoline).
+    let sampled = Sampled::find(&inputs.gmons, &mut warnings)?.map(|s| {
+        s.without_frames(|f| f.object == Some(0) && map.function_at(f.addr).is_some_and(runtime_fn))
+            .unwrap_or(s)
+    });
     let nf = map.functions.len();
     // Calls and time propagation: the equal-cost model over honest functions. The arcs go
     // into the graph as they are read, file after file (no list of every file's arcs).
@@ -393,7 +402,34 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
                 .flatten()
         })
     });
-    let locations = function_locations(&inputs.exe.data);
+    let mut locations = function_locations(&inputs.exe.data);
+    // The entry's line where DWARF has no declaration (line tables only), and a warning
+    // when the program's sampled code has no line tables.
+    {
+        let sampled: Vec<(u64, u64, f64)> = (0..nf)
+            .filter(|&i| samples[i] > 0.0)
+            .map(|i| (map.functions[i].addr, map.functions[i].size, samples[i]))
+            .collect();
+        let rust = map
+            .functions
+            .iter()
+            .any(|f| f.name.starts_with(b"_R") || f.name == b"rust_begin_unwind");
+        let (entries, warning) =
+            super::loaded::line_tables(&exe_name, &inputs.exe.data, &sampled, rust);
+        warnings.extend(warning);
+        for (a, text) in entries {
+            if let (false, Some((file, line))) = (locations.contains_key(&a), text.rsplit_once(':'))
+            {
+                locations.insert(
+                    a,
+                    profil_symbols::dwarf::Location {
+                        file: file.to_owned(),
+                        line: line.parse().unwrap_or(0),
+                    },
+                );
+            }
+        }
+    }
     // The `file:line` text of each function in the rows or the graphs (sampled, called,
     // calling, or on a sampled stack), made once for all.
     let mut location_text: Vec<Option<String>> = map
@@ -410,6 +446,40 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         })
         .collect();
     drop(locations);
+    // The names of the functions shown, told apart where demangled names collide.
+    let shown: Vec<usize> = (0..nf)
+        .filter(|&i| {
+            samples[i] > 0.0
+                || has_calls[i]
+                || measured.as_ref().is_some_and(|m| m.inclusive[i] > 0)
+        })
+        .collect();
+    let raw_names: Vec<String> = shown
+        .iter()
+        .map(|&i| String::from_utf8_lossy(map.functions[i].name).into_owned())
+        .collect();
+    let named: Vec<super::loaded::Named<'_>> = shown
+        .iter()
+        .zip(&raw_names)
+        .map(|(&i, raw)| super::loaded::Named {
+            object: "",
+            display: profil_symbols::demangle::display_name(raw),
+            raw,
+            addr: map.functions[i].addr,
+        })
+        .collect();
+    let distinct: HashMap<usize, String> = shown
+        .iter()
+        .copied()
+        .zip(super::loaded::distinct_names(&named, "", &inputs.exe.data))
+        .collect();
+    drop(named);
+    let name_of = |i: usize, raw: &str| {
+        distinct
+            .get(&i)
+            .cloned()
+            .unwrap_or_else(|| profil_symbols::demangle::display_name(raw).into_owned())
+    };
     let call_graph = super::callgraph::Graph::build(
         &cg,
         |i| map.functions[i].name,
@@ -432,10 +502,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             s.stats,
             |i| {
                 let raw = text(map.functions[i].name);
-                (
-                    profil_symbols::demangle::display_name(&raw).into_owned(),
-                    raw,
-                )
+                (name_of(i, &raw), raw)
             },
             |i| location_text[i].clone(),
             &calls,
@@ -453,7 +520,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         let node = &cg.nodes[i];
         let calls = has_calls[i].then_some(node.calls);
         rows.push(Row {
-            name: profil_symbols::demangle::display_name(&raw).into_owned(),
+            name: name_of(i, &raw),
             raw_name: raw,
             location: location_text[i].take(),
             samples: samples[i],

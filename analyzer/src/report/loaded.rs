@@ -24,6 +24,89 @@ pub struct ObjectRow {
     /// For a row of code without symbols (`<object+0xLO-0xHI>`), that half-open link-time
     /// range.
     pub unknown_range: Option<(u64, u64)>,
+    /// For a function's row, its address and symbol: the function's identity (two instances
+    /// of a generic function share a demangled name, never these).
+    pub symbol: Option<(u64, String)>,
+}
+
+impl ObjectRow {
+    /// What identifies the row's function: (object, symbol, address), or (object, name, 0)
+    /// for a row that is no function.
+    pub fn key(&self) -> (String, String, u64) {
+        match &self.symbol {
+            Some((addr, raw)) => (self.object.clone(), raw.clone(), *addr),
+            None => (self.object.clone(), self.function.clone(), 0),
+        }
+    }
+}
+
+/// A function to name among the others of a report ([`distinct_names`]).
+pub struct Named<'a> {
+    /// Object display name.
+    pub object: &'a str,
+    /// Demangled name.
+    pub display: std::borrow::Cow<'a, str>,
+    /// Symbol.
+    pub raw: &'a str,
+    /// Address (0 outside functions).
+    pub addr: u64,
+}
+
+impl<'a> Named<'a> {
+    /// A row's function (`None` for a row that is no function).
+    pub fn of_row(r: &'a ObjectRow) -> Option<Named<'a>> {
+        let (addr, raw) = r.symbol.as_ref()?;
+        Some(Named {
+            object: &r.object,
+            display: profil_symbols::demangle::display_name(raw),
+            raw,
+            addr: *addr,
+        })
+    }
+}
+
+/// A name for each of `items`, in order: the demangled name, told apart where two different
+/// functions of one object share it ([`profil_symbols::distinguish`]; the executable's
+/// `exe_data` is read for generic arguments only when its names collide).
+pub fn distinct_names(items: &[Named<'_>], exe_name: &str, exe_data: &[u8]) -> Vec<String> {
+    let mut by_object: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, n) in items.iter().enumerate() {
+        by_object.entry(n.object).or_default().push(i);
+    }
+    let mut out: Vec<String> = items
+        .iter()
+        .map(|n| n.display.clone().into_owned())
+        .collect();
+    let mut generics: Option<HashMap<u64, String>> = None;
+    for (object, members) in by_object {
+        let plain = |generic: Option<&HashMap<u64, String>>| -> Vec<String> {
+            let list: Vec<profil_symbols::distinguish::Instance<'_>> = members
+                .iter()
+                .map(|&i| profil_symbols::distinguish::Instance {
+                    display: &items[i].display,
+                    raw: items[i].raw,
+                    addr: items[i].addr,
+                    generic: generic
+                        .and_then(|g| g.get(&items[i].addr))
+                        .map(String::as_str),
+                })
+                .collect();
+            profil_symbols::distinguish::distinguish(&list)
+        };
+        let mut names = plain(None);
+        let collided = names
+            .iter()
+            .zip(&members)
+            .any(|(n, &i)| *n != items[i].display);
+        if collided && object == exe_name {
+            let g = generics.get_or_insert_with(|| profil_symbols::dwarf::generic_names(exe_data));
+            names = plain(Some(g));
+        }
+        for (n, &i) in names.into_iter().zip(&members) {
+            out[i] = n;
+        }
+    }
+    out
 }
 
 /// Read an object and pick its symbol source ([`crate::profile::debuginfo`]: `.symtab`, the
@@ -55,3 +138,44 @@ pub struct Loaded {
 /// Samples closer than this (bytes) outside every symbol of an object are one
 /// `<object+0xLO-0xHI>` row.
 pub(crate) const UNKNOWN_GAP: u64 = 0x400;
+
+/// What the executable's line tables say about its sampled functions (`(address, size,
+/// samples)`): the `file:line` of each entry that has a line, and a warning when most of the
+/// samples lie in code with no line table at all (cargo's release default, `debug = false`,
+/// keeps only the standard library's lines), naming the `Cargo.toml` setting. `rust`: the
+/// program is Rust (only then is there a warning).
+pub fn line_tables(
+    exe_name: &str,
+    data: &[u8],
+    functions: &[(u64, u64, f64)],
+    rust: bool,
+) -> (HashMap<u64, String>, Option<String>) {
+    let wanted: Vec<(u64, u64)> = functions
+        .iter()
+        .map(|&(a, size, _)| (a, a + size.max(1)))
+        .collect();
+    let lines = profil_symbols::lines::line_map(data, &wanted);
+    let mut entries = HashMap::new();
+    let (mut without, mut all) = (0.0, 0.0);
+    for &(a, size, samples) in functions {
+        all += samples;
+        if lines.overlapping(a, a + size.max(1)).is_empty() {
+            without += samples;
+        }
+        if let Some(span) = lines.lookup(a) {
+            entries.insert(a, format!("{}:{}", lines.file(span), span.line));
+        }
+    }
+    // Only for Rust: a C program built without -g is what gprof users have always profiled,
+    // and says so at its build; cargo's release default hides it.
+    let warning = (rust && all > 0.0 && without / all > 0.5).then(|| {
+        format!(
+            "{exe_name}: {:.0}% of the program's samples are in code without line tables, so \
+             its rows have no location and --lines and --inline cannot name its lines; add to \
+             Cargo.toml: [profile.release] debug = \"line-tables-only\" (`cargo profil --release` \
+             adds line tables to the binary it builds)",
+            100.0 * without / all
+        )
+    });
+    (entries, warning)
+}

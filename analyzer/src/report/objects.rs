@@ -38,7 +38,7 @@ use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
 use super::loaded::UNKNOWN_GAP;
-pub use super::loaded::{load_object, Loaded, ObjectRow};
+pub use super::loaded::{distinct_names, load_object, Loaded, Named, ObjectRow};
 use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
 use crate::profile::samples::Samples;
@@ -86,6 +86,7 @@ fn unknown_rows(name: &str, mut pieces: Vec<Piece>) -> Vec<ObjectRow> {
             samples: s,
             location: None,
             unknown_range: Some((lo, hi)),
+            symbol: None,
         })
         .collect()
 }
@@ -132,6 +133,7 @@ pub fn attribute(
                     samples: total,
                     location: None,
                     unknown_range: None,
+                    symbol: None,
                 });
                 continue;
             }
@@ -189,16 +191,37 @@ pub fn attribute(
         } else {
             &no_locations
         };
+        // The executable's line tables: the entry's line where DWARF has no declaration
+        // (`debug = "line-tables-only"`), and a warning when the program has none.
+        let entry_lines = if k == 0 {
+            let sampled: Vec<(u64, u64, f64)> = per_fn
+                .iter()
+                .map(|(&i, &s)| (map.functions[i].addr, map.functions[i].size, s))
+                .collect();
+            let rust = map
+                .functions
+                .iter()
+                .any(|f| f.name.starts_with(b"_R") || f.name == b"rust_begin_unwind");
+            let (entries, warning) = super::loaded::line_tables(&o.name, data, &sampled, rust);
+            warnings.extend(warning);
+            entries
+        } else {
+            HashMap::new()
+        };
         for (i, s) in per_fn {
             let f = &map.functions[i];
-            let function = profil_symbols::demangle::display_name(&String::from_utf8_lossy(f.name))
-                .into_owned();
+            let raw = String::from_utf8_lossy(f.name).into_owned();
+            let function = profil_symbols::demangle::display_name(&raw).into_owned();
             rows.push(ObjectRow {
                 object: o.name.clone(),
                 function,
                 samples: s,
-                location: locations.get(&f.addr).map(|l| l.to_string()),
+                location: locations
+                    .get(&f.addr)
+                    .map(|l| l.to_string())
+                    .or_else(|| entry_lines.get(&f.addr).cloned()),
                 unknown_range: None,
+                symbol: Some((f.addr, raw)),
             });
         }
         rows.extend(unknown_rows(&o.name, unknown));
@@ -564,6 +587,23 @@ pub fn build_manifests(
         );
         let totals = super::objects_stacks::with_totals(&mut rows, &t);
         stacks = Some((totals, t.graph));
+    } else {
+        // Without stacks the rows alone are told apart.
+        let exe_data = loaded
+            .files
+            .get(&objects[0].path)
+            .map_or(&inputs.exe.data[..], Vec::as_slice);
+        let named: Vec<(usize, super::loaded::Named<'_>)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((i, super::loaded::Named::of_row(r)?)))
+            .collect();
+        let (at, named): (Vec<usize>, Vec<_>) = named.into_iter().unzip();
+        let names = super::loaded::distinct_names(&named, &objects[0].name, exe_data);
+        drop(named);
+        for (i, n) in at.into_iter().zip(names) {
+            rows[i].function = n;
+        }
     }
     // The shared objects the rows name: those with samples, and those the stacks found
     // (libc's `__libc_start_main` above a stripped program's code).

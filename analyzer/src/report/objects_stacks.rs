@@ -10,6 +10,12 @@
 //! the call graph from the samples follows the table ([`super::sampled_graph`]; functions of
 //! the executable with their `file:line`, those of other objects named `function (object)`).
 //!
+//! A node is a function — its object, symbol and address — never a name: the instances of a
+//! generic function, which demangle alike, are nodes and rows of their own, each with its own
+//! total, and their names are told apart the same way in the rows and the graph
+//! ([`super::loaded::distinct_names`]). The runtime's own frames (its thread trampoline,
+//! [`crate::profile::stacks::is_runtime_frame`]) are dropped from every stack.
+//!
 //! Output: the table gains `total` and `total 95%` columns; JSON rows and CSV lines gain
 //! `total_seconds`, `total_samples`, `total_ci95_low_seconds`, `total_ci95_high_seconds`
 //! after the other fields (null or empty for a row on no stack), and the JSON a `call_graph`
@@ -33,6 +39,8 @@ struct Node {
     object: String,
     function: String,
     raw: String,
+    /// The function's address (0 outside functions): with `raw`, its identity.
+    addr: u64,
 }
 
 /// Display name of an object path: its file name.
@@ -43,10 +51,14 @@ fn display_name(path: &Path) -> String {
     )
 }
 
-/// Totals per (object, function) row key, and the measured graph.
+/// What identifies a row's function: (object, symbol, address) ([`ObjectRow::key`]).
+pub type RowKey = (String, String, u64);
+
+/// Totals per row key ([`ObjectRow::key`]), and the measured graph.
 pub struct StackTotals {
-    /// (object, function) → samples with it on the stack.
-    pub totals: HashMap<(String, String), u64>,
+    /// (object, symbol, address) → the function's name (told apart from others where
+    /// demangled names collide) and the samples with it on the stack.
+    pub totals: HashMap<RowKey, (String, u64)>,
     /// The call graph.
     pub graph: SampledGraph,
 }
@@ -150,8 +162,10 @@ pub fn measure(
     // Nodes are interned as frames are resolved.
     let mut nodes: Vec<Node> = Vec::new();
     let mut index: HashMap<Node, usize> = HashMap::new();
-    let mut resolved: HashMap<(u32, Option<usize>, Option<String>), usize> = HashMap::new();
+    let mut resolved: HashMap<(u32, Option<usize>, Option<String>), Option<usize>> = HashMap::new();
     let mut frame_node: HashMap<crate::profile::stacks::Frame, Option<usize>> = HashMap::new();
+    // The runtime's own frames (its thread trampoline), dropped from every stack.
+    let mut runtime: std::collections::HashSet<crate::profile::stacks::Frame> = Default::default();
     for s in &sampled.stacks {
         for &f in &s.frames {
             if frame_node.contains_key(&f) {
@@ -164,50 +178,75 @@ pub fn measure(
                     Some(_) => None,
                     None => Some(unknown(oname, f.addr)),
                 };
-                Some(
-                    *resolved
-                        .entry((o, func, outside.clone()))
-                        .or_insert_with(|| {
-                            let (function, raw) = match (func, outside) {
-                                (Some(i), _) => {
-                                    let raw =
-                                        String::from_utf8_lossy(map.functions[i].name).into_owned();
-                                    (
-                                        profil_symbols::demangle::display_name(&raw).into_owned(),
-                                        raw,
-                                    )
-                                }
-                                (None, Some(name)) => (name.clone(), name),
-                                (None, None) => (OUTSIDE.to_owned(), OUTSIDE.to_owned()),
-                            };
-                            let n = Node {
-                                object: oname.clone(),
-                                function,
-                                raw,
-                            };
-                            let location = match (o, func) {
-                                (0, Some(i)) => exe_locations
-                                    .get(&map.functions[i].addr)
-                                    .map(|l| l.to_string()),
-                                _ => None,
-                            };
-                            *index.entry(n.clone()).or_insert_with(|| {
-                                nodes.push(n);
-                                node_location.push(location);
-                                nodes.len() - 1
-                            })
-                        }),
-                )
+                *resolved
+                    .entry((o, func, outside.clone()))
+                    .or_insert_with(|| {
+                        let (function, raw, addr) = match (func, outside) {
+                            (Some(i), _) => {
+                                let raw =
+                                    String::from_utf8_lossy(map.functions[i].name).into_owned();
+                                (
+                                    profil_symbols::demangle::display_name(&raw).into_owned(),
+                                    raw,
+                                    map.functions[i].addr,
+                                )
+                            }
+                            (None, Some(name)) => (name.clone(), name, 0),
+                            (None, None) => (OUTSIDE.to_owned(), OUTSIDE.to_owned(), 0),
+                        };
+                        if crate::profile::stacks::is_runtime_frame(&function) {
+                            return None;
+                        }
+                        let n = Node {
+                            object: oname.clone(),
+                            function,
+                            raw,
+                            addr,
+                        };
+                        let location = match (o, func) {
+                            (0, Some(i)) => exe_locations
+                                .get(&map.functions[i].addr)
+                                .map(|l| l.to_string()),
+                            _ => None,
+                        };
+                        Some(*index.entry(n.clone()).or_insert_with(|| {
+                            nodes.push(n);
+                            node_location.push(location);
+                            nodes.len() - 1
+                        }))
+                    })
             });
+            if node.is_none()
+                && f.object
+                    .is_some_and(|o| maps.get(o as usize).is_some_and(Option::is_some))
+            {
+                runtime.insert(f);
+            }
             frame_node.insert(f, node);
         }
     }
+    let filtered = sampled.without_frames(|f| runtime.contains(&f));
+    let sampled = filtered.as_ref().unwrap_or(sampled);
     let m = sampled.measure(nodes.len(), |f| frame_node.get(&f).copied().flatten());
     warnings.extend(sampled.warnings());
+    // One name per node, told apart from the rows' and each other's where they collide.
+    let named: Vec<super::loaded::Named<'_>> = nodes
+        .iter()
+        .map(|n| super::loaded::Named {
+            object: &n.object,
+            display: std::borrow::Cow::Borrowed(&n.function),
+            raw: &n.raw,
+            addr: n.addr,
+        })
+        .chain(rows.iter().filter_map(super::loaded::Named::of_row))
+        .collect();
+    let mut distinct = super::loaded::distinct_names(&named, exe_name, exe_data);
+    distinct.truncate(nodes.len());
     let totals = nodes
         .iter()
         .zip(&m.inclusive)
-        .map(|(n, &t)| ((n.object.clone(), n.function.clone()), t))
+        .zip(&distinct)
+        .map(|((n, &t), name)| ((n.object.clone(), n.raw.clone(), n.addr), (name.clone(), t)))
         .collect();
     let exe = exe_name.to_owned();
     let graph = SampledGraph::build(
@@ -217,9 +256,9 @@ pub fn measure(
         |i| {
             let n = &nodes[i];
             if n.object == exe {
-                (n.function.clone(), n.raw.clone())
+                (distinct[i].clone(), n.raw.clone())
             } else {
-                (format!("{} ({})", n.function, n.object), n.raw.clone())
+                (format!("{} ({})", distinct[i], n.object), n.raw.clone())
             }
         },
         |i| node_location[i].clone(),
@@ -230,32 +269,30 @@ pub fn measure(
 }
 
 /// Rows that are on some stack but have no self samples, added with zero self samples; then
-/// each row's total, in row order.
+/// each row's total, in row order. Rows take the names the graph gives their functions.
 pub fn with_totals(rows: &mut Vec<ObjectRow>, t: &StackTotals) -> Vec<Option<u64>> {
-    let present: std::collections::HashSet<(String, String)> = rows
-        .iter()
-        .map(|r| (r.object.clone(), r.function.clone()))
-        .collect();
-    let mut extra: Vec<(&(String, String), &u64)> = t
+    let present: std::collections::HashSet<RowKey> = rows.iter().map(ObjectRow::key).collect();
+    let mut extra: Vec<(&RowKey, &(String, u64))> = t
         .totals
         .iter()
-        .filter(|(k, &v)| v > 0 && !present.contains(*k))
+        .filter(|(k, v)| v.1 > 0 && !present.contains(*k))
         .collect();
-    extra.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for ((object, function), _) in extra {
+    extra.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0)));
+    for ((object, raw, addr), (function, _)) in extra {
         rows.push(ObjectRow {
             object: object.clone(),
             function: function.clone(),
             samples: 0.0,
             location: None,
             unknown_range: None,
+            symbol: (*addr != 0).then(|| (*addr, raw.clone())),
         });
     }
-    rows.iter()
+    rows.iter_mut()
         .map(|r| {
-            t.totals
-                .get(&(r.object.clone(), r.function.clone()))
-                .copied()
+            let (name, total) = t.totals.get(&r.key())?;
+            r.function.clone_from(name);
+            Some(*total)
         })
         .collect()
 }

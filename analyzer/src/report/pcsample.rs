@@ -148,6 +148,7 @@ impl Resolved {
                 samples: s,
                 location: None,
                 unknown_range: None,
+                symbol: None,
             })
             .collect();
         super::objects::sort_rows(&mut rows);

@@ -58,3 +58,4 @@ mod ux_readable;
 mod ux_readme;
 mod ux_run;
 mod ux_run_tree;
+mod ux_rust;

@@ -218,3 +218,61 @@ fn scan_unit(
     }
     Ok(())
 }
+
+/// Names with generic arguments (`count<alloc::string::String, …>`, rustc's `DW_AT_name` of a
+/// generic function's instance) by the function's entry address: what tells the instances of
+/// one generic function apart ([`crate::distinguish`]). Empty without debug info.
+pub fn generic_names(data: &[u8]) -> HashMap<u64, String> {
+    let mut out = HashMap::new();
+    with_dwarf(data, |dwarf| {
+        let mut units = dwarf.units();
+        while let Ok(Some(header)) = units.next() {
+            if let Ok(unit) = dwarf.unit(header) {
+                let _ = scan_generic_names(dwarf, &unit, &mut out);
+            }
+        }
+    });
+    out
+}
+
+fn scan_generic_names(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    out: &mut HashMap<u64, String>,
+) -> gimli::Result<()> {
+    let mut cursor = unit.entries();
+    while let Some(entry) = cursor.next_dfs()? {
+        if entry.tag() != gimli::DW_TAG_subprogram {
+            continue;
+        }
+        let Some(low) = entry.attr_value(gimli::DW_AT_low_pc) else {
+            continue;
+        };
+        let Some(addr) = dwarf.attr_address(unit, low)? else {
+            continue;
+        };
+        // The concrete entry, or the abstract one it points to, carries the name.
+        let mut named = entry.clone();
+        for _ in 0..3 {
+            if named.attr_value(gimli::DW_AT_name).is_some() {
+                break;
+            }
+            match named
+                .attr_value(gimli::DW_AT_specification)
+                .or_else(|| named.attr_value(gimli::DW_AT_abstract_origin))
+            {
+                Some(AttributeValue::UnitRef(off)) => named = unit.entry(off)?,
+                _ => break,
+            }
+        }
+        let Some(name) = named.attr_value(gimli::DW_AT_name) else {
+            continue;
+        };
+        let name = dwarf.attr_string(unit, name)?;
+        let name = String::from_utf8_lossy(name.slice());
+        if name.contains('<') {
+            out.entry(addr).or_insert_with(|| name.into_owned());
+        }
+    }
+    Ok(())
+}

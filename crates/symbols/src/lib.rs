@@ -23,6 +23,8 @@
 //! * [`file`]: inputs mapped read-only, so a large executable costs only the pages read.
 //! * [`demangle`]: names as gprof prints them (libiberty semantics: Rust legacy and v0
 //!   without hashes, then C++).
+//! * [`distinguish`]: names that tell apart distinct functions whose demangled names
+//!   collide (generic instances: their generic arguments from DWARF, else the hash).
 //!
 //! # Address spaces
 //!
@@ -31,6 +33,7 @@
 //! executables, so no load bias is ever applied here.
 
 pub mod demangle;
+pub mod distinguish;
 pub mod dwarf;
 pub mod elf;
 pub mod file;

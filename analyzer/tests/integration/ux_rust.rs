@@ -1,0 +1,246 @@
+//! Issue 29: Rust programs read right. fixtures/rust/wordfreq.rs (two instances of the generic
+//! `count`, a worker pool on std threads, std iterators and HashMap inlined into the program's
+//! code) in a fresh `cargo new` project (no dependencies: it builds offline):
+//!
+//! * under `cargo profil --release`: one row per instance with totals of its own (total ≥
+//!   self, equal to the call graph's), names told apart by their generic arguments, the same
+//!   names in the folded export, and none of the runtime's own frames anywhere;
+//! * built by cargo's release default (`debug = false`) with the runtime linked in and run by
+//!   `profil-report run`: the one warning naming the `Cargo.toml` setting, and instances told
+//!   apart by their symbol's hash.
+
+use crate::ux_support::*;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// A fresh project `wordfreq` in `s` running fixtures/rust/wordfreq.rs.
+fn project(s: &TempDir) -> PathBuf {
+    let out = Command::new(cargo())
+        .args(["new", "--quiet", "--vcs", "none", "wordfreq"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let proj = s.join("wordfreq");
+    std::fs::copy(
+        root().join("fixtures/rust/wordfreq.rs"),
+        proj.join("src/main.rs"),
+    )
+    .unwrap();
+    proj
+}
+
+/// `cargo profil ARGS` in `dir`, with the test's cargo-profil first on PATH.
+fn cargo_profil(dir: &Path, args: &[&str]) -> std::process::Output {
+    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    Command::new(cargo())
+        .arg("profil")
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap()
+}
+
+/// The JSON report the run wrote to `file` (the program's own output is on stdout).
+fn json(file: &Path, out: &std::process::Output) -> serde_json::Value {
+    let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{e}\n{}", show(out)));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}\n{}", show(out)))
+}
+
+/// The rows' (object, function) names: each at most once.
+fn assert_distinct_rows(report: &serde_json::Value) {
+    let mut seen = std::collections::HashSet::new();
+    for r in report["rows"].as_array().unwrap() {
+        let key = (r["object"].to_string(), r["function"].to_string());
+        assert!(
+            seen.insert(key.clone()),
+            "two rows named {key:?}\n{report:#}"
+        );
+    }
+}
+
+/// Every row on the stacks has a total at least its self samples (one sample of slack: a
+/// histogram bin shared by two functions is split between them by bytes) and equal to the
+/// call graph's total for the function of that name.
+fn assert_totals_hold(report: &serde_json::Value) {
+    let graph: std::collections::HashMap<String, u64> = report["call_graph"]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_owned(),
+                f["total_samples"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let exe = report["rows"][0]["object"].as_str().unwrap().to_owned();
+    let mut checked = 0;
+    for r in report["rows"].as_array().unwrap() {
+        let Some(total) = r["total_samples"].as_u64() else {
+            continue;
+        };
+        let own = r["samples"].as_f64().unwrap();
+        let function = r["function"].as_str().unwrap();
+        assert!(
+            total as f64 >= own - 1.0,
+            "{function}: total {total} below self {own}"
+        );
+        let name = if r["object"] == exe.as_str() {
+            function.to_owned()
+        } else {
+            format!("{function} ({})", r["object"].as_str().unwrap())
+        };
+        assert_eq!(graph.get(&name), Some(&total), "{name} in the call graph");
+        checked += 1;
+    }
+    assert!(checked >= 5, "{report:#}");
+}
+
+/// The rows' names starting with `prefix`.
+fn rows_named<'a>(report: &'a serde_json::Value, prefix: &str) -> Vec<&'a str> {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["function"].as_str())
+        .filter(|f| f.starts_with(prefix))
+        .collect()
+}
+
+#[test]
+fn generic_instances_are_rows_of_their_own_with_their_own_totals() {
+    let s = TempDir::new("rust-instances");
+    let proj = project(&s);
+    let out = cargo_profil(
+        &proj,
+        &[
+            "--release",
+            "--hz",
+            "1000",
+            "--json",
+            "--report",
+            "report.json",
+            "--",
+            "12",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("line tables (-C debuginfo=line-tables-only)"),
+        "{err}"
+    );
+    let report = json(&proj.join("report.json"), &out);
+    assert_distinct_rows(&report);
+    assert_totals_hold(&report);
+    // Told apart by the generic argument that differs (they both read `wordfreq::count`).
+    let mut counts = rows_named(&report, "wordfreq::count");
+    counts.sort_unstable();
+    assert_eq!(
+        counts,
+        [
+            "wordfreq::count<(u64, u64), …>",
+            "wordfreq::count<String, …>"
+        ],
+        "{report:#}"
+    );
+    // The runtime's thread trampoline is no caller of the program's threads.
+    let whole = report.to_string();
+    assert!(!whole.contains("profil_rt"), "{report:#}");
+    assert!(whole.contains("wordfreq::worker"), "{report:#}");
+
+    // The same names in the exports, and no runtime frame there either.
+    let exe = proj.join(format!("target/{}/release/wordfreq", host()));
+    let folded = s.join("folded.txt");
+    let out = Command::new(BIN)
+        .args(["export", "--to", "folded", "-o"])
+        .arg(&folded)
+        .arg(&exe)
+        .arg(proj.join("gmon.out"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let folded = std::fs::read_to_string(folded).unwrap();
+    assert!(!folded.contains("profil_rt"), "{folded}");
+    for name in counts {
+        assert!(folded.contains(&format!(";{name};")), "{name}: {folded}");
+    }
+}
+
+#[test]
+fn a_release_build_without_line_tables_gets_one_warning_naming_the_setting() {
+    let s = TempDir::new("rust-nolines");
+    let proj = project(&s);
+    let link = Command::new(BIN).arg("link-args").output().unwrap();
+    assert!(link.status.success(), "{}", show(&link));
+    let out = Command::new(cargo())
+        .args(["build", "--release", "--quiet"])
+        .current_dir(&proj)
+        .env("RUSTFLAGS", text(&link.stdout).trim())
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let run = |json: bool| {
+        let mut c = Command::new(BIN);
+        c.args(["run", "--hz", "1000", "--report", "report.txt"]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c
+            .arg("./target/release/wordfreq")
+            .arg("8")
+            .current_dir(&proj)
+            .env_remove("LD_PRELOAD")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        out
+    };
+    let out = run(false);
+    let all = format!(
+        "{}{}",
+        std::fs::read_to_string(proj.join("report.txt")).unwrap(),
+        text(&out.stderr)
+    );
+    assert_eq!(
+        all.matches("[profile.release] debug = \"line-tables-only\"")
+            .count(),
+        1,
+        "{all}"
+    );
+    assert!(!all.contains("profil_rt"), "{all}");
+    let out = run(true);
+    let report = json(&proj.join("report.txt"), &out);
+    assert_distinct_rows(&report);
+    assert_totals_hold(&report);
+    // No generic arguments without debug information: the symbols' hashes tell them apart.
+    let counts = rows_named(&report, "wordfreq::count");
+    assert_eq!(counts.len(), 2, "{report:#}");
+    assert!(
+        counts.iter().all(|c| c.starts_with("wordfreq::count [h")),
+        "{counts:?}"
+    );
+}
+
+fn host() -> String {
+    let out = Command::new("rustc").arg("-vV").output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .unwrap()
+}
