@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use profil_symbols::demangle::display_name;
 use serde::Serialize;
 
 use crate::render::json::{Compact, Header, OneLine};
@@ -21,16 +20,45 @@ pub fn write(format: Format, rep: &InlineReport, out: &mut impl Write) -> Result
     }
 }
 
-/// A chain as text: `outer > inner (inlined at file:line) > …`.
-pub fn chain_text(steps: &[Step]) -> String {
-    steps
-        .iter()
-        .map(|s| match &s.call_site {
-            Some(site) => format!("{} (at {site})", display_name(&s.raw_name)),
-            None => display_name(&s.raw_name).into_owned(),
+/// A chain as the table shows it: `outer > inner (at file:line) > …`, each name shortened,
+/// and a chain of more than four steps as its first step, how many are left out, and its
+/// last two (`--json` has every step whole).
+pub fn chain_text(rep: &InlineReport, steps: &[Step]) -> String {
+    let cwd = crate::render::names::current_dir();
+    let step = |s: &Step| {
+        let name = crate::render::names::short_name_keeping_last(&rep.name_of(&s.raw_name), 32);
+        match &s.call_site {
+            Some(site) => {
+                let l = crate::render::names::short_location(site, cwd.as_deref());
+                format!("{name} (at {})", crate::render::names::fit_location(&l, 24))
+            }
+            None => name,
+        }
+    };
+    if steps.len() > 4 {
+        let n = steps.len();
+        return format!(
+            "{} > … ({} more) > {} > {}",
+            step(&steps[0]),
+            n - 3,
+            step(&steps[n - 2]),
+            step(&steps[n - 1])
+        );
+    }
+    steps.iter().map(step).collect::<Vec<_>>().join(" > ")
+}
+
+/// The widest a name is shown in the tables (JSON and CSV keep them whole).
+const NAME_WIDTH: usize = 48;
+
+/// A location as the tables show it: relative, at most 32 characters.
+fn shown_location(location: Option<&str>, cwd: Option<&std::path::Path>) -> String {
+    location
+        .map(|l| {
+            let l = crate::render::names::short_location(l, cwd);
+            crate::render::names::fit_location(&l, 32)
         })
-        .collect::<Vec<_>>()
-        .join(" > ")
+        .unwrap_or_default()
 }
 
 /// Both views as tables.
@@ -44,6 +72,9 @@ pub fn table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
         human_seconds(rep.total_seconds())
     )?;
     writeln!(out)?;
+    let cwd = crate::render::names::current_dir();
+    let full: Vec<&str> = rep.functions.iter().map(|r| r.name.as_str()).collect();
+    let shown = crate::render::names::short_names(&full, NAME_WIDTH);
     let mut b = Table::new();
     b.row([
         "%",
@@ -53,9 +84,23 @@ pub fn table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
         "inclusive",
         "copies",
         "function",
+        "location",
         "inlined into",
     ]);
-    for r in &rep.functions {
+    for (r, name) in rep.functions.iter().zip(shown) {
+        // The functions holding a copy, or the first and how many more (`--json` lists them
+        // all).
+        let all = r.inlined_into.join(", ");
+        let into = match r.inlined_into.as_slice() {
+            _ if all.chars().count() <= NAME_WIDTH => all,
+            [one] => crate::render::names::short_name_keeping_last(one, NAME_WIDTH),
+            [first, rest @ ..] => format!(
+                "{} and {} more",
+                crate::render::names::short_name_keeping_last(first, NAME_WIDTH),
+                rest.len()
+            ),
+            [] => all,
+        };
         b.row([
             format!("{:.2}", rep.percent(r.samples)),
             human_seconds(rep.seconds(r.samples)),
@@ -63,8 +108,9 @@ pub fn table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
             samples(r.inlined_samples),
             samples(r.inclusive_samples),
             r.copies.to_string(),
-            r.name.clone(),
-            r.inlined_into.join(", "),
+            name,
+            shown_location(r.location.as_deref(), cwd.as_deref()),
+            into,
         ]);
     }
     writeln!(out, "{}", b.render(6))?;
@@ -76,13 +122,14 @@ pub fn table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
     writeln!(out, "By inline chain (outermost function first):")?;
     writeln!(out)?;
     let mut b = Table::new();
-    b.row(["%", "self", "samples", "chain"]);
+    b.row(["%", "self", "samples", "location", "chain"]);
     for c in &rep.chains {
         b.row([
             format!("{:.2}", rep.percent(c.samples)),
             human_seconds(rep.seconds(c.samples)),
             samples(c.samples),
-            chain_text(&c.steps),
+            shown_location(c.location.as_deref(), cwd.as_deref()),
+            chain_text(rep, &c.steps),
         ]);
     }
     writeln!(out, "{}", b.render(3))?;
@@ -91,10 +138,11 @@ pub fn table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
 
 /// The CSV header (the function-row fields, in order; the JSON function rows have the same
 /// keys).
-pub const CSV_FIELDS: [&str; 10] = [
+pub const CSV_FIELDS: [&str; 11] = [
     "rank",
     "function",
     "raw_name",
+    "location",
     "percent",
     "self_seconds",
     "samples",
@@ -112,6 +160,7 @@ pub fn csv(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
             (i + 1).to_string(),
             r.name.clone(),
             r.raw_name.clone(),
+            r.location.clone().unwrap_or_default(),
             format!("{}", rep.percent(r.samples)),
             format!("{}", rep.seconds(r.samples)),
             format!("{}", r.samples),
@@ -139,6 +188,7 @@ struct JsonFunction<'a> {
     rank: usize,
     function: &'a str,
     raw_name: &'a str,
+    location: Option<&'a str>,
     percent: f64,
     self_seconds: f64,
     samples: f64,
@@ -154,6 +204,7 @@ struct JsonChain {
     rank: usize,
     chain: Compact<Vec<String>>,
     call_sites: Compact<Vec<String>>,
+    location: Option<String>,
     percent: f64,
     self_seconds: f64,
     samples: f64,
@@ -170,6 +221,7 @@ pub fn json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
                 rank: i + 1,
                 function: &r.name,
                 raw_name: &r.raw_name,
+                location: r.location.as_deref(),
                 percent: rep.percent(r.samples),
                 self_seconds: rep.seconds(r.samples),
                 samples: r.samples,
@@ -187,12 +239,7 @@ pub fn json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
         .map(|(i, c)| {
             OneLine(JsonChain {
                 rank: i + 1,
-                chain: Compact(
-                    c.steps
-                        .iter()
-                        .map(|s| display_name(&s.raw_name).into_owned())
-                        .collect(),
-                ),
+                chain: Compact(c.steps.iter().map(|s| rep.name_of(&s.raw_name)).collect()),
                 call_sites: Compact(
                     c.steps
                         .iter()
@@ -200,6 +247,7 @@ pub fn json(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
                         .map(|s| s.call_site.clone().unwrap_or_default())
                         .collect(),
                 ),
+                location: c.location.clone(),
                 percent: rep.percent(c.samples),
                 self_seconds: rep.seconds(c.samples),
                 samples: c.samples,

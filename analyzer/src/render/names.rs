@@ -138,7 +138,7 @@ pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
 
 /// [`short_name`] that keeps the name's last generic argument list when it closes the name
 /// (nested lists in it elided): `…::Accumulator<…>::accumulate_with<u32, …>`.
-fn short_name_keeping_last(name: &str, max: usize) -> String {
+pub fn short_name_keeping_last(name: &str, max: usize) -> String {
     let chars: Vec<char> = name.chars().collect();
     let Some(open) = name
         .ends_with('>')
@@ -154,7 +154,15 @@ fn short_name_keeping_last(name: &str, max: usize) -> String {
     let head: String = chars[..open].iter().collect();
     let list: String = chars[open..].iter().collect();
     let head = elide_generics(&head, 1);
-    let list = format!("<{}>", elide_generics(&list[1..list.len() - 1], 1));
+    let mut list = format!("<{}>", elide_generics(&list[1..list.len() - 1], 1));
+    if head.chars().count() + list.chars().count() > max {
+        // Its first argument only (`{closure#0}<(String, u64), …>`), paths dropped.
+        if let Some(first) = first_argument(&list[1..list.len() - 1]) {
+            if first.len() + 2 < list.len() {
+                list = format!("<{}, …>", profil_symbols::distinguish::drop_paths(first));
+            }
+        }
+    }
     let cut = cut_path(&elide_parameters(&format!("{head}{list}"), max), max);
     if cut.chars().count() <= max {
         return cut;
@@ -198,6 +206,22 @@ fn cut_path(elided: &str, max: usize) -> String {
     if elided.chars().count() <= max {
         return elided.to_owned();
     }
+    // A qualified path first loses the paths inside its brackets:
+    // `<Vec<…> as SpecFromIterNested<…>>::from_iter`.
+    if elided.starts_with('<') {
+        let chars: Vec<char> = elided.chars().collect();
+        if let Some(close) = matching_close(&chars, 0) {
+            let inside: String = chars[1..close].iter().collect();
+            let rest: String = chars[close + 1..].iter().collect();
+            let short = format!(
+                "<{}>{rest}",
+                profil_symbols::distinguish::drop_paths(&inside)
+            );
+            if short != elided {
+                return cut_path(&short, max);
+            }
+        }
+    }
     let mut depth = 0i32;
     let bytes = elided.as_bytes();
     let mut cuts = Vec::new();
@@ -237,6 +261,20 @@ fn cut_path(elided: &str, max: usize) -> String {
     elided.to_owned()
 }
 
+/// The first top-level argument of an argument list's inside, when there are more.
+fn first_argument(list: &str) -> Option<&str> {
+    let mut depth = 0i32;
+    for (i, c) in list.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => return Some(list[..i].trim()),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Replace the contents of every generic argument list (a `<` right after an identifier or
 /// `::`-less path end) by `…`. A `<` that opens a qualified path (`<T as Trait>`) or an
 /// `impl` segment (`<impl Trait for T>`) starts a name or follows `::`, and is kept.
@@ -250,7 +288,9 @@ fn elide_generics(name: &str, depth: usize) -> String {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        let after_ident = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        // A closure's or shim's name (`{closure#0}<…>`) takes arguments too.
+        let after_ident =
+            i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_' || chars[i - 1] == '}');
         if c == '<' {
             let generic = after_ident && matching_close(&chars, i).is_some();
             let level = open.iter().filter(|&&g| g).count() + 1;
@@ -389,6 +429,13 @@ mod tests {
         );
         assert_eq!(short_name("parse_records", 80), "parse_records");
         assert_eq!(short_name("operator<<", 80), "operator<<");
+        assert_eq!(
+            short_name(
+                "{closure#0}<&[u8], u64, wordfreq::checksum::{closure_env#0}>",
+                80
+            ),
+            "{closure#0}<…>"
+        );
     }
 
     #[test]

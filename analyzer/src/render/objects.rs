@@ -381,7 +381,8 @@ mod tests {
         );
         assert_eq!(
             render(Format::Csv, &report),
-            "rank,object,function,percent,self_seconds,samples\n1,\"lib\rodd.so\",\"f, g\",100,0.02,2\n"
+            "rank,object,function,percent,self_seconds,samples,ci95_low_seconds,ci95_high_seconds\n\
+             1,\"lib\rodd.so\",\"f, g\",100,0.02,2,0.002422092780470848,0.07224687695503235\n"
         );
     }
 
@@ -425,7 +426,8 @@ mod tests {
              \"cpu_seconds\": 0.5}, {\"pid\": 11, \"ppid\": 10, \"cpu_seconds\": 0.25}],\n  \
              \"warnings\": [],\n  \"rows\": [\n    {\"rank\": 1, \"object\": \"prog\", \
              \"function\": \"main\", \"location\": \"m.c:3\", \"percent\": 100, \
-             \"self_seconds\": 0.01, \"samples\": 1}\n  ]\n}\n"
+             \"self_seconds\": 0.01, \"samples\": 1, \"ci95_low_seconds\": 0.0002531780768185854, \
+             \"ci95_high_seconds\": 0.055716434866189955}\n  ]\n}\n"
         );
         let empty = ObjectsReport::new("t".into(), 100, vec![], vec![]);
         let text = render(Format::Json, &empty);

@@ -12,19 +12,27 @@
 //! * **by inline chain**: one row per chain `outer > … > inner` (the out-of-line function
 //!   first, each inlined step with the `file:line` it was inlined at).
 //!
-//! A bin that covers bytes of two chains is split by byte overlap, as everywhere in the
-//! default report, so both views sum to the total. Code without DWARF falls back to its
+//! The samples are those the exports' inline frames count ([`crate::export::model`]): with
+//! the runtime's stacks file, the exact PC of each sample in the executable (its stack's
+//! innermost frame); without it, the histogram, where a bin that covers bytes of two chains
+//! is split by byte overlap, as everywhere in the default report, so both views sum to the
+//! total. The outermost function of a chain is named by its symbol, as the exports name it,
+//! and instances of one generic function are told apart as everywhere
+//! ([`super::loaded::distinct_names`]). Code without DWARF falls back to its
 //! ELF symbol (a chain of one), and code outside every symbol to
 //! `<outside known functions>`.
 //!
 //! `--json` prints `{"executable", "gmon_files", "hz", "total_samples", "total_seconds",
 //! "functions": [..], "chains": [..]}`; `--csv` prints the functions view. Fields of a
-//! function row: `rank`, `function`, `raw_name`, `percent`, `self_seconds`, `samples`,
+//! function row: `rank`, `function`, `raw_name`, `location` (the `file:line` with most of its
+//! samples, null without line tables), `percent`, `self_seconds`, `samples`,
 //! `inlined_samples` (samples in inlined copies), `inclusive_samples` (samples of every
 //! chain the function is part of, each chain once), `copies` (distinct chains that end in
 //! this function), `inlined_into` (out-of-line functions holding a copy). Fields of a
 //! chain row: `rank`, `chain` (names, outermost first), `call_sites` (`file:line` of each
-//! inlining step), `percent`, `self_seconds`, `samples`.
+//! inlining step), `location` (its hottest `file:line`), `percent`, `self_seconds`,
+//! `samples`. The tables show names up to 48 characters, the location, and the first function
+//! holding a copy with how many more.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -55,6 +63,8 @@ pub struct ChainRow {
     pub steps: Vec<Step>,
     /// Self samples.
     pub samples: f64,
+    /// The `file:line` with most of its samples (the line table's line at their address).
+    pub location: Option<String>,
 }
 
 /// Samples of one source function, all copies together.
@@ -75,6 +85,8 @@ pub struct FunctionRow {
     pub copies: usize,
     /// Demangled names of the out-of-line functions that hold an inlined copy.
     pub inlined_into: Vec<String>,
+    /// The `file:line` with most of its samples.
+    pub location: Option<String>,
 }
 
 /// The inline report before formatting.
@@ -92,6 +104,9 @@ pub struct InlineReport {
     pub functions: Vec<FunctionRow>,
     /// By chain, most samples first.
     pub chains: Vec<ChainRow>,
+    /// The name each step's raw name is shown by (instances of a generic function told
+    /// apart).
+    pub names: HashMap<String, String>,
 }
 
 impl InlineReport {
@@ -109,6 +124,14 @@ impl InlineReport {
     pub fn seconds(&self, samples: f64) -> f64 {
         samples / f64::from(self.hz)
     }
+
+    /// The name a step's raw name is shown by.
+    pub fn name_of(&self, raw: &str) -> String {
+        self.names
+            .get(raw)
+            .cloned()
+            .unwrap_or_else(|| display_name(raw).into_owned())
+    }
 }
 
 /// Compute the inline report.
@@ -117,15 +140,47 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
     let table = image.symtab.as_ref().or(image.dynsym.as_ref());
     let map = table.map(|t| FunctionMap::build(image, t));
     let bins: Vec<_> = hist.sampled_bins().collect();
-    let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
-    let inl = inline_map(&inputs.exe.data, &wanted);
-    let symbol_at = |addr: u64| -> String {
-        map.as_ref()
-            .and_then(|m| m.function_at(addr).map(|i| m.functions[i].name))
-            .map(|n| String::from_utf8_lossy(n).into_owned())
-            .unwrap_or_else(|| OUTSIDE.to_owned())
+    // With the runtime's stacks: the exact PC of every sample in the executable (the stack's
+    // innermost frame), the samples the exports' inline frames count.
+    let leaves: Option<Vec<(u64, u64)>> =
+        crate::profile::stacks::Sampled::find(&inputs.gmons, &mut Vec::new())?.map(|s| {
+            s.stacks
+                .iter()
+                .filter_map(|st| {
+                    let f = st.frames.first()?;
+                    (f.object == Some(0)).then_some((f.addr, st.count))
+                })
+                .collect()
+        });
+    let wanted: Vec<(u64, u64)> = match &leaves {
+        Some(l) => l.iter().map(|&(a, _)| (a, a + 1)).collect(),
+        None => bins.iter().map(|b| b.addr_range()).collect(),
     };
-    let chain_at = |addr: u64| -> Vec<Step> {
+    let inl = inline_map(&inputs.exe.data, &wanted);
+    let lines = profil_symbols::lines::line_map(&inputs.exe.data, &wanted);
+    let line_at = |addr: u64| {
+        lines
+            .lookup(addr)
+            .map(|l| format!("{}:{}", lines.file(l), l.line))
+    };
+    // Each outermost function by its symbol, as the exports name it (the entry address too,
+    // for telling instances of one generic function apart).
+    let function_at = |addr: u64| -> Option<(String, u64)> {
+        let m = map.as_ref()?;
+        let f = &m.functions[m.function_at(addr)?];
+        Some((String::from_utf8_lossy(f.name).into_owned(), f.addr))
+    };
+    let mut entries: HashMap<String, u64> = HashMap::new();
+    let mut symbol_at = |addr: u64| -> String {
+        match function_at(addr) {
+            Some((raw, entry)) => {
+                entries.insert(raw.clone(), entry);
+                raw
+            }
+            None => OUTSIDE.to_owned(),
+        }
+    };
+    let mut chain_at = |addr: u64| -> Vec<Step> {
         let frames = inl.chain(addr);
         if frames.is_empty() {
             return vec![Step {
@@ -137,37 +192,84 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
             .iter()
             .enumerate()
             .map(|(k, f)| Step {
-                raw_name: match inl.name(f) {
-                    Some(n) => n.to_owned(),
-                    // An unnamed outermost frame is the symbol's code.
-                    None if k == 0 => symbol_at(addr),
-                    None => "<unnamed inlined code>".to_owned(),
+                raw_name: match (k, inl.name(f)) {
+                    // The outermost frame is the symbol's code, named as the exports do.
+                    (0, n) => match function_at(addr) {
+                        Some(_) => symbol_at(addr),
+                        None => n.unwrap_or(OUTSIDE).to_owned(),
+                    },
+                    (_, Some(n)) => n.to_owned(),
+                    (_, None) => "<unnamed inlined code>".to_owned(),
                 },
                 call_site: if k == 0 { None } else { inl.call_site(f) },
             })
             .collect()
     };
     let mut per_chain: HashMap<Vec<Step>, f64> = HashMap::new();
+    // Samples per chain and line.
+    let mut per_line: HashMap<(Vec<Step>, Option<String>), f64> = HashMap::new();
+    let mut add = |chain: Vec<Step>, addr: u64, n: f64| {
+        *per_line.entry((chain.clone(), line_at(addr))).or_default() += n;
+        *per_chain.entry(chain).or_default() += n;
+    };
     let mut total = 0u64;
-    for b in &bins {
-        total += b.count;
-        let (lo_a, hi_a) = b.addr_range();
-        let mut cuts: Vec<u128> = vec![b.lo];
-        cuts.extend(
-            inl.boundaries(lo_a, hi_a)
-                .into_iter()
-                .map(|a| u128::from(a) * b.n)
-                .filter(|&c| b.lo < c && c < b.hi),
-        );
-        cuts.push(b.hi);
-        for w in cuts.windows(2) {
-            let chain = chain_at((w[0] / b.n) as u64);
-            *per_chain.entry(chain).or_default() += b.share(w[0], w[1]);
+    match &leaves {
+        Some(leaves) => {
+            for &(addr, count) in leaves {
+                total += count;
+                add(chain_at(addr), addr, count as f64);
+            }
+        }
+        None => {
+            for b in &bins {
+                total += b.count;
+                let (lo_a, hi_a) = b.addr_range();
+                let mut cuts: Vec<u128> = vec![b.lo];
+                cuts.extend(
+                    inl.boundaries(lo_a, hi_a)
+                        .into_iter()
+                        .map(|a| u128::from(a) * b.n)
+                        .filter(|&c| b.lo < c && c < b.hi),
+                );
+                cuts.push(b.hi);
+                for w in cuts.windows(2) {
+                    let addr = (w[0] / b.n) as u64;
+                    add(chain_at(addr), addr, b.share(w[0], w[1]));
+                }
+            }
+        }
+    }
+    // The hottest line of each chain and of each innermost function.
+    let mut chain_line: HashMap<Vec<Step>, (f64, Option<String>)> = HashMap::new();
+    let mut fn_lines: HashMap<(String, Option<String>), f64> = HashMap::new();
+    for ((steps, line), n) in per_line {
+        if let Some(inner) = steps.last() {
+            *fn_lines
+                .entry((inner.raw_name.clone(), line.clone()))
+                .or_default() += n;
+        }
+        let e = chain_line.entry(steps).or_insert((f64::MIN, None));
+        if n > e.0 || (n == e.0 && line < e.1) {
+            *e = (n, line);
+        }
+    }
+    let mut fn_line: HashMap<String, (f64, Option<String>)> = HashMap::new();
+    for ((raw, line), n) in fn_lines {
+        let e = fn_line.entry(raw).or_insert((f64::MIN, None));
+        if n > e.0 || (n == e.0 && line < e.1) {
+            *e = (n, line);
         }
     }
     let mut chains: Vec<ChainRow> = per_chain
         .into_iter()
-        .map(|(steps, samples)| ChainRow { steps, samples })
+        .map(|(steps, samples)| {
+            let location = chain_line.remove(&steps).and_then(|l| l.1);
+            ChainRow {
+                steps,
+                samples,
+                location,
+            }
+        })
         .collect();
     chains.sort_by(|a, b| {
         b.samples
@@ -207,20 +309,59 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
         acc.copies += 1;
         if c.steps.len() > 1 {
             acc.inlined += c.samples;
-            acc.into
-                .insert(display_name(&c.steps[0].raw_name).into_owned());
+            acc.into.insert(c.steps[0].raw_name.clone());
         }
     }
+    // Names told apart where instances collide, as in the other reports and the exports.
+    let mut raws: Vec<String> = per_fn.keys().cloned().collect();
+    raws.extend(
+        chains
+            .iter()
+            .flat_map(|c| &c.steps)
+            .map(|s| s.raw_name.clone())
+            .filter(|r| !per_fn.contains_key(r)),
+    );
+    raws.sort_unstable();
+    raws.dedup();
+    let named: Vec<super::loaded::Named<'_>> = raws
+        .iter()
+        .map(|raw| super::loaded::Named {
+            object: "",
+            display: display_name(raw),
+            raw,
+            addr: entries.get(raw).copied().unwrap_or(0),
+        })
+        .collect();
+    let names: HashMap<String, String> = raws
+        .iter()
+        .cloned()
+        .zip(super::loaded::distinct_names(&named, "", &inputs.exe.data))
+        .collect();
+    drop(named);
     let mut functions: Vec<FunctionRow> = per_fn
         .into_iter()
         .map(|(raw, a)| FunctionRow {
-            name: display_name(&raw).into_owned(),
+            name: names[&raw].clone(),
+            location: fn_line.remove(&raw).and_then(|l| l.1),
             raw_name: raw,
             samples: a.samples,
             inlined_samples: a.inlined,
             inclusive_samples: a.inclusive,
             copies: a.copies,
-            inlined_into: a.into.into_iter().collect(),
+            inlined_into: {
+                let mut into: Vec<String> = a
+                    .into
+                    .iter()
+                    .map(|r| {
+                        names
+                            .get(r)
+                            .cloned()
+                            .unwrap_or_else(|| display_name(r).into_owned())
+                    })
+                    .collect();
+                into.sort_unstable();
+                into
+            },
         })
         .collect();
     functions.sort_by(|a, b| {
@@ -235,5 +376,6 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<InlineReport> {
         total_samples: total,
         functions,
         chains,
+        names,
     })
 }

@@ -155,7 +155,7 @@ fn generic_args(name: &str) -> Option<Vec<String>> {
 
 /// `alloc::string::String` → `String`; `core::slice::iter::Iter<alloc::string::String>` →
 /// `Iter<String>`: every `segment::` before an identifier is dropped.
-fn drop_paths(text: &str) -> String {
+pub fn drop_paths(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
     let mut chars = text.chars().peekable();
