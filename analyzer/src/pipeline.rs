@@ -142,6 +142,14 @@ pub fn report(
         }
         Mode::Lines => Some(lines(req.format, inputs, image, out)?),
         Mode::Inline => Some(inline(req.format, inputs, image, out)?),
+        Mode::OwnLines { scope, chains } => {
+            let r = report::own_lines::build(inputs, image, *scope, *chains)?;
+            render::lines::write(req.format, &r, out)?;
+            Some(Counted {
+                recorded_hz: r.hz,
+                total_samples: r.total_samples,
+            })
+        }
         Mode::CompareGprof => {
             let report = default_report::build(inputs, image)?;
             warnings.extend(report.warnings.iter().cloned());

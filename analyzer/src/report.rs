@@ -10,6 +10,7 @@
 //!   ([`crate::gprof::lines`]).
 //! * `--lines`: self time per source line ([`lines`]).
 //! * `--inline`: self time by source function through inlining ([`inline`]).
+//! * `--own-lines`: time by the program's own source lines ([`own_lines`]).
 //! * a pcsample file instead of gmon files: flat profile per object, `--timeline`, `--svg`
 //!   ([`pcsample`]).
 //! * `gmon.out` with a `gmon.out.objects` manifest next to it that lists a shared object with
@@ -29,6 +30,7 @@ pub mod lines;
 pub mod loaded;
 pub mod objects;
 pub mod objects_stacks;
+pub mod own_lines;
 pub mod pcsample;
 pub mod sampled_graph;
 pub mod timeline;

@@ -97,6 +97,13 @@ pub enum Mode {
     Lines,
     /// Self time by source function through inlining.
     Inline,
+    /// Time by the program's own source lines.
+    OwnLines {
+        /// Which code is the program's own.
+        scope: crate::report::own_lines::Scope,
+        /// List what ran below the program's frame.
+        chains: bool,
+    },
 }
 
 /// With a pcsample file: samples over time.

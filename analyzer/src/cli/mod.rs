@@ -155,6 +155,17 @@ pub struct ReportArgs {
     /// Self time by source function through inlining (DWARF), and by inline chain.
     #[arg(long = "inline", conflicts_with_all = ["compare_gprof", "gprof", "lines"])]
     inline: bool,
+    /// Time by the program's own source lines: each sample credited to the innermost frame
+    /// in the package's source tree (DWARF line tables; inlined copies and callers followed).
+    #[arg(long = "own-lines", conflicts_with_all = ["compare_gprof", "gprof", "lines", "inline"])]
+    own_lines: bool,
+    /// With --own-lines: every crate outside the standard library and the cargo registry is
+    /// the program's own (not only the package's source tree).
+    #[arg(long = "own-crates", requires = "own_lines")]
+    own_crates: bool,
+    /// With --own-lines: list, per line, what ran below the program's frame.
+    #[arg(long, requires = "own_lines")]
+    chains: bool,
     /// With a pcsample file: samples over time by the top functions, as text.
     #[arg(long)]
     timeline: bool,
@@ -203,6 +214,11 @@ impl ReportArgs {
             Mode::Lines
         } else if self.inline {
             Mode::Inline
+        } else if self.own_lines {
+            Mode::OwnLines {
+                scope: profil_report::report::own_lines::Scope::with_crates(self.own_crates),
+                chains: self.chains,
+            }
         } else {
             Mode::Default
         };

@@ -30,8 +30,19 @@ pub struct ProfileArgs {
     #[arg(short = 'l', long = "lines", conflicts_with = "inline")]
     pub lines: bool,
     /// Report self time by source function through inlining (DWARF).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "own_lines")]
     pub inline: bool,
+    /// Report time by the program's own source lines (each sample credited to the innermost
+    /// frame in the package's source tree; DWARF line tables).
+    #[arg(long = "own-lines", conflicts_with = "lines")]
+    pub own_lines: bool,
+    /// With --own-lines: every crate outside the standard library and the cargo registry is
+    /// the program's own.
+    #[arg(long = "own-crates", requires = "own_lines")]
+    pub own_crates: bool,
+    /// With --own-lines: list, per line, what ran below the program's frame.
+    #[arg(long, requires = "own_lines")]
+    pub chains: bool,
     /// Report every process of the tree, each in its own section (default: the one that used
     /// the most CPU, and a list of the others).
     #[arg(long)]
@@ -53,6 +64,13 @@ impl ProfileArgs {
                     Mode::Lines
                 } else if self.inline {
                     Mode::Inline
+                } else if self.own_lines {
+                    Mode::OwnLines {
+                        scope: profil_report::report::own_lines::Scope::with_crates(
+                            self.own_crates,
+                        ),
+                        chains: self.chains,
+                    }
                 } else {
                     Mode::Default
                 },

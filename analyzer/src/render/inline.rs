@@ -35,17 +35,8 @@ pub fn chain_text(rep: &InlineReport, steps: &[Step]) -> String {
             None => name,
         }
     };
-    if steps.len() > 4 {
-        let n = steps.len();
-        return format!(
-            "{} > … ({} more) > {} > {}",
-            step(&steps[0]),
-            n - 3,
-            step(&steps[n - 2]),
-            step(&steps[n - 1])
-        );
-    }
-    steps.iter().map(step).collect::<Vec<_>>().join(" > ")
+    let shown: Vec<String> = steps.iter().map(step).collect();
+    crate::render::names::short_chain(&shown)
 }
 
 /// The widest a name is shown in the tables (JSON and CSV keep them whole).

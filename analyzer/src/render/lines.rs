@@ -21,23 +21,40 @@ pub fn write(format: Format, rep: &LineReport, out: &mut impl Write) -> Result<(
 }
 
 fn label(r: &LineRow) -> String {
-    r.location()
-        .unwrap_or_else(|| format!("<no line> ({})", r.function()))
+    r.location().unwrap_or_else(|| {
+        if r.function() == crate::report::own_lines::NOT_OWN {
+            r.function().to_owned()
+        } else {
+            format!("<no line> ({})", r.function())
+        }
+    })
 }
 
 fn functions_text(r: &LineRow) -> String {
+    // An own-lines chain (`own_fn > std_fn > … > leaf`) is shortened step by step.
+    let first = match r.functions.first() {
+        Some(f) if f.contains(" > ") => {
+            let steps: Vec<String> = f.split(" > ").map(str::to_owned).collect();
+            crate::render::names::short_chain(&steps)
+        }
+        Some(f) => f.clone(),
+        None => String::new(),
+    };
     match r.functions.len() {
-        0 => String::new(),
-        1 => r.functions[0].clone(),
-        n => format!("{} (+{} more)", r.functions[0], n - 1),
+        0 | 1 => first,
+        n => format!("{first} (+{} more)", n - 1),
     }
 }
 
 /// The table, with a hint when no sampled code has line information.
 pub fn table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
+    let title = match &rep.own {
+        Some(own) => format!("Time by the program's own source lines ({own}) of"),
+        None => "Self time per source line of".to_owned(),
+    };
     writeln!(
         out,
-        "Self time per source line of {}: {} samples at {} Hz = {} of CPU time",
+        "{title} {}: {} samples at {} Hz = {} of CPU time",
         rep.executable,
         rep.total_samples,
         rep.hz,
@@ -66,7 +83,14 @@ pub fn table(rep: &LineReport, out: &mut impl Write) -> Result<()> {
         ]);
     }
     writeln!(out, "{}", b.render(5))?;
-    if rep.rows.iter().all(|r| r.line.is_none()) && !rep.rows.is_empty() {
+    if rep.own.is_some() {
+        writeln!(
+            out,
+            "\nEach sample is credited to the innermost frame in the program's own code (its \
+             inlined copies and\ncallers followed); the function column is that frame's \
+             function (with --chains, what ran below it)."
+        )?;
+    } else if rep.rows.iter().all(|r| r.line.is_none()) && !rep.rows.is_empty() {
         writeln!(
             out,
             "\nNo line information for the sampled code: compile with -g (C) or debug = 1 (Cargo)."
@@ -122,6 +146,9 @@ pub fn csv(rep: &LineReport, out: &mut impl Write) -> Result<()> {
 struct Json<'a> {
     #[serde(flatten)]
     header: Header<'a>,
+    /// `--own-lines`: which code is the program's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    own: Option<&'a str>,
     lines: Vec<OneLine<JsonRow<'a>>>,
 }
 
@@ -176,6 +203,7 @@ pub fn json(rep: &LineReport, out: &mut impl Write) -> Result<()> {
                 rep.total_samples,
                 rep.total_seconds(),
             ),
+            own: rep.own.as_deref(),
             lines,
         },
     )
@@ -192,6 +220,7 @@ mod tests {
             hz: 100,
             total_samples: 4,
             rows,
+            own: None,
             units_decoded: 1,
         }
     }

@@ -404,6 +404,23 @@ pub fn fit_location(location: &str, max: usize) -> String {
     last.to_owned()
 }
 
+/// A chain of steps as a table shows it: each step shortened to 32 characters, and a chain of
+/// more than four steps as its first step, how many are left out, and its last two.
+pub fn short_chain(steps: &[String]) -> String {
+    let n = steps.len();
+    let step = |s: &String| short_name_keeping_last(s, 32);
+    if n > 4 {
+        return format!(
+            "{} > … ({} more) > {} > {}",
+            step(&steps[0]),
+            n - 3,
+            step(&steps[n - 2]),
+            step(&steps[n - 1])
+        );
+    }
+    steps.iter().map(step).collect::<Vec<_>>().join(" > ")
+}
+
 /// The current directory, for [`short_location`].
 pub fn current_dir() -> Option<PathBuf> {
     std::env::current_dir().ok()

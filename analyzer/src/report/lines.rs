@@ -79,6 +79,9 @@ pub struct LineReport {
     pub rows: Vec<LineRow>,
     /// Compilation units whose line program was decoded.
     pub units_decoded: usize,
+    /// `--own-lines`: the program's own code the samples were credited to (its description),
+    /// [`super::own_lines`].
+    pub own: Option<String>,
 }
 
 /// The numbers of one row in seconds and percent, derived from its samples.
@@ -234,5 +237,6 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
         total_samples: total,
         rows,
         units_decoded: lines.units_decoded,
+        own: None,
     })
 }

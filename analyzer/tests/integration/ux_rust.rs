@@ -6,6 +6,8 @@
 //!   self, equal to the call graph's), names told apart by their generic arguments, the same
 //!   names in the folded export, none of the runtime's own frames anywhere, and `--inline`
 //!   equal to the export's inline frames sample for sample, with lines and chains in JSON;
+//!   `--own-lines` on the same samples, most of them on the program's own lines (the hot one
+//!   among the top two), where `--lines` put them in the standard library;
 //! * built by cargo's release default (`debug = false`) with the runtime linked in and run by
 //!   `profil-report run`: the one warning naming the `Cargo.toml` setting, and instances told
 //!   apart by their symbol's hash.
@@ -229,6 +231,69 @@ fn generic_instances_are_rows_of_their_own_with_their_own_totals() {
             ),
         "{inline:#}"
     );
+
+    // `--own-lines`: the same samples as `--inline`, each on the program's own line it ran
+    // under; `--lines` put most of them in the standard library's files.
+    let report = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .args(args)
+            .arg("--json")
+            .arg(&exe)
+            .arg(proj.join("gmon.out"))
+            .current_dir(&proj)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let own = report(&["--own-lines"]);
+    assert_eq!(own["total_samples"], inline["total_samples"], "{own:#}");
+    let share_in_main = |r: &serde_json::Value| {
+        let rows = r["lines"].as_array().unwrap();
+        let all: f64 = rows.iter().map(|l| l["samples"].as_f64().unwrap()).sum();
+        let main: f64 = rows
+            .iter()
+            .filter(|l| {
+                l["file"]
+                    .as_str()
+                    .is_some_and(|f| f.ends_with("src/main.rs"))
+            })
+            .map(|l| l["samples"].as_f64().unwrap())
+            .sum();
+        main / all
+    };
+    let plain = report(&["--lines"]);
+    assert!(
+        share_in_main(&own) > 0.8 && share_in_main(&own) > share_in_main(&plain) + 0.3,
+        "own {} against --lines {}\n{own:#}",
+        share_in_main(&own),
+        share_in_main(&plain)
+    );
+    // The hot line, the HashMap entry in `count`, is one of the top two rows.
+    let source = std::fs::read_to_string(root().join("fixtures/rust/wordfreq.rs")).unwrap();
+    let hot = 1 + source
+        .lines()
+        .position(|l| l.contains("or_insert(0)"))
+        .unwrap() as u64;
+    let top: Vec<u64> = own["lines"].as_array().unwrap()[..2]
+        .iter()
+        .filter_map(|l| l["line"].as_u64())
+        .collect();
+    assert!(top.contains(&hot), "line {hot} not in the top two\n{own:#}");
+    // With --chains, what ran below the program's line.
+    let chained = report(&["--own-lines", "--chains"]);
+    assert!(
+        chained["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["function"]
+                .as_str()
+                .is_some_and(|f| f.starts_with("wordfreq::count<") && f.contains(" > "))),
+        "{chained:#}"
+    );
+    let crates = report(&["--own-lines", "--own-crates"]);
+    assert!(share_in_main(&crates) > 0.8, "{crates:#}");
 }
 
 #[test]
