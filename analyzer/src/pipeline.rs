@@ -140,10 +140,11 @@ pub fn report(
             out.write_all(&buf)?;
             None
         }
-        Mode::Lines => Some(lines(req.format, inputs, image, out)?),
-        Mode::Inline => Some(inline(req.format, inputs, image, out)?),
+        Mode::Lines => Some(lines(req.format, inputs, image, out, warnings)?),
+        Mode::Inline => Some(inline(req.format, inputs, image, out, warnings)?),
         Mode::OwnLines { scope, chains } => {
             let r = report::own_lines::build(inputs, image, *scope, *chains)?;
+            warnings.extend(no_own_lines(inputs, image, row_files(&r), r.total_samples));
             render::lines::write(req.format, &r, out)?;
             Some(Counted {
                 recorded_hz: r.hz,
@@ -213,14 +214,37 @@ fn objects(
     Ok(())
 }
 
+/// A Rust program none of whose lines in `r` is in its own source tree (cargo's release
+/// default, `debug = false`, keeps only the standard library's): the warning naming the
+/// `Cargo.toml` setting.
+fn no_own_lines<'a>(
+    inputs: &Inputs,
+    image: &ElfImage<'_>,
+    mut files: impl Iterator<Item = &'a str>,
+    total_samples: u64,
+) -> Option<String> {
+    let cwd = std::env::current_dir().ok();
+    let own = report::own_lines::Scope::Package;
+    let any_own = files.any(|f| own.owns(f, cwd.as_deref()));
+    (!any_own && total_samples > 0 && report::loaded::is_rust(image))
+        .then(|| report::loaded::no_line_tables(&inputs.exe.name(), "all"))
+}
+
+/// The files of a line report's rows.
+fn row_files(r: &report::lines::LineReport) -> impl Iterator<Item = &str> {
+    r.rows.iter().filter_map(|row| row.file.as_deref())
+}
+
 /// `--lines`: self time per source line.
 fn lines(
     format: Format,
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
+    warnings: &mut Vec<String>,
 ) -> Result<Counted> {
     let r = report::lines::build(inputs, image)?;
+    warnings.extend(no_own_lines(inputs, image, row_files(&r), r.total_samples));
     render::lines::write(format, &r, out)?;
     Ok(Counted {
         recorded_hz: r.hz,
@@ -234,8 +258,14 @@ fn inline(
     inputs: &Inputs,
     image: &ElfImage<'_>,
     out: &mut impl Write,
+    warnings: &mut Vec<String>,
 ) -> Result<Counted> {
     let r = report::inline::build(inputs, image)?;
+    let files = r
+        .functions
+        .iter()
+        .filter_map(|f| f.location.as_deref()?.rsplit_once(':').map(|l| l.0));
+    warnings.extend(no_own_lines(inputs, image, files, r.total_samples));
     render::inline::write(format, &r, out)?;
     Ok(Counted {
         recorded_hz: r.hz,

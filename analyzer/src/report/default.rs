@@ -410,10 +410,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
             .filter(|&i| samples[i] > 0.0)
             .map(|i| (map.functions[i].addr, map.functions[i].size, samples[i]))
             .collect();
-        let rust = map
-            .functions
-            .iter()
-            .any(|f| f.name.starts_with(b"_R") || f.name == b"rust_begin_unwind");
+        let rust = super::loaded::is_rust(image);
         let (entries, warning) =
             super::loaded::line_tables(&exe_name, &inputs.exe.data, &sampled, rust);
         warnings.extend(warning);

@@ -168,14 +168,33 @@ pub fn line_tables(
     }
     // Only for Rust: a C program built without -g is what gprof users have always profiled,
     // and says so at its build; cargo's release default hides it.
-    let warning = (rust && all > 0.0 && without / all > 0.5).then(|| {
-        format!(
-            "{exe_name}: {:.0}% of the program's samples are in code without line tables, so \
-             its rows have no location and --lines and --inline cannot name its lines; add to \
-             Cargo.toml: [profile.release] debug = \"line-tables-only\" (`cargo profil --release` \
-             adds line tables to the binary it builds)",
-            100.0 * without / all
-        )
-    });
+    let warning = (rust && all > 0.0 && without / all > 0.5)
+        .then(|| no_line_tables(exe_name, &format!("{:.0}% of", 100.0 * without / all)));
     (entries, warning)
+}
+
+/// The one warning for a Rust program whose own code has no line tables: `share` says how
+/// much of its samples (`"87% of"`, `"all"`), and the `Cargo.toml` setting to add is named.
+pub fn no_line_tables(exe_name: &str, share: &str) -> String {
+    format!(
+        "{exe_name}: {share} the program's samples are in code without line tables, so its \
+         rows have no location and --lines, --inline and --own-lines cannot name its lines; \
+         add to Cargo.toml: [profile.release] debug = \"line-tables-only\" (`cargo profil \
+         --release` adds line tables to the binary it builds)"
+    )
+}
+
+/// Whether the executable is a Rust program (its symbols name Rust's panic entry or use v0
+/// mangling).
+pub fn is_rust(image: &ElfImage<'_>) -> bool {
+    image
+        .symtab
+        .as_ref()
+        .or(image.dynsym.as_ref())
+        .is_some_and(|t| {
+            t.symbols.iter().any(|s| {
+                let n = t.name(s);
+                n.starts_with(b"_R") || n == b"rust_begin_unwind"
+            })
+        })
 }

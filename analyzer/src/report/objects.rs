@@ -198,10 +198,7 @@ pub fn attribute(
                 .iter()
                 .map(|(&i, &s)| (map.functions[i].addr, map.functions[i].size, s))
                 .collect();
-            let rust = map
-                .functions
-                .iter()
-                .any(|f| f.name.starts_with(b"_R") || f.name == b"rust_begin_unwind");
+            let rust = super::loaded::is_rust(&image);
             let (entries, warning) = super::loaded::line_tables(&o.name, data, &sampled, rust);
             warnings.extend(warning);
             entries

@@ -352,6 +352,23 @@ fn a_release_build_without_line_tables_gets_one_warning_naming_the_setting() {
         counts.iter().all(|c| c.starts_with("wordfreq::count [h")),
         "{counts:?}"
     );
+    // The line views say it too, once (`--lines` showed the standard library's lines and
+    // nothing else).
+    for view in ["--lines", "--own-lines", "--inline"] {
+        let out = Command::new(BIN)
+            .args([view, "./target/release/wordfreq", "gmon.out"])
+            .current_dir(&proj)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        let err = text(&out.stderr);
+        assert_eq!(
+            err.matches("debug = \"line-tables-only\"").count(),
+            1,
+            "{view}: {}",
+            show(&out)
+        );
+    }
 }
 
 fn host() -> String {
