@@ -451,26 +451,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
                 || measured.as_ref().is_some_and(|m| m.inclusive[i] > 0)
         })
         .collect();
-    let raw_names: Vec<String> = shown
-        .iter()
-        .map(|&i| String::from_utf8_lossy(map.functions[i].name).into_owned())
-        .collect();
-    let named: Vec<super::loaded::Named<'_>> = shown
-        .iter()
-        .zip(&raw_names)
-        .map(|(&i, raw)| super::loaded::Named {
-            object: "",
-            display: profil_symbols::demangle::display_name(raw),
-            raw,
-            addr: map.functions[i].addr,
-        })
-        .collect();
-    let distinct: HashMap<usize, String> = shown
-        .iter()
-        .copied()
-        .zip(super::loaded::distinct_names(&named, "", &inputs.exe.data))
-        .collect();
-    drop(named);
+    let distinct = super::loaded::function_names(&map, &shown, &inputs.exe.data);
     let name_of = |i: usize, raw: &str| {
         distinct
             .get(&i)

@@ -124,6 +124,17 @@ impl LineReport {
     }
 }
 
+/// The rows' order: most samples first, then by file, line and functions.
+pub fn sort_rows(rows: &mut [LineRow]) {
+    rows.sort_by(|a, b| {
+        b.samples
+            .total_cmp(&a.samples)
+            .then_with(|| a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+            .then_with(|| a.functions.cmp(&b.functions))
+    });
+}
+
 /// The summed histograms of all gmon files (arcs and basic blocks are not needed here).
 pub fn read_histograms(inputs: &Inputs, target: Target) -> Result<Samples> {
     Samples::read(inputs, target, false)
@@ -223,13 +234,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<LineReport> {
             }
         })
         .collect();
-    rows.sort_by(|a, b| {
-        b.samples
-            .total_cmp(&a.samples)
-            .then_with(|| a.file.cmp(&b.file))
-            .then(a.line.cmp(&b.line))
-            .then_with(|| a.functions.cmp(&b.functions))
-    });
+    sort_rows(&mut rows);
     Ok(LineReport {
         executable: exe_name,
         gmon_files: inputs.gmons.iter().map(|g| g.name()).collect(),

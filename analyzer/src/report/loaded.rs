@@ -198,3 +198,31 @@ pub fn is_rust(image: &ElfImage<'_>) -> bool {
             })
         })
 }
+
+/// The names of the executable's functions `shown` (indexes into `map`), told apart where
+/// their demangled names collide ([`distinct_names`]).
+pub fn function_names(
+    map: &profil_symbols::ranges::FunctionMap<'_>,
+    shown: &[usize],
+    exe_data: &[u8],
+) -> HashMap<usize, String> {
+    let raws: Vec<String> = shown
+        .iter()
+        .map(|&i| String::from_utf8_lossy(map.functions[i].name).into_owned())
+        .collect();
+    let named: Vec<Named<'_>> = shown
+        .iter()
+        .zip(&raws)
+        .map(|(&i, raw)| Named {
+            object: "",
+            display: profil_symbols::demangle::display_name(raw),
+            raw,
+            addr: map.functions[i].addr,
+        })
+        .collect();
+    shown
+        .iter()
+        .copied()
+        .zip(distinct_names(&named, "", exe_data))
+        .collect()
+}

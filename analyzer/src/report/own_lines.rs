@@ -148,24 +148,7 @@ pub fn build(
     shown.sort_unstable();
     shown.dedup();
     let names: HashMap<usize, String> = match &map {
-        Some(m) => {
-            let raws: Vec<String> = shown
-                .iter()
-                .map(|&i| String::from_utf8_lossy(m.functions[i].name).into_owned())
-                .collect();
-            let named: Vec<super::loaded::Named<'_>> = shown
-                .iter()
-                .zip(&raws)
-                .map(|(&i, raw)| super::loaded::Named {
-                    object: "",
-                    display: profil_symbols::demangle::display_name(raw),
-                    raw,
-                    addr: m.functions[i].addr,
-                })
-                .collect();
-            let distinct = super::loaded::distinct_names(&named, "", &inputs.exe.data);
-            shown.iter().copied().zip(distinct).collect()
-        }
+        Some(m) => super::loaded::function_names(m, &shown, &inputs.exe.data),
         None => HashMap::new(),
     };
     let symbol = |addr: u64| -> String {
@@ -271,13 +254,7 @@ pub fn build(
             }
         })
         .collect();
-    rows.sort_by(|a, b| {
-        b.samples
-            .total_cmp(&a.samples)
-            .then_with(|| a.file.cmp(&b.file))
-            .then(a.line.cmp(&b.line))
-            .then_with(|| a.functions.cmp(&b.functions))
-    });
+    super::lines::sort_rows(&mut rows);
     Ok(LineReport {
         executable: inputs.exe.name(),
         gmon_files: inputs.gmons.iter().map(|g| g.name()).collect(),

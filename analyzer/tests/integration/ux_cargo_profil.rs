@@ -25,27 +25,6 @@ fn main() {
 }
 "#;
 
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
-/// `cargo profil ARGS` in `dir`, with the test's cargo-profil first on PATH.
-fn cargo_profil(dir: &Path, args: &[&str]) -> std::process::Output {
-    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
-    Command::new(cargo())
-        .arg("profil")
-        .args(args)
-        .current_dir(dir)
-        .env("PATH", path)
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET_DIR")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .unwrap()
-}
-
 /// Run `exe 1000` in a fresh directory `dir`: did it leave a gmon.out (is the runtime in it)?
 fn writes_a_profile(exe: &Path, dir: &Path) -> bool {
     let _ = std::fs::remove_dir_all(dir);
@@ -206,18 +185,7 @@ fn a_crt_static_project_builds_and_samples_short_threads_in_proportion() {
 /// built binary in it.
 fn check_short_threads(scratch: &str, config: Option<&str>) -> (TempDir, std::path::PathBuf) {
     let s = TempDir::new(scratch);
-    let out = Command::new(cargo())
-        .args(["new", "--quiet", "--vcs", "none", "short"])
-        .current_dir(&s.0)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", show(&out));
-    let proj = s.join("short");
-    std::fs::copy(
-        root().join("fixtures/runtime/short_threads.rs"),
-        proj.join("src/main.rs"),
-    )
-    .unwrap();
+    let proj = cargo_new(&s, "short", "fixtures/runtime/short_threads.rs");
     if let Some(config) = config {
         std::fs::create_dir_all(proj.join(".cargo")).unwrap();
         std::fs::write(proj.join(".cargo/config.toml"), config).unwrap();

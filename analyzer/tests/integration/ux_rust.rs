@@ -17,42 +17,9 @@ use crate::ux_support::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
 /// A fresh project `wordfreq` in `s` running fixtures/rust/wordfreq.rs.
 fn project(s: &TempDir) -> PathBuf {
-    let out = Command::new(cargo())
-        .args(["new", "--quiet", "--vcs", "none", "wordfreq"])
-        .current_dir(&s.0)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", show(&out));
-    let proj = s.join("wordfreq");
-    std::fs::copy(
-        root().join("fixtures/rust/wordfreq.rs"),
-        proj.join("src/main.rs"),
-    )
-    .unwrap();
-    proj
-}
-
-/// `cargo profil ARGS` in `dir`, with the test's cargo-profil first on PATH.
-fn cargo_profil(dir: &Path, args: &[&str]) -> std::process::Output {
-    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
-    Command::new(cargo())
-        .arg("profil")
-        .args(args)
-        .current_dir(dir)
-        .env("PATH", path)
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET_DIR")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .unwrap()
+    cargo_new(s, "wordfreq", "fixtures/rust/wordfreq.rs")
 }
 
 /// The JSON report the run wrote to `file` (the program's own output is on stdout).

@@ -170,3 +170,39 @@ pub fn has_cell(report: &str, cell: &str) -> bool {
         .lines()
         .any(|l| l.contains('|') && l.split('|').any(|c| c.trim() == cell))
 }
+
+/// The cargo running the tests.
+pub fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// `cargo profil ARGS` in `dir`, with the test's cargo-profil first on PATH.
+pub fn cargo_profil(dir: &Path, args: &[&str]) -> Output {
+    let bin_dir = Path::new(CARGO_PROFIL).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    Command::new(cargo())
+        .arg("profil")
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap()
+}
+
+/// A fresh `cargo new` project `name` in `s` whose `src/main.rs` is the repository's file
+/// `main_rs`.
+pub fn cargo_new(s: &TempDir, name: &str, main_rs: &str) -> PathBuf {
+    let out = Command::new(cargo())
+        .args(["new", "--quiet", "--vcs", "none", name])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let proj = s.join(name);
+    std::fs::copy(root().join(main_rs), proj.join("src/main.rs")).unwrap();
+    proj
+}
