@@ -106,7 +106,74 @@ pub fn distinct_names(items: &[Named<'_>], exe_name: &str, exe_data: &[u8]) -> V
             out[i] = n;
         }
     }
+    // The executable's legacy Rust instances are told apart among all its functions of the
+    // same path, not only those shown, so that every view names an instance alike.
+    if items
+        .iter()
+        .any(|n| n.object == exe_name && profil_symbols::distinguish::legacy_path(n.raw).is_some())
+    {
+        let groups = same_path_groups(exe_data);
+        if !groups.is_empty() {
+            let g = generics.get_or_insert_with(|| profil_symbols::dwarf::generic_names(exe_data));
+            let mut named: HashMap<&str, Vec<String>> = HashMap::new();
+            for (i, n) in items.iter().enumerate() {
+                let path = match profil_symbols::distinguish::legacy_path(n.raw) {
+                    Some(p) if n.object == exe_name => p,
+                    _ => continue,
+                };
+                let Some(group) = groups.get(path) else {
+                    continue;
+                };
+                let names = named.entry(path).or_insert_with(|| {
+                    let displays: Vec<String> = group
+                        .iter()
+                        .map(|(r, _)| profil_symbols::demangle::display_name(r).into_owned())
+                        .collect();
+                    let list: Vec<profil_symbols::distinguish::Instance<'_>> = group
+                        .iter()
+                        .zip(&displays)
+                        .map(
+                            |((raw, addr), display)| profil_symbols::distinguish::Instance {
+                                display,
+                                raw,
+                                addr: *addr,
+                                generic: g.get(addr).map(String::as_str),
+                            },
+                        )
+                        .collect();
+                    profil_symbols::distinguish::distinguish(&list)
+                });
+                if let Some(k) = group.iter().position(|(r, a)| r == n.raw && *a == n.addr) {
+                    out[i] = names[k].clone();
+                }
+            }
+        }
+    }
     out
+}
+
+/// The executable's legacy Rust functions by path ([`profil_symbols::distinguish::legacy_path`]),
+/// the paths with more than one function only: (symbol, address) of each.
+fn same_path_groups(exe_data: &[u8]) -> HashMap<String, Vec<(String, u64)>> {
+    let mut groups: HashMap<String, Vec<(String, u64)>> = HashMap::new();
+    let Ok(image) = ElfImage::parse(exe_data) else {
+        return groups;
+    };
+    let Some(table) = image.symtab.as_ref().or(image.dynsym.as_ref()) else {
+        return groups;
+    };
+    let map = profil_symbols::ranges::FunctionMap::build(&image, table);
+    for f in &map.functions {
+        let raw = String::from_utf8_lossy(f.name);
+        if let Some(path) = profil_symbols::distinguish::legacy_path(&raw) {
+            groups
+                .entry(path.to_owned())
+                .or_default()
+                .push((raw.clone().into_owned(), f.addr));
+        }
+    }
+    groups.retain(|_, v| v.len() > 1);
+    groups
 }
 
 /// Read an object and pick its symbol source ([`crate::profile::debuginfo`]: `.symtab`, the
@@ -184,18 +251,18 @@ pub fn no_line_tables(exe_name: &str, share: &str) -> String {
     )
 }
 
-/// Whether the executable is a Rust program (its symbols name Rust's panic entry or use v0
-/// mangling).
+/// Whether the executable is a Rust program: its `main` starts Rust's runtime
+/// (`std::rt::lang_start`). Rust symbols alone do not say it: a C program with the profil-rs
+/// runtime linked in has them too.
 pub fn is_rust(image: &ElfImage<'_>) -> bool {
     image
         .symtab
         .as_ref()
         .or(image.dynsym.as_ref())
         .is_some_and(|t| {
-            t.symbols.iter().any(|s| {
-                let n = t.name(s);
-                n.starts_with(b"_R") || n == b"rust_begin_unwind"
-            })
+            t.symbols
+                .iter()
+                .any(|s| t.name(s).windows(10).any(|w| w == b"lang_start"))
         })
 }
 

@@ -175,7 +175,11 @@ fn generic_instances_are_rows_of_their_own_with_their_own_totals() {
         assert_eq!(
             leaves.get(name).copied().map(|n| n as f64),
             Some(samples),
-            "{name}: --inline and the folded export differ"
+            "{name}: --inline and the folded export differ (export leaves like it: {:?})",
+            leaves
+                .iter()
+                .filter(|(k, _)| k.contains(name.split('<').next().unwrap_or(name)))
+                .collect::<Vec<_>>()
         );
         compared += 1;
     }

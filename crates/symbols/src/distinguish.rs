@@ -196,9 +196,19 @@ fn by_hash(items: &[&Instance<'_>]) -> Option<Vec<String>> {
     None
 }
 
+/// A legacy Rust symbol without its hash (`_ZN8wordfreq5count` of
+/// `_ZN8wordfreq5count17h902cf1327b8fa0c7E`): symbols with the same one demangle alike.
+pub fn legacy_path(raw: &str) -> Option<&str> {
+    legacy_hash(raw)?;
+    if !raw.starts_with("_ZN") {
+        return None;
+    }
+    Some(&raw[..raw.rfind("17h")?])
+}
+
 /// The 16 hex digits of a legacy Rust symbol's hash (`…17h0123456789abcdefE`).
 fn legacy_hash(raw: &str) -> Option<&str> {
-    let i = raw.find("17h")?;
+    let i = raw.rfind("17h")?;
     let tail = &raw[i + 3..];
     let hex = tail.get(..16)?;
     (hex.bytes().all(|b| b.is_ascii_hexdigit()) && tail[16..].starts_with('E')).then_some(hex)
