@@ -157,6 +157,14 @@ pub fn measure(
             &computed
         }
     };
+    let row_location: HashMap<(u64, &str), &str> = rows
+        .iter()
+        .filter(|r| r.object == exe_name)
+        .filter_map(|r| {
+            let (addr, raw) = r.symbol.as_ref()?;
+            Some(((*addr, raw.as_str()), r.location.as_deref()?))
+        })
+        .collect();
     // Each node's `file:line`, for the executable's functions.
     let mut node_location: Vec<Option<String>> = Vec::new();
     // Nodes are interned as frames are resolved.
@@ -203,10 +211,17 @@ pub fn measure(
                             raw,
                             addr,
                         };
+                        // The row's location where there is a row (its entry's line from
+                        // the line table when DWARF has no declaration), else DWARF's.
                         let location = match (o, func) {
-                            (0, Some(i)) => exe_locations
-                                .get(&map.functions[i].addr)
-                                .map(|l| l.to_string()),
+                            (0, Some(i)) => row_location
+                                .get(&(map.functions[i].addr, n.raw.as_str()))
+                                .map(|l| (*l).to_owned())
+                                .or_else(|| {
+                                    exe_locations
+                                        .get(&map.functions[i].addr)
+                                        .map(|l| l.to_string())
+                                }),
                             _ => None,
                         };
                         Some(*index.entry(n.clone()).or_insert_with(|| {

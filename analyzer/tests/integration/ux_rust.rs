@@ -126,6 +126,21 @@ fn generic_instances_are_rows_of_their_own_with_their_own_totals() {
         ],
         "{report:#}"
     );
+    // Line tables without DWARF declarations: the entry's line, in the rows and the graph.
+    for list in [&report["rows"], &report["call_graph"]["functions"]] {
+        let key = if list == &report["rows"] {
+            "function"
+        } else {
+            "name"
+        };
+        let located = list.as_array().unwrap().iter().filter(|r| {
+            r[key].as_str().unwrap().starts_with("wordfreq::count<")
+                && r["location"]
+                    .as_str()
+                    .is_some_and(|l| l.contains("src/main.rs:"))
+        });
+        assert_eq!(located.count(), 2, "{report:#}");
+    }
     // The runtime's thread trampoline is no caller of the program's threads.
     let whole = report.to_string();
     assert!(!whole.contains("profil_rt"), "{report:#}");
