@@ -65,15 +65,22 @@ pub fn with_dwarf_having<T>(
 /// Locations of function entries by link-time address. Empty without debug info.
 pub fn function_locations(data: &[u8]) -> HashMap<u64, Location> {
     let mut out = HashMap::new();
+    each_unit(data, |dwarf, unit| {
+        let _ = scan_unit(dwarf, unit, &mut out);
+    });
+    out
+}
+
+/// Run `f` over every unit of the ELF file `data`'s DWARF that parses.
+fn each_unit(data: &[u8], mut f: impl FnMut(&gimli::Dwarf<R<'_>>, &gimli::Unit<R<'_>>)) {
     with_dwarf(data, |dwarf| {
         let mut units = dwarf.units();
         while let Ok(Some(header)) = units.next() {
             if let Ok(unit) = dwarf.unit(header) {
-                let _ = scan_unit(dwarf, &unit, &mut out);
+                f(dwarf, &unit);
             }
         }
     });
-    out
 }
 
 fn decl<'a>(
@@ -224,13 +231,8 @@ fn scan_unit(
 /// one generic function apart ([`crate::distinguish`]). Empty without debug info.
 pub fn generic_names(data: &[u8]) -> HashMap<u64, String> {
     let mut out = HashMap::new();
-    with_dwarf(data, |dwarf| {
-        let mut units = dwarf.units();
-        while let Ok(Some(header)) = units.next() {
-            if let Ok(unit) = dwarf.unit(header) {
-                let _ = scan_generic_names(dwarf, &unit, &mut out);
-            }
-        }
+    each_unit(data, |dwarf, unit| {
+        let _ = scan_generic_names(dwarf, unit, &mut out);
     });
     out
 }
