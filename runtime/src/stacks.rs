@@ -349,10 +349,18 @@ fn walk_on(
                 if via_fp {
                     C.fp_frames.fetch_add(1, Ordering::Relaxed);
                 }
-                if n == MAX_DEPTH {
-                    return (n, End::TooDeep);
+                if func == crate::threads::trampoline_start() && n > 1 {
+                    // The frame just left is the runtime's own thread trampoline: leave it out,
+                    // so the thread's start routine is called from where the program would
+                    // have called it (glibc's start_thread), in stacks and arcs alike. Frame
+                    // n - 2's function start stays the one recorded when it was left.
+                    n -= 1;
+                } else {
+                    if n == MAX_DEPTH {
+                        return (n, End::TooDeep);
+                    }
+                    out.funcs[n - 1] = func;
                 }
-                out.funcs[n - 1] = func;
                 out.pcs[n] = next.pc();
                 n += 1;
                 regs = next;

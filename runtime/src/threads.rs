@@ -368,6 +368,12 @@ fn claim() -> Option<usize> {
     })
 }
 
+/// Where [`trampoline`] starts: a stack walk leaves its frame out (the runtime's own frames
+/// are never part of the program's stacks). *Async-signal-safe.*
+pub fn trampoline_start() -> usize {
+    trampoline as usize
+}
+
 /// The new thread's first function: take the start routine out of its slot, start the
 /// thread's own clock, run the routine.
 extern "C" fn trampoline(slot: *mut c_void) -> *mut c_void {
