@@ -371,7 +371,7 @@ fn claim() -> Option<usize> {
 /// Where [`trampoline`] starts: a stack walk leaves its frame out (the runtime's own frames
 /// are never part of the program's stacks). *Async-signal-safe.*
 pub fn trampoline_start() -> usize {
-    trampoline as usize
+    trampoline as *const () as usize
 }
 
 /// The new thread's first function: take the start routine out of its slot, start the
