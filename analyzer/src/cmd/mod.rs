@@ -4,6 +4,7 @@
 pub mod artifacts;
 pub mod convert;
 pub mod dump;
+pub mod html;
 pub mod link_args;
 pub mod merge;
 pub mod runtime_path;

@@ -36,6 +36,7 @@ pub mod callgraph;
 pub mod compare;
 pub mod csv;
 pub mod default;
+pub mod html;
 pub mod inline;
 pub mod json;
 pub mod lines;
