@@ -605,3 +605,21 @@ fn readme_screenshot() {
         .clone();
     assert_eq!((info.width, info.height), (w, h));
 }
+
+/// Time until the page of `PROFIL_HTML_BENCH` (a file) answers in headless Chromium, for
+/// BENCHMARKS.md (not a check: run with `--ignored`): the milliseconds from the start of
+/// navigation to the end of the first layout, median of five loads.
+#[test]
+#[ignore]
+fn bench_time_to_interactive() {
+    let Some(b) = browser() else { return };
+    let file = PathBuf::from(std::env::var("PROFIL_HTML_BENCH").expect("PROFIL_HTML_BENCH=FILE"));
+    let mut ms: Vec<f64> = (0..5)
+        .map(|_| {
+            let o = open(b, &file);
+            o.eval("return window.profil.readyMs;").as_f64().unwrap()
+        })
+        .collect();
+    ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    eprintln!("time to interactive: median {:.0} ms (of {ms:?})", ms[2]);
+}

@@ -228,7 +228,7 @@
   }
 
   // ---- the flame graph ------------------------------------------------------------------------
-  const F = { parent: null, name: null, self: null, total: null, kids: null, n: 0, rects: [], root: -1 };
+  const F = { parent: null, name: null, self: null, total: null, kids: null, n: 0, rects: [], root: -1, depth: 1 };
   function buildTree() {
     const fl = D.flame;
     const n = fl.nodes.length / 3;
@@ -497,6 +497,8 @@
     functions();
     for (const t of [functionTable, diffTable]) if (t) t.tableBody = () => t === functionTable ? $("functions").tBodies[0].rows : $("diff-table").tBodies[0].rows;
     flame();
+    // Milliseconds from the start of navigation to a page that answers (BENCHMARKS.md).
+    state.readyMs = performance.now();
     state.ready = true;
     document.body.dataset.ready = "1";
   }).catch((e) => {
