@@ -1,4 +1,5 @@
-//! Subcommands that work on files (and the runtime artifacts). Each module owns its `Args`
+//! Subcommands that work on files (and the runtime artifacts), and the interactive HTML page
+//! ([`html`], also written by `run`, `cargo profil` and `diff`). Each module owns its `Args`
 //! and its `run`. The subcommands that start programs are in [`crate::launch`].
 
 pub mod artifacts;
