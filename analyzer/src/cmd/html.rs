@@ -240,11 +240,14 @@ impl FileCache {
     }
 }
 
+/// A function's lines: number → (self samples, total samples).
+type LineCounts = BTreeMap<u64, (u64, u64)>;
+
 /// Per function with samples on a known line (the [`MAX_SOURCES`] with the most): its lines'
 /// self samples (the sample's leaf frame is there) and total samples (a frame of the sample
 /// is there, once per sample), with the text of the file around them.
 fn sources(p: &StackProfile, files: &mut FileCache) -> Vec<Source> {
-    let mut per: HashMap<usize, BTreeMap<u64, (u64, u64)>> = HashMap::new();
+    let mut per: HashMap<usize, LineCounts> = HashMap::new();
     let mut seen: Vec<(usize, u64)> = Vec::new();
     for s in &p.samples {
         if s.count == 0 {
@@ -269,8 +272,8 @@ fn sources(p: &StackProfile, files: &mut FileCache) -> Vec<Source> {
             }
         }
     }
-    let mut chosen: Vec<(usize, BTreeMap<u64, (u64, u64)>)> = per.into_iter().collect();
-    let weight = |m: &BTreeMap<u64, (u64, u64)>| m.values().map(|v| v.1).max().unwrap_or(0);
+    let mut chosen: Vec<(usize, LineCounts)> = per.into_iter().collect();
+    let weight = |m: &LineCounts| m.values().map(|v| v.1).max().unwrap_or(0);
     chosen.sort_by(|a, b| weight(&b.1).cmp(&weight(&a.1)).then(a.0.cmp(&b.0)));
     chosen.truncate(MAX_SOURCES);
     chosen

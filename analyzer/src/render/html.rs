@@ -131,7 +131,7 @@ pub fn write(page: &Page, out: &mut impl Write) -> Result<()> {
     // Each placeholder where the template has it; the script and data never hold `</script`.
     let mut rest = TEMPLATE;
     while let Some(at) = rest.find("{{") {
-        out.write_all(rest[..at].as_bytes())?;
+        out.write_all(&rest.as_bytes()[..at])?;
         rest = &rest[at..];
         let (key, value) = [
             ("{{TITLE}}", title.as_str()),

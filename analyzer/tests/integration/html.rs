@@ -185,10 +185,8 @@ fn open(b: &Browser, file: &Path) -> Opened {
                         .push(format!("log: {}", l.params.entry.text));
                 }
             }
-            Event::NetworkRequestWillBeSent(r) => {
-                if r.params.request.url != url {
-                    requests.lock().unwrap().push(r.params.request.url.clone());
-                }
+            Event::NetworkRequestWillBeSent(r) if r.params.request.url != url => {
+                requests.lock().unwrap().push(r.params.request.url.clone());
             }
             _ => {}
         }))
