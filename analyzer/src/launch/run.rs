@@ -822,12 +822,8 @@ pub fn profile_and_report(
         let written = procs
             .transpose()
             .and_then(|p| crate::cmd::html::report_page(&files, p))
-            .and_then(|(page, warnings)| {
-                for w in warnings {
-                    eprintln!("profil-report: warning: {w}");
-                }
-                crate::cmd::html::write_page(path, &page)
-            });
+            // Its warnings are the report's, printed with it (and shown on the page).
+            .and_then(|(page, _)| crate::cmd::html::write_page(path, &page));
         if let Err(e) = written {
             eprintln!("profil-report: {}: {e}", path.display());
         }

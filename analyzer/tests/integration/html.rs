@@ -621,3 +621,39 @@ fn bench_time_to_interactive() {
     ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
     eprintln!("time to interactive: median {:.0} ms (of {ms:?})", ms[2]);
 }
+
+/// `run --html` of a stripped program: the page is written, and the report's warnings (no
+/// `.symtab`) are printed once, not again for the page.
+#[test]
+fn run_html_prints_the_reports_warnings_once() {
+    let dir = TempDir::new("html-warn");
+    let lines: String = (0..300_000u64)
+        .map(|i| format!("{}\n", i.wrapping_mul(2_654_435_761) % 1_000_003))
+        .collect();
+    std::fs::write(dir.join("in.txt"), lines).unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--html",
+            "sort.html",
+            "--report",
+            "/dev/null",
+            "sort",
+            "in.txt",
+        ])
+        .current_dir(dir.path())
+        .env_remove("LD_PRELOAD")
+        .env_remove("PROFIL_HZ")
+        .env_remove("PROFIL_RANGES")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let err = text(&out.stderr);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning:")).collect();
+    let mut unique = warnings.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(warnings.len(), unique.len(), "{err}");
+    let page = std::fs::read_to_string(dir.join("sort.html")).unwrap();
+    assert!(page.contains("<canvas id=\"flame\""));
+}
