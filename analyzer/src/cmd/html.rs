@@ -158,7 +158,7 @@ fn stacks_of(
     warnings: &mut Vec<String>,
 ) -> (Flame, Vec<Source>) {
     match model::build(exe, image, gmons) {
-        Ok(p) => (call_tree(&p), sources(&p, &mut FileCache::default())),
+        Ok(p) => (call_tree(&p), sources(&p, &mut FileCache::new(&exe.path))),
         Err(e) => {
             warnings.push(format!("no flame graph: {e}"));
             (Flame::default(), Vec::new())
@@ -221,14 +221,31 @@ pub fn call_tree(p: &StackProfile) -> Flame {
     }
 }
 
-/// Source files read once each: their lines, or why they could not be read.
-#[derive(Default)]
-struct FileCache(HashMap<String, std::result::Result<Vec<String>, String>>);
+/// Source files read once each: their lines, or why they could not be read. A relative name
+/// (as the compiler was given it) is read from the current directory, else from the
+/// executable's.
+struct FileCache {
+    exe_dir: Option<PathBuf>,
+    read: HashMap<String, std::result::Result<Vec<String>, String>>,
+}
 
 impl FileCache {
+    fn new(exe: &Path) -> FileCache {
+        FileCache {
+            exe_dir: exe.parent().map(Path::to_owned),
+            read: HashMap::new(),
+        }
+    }
+
     fn lines(&mut self, file: &str) -> &std::result::Result<Vec<String>, String> {
-        self.0.entry(file.to_owned()).or_insert_with(|| {
+        let exe_dir = &self.exe_dir;
+        self.read.entry(file.to_owned()).or_insert_with(|| {
+            let beside_exe = exe_dir.as_ref().filter(|_| Path::new(file).is_relative());
             std::fs::read(file)
+                .or_else(|e| match beside_exe {
+                    Some(d) => std::fs::read(d.join(file)).map_err(|_| e),
+                    None => Err(e),
+                })
                 .map(|b| {
                     String::from_utf8_lossy(&b)
                         .lines()

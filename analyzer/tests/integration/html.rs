@@ -248,10 +248,16 @@ fn demo_page(dir: &TempDir) -> (PathBuf, Value) {
 }
 
 /// `run --html r.html sh -c './a 1; ./b 3'` in `dir`, with chain.c built as `a` and `b`
-/// (compiled in `dir`, so the source is readable); the text report on stderr.
+/// (`gcc -g -o a a.c` in `dir`: the debug information names the source `a.c`, relative);
+/// the text report on stderr.
 fn tree_page(dir: &TempDir) -> (PathBuf, String) {
-    let src = std::fs::read_to_string(root().join("fixtures/tree/chain.c")).unwrap();
-    gcc(&src, &dir.join("a"), &[]);
+    std::fs::copy(root().join("fixtures/tree/chain.c"), dir.join("a.c")).unwrap();
+    let cc = Command::new("gcc")
+        .args(["-O2", "-g", "-o", "a", "a.c"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", show(&cc));
     std::fs::copy(dir.join("a"), dir.join("b")).unwrap();
     let out = Command::new(BIN)
         .args(["run", "--html", "r.html", "sh", "-c", "./a 1; ./b 3"])
@@ -475,6 +481,23 @@ fn a_run_of_a_process_tree_shows_callers_callees_source_lines_and_the_processes(
     o.eval("window.profil.select('main'); return 1;");
     let callees = o.rows("callees");
     assert!(callees.iter().any(|r| r[0] == "spin"), "{callees:?}");
+    drop(o);
+    // The same profile reported from another directory: the relative source name is read
+    // beside the executable.
+    std::fs::create_dir(dir.join("elsewhere")).unwrap();
+    ours(
+        &dir.join("elsewhere"),
+        &["html", "-o", "r2.html", "../gmon.out", "../b"],
+    );
+    let o = open(b, &dir.join("elsewhere/r2.html"));
+    o.eval("window.profil.select('spin'); return 1;");
+    let source = o.rows("source");
+    assert!(
+        source
+            .iter()
+            .any(|r| r.len() == 4 && r[3].contains("x = x * 6364136223846793005UL")),
+        "{source:?}"
+    );
 }
 
 #[test]
