@@ -22,7 +22,7 @@ use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::Value;
 
 use crate::golden;
-use crate::ux_support::{gcc, root, show, text, TempDir, BIN};
+use crate::ux_support::{gcc, install_exec, profil_report_in, root, show, text, TempDir, BIN};
 
 /// Chromium's executable, if installed.
 fn chromium() -> Option<PathBuf> {
@@ -227,14 +227,7 @@ fn demo(dir: &TempDir) {
 
 /// `profil-report ARGS` in `dir`; its stdout.
 fn ours(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("LD_PRELOAD")
-        .env_remove("PROFIL_HZ")
-        .env_remove("PROFIL_RANGES")
-        .output()
-        .unwrap();
+    let out = profil_report_in(dir).args(args).output().unwrap();
     assert!(out.status.success(), "{args:?}: {}", show(&out));
     text(&out.stdout)
 }
@@ -245,6 +238,15 @@ fn demo_page(dir: &TempDir) -> (PathBuf, Value) {
     ours(dir.path(), &["html", "-o", "r.html", "gmon.out", "demo"]);
     let json = ours(dir.path(), &["--json", "gmon.out", "demo"]);
     (dir.join("r.html"), serde_json::from_str(&json).unwrap())
+}
+
+/// The demo's page open in the browser (None without one), its directory and `--json` report.
+fn demo_opened(tag: &str) -> Option<(TempDir, Opened, Value)> {
+    let b = browser()?;
+    let dir = TempDir::new(tag);
+    let (page, json) = demo_page(&dir);
+    let o = open(b, &page);
+    Some((dir, o, json))
 }
 
 /// `run --html r.html sh -c './a 1; ./b 3'` in `dir`, with chain.c built as `a` and `b`
@@ -258,13 +260,10 @@ fn tree_page(dir: &TempDir) -> (PathBuf, String) {
         .output()
         .unwrap();
     assert!(cc.status.success(), "{}", show(&cc));
-    std::fs::copy(dir.join("a"), dir.join("b")).unwrap();
-    let out = Command::new(BIN)
+    // (Not fs::copy: a descriptor open for writing here would make the exec fail.)
+    install_exec(&dir.join("a"), &dir.join("b"));
+    let out = profil_report_in(dir.path())
         .args(["run", "--html", "r.html", "sh", "-c", "./a 1; ./b 3"])
-        .current_dir(dir.path())
-        .env_remove("LD_PRELOAD")
-        .env_remove("PROFIL_HZ")
-        .env_remove("PROFIL_RANGES")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
@@ -319,10 +318,9 @@ fn figure(o: &Opened, label: &str) -> String {
 
 #[test]
 fn the_demo_page_loads_without_errors_or_requests_and_its_table_is_the_json_reports() {
-    let Some(b) = browser() else { return };
-    let dir = TempDir::new("html-demo");
-    let (page, json) = demo_page(&dir);
-    let o = open(b, &page);
+    let Some((dir, o, json)) = demo_opened("html-demo") else {
+        return;
+    };
     assert!(o.errors.lock().unwrap().is_empty(), "{:?}", o.errors);
     assert!(o.requests.lock().unwrap().is_empty(), "{:?}", o.requests);
     let resources = o.eval("return performance.getEntriesByType('resource').length;");
@@ -342,10 +340,9 @@ fn the_demo_page_loads_without_errors_or_requests_and_its_table_is_the_json_repo
 
 #[test]
 fn sorting_and_filtering_the_table() {
-    let Some(b) = browser() else { return };
-    let dir = TempDir::new("html-sort");
-    let (page, json) = demo_page(&dir);
-    let o = open(b, &page);
+    let Some((_dir, o, json)) = demo_opened("html-sort") else {
+        return;
+    };
     let mut by_self: Vec<(f64, String)> = json["rows"]
         .as_array()
         .unwrap()
@@ -395,10 +392,9 @@ fn sorting_and_filtering_the_table() {
 
 #[test]
 fn the_flame_graph_search_reports_the_matched_share_and_a_click_zooms() {
-    let Some(b) = browser() else { return };
-    let dir = TempDir::new("html-flame");
-    let (page, json) = demo_page(&dir);
-    let o = open(b, &page);
+    let Some((_dir, o, json)) = demo_opened("html-flame") else {
+        return;
+    };
     let row = json["rows"]
         .as_array()
         .unwrap()
@@ -566,10 +562,9 @@ fn screenshot(o: &Opened) -> (Vec<u8>, u32, u32, usize) {
 
 #[test]
 fn a_screenshot_at_1280x800_is_not_blank_and_the_page_fits_a_phone_in_dark() {
-    let Some(b) = browser() else { return };
-    let dir = TempDir::new("html-shot");
-    let (page, _) = demo_page(&dir);
-    let o = open(b, &page);
+    let Some((_dir, o, _)) = demo_opened("html-shot") else {
+        return;
+    };
     let (_, w, h, colours) = screenshot(&o);
     assert_eq!((w, h), (1280, 800));
     assert!(colours > 20, "{colours} colours: blank");
@@ -654,7 +649,7 @@ fn run_html_prints_the_reports_warnings_once() {
         .map(|i| format!("{}\n", i.wrapping_mul(2_654_435_761) % 1_000_003))
         .collect();
     std::fs::write(dir.join("in.txt"), lines).unwrap();
-    let out = Command::new(BIN)
+    let out = profil_report_in(dir.path())
         .args([
             "run",
             "--html",
@@ -664,10 +659,6 @@ fn run_html_prints_the_reports_warnings_once() {
             "sort",
             "in.txt",
         ])
-        .current_dir(dir.path())
-        .env_remove("LD_PRELOAD")
-        .env_remove("PROFIL_HZ")
-        .env_remove("PROFIL_RANGES")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
