@@ -58,7 +58,17 @@ pub fn report_page(
         &mut json,
     )?;
     let mut warnings = written.warnings;
-    let report: serde_json::Value = serde_json::from_slice(&json)
+    // The header's figures, read back from the report's own fields (the rows are skipped).
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Head {
+        hz: f64,
+        total_samples: f64,
+        total_seconds: f64,
+        unsampled_seconds: Option<f64>,
+        warnings: Vec<String>,
+    }
+    let head: Head = serde_json::from_slice(&json)
         .map_err(|e| Error::input(format!("the report's JSON: {e}")))?;
     let inputs = load_inputs(files)?;
     let image = parse_exe(&inputs.exe)?;
@@ -67,26 +77,21 @@ pub fn report_page(
         .as_ref()
         .and_then(|p| serde_json::from_str::<Vec<serde::de::IgnoredAny>>(p.get()).ok())
         .map(|p| p.len());
-    let number = |k: &str| report.get(k).and_then(serde_json::Value::as_f64);
     let figures = Figures {
         program: inputs.exe.name(),
         gmon_files: inputs.gmons.len(),
         processes: process_count,
-        samples: number("total_samples").unwrap_or(0.0),
-        hz: number("hz").unwrap_or(0.0) as u32,
-        seconds: number("total_seconds").unwrap_or(0.0),
-        unsampled_seconds: number("unsampled_seconds"),
+        samples: head.total_samples,
+        hz: head.hz as u32,
+        seconds: head.total_seconds,
+        unsampled_seconds: head.unsampled_seconds,
     };
-    let report_warnings: Vec<String> = report
-        .get("warnings")
-        .and_then(|w| serde_json::from_value(w.clone()).ok())
-        .unwrap_or_default();
     let (flame, sources) = stacks_of(&inputs.exe, &image, &gmons, &mut warnings);
     let text = String::from_utf8(json).map_err(|e| Error::input(format!("JSON: {e}")))?;
     let page = Page {
         title: format!("Profile of {}", inputs.exe.name()),
         header: html::header(&figures),
-        warnings: report_warnings,
+        warnings: head.warnings,
         report: Some(raw(text)?),
         flame,
         sources,
