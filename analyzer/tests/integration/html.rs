@@ -431,6 +431,32 @@ fn the_flame_graph_search_reports_the_matched_share_and_a_click_zooms() {
     assert!((c2[0] - mid.as_f64().unwrap()).abs() < 2.0, "{c2:?} {mid}");
     o.click_on("#reset");
     o.wait_for("window.profil.zoom === null");
+    // From the keyboard: the widest child of the root (the function with the most samples),
+    // then its widest child, then back.
+    o.eval("document.getElementById('flame').focus(); return 1;");
+    o.tab.press_key("ArrowUp").unwrap();
+    o.wait_for("window.profil.zoom !== null");
+    let first = o.eval("return window.profil.zoom;");
+    let rows = json["rows"].as_array().unwrap();
+    let most = rows
+        .iter()
+        .map(|r| r["samples"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let first_samples = rows
+        .iter()
+        .find(|r| r["name"] == first)
+        .map(|r| r["samples"].as_f64().unwrap());
+    assert_eq!(first_samples, Some(most), "{first}");
+    o.tab.press_key("ArrowUp").unwrap();
+    o.wait_for(&format!(
+        "window.profil.zoom !== {first} && window.profil.zoom !== null"
+    ));
+    o.tab.press_key("ArrowDown").unwrap();
+    o.wait_for(&format!(
+        "window.profil.zoom === {first} && window.profil.selected === {first}"
+    ));
+    o.tab.press_key("Escape").unwrap();
+    o.wait_for("window.profil.zoom === null");
 }
 
 #[test]

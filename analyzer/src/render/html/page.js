@@ -370,6 +370,25 @@
     });
     c.addEventListener("mouseleave", () => { tip.hidden = true; });
     c.addEventListener("keydown", (e) => {
+      // Arrows walk the tree from the frame zoomed on: towards the leaves (the widest child),
+      // back to the parent, and to the siblings; each step zooms and selects.
+      const at = state.zoomNode || 0;
+      const icicle = $("icicle").checked;
+      const deeper = icicle ? "ArrowDown" : "ArrowUp", shallower = icicle ? "ArrowUp" : "ArrowDown";
+      let to = -1;
+      if (e.key === deeper) to = F.kids[at].reduce((b, k) => (b < 0 || F.total[k] > F.total[b] ? k : b), -1);
+      else if (e.key === shallower && at > 0) to = F.parent[at];
+      else if ((e.key === "ArrowLeft" || e.key === "ArrowRight") && at > 0) {
+        const sib = F.kids[F.parent[at]];
+        to = sib[sib.indexOf(at) + (e.key === "ArrowLeft" ? -1 : 1)];
+        if (to === undefined) to = -1;
+      }
+      if (to >= 0) {
+        e.preventDefault();
+        zoomTo(to);
+        if (to > 0) select(D.flame.names[F.name[to]], "keys");
+        return;
+      }
       if (e.key === "Escape") zoomTo(0);
       else if (e.key === "Enter" && state.selected) {
         const ix = D.flame.names.indexOf(state.selected);
@@ -389,7 +408,7 @@
     const leg = $("legend");
     leg.append("Frames coloured by object:");
     objs.forEach((o, k) => { leg.append(el("span", { style: "background:" + palette[k % palette.length] }), o); });
-    leg.append(" · click a frame to zoom, Escape or Reset to zoom out; matches in pink.");
+    leg.append(" · click a frame to zoom (or arrows on the focused graph), Escape or Reset to zoom out; matches in pink.");
     drawFlame();
   }
   // Where a frame of `name` is drawn (the widest), for the tests: [x, y] in page coordinates.
