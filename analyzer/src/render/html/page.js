@@ -407,7 +407,9 @@
     const objs = D.flame.objects;
     const leg = $("legend");
     leg.append("Frames coloured by object:");
-    objs.forEach((o, k) => { leg.append(el("span", { style: "background:" + palette[k % palette.length] }), o); });
+    // The objects some frame is in.
+    const used = new Set(D.flame.object_of);
+    objs.forEach((o, k) => { if (used.has(k)) leg.append(el("span", { style: "background:" + palette[k % palette.length] }), o); });
     leg.append(" · click a frame to zoom (or arrows on the focused graph), Escape or Reset to zoom out; matches in pink.");
     drawFlame();
   }
