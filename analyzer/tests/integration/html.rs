@@ -697,3 +697,26 @@ fn run_html_prints_the_reports_warnings_once() {
     let page = std::fs::read_to_string(dir.join("sort.html")).unwrap();
     assert!(page.contains("<canvas id=\"flame\""));
 }
+
+/// A page that cannot be written, and a gmon file that is not one: one line naming the file,
+/// status 2, and no page left behind.
+#[test]
+fn bad_inputs_are_one_line_naming_the_file() {
+    let dir = TempDir::new("html-bad");
+    demo(&dir);
+    std::fs::write(dir.join("junk.out"), "junk\n").unwrap();
+    for (args, named) in [
+        (
+            vec!["html", "-o", "missing/r.html", "gmon.out", "demo"],
+            "missing/r.html",
+        ),
+        (vec!["html", "-o", "r.html", "junk.out", "demo"], "junk.out"),
+    ] {
+        let out = profil_report_in(dir.path()).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(named), "{err}");
+    }
+    assert!(!dir.join("r.html").exists());
+}
