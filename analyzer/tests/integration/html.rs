@@ -666,10 +666,10 @@ fn bench_time_to_interactive() {
     eprintln!("time to interactive: median {:.0} ms (of {ms:?})", ms[2]);
 }
 
-/// `run --html` of a stripped program: the page is written, and the report's warnings (no
-/// `.symtab`) are printed once, not again for the page.
+/// `run --html` of a stripped program: the report's warnings (no `.symtab`) are printed once,
+/// not again for the page, and the page's table is the report across objects.
 #[test]
-fn run_html_prints_the_reports_warnings_once() {
+fn run_html_of_a_stripped_program_prints_the_warnings_once_and_shows_the_objects_report() {
     let dir = TempDir::new("html-warn");
     let lines: String = (0..300_000u64)
         .map(|i| format!("{}\n", i.wrapping_mul(2_654_435_761) % 1_000_003))
@@ -696,6 +696,13 @@ fn run_html_prints_the_reports_warnings_once() {
     assert_eq!(warnings.len(), unique.len(), "{err}");
     let page = std::fs::read_to_string(dir.join("sort.html")).unwrap();
     assert!(page.contains("<canvas id=\"flame\""));
+    // The report across objects (a stripped program): its rows are the page's table.
+    let Some(b) = browser() else { return };
+    let json = ours(dir.path(), &["--json", "gmon.out", "/usr/bin/sort"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let o = open(b, &dir.join("sort.html"));
+    assert!(o.errors.lock().unwrap().is_empty(), "{:?}", o.errors);
+    assert_table_is_the_reports(&o, &json);
 }
 
 /// A page that cannot be written, and a gmon file that is not one: one line naming the file,
