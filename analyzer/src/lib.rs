@@ -56,6 +56,12 @@
 //! the reports: inputs sorted by [`profile::input`], histograms summed by
 //! [`profile::samples`] and split with its [`profile::samples::Bin`], intervals and
 //! distributions from [`profile::stats`]; neither reads through the gprof emulation.
+//!
+//! [`cmd::html`] writes the interactive report (`profil-report html`, `--html` of `run`,
+//! `cargo profil` and `diff`): the report's `--json` object as [`pipeline`] writes it, the
+//! call tree of that same stack model and the source lines with samples, in one page that
+//! [`render::html`] fills from its own template; the page's script only lays out, sorts and
+//! filters them.
 
 pub mod cmd;
 pub mod diff;

@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         Some(Command::Demo(a)) => launch::demo::run(&a.options(), &mut out),
         Some(Command::Export(a)) => export::run(&a.options(), &mut out).map(warn),
         Some(Command::Diff(a)) => diff::run(&a.options(), &mut out).map(warn),
+        Some(Command::Html(a)) => cmd::html::run(&a.options()).map(warn),
         Some(Command::Run(_)) => unreachable!("handled above"),
         None => pipeline::run(&cli.report.request(), &mut out).map(|w| warn(w.warnings)),
     };

@@ -255,6 +255,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Compare two sets of runs: which functions changed, and which changes are noise.
     Diff(DiffArgs),
+    /// Write the report as one interactive HTML file (table, flame graph, callers and
+    /// callees, source lines), opened from disk in any browser.
+    Html(HtmlArgs),
 }
 
 /// Arguments of `profil-report run`.
@@ -528,6 +531,26 @@ impl ExportArgs {
     }
 }
 
+/// Arguments of `profil-report html`.
+#[derive(clap::Args, Debug)]
+pub struct HtmlArgs {
+    /// Where to write the page.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// gmon files and the executable, in any order (default: a.out gmon.out).
+    #[arg(value_name = "FILES")]
+    files: Vec<PathBuf>,
+}
+
+impl HtmlArgs {
+    pub fn options(self) -> profil_report::cmd::html::Options {
+        profil_report::cmd::html::Options {
+            output: self.output,
+            files: self.files,
+        }
+    }
+}
+
 /// Arguments of `profil-report diff`.
 #[derive(clap::Args, Debug)]
 pub struct DiffArgs {
@@ -546,6 +569,9 @@ pub struct DiffArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also write the comparison as an interactive HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Family-wise significance level (Holm-corrected over the functions shown).
     #[arg(long, default_value_t = diff::ALPHA, value_parser = parse_alpha)]
     alpha: f64,
@@ -566,6 +592,7 @@ impl DiffArgs {
             base_exe: self.base_exe,
             new_exe: self.new_exe,
             json: self.json,
+            html: self.html,
             alpha: self.alpha,
         }
     }

@@ -50,6 +50,10 @@ pub struct ProfileArgs {
     /// Sum the processes that ran the same executable into one report.
     #[arg(long)]
     pub merge: bool,
+    /// Also write the report as an interactive HTML page to FILE (table, flame graph,
+    /// callers and callees, source lines, the process tree).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 impl ProfileArgs {
@@ -59,6 +63,7 @@ impl ProfileArgs {
             hz: self.hz,
             out: self.out,
             report: self.report,
+            html: self.html,
             style: ReportStyle {
                 mode: if self.lines {
                     Mode::Lines

@@ -72,6 +72,8 @@ pub struct Options {
     pub new_exe: Option<PathBuf>,
     /// Print JSON instead of a table.
     pub json: bool,
+    /// Also write the comparison as an interactive HTML page here ([`crate::cmd::html`]).
+    pub html: Option<PathBuf>,
     /// Family-wise significance level (Holm-corrected over the functions shown).
     pub alpha: f64,
 }
@@ -124,6 +126,12 @@ pub fn run(args: &Options, out: &mut impl Write) -> Result<Vec<String>> {
         write_json(&diff, out)?;
     } else {
         print_table(&diff, out)?;
+    }
+    if let Some(path) = &args.html {
+        let mut json = Vec::new();
+        write_json(&diff, &mut json)?;
+        let page = crate::cmd::html::diff_page(json, &new_exe, &new_gmons, &mut warnings)?;
+        crate::cmd::html::write_page(path, &page)?;
     }
     Ok(warnings)
 }

@@ -67,7 +67,7 @@ pub fn render(p: &model::StackProfile, format: Format, out: &mut impl Write) -> 
 }
 
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),

@@ -235,6 +235,8 @@ pub struct ProfileOptions {
     pub out: PathBuf,
     /// Where to print the report: a file, or `-` for stdout (None: stderr).
     pub report: Option<PathBuf>,
+    /// Where to also write the interactive HTML report ([`crate::cmd::html`]), if anywhere.
+    pub html: Option<PathBuf>,
     /// Which report, in which format, for which processes.
     pub style: ReportStyle,
 }
@@ -249,13 +251,16 @@ impl ProfileOptions {
         err: &mut impl Write,
     ) -> Result<u8> {
         let style = self.style;
+        let html = self.html.as_deref();
         match self.report.as_deref() {
-            None => profile_and_report(launch, &self.out, style, err),
-            Some(p) if p == Path::new("-") => profile_and_report(launch, &self.out, style, out),
+            None => profile_and_report(launch, &self.out, style, html, err),
+            Some(p) if p == Path::new("-") => {
+                profile_and_report(launch, &self.out, style, html, out)
+            }
             Some(p) => {
                 let mut f = fs::File::create(p)
                     .map_err(|e| Error::input(format!("{}: {e}", p.display())))?;
-                profile_and_report(launch, &self.out, style, &mut f)
+                profile_and_report(launch, &self.out, style, html, &mut f)
             }
         }
     }
@@ -641,11 +646,14 @@ pub fn rate_note(
 /// Every process of the tree keeps its profile ([`processes::keep`]): the one that used the
 /// most CPU as `out_path`, the others as `<out>.<pid>[.<n>]`. The report is that process's,
 /// with a line listing the others; `--all` reports each in its own section (in pid order),
-/// `--merge` sums the processes that ran the same executable (by path and build-id).
+/// `--merge` sums the processes that ran the same executable (by path and build-id). With
+/// `html`, the busiest unit's report is also written there as an interactive page, with the
+/// process tree.
 pub fn profile_and_report(
     launch: &Launch,
     out_path: &Path,
     style: ReportStyle,
+    html: Option<&Path>,
     report_out: &mut impl Write,
 ) -> Result<u8> {
     check_out_dir(out_path)?;
@@ -805,8 +813,60 @@ pub fn profile_and_report(
     if style.format == Format::Json {
         write_json_reports(&found, &json_reports, style.all, report_out)?;
     }
+    if let Some(path) = html {
+        let members = &units[busiest_unit];
+        let exe = found[members[0]].exe.clone();
+        let mut files: Vec<PathBuf> = members.iter().map(|&i| found[i].file.clone()).collect();
+        files.extend(exe);
+        let procs = (found.len() > 1).then(|| processes_json(&found, members));
+        let written = procs
+            .transpose()
+            .and_then(|p| crate::cmd::html::report_page(&files, p))
+            // Its warnings are the report's, printed with it (and shown on the page).
+            .and_then(|(page, _)| crate::cmd::html::write_page(path, &page));
+        if let Err(e) = written {
+            eprintln!("profil-report: {}: {e}", path.display());
+        }
+    }
     report_out.flush()?;
     Ok(code)
+}
+
+/// One process of `run --json`'s `processes`.
+#[derive(serde::Serialize)]
+struct Proc {
+    pid: u32,
+    image: u32,
+    ppid: Option<u32>,
+    program: String,
+    executable: Option<String>,
+    cpu_seconds: f64,
+    profile: String,
+    reported: bool,
+}
+
+/// The processes of `found`, those at `reported` marked so.
+fn procs(found: &[Found], reported: &[usize]) -> Vec<Proc> {
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Proc {
+            pid: f.pid,
+            image: f.image,
+            ppid: f.ppid(),
+            program: f.program_name(),
+            executable: f.exe.as_ref().map(|p| p.display().to_string()),
+            cpu_seconds: f.cpu_seconds(),
+            profile: f.file.display().to_string(),
+            reported: reported.contains(&i),
+        })
+        .collect()
+}
+
+/// [`procs`] as a JSON list (the HTML page's process tree).
+fn processes_json(found: &[Found], reported: &[usize]) -> Result<Box<RawValue>> {
+    let text = json::one_line(&procs(found, reported))?;
+    RawValue::from_string(text).map_err(|e| Error::input(format!("JSON: {e}")))
 }
 
 /// The JSON of `run` (`reports`: the JSON each report unit's [`print_report_of`] wrote, with
@@ -821,33 +881,8 @@ pub fn write_json_reports(
     all: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    /// One process of `processes`.
-    #[derive(serde::Serialize)]
-    struct Proc {
-        pid: u32,
-        image: u32,
-        ppid: Option<u32>,
-        program: String,
-        executable: Option<String>,
-        cpu_seconds: f64,
-        profile: String,
-        reported: bool,
-    }
     let reported: Vec<usize> = reports.iter().flat_map(|r| r.0.iter().copied()).collect();
-    let procs: Vec<Proc> = found
-        .iter()
-        .enumerate()
-        .map(|(i, f)| Proc {
-            pid: f.pid,
-            image: f.image,
-            ppid: f.ppid(),
-            program: f.program_name(),
-            executable: f.exe.as_ref().map(|p| p.display().to_string()),
-            cpu_seconds: f.cpu_seconds(),
-            profile: f.file.display().to_string(),
-            reported: reported.contains(&i),
-        })
-        .collect();
+    let procs = procs(found, &reported);
     if all {
         /// One report of `--all`.
         #[derive(serde::Serialize)]

@@ -6,7 +6,8 @@
 //! from sampled stacks that replaces the estimated one when the runtime's stacks file is there
 //! ([`sampled_graph`]), the line and inline reports ([`lines`], [`inline`]), `--compare-gprof`
 //! ([`compare`]), the rows with an object column of the report across shared objects and the
-//! pcsample report ([`objects`]) and the pcsample timeline as text and SVG ([`timeline`]).
+//! pcsample report ([`objects`]), the pcsample timeline as text and SVG ([`timeline`]), and
+//! the interactive HTML page that holds a report's JSON, its call tree and source ([`html`]).
 //! (The reports' JSON and CSV keep the full forms.) Prose is wrapped ([`wrap`]) to fit
 //! [`WIDTH`] columns, a terminal's.
 
@@ -36,6 +37,7 @@ pub mod callgraph;
 pub mod compare;
 pub mod csv;
 pub mod default;
+pub mod html;
 pub mod inline;
 pub mod json;
 pub mod lines;

@@ -38,6 +38,7 @@ mod fuzz_regressions;
 mod gmon_golden;
 mod gmon_oracle;
 mod gprof_dropin;
+mod html;
 mod identity;
 mod import_cycles;
 mod lines_c;

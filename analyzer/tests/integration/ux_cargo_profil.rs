@@ -60,7 +60,18 @@ fn fresh_cargo_new_project() {
     )
     .unwrap();
 
-    let out = cargo_profil(&proj, &["--release", "--hz", "1000", "--", "300000000"]);
+    let out = cargo_profil(
+        &proj,
+        &[
+            "--release",
+            "--hz",
+            "1000",
+            "--html",
+            "crunch.html",
+            "--",
+            "300000000",
+        ],
+    );
     assert_eq!(out.status.code(), Some(5), "{}", show(&out));
     assert_eq!(
         text(&out.stdout)
@@ -77,6 +88,9 @@ fn fresh_cargo_new_project() {
     let pct = percent_of(&err, "crunch::crunch").unwrap_or_else(|| panic!("{err}"));
     assert!(pct > 90.0, "{err}");
     assert!(proj.join("gmon.out").is_file());
+    // --html: the page too (html:: tests what it shows).
+    let page = std::fs::read_to_string(proj.join("crunch.html")).unwrap();
+    assert!(page.contains("<canvas id=\"flame\""), "{page}");
 
     // Built for the host triple: the normal target/release stays unprofiled (absent here).
     let host = Command::new("rustc").arg("-vV").output().unwrap();

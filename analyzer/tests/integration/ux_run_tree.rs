@@ -25,13 +25,9 @@ fn chain(dir: &Path) {
 }
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    profil_report_in(dir)
         .arg("run")
         .args(args)
-        .current_dir(dir)
-        .env_remove("LD_PRELOAD")
-        .env_remove("PROFIL_HZ")
-        .env_remove("PROFIL_RANGES")
         .output()
         .unwrap()
 }

@@ -110,6 +110,17 @@ pub fn assert_demo_split(report: &str) {
     }
 }
 
+/// `profil-report` to run in `dir`, without the profiling settings of the tests' environment
+/// (`LD_PRELOAD`, `PROFIL_HZ`, `PROFIL_RANGES`).
+pub fn profil_report_in(dir: &Path) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir)
+        .env_remove("LD_PRELOAD")
+        .env_remove("PROFIL_HZ")
+        .env_remove("PROFIL_RANGES");
+    cmd
+}
+
 /// Run `cmd`, retrying while the kernel says "text file busy": a binary this process just
 /// copied can still be open for writing in a child that another test thread forked meanwhile
 /// (the descriptor lives until that child's exec).
