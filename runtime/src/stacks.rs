@@ -129,6 +129,9 @@ static POOL: AtomicPtr<AtomicU64> = AtomicPtr::new(core::ptr::null_mut());
 static SLOTS: AtomicUsize = AtomicUsize::new(0);
 static POOL_LEN: AtomicUsize = AtomicUsize::new(0);
 static POOL_USED: AtomicUsize = AtomicUsize::new(0);
+/// The start of a function of the runtime's own that a walk leaves out of the stacks (the
+/// thread trampoline, see [`leave_out`]); 0: none.
+static LEFT_OUT: AtomicUsize = AtomicUsize::new(0);
 static MAIN_TOP: AtomicUsize = AtomicUsize::new(0);
 static MAIN_LO: AtomicUsize = AtomicUsize::new(0);
 /// Offset of `stackblock` in glibc's thread descriptor (0: not found; threads other than the
@@ -296,6 +299,12 @@ fn stack_range(sp: usize) -> Option<Stack> {
     (block <= sp && sp < tp && tp < end).then_some(Stack { lo: sp, hi: tp })
 }
 
+/// Leave the frames of the function starting at `func` out of every walk from now on: the
+/// runtime's thread trampoline, which the program's threads start through (`threads`).
+pub fn leave_out(func: usize) {
+    LEFT_OUT.store(func, Ordering::Relaxed);
+}
+
 /// Walk the stack from the interrupted registers `gregs` into `out` (PCs innermost first: the
 /// interrupted PC, then return addresses). Returns the number of frames and how the walk
 /// ended. *Async-signal-safe.*
@@ -349,7 +358,7 @@ fn walk_on(
                 if via_fp {
                     C.fp_frames.fetch_add(1, Ordering::Relaxed);
                 }
-                if func == crate::threads::trampoline_start() && n > 1 {
+                if func == LEFT_OUT.load(Ordering::Relaxed) && n > 1 {
                     // The frame just left is the runtime's own thread trampoline: leave it out,
                     // so the thread's start routine is called from where the program would
                     // have called it (glibc's start_thread), in stacks and arcs alike. Frame

@@ -97,7 +97,7 @@ use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::timer::{self, Backend};
-use crate::{marks, sys};
+use crate::{marks, stacks, sys};
 
 /// A thread start routine.
 pub type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
@@ -221,6 +221,9 @@ fn ensure_key() {
     let _errno = sys::ErrnoGuard::save();
     if let Some(key) = sys::thread_key_create(thread_end) {
         if key < 32 {
+            // Threads now start through our trampoline: the stack walks leave its frame out
+            // (the runtime's own frames are never part of the program's stacks).
+            stacks::leave_out(trampoline as *const () as usize);
             KEY.store(key, Ordering::Relaxed);
         }
     }
@@ -366,12 +369,6 @@ fn claim() -> Option<usize> {
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     })
-}
-
-/// Where [`trampoline`] starts: a stack walk leaves its frame out (the runtime's own frames
-/// are never part of the program's stacks). *Async-signal-safe.*
-pub fn trampoline_start() -> usize {
-    trampoline as *const () as usize
 }
 
 /// The new thread's first function: take the start routine out of its slot, start the
