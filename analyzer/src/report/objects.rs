@@ -37,7 +37,6 @@ use gmon::Target;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::loaded::UNKNOWN_GAP;
 pub use super::loaded::{load_object, Loaded, ObjectRow};
 use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
@@ -65,24 +64,13 @@ pub struct ObjectSamples {
 pub use crate::profile::debuginfo::{debug_file_path, SymbolSource};
 
 /// The rows for samples outside every symbol of object `name`: `(lo, hi, samples)` pieces
-/// grouped into address ranges no more than [`UNKNOWN_GAP`] apart.
-fn unknown_rows(name: &str, mut pieces: Vec<Piece>) -> Vec<ObjectRow> {
-    pieces.sort_by_key(|p| p.0);
-    let mut groups: Vec<Piece> = Vec::new();
-    for (lo, hi, s) in pieces {
-        match groups.last_mut() {
-            Some(g) if lo <= g.1.saturating_add(UNKNOWN_GAP) => {
-                g.1 = g.1.max(hi);
-                g.2 += s;
-            }
-            _ => groups.push((lo, hi, s)),
-        }
-    }
-    groups
+/// grouped into address ranges ([`super::loaded::group_unknown`]).
+fn unknown_rows(name: &str, pieces: Vec<Piece>) -> Vec<ObjectRow> {
+    super::loaded::group_unknown(pieces)
         .into_iter()
         .map(|(lo, hi, s)| ObjectRow {
             object: name.to_owned(),
-            function: format!("<{name}+{lo:#x}-{hi:#x}>"),
+            function: super::loaded::unknown_name(name, lo, hi),
             samples: s,
             location: None,
             unknown_range: Some((lo, hi)),
@@ -381,6 +369,24 @@ fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u
     Ok((pieces, hist.hz))
 }
 
+/// The rate the clock was asked for, when every process line says the same (None: not
+/// known, or not one rate). Every view uses it when known: the seconds shown are samples ÷
+/// that rate, and the CPU time beyond them is the unsampled time ([`unsampled_seconds`]).
+pub fn nominal_hz(procs: &[gmon::manifest::Process]) -> Option<u32> {
+    let nominal: Vec<u32> = procs.iter().filter_map(|p| p.nominal_hz).collect();
+    let all = !procs.is_empty() && nominal.len() == procs.len();
+    (all && nominal.iter().all(|&h| h == nominal[0]) && nominal[0] > 0).then(|| nominal[0])
+}
+
+/// The CPU time of the processes that their samples at the nominal rate do not account for,
+/// summed and rounded to a nanosecond (None: a process line does not say).
+pub fn unsampled_seconds(procs: &[gmon::manifest::Process]) -> Option<f64> {
+    let unsampled: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
+    unsampled
+        .filter(|u| !u.is_empty())
+        .map(|u| (u.iter().sum::<f64>() * 1e9).round() / 1e9)
+}
+
 /// From this share of the whole CPU time (percent) on, the unsampled time is a row of the
 /// table, `<not sampled>` (below it, the usual few percent before a clock starts and at exit,
 /// it is only the line under the header). The default report uses the same threshold.
@@ -511,17 +517,11 @@ pub fn build_manifests(
         &mut warnings,
         &mut loaded,
     );
-    // The rate the clock was asked for, when every process says the same: the seconds shown
-    // are then samples ÷ that rate, and what the CPU time has beyond them is stated.
-    let nominal: Vec<u32> = procs.iter().filter_map(|p| p.nominal_hz).collect();
-    let all_nominal = !procs.is_empty() && nominal.len() == procs.len();
-    if all_nominal && nominal.iter().all(|&h| h == nominal[0]) && nominal[0] > 0 {
-        hz = nominal[0];
+    if let Some(h) = nominal_hz(&procs) {
+        hz = h;
     }
     let mut unsampled_time = None;
-    let unsampled: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
-    if let Some(u) = unsampled.filter(|u| !u.is_empty()) {
-        let u: f64 = (u.iter().sum::<f64>() * 1e9).round() / 1e9;
+    if let Some(u) = unsampled_seconds(&procs) {
         let cause = unsampled_cause(&procs);
         let total: f64 = rows.iter().map(|r| r.samples).sum();
         let hz_f = f64::from(hz.max(1));
