@@ -30,13 +30,17 @@ pub fn write(format: Format, report: &ObjectsReport, out: &mut impl Write) -> Re
 fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     let (rows, numbers) = (&report.rows, &report.numbers);
     let totals = report.graph.is_some();
+    // The rate is the clock's nominal rate when the manifests gave the unsampled time.
     writeln!(
         out,
-        "{}: {} samples at {} Hz = {} of CPU time",
-        report.title,
-        report.total_samples,
-        report.hz,
-        human_seconds(report.total_seconds)
+        "{}",
+        crate::render::text::header_line(
+            &report.title,
+            report.total_samples,
+            report.hz,
+            report.unsampled.is_some(),
+            report.total_seconds
+        )
     )?;
     if report.total_samples == 0.0 {
         // An empty table, and a cause for unsampled time that does not apply, say nothing.

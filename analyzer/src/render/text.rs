@@ -19,6 +19,19 @@ pub fn interval(lo: f64, hi: f64) -> String {
     }
 }
 
+/// A report's header line, `{what}: N samples at H Hz = T of CPU time` (one line: it names
+/// the executable as given, which is no prose to wrap). `nominal`: the rate
+/// is the clock's nominal rate, from the runtime's manifest (the seconds of every view are
+/// samples ÷ that rate, and the CPU time it does not account for is the unsampled line);
+/// else it is the rate the gmon file records.
+pub fn header_line(what: &str, samples: f64, hz: u32, nominal: bool, seconds: f64) -> String {
+    format!(
+        "{what}: {samples} samples at {hz} Hz{} = {} of CPU time",
+        if nominal { " (nominal rate)" } else { "" },
+        human_seconds(seconds)
+    )
+}
+
 /// The name of a table's row for the CPU time not sampled (default report and report across
 /// objects).
 pub const UNSAMPLED_ROW: &str = "<not sampled>";
@@ -47,7 +60,7 @@ fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
         0.0
     };
     format!(
-        "CPU time not sampled: {} ({pct:.1}% of {}){}",
+        "CPU time not sampled: {} ({pct:.1}% of {}, the processes' user+system CPU time){}",
         human_seconds(unsampled),
         human_seconds(all),
         if cause.is_empty() || pct < 2.0 {

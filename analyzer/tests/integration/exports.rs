@@ -909,7 +909,15 @@ fn every_export_names_a_stripped_programs_code_as_the_report_does() {
     );
     assert!(rows.values().any(|r| r.0 == "libc.so.6"), "{rows:?}");
     let text = String::from_utf8(ours_ok(&dir.0, &["gmon.out", "/usr/bin/sort"])).unwrap();
-    assert!(text.contains(&format!(" samples at {hz} Hz")), "{text}");
+    // One rate everywhere, and the text says which: the clock's nominal rate.
+    assert!(
+        text.contains(&format!(" samples at {hz} Hz (nominal rate) = ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("CPU time not sampled: ") && text.contains("user+system CPU time"),
+        "{text}"
+    );
 
     // Folded stacks: each line's leaf is its self samples; a frame is repeated only where the
     // report's call graph has the function calling itself (recursion), never an alias.
