@@ -589,18 +589,18 @@ pub fn print_report_of(
         }
     }
     for w in &written.warnings {
-        eprintln!("profil-report: warning: {w}");
+        eprintln!("{}", crate::render::message("profil-report: warning: ", w));
     }
     if style.format == Format::Table {
         for n in &notes {
-            writeln!(out, "note: {n}")?;
+            writeln!(out, "{}", crate::render::message("note: ", n))?;
         }
         if !notes.is_empty() {
             writeln!(out)?;
         }
     } else {
         for n in &notes {
-            eprintln!("profil-report: note: {n}");
+            eprintln!("{}", crate::render::message("profil-report: note: ", n));
         }
     }
     out.write_all(&text)?;

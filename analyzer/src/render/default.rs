@@ -68,7 +68,6 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
             &what,
             report.total_samples as f64,
             report.hz,
-            report.unsampled.is_some(),
             report.total_seconds()
         )
     )?;
@@ -94,7 +93,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "{}",
-            crate::render::text::unsampled_line(*u, report.total_seconds(), cause)
+            crate::render::text::unsampled_line(*u, report.total_seconds(), report.hz, cause)
         )?;
     }
     writeln!(out)?;

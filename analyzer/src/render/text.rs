@@ -20,14 +20,11 @@ pub fn interval(lo: f64, hi: f64) -> String {
 }
 
 /// A report's header line, `{what}: N samples at H Hz = T of CPU time` (one line: it names
-/// the executable as given, which is no prose to wrap). `nominal`: the rate
-/// is the clock's nominal rate, from the runtime's manifest (the seconds of every view are
-/// samples ÷ that rate, and the CPU time it does not account for is the unsampled line);
-/// else it is the rate the gmon file records.
-pub fn header_line(what: &str, samples: f64, hz: u32, nominal: bool, seconds: f64) -> String {
+/// the executable as given, which is no prose to wrap; whether H is the clock's nominal rate
+/// is said on the unsampled line under it, [`unsampled_line`]).
+pub fn header_line(what: &str, samples: f64, hz: u32, seconds: f64) -> String {
     format!(
-        "{what}: {samples} samples at {hz} Hz{} = {} of CPU time",
-        if nominal { " (nominal rate)" } else { "" },
+        "{what}: {samples} samples at {hz} Hz = {} of CPU time",
         human_seconds(seconds)
     )
 }
@@ -43,16 +40,16 @@ pub const UNSAMPLED_NOTE: &str = "<not sampled>: CPU time the clock measured but
 /// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
 /// (the cause only when the share is 2% or more: below that, it is the usual noise), wrapped
 /// to [`crate::render::WIDTH`] columns with the lines after the first indented.
-pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
+pub fn unsampled_line(unsampled: f64, sampled: f64, hz: u32, cause: &str) -> String {
     crate::render::wrap(
-        &unsampled_text(unsampled, sampled, cause),
+        &unsampled_text(unsampled, sampled, hz, cause),
         crate::render::WIDTH - 2,
     )
     .join("\n  ")
 }
 
 /// [`unsampled_line`] as one line.
-fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
+fn unsampled_text(unsampled: f64, sampled: f64, hz: u32, cause: &str) -> String {
     let all = unsampled + sampled;
     let pct = if all > 0.0 {
         100.0 * unsampled / all
@@ -60,7 +57,8 @@ fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
         0.0
     };
     format!(
-        "CPU time not sampled: {} ({pct:.1}% of {}, the processes' user+system CPU time){}",
+        "CPU time not sampled: {} ({pct:.1}% of {}, the processes' user+system CPU time; \
+         {hz} Hz is the clock's nominal rate){}",
         human_seconds(unsampled),
         human_seconds(all),
         if cause.is_empty() || pct < 2.0 {
