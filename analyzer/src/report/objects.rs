@@ -348,12 +348,11 @@ impl ObjectsReport {
     }
 }
 
-/// The manifest next to a gmon file, if there is one.
+/// The manifest next to a gmon file (or in its side folder,
+/// [`crate::profile::input::side_folder`]), if there is one.
 pub fn find_manifest(gmon: &GmonInput) -> Option<PathBuf> {
     let name = gmon.path.file_name()?.to_str()?;
-    let p = gmon
-        .path
-        .with_file_name(gmon::manifest::manifest_name(name));
+    let p = crate::profile::input::side_file(&gmon.path, &gmon::manifest::manifest_name(name));
     p.is_file().then_some(p)
 }
 

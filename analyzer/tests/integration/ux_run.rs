@@ -186,15 +186,15 @@ fn preload_is_appended_and_children_are_separate() {
         "{line}"
     );
     let err = text(&out.stderr);
-    // The forked child's profile is kept beside the parent's, and listed (the first line is
+    // The forked child's profile is kept in the folder beside the parent's, and listed (the first line is
     // wrapped to 100 columns).
     assert!(
         err.replace('\n', " ")
-            .contains("(st of 2 processes; the others as gmon.out.<pid>)")
+            .contains("(st of 2 processes; the others in gmon.out.d/)")
             && other_processes(&err).is_some_and(|(p, _)| p == ["st"]),
         "{err}"
     );
-    let kept: Vec<String> = std::fs::read_dir(&s.0)
+    let kept: Vec<String> = std::fs::read_dir(s.join("gmon.out.d"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| {
