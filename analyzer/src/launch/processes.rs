@@ -48,6 +48,14 @@ pub struct Found {
 }
 
 impl Found {
+    /// Whether [`Self::cpu_seconds`] is the user + system time the runtime measured (else it
+    /// is the samples at the rate).
+    pub fn cpu_measured(&self) -> bool {
+        self.process
+            .as_ref()
+            .is_some_and(|p| p.cpu_user_ns.is_some() && p.cpu_system_ns.is_some())
+    }
+
     /// The CPU time of this process image: the manifest's user + system time, or else its
     /// samples at the histogram's rate.
     pub fn cpu_seconds(&self) -> f64 {

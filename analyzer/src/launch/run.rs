@@ -764,13 +764,17 @@ pub fn profile_and_report(
                 (1, Some(p)) => format!(", parent {p}"),
                 _ => String::new(),
             };
+            // The CPU time the runtime measured (user + system; the table's is the sampled
+            // clock's, the line under its header says which and the difference).
+            let measured = members.iter().all(|&i| found[i].cpu_measured());
             writeln!(
                 report_out,
-                "=== {} (pid{} {}{parent}): {} of CPU time, {} ===",
+                "=== {} (pid{} {}{parent}): {} of CPU time{}, {} ===",
                 first.program_name(),
                 if members.len() == 1 { "" } else { "s" },
                 pids.join(", "),
                 crate::units::human_seconds(cpu(members)),
+                if measured { " (user+system)" } else { "" },
                 files
                     .iter()
                     .map(|f| f.display().to_string())

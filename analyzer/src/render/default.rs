@@ -93,7 +93,13 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "{}",
-            crate::render::text::unsampled_line(*u, report.total_seconds(), report.hz, cause)
+            crate::render::text::unsampled_line(
+                *u,
+                report.total_seconds(),
+                report.hz,
+                &report.clock_scope,
+                cause,
+            )
         )?;
     }
     writeln!(out)?;

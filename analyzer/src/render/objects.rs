@@ -51,7 +51,13 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "{}",
-            unsampled_line(*u, report.total_seconds, report.hz, cause)
+            unsampled_line(
+                *u,
+                report.total_seconds,
+                report.hz,
+                &report.clock_scope,
+                cause
+            )
         )?;
     }
     writeln!(out)?;

@@ -226,6 +226,9 @@ pub struct ObjectsReport {
     /// Seconds of CPU time not sampled, and the likely cause (None: not known); set with
     /// [`ObjectsReport::set_unsampled`].
     pub unsampled: Option<(f64, String)>,
+    /// Which CPU time the unsampled line's whole is ([`clock_scope`]; empty:
+    /// not known).
+    pub clock_scope: String,
     /// The unsampled CPU time's share of the whole (sampled + unsampled) × 100, when it is a
     /// row of the table of its own (from [`UNSAMPLED_ROW_SHARE`]%; None: no such row).
     pub unsampled_share: Option<f64>,
@@ -301,6 +304,7 @@ impl ObjectsReport {
             total_seconds: total / hz_f,
             warnings,
             unsampled: None,
+            clock_scope: String::new(),
             unsampled_share: None,
             processes: Vec::new(),
             graph: None,
@@ -390,6 +394,25 @@ pub fn unsampled_seconds(procs: &[gmon::manifest::Process]) -> Option<f64> {
 /// table, `<not sampled>` (below it, the usual few percent before a clock starts and at exit,
 /// it is only the line under the header). The default report uses the same threshold.
 pub const UNSAMPLED_ROW_SHARE: f64 = 2.0;
+
+/// Which CPU time the sampling clock measures, for the unsampled line's whole: with the perf
+/// task clock the user time (the system time the processes used is then said: the clock does
+/// not sample it, so a section's `N s of CPU time` (user + system) is more than its table's),
+/// with the interval timer the user + system time.
+pub fn clock_scope(procs: &[gmon::manifest::Process]) -> String {
+    use gmon::manifest::Clock;
+    if !procs.is_empty() && procs.iter().all(|p| p.clock == Some(Clock::Itimer)) {
+        return "the user+system CPU time the clock measures".into();
+    }
+    if !procs.is_empty() && procs.iter().all(|p| p.clock == Some(Clock::Perf)) {
+        let system: u64 = procs.iter().filter_map(|p| p.cpu_system_ns).sum();
+        return format!(
+            "the user CPU time the clock measures; the {} of system time is not sampled",
+            human_seconds(system as f64 / 1e9)
+        );
+    }
+    "the CPU time the clocks measure".into()
+}
 
 /// The likely reason `unsampled` seconds of CPU time went unsampled, from the process lines.
 pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
@@ -582,6 +605,7 @@ pub fn build_manifests(
     let mut report = ObjectsReport::new(title, hz, rows, warnings);
     if let Some((u, cause)) = unsampled_time {
         report.set_unsampled(u, cause);
+        report.clock_scope = clock_scope(&procs);
     }
     report.processes = processes;
     if let Some((totals, graph)) = stacks {
