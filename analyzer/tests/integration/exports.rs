@@ -149,6 +149,20 @@ fn export(dir: &TempDir, to: &str, file: &str, exe: &str) -> PathBuf {
     dir.join(file)
 }
 
+/// What `go tool pprof ARGS FILE` prints (run in `dir`, its temporary files there).
+fn pprof_text(dir: &TempDir, args: &[&str], file: &Path) -> String {
+    String::from_utf8(must(
+        Command::new("go")
+            .arg("tool")
+            .arg("pprof")
+            .args(args)
+            .arg(file)
+            .current_dir(&dir.0)
+            .env("PPROF_TMPDIR", &dir.0),
+    ))
+    .unwrap()
+}
+
 /// `go tool pprof -top` rows: (name, flat value) in printed order (`-unit=ns` for CPU).
 fn pprof_top(dir: &TempDir, file: &Path, extra: &[&str]) -> Vec<(String, f64)> {
     let out = must(
@@ -291,14 +305,7 @@ fn pprof_with_inlining_matches_the_inline_report_and_traces_show_the_chains() {
     assert_same_ranking(&ours, &theirs, total + 1.0);
 
     // -traces: every stack of ours is there, leaf first, inlined frames marked.
-    let traces = String::from_utf8(must(
-        Command::new("go")
-            .args(["tool", "pprof", "-traces"])
-            .arg(&file)
-            .current_dir(&dir.0)
-            .env("PPROF_TMPDIR", &dir.0),
-    ))
-    .unwrap();
+    let traces = pprof_text(&dir, &["-traces"], &file);
     let mut seen: BTreeMap<Vec<String>, usize> = BTreeMap::new();
     for block in traces.split("-----------+-------------------------------------------------------")
     {
@@ -1060,22 +1067,17 @@ fn every_export_names_a_stripped_programs_code_as_the_report_does() {
     // pprof, inlined frames folded into their functions: the report's rows, self and total.
     if have("go", &["version"]) {
         let file = export(&dir, "pprof", "sort.pb.gz", "/usr/bin/sort");
-        let top = String::from_utf8(must(
-            Command::new("go")
-                .args([
-                    "tool",
-                    "pprof",
-                    "-top",
-                    "-noinlines",
-                    "-sample_index=samples",
-                    "-nodefraction=0",
-                    "-nodecount=1000000",
-                ])
-                .arg(&file)
-                .current_dir(&dir.0)
-                .env("PPROF_TMPDIR", &dir.0),
-        ))
-        .unwrap();
+        let top = pprof_text(
+            &dir,
+            &[
+                "-top",
+                "-noinlines",
+                "-sample_index=samples",
+                "-nodefraction=0",
+                "-nodecount=1000000",
+            ],
+            &file,
+        );
         assert!(top.contains(&format!("samples at {hz} Hz")), "{top}");
         let mut theirs: BTreeMap<String, (f64, f64)> = BTreeMap::new();
         for line in top
@@ -1108,14 +1110,7 @@ fn every_export_names_a_stripped_programs_code_as_the_report_does() {
             );
         }
         // Seconds: the CPU values are samples at the report's rate.
-        let raw = String::from_utf8(must(
-            Command::new("go")
-                .args(["tool", "pprof", "-raw"])
-                .arg(&file)
-                .current_dir(&dir.0)
-                .env("PPROF_TMPDIR", &dir.0),
-        ))
-        .unwrap();
+        let raw = pprof_text(&dir, &["-raw"], &file);
         let period = 1_000_000_000 / hz;
         assert!(raw.contains(&format!("Period: {period}")), "{raw}");
     }
