@@ -57,7 +57,7 @@ pub struct Loaded {
 pub(crate) const UNKNOWN_GAP: u64 = 0x400;
 
 /// Samples outside every symbol of an object, `(lo, hi, samples)` pieces, grouped into the
-/// address ranges the report names (pieces no more than [`UNKNOWN_GAP`] apart are one), in
+/// address ranges the report names (pieces no more than `UNKNOWN_GAP`, 1 KiB, apart are one), in
 /// address order.
 pub fn group_unknown(mut pieces: Vec<(u64, u64, f64)>) -> Vec<(u64, u64, f64)> {
     pieces.sort_by_key(|p| p.0);
