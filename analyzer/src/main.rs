@@ -12,7 +12,10 @@ mod cli;
 /// Print the warnings a command returned.
 fn warn(warnings: Vec<String>) {
     for w in warnings {
-        eprintln!("profil-report: warning: {w}");
+        eprintln!(
+            "{}",
+            profil_report::render::message("profil-report: warning: ", &w)
+        );
     }
 }
 

@@ -264,7 +264,8 @@ pub enum Command {
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 The program's stdin, stdout and stderr pass through; the report follows on stderr (or --report).
-Every process of the tree keeps its profile: the busiest as --out, the others as <out>.<pid>.
+Every process of the tree keeps its profile: the busiest as --out, the others (and every side
+file) in the folder <out>.d/ beside it.
 profil-report exits with the program's status (128+N if signal N killed it).
 Arguments after CMD are the program's: profil-report run ./prog --its-own-flag
 

@@ -1,7 +1,7 @@
 //! `--to callgrind`: the callgrind profile format, for KCachegrind/QCachegrind and
 //! `callgrind_annotate`.
 //!
-//! One event, `Samples`. Each function (`ob=`/`fl=`/`fn=`) gets its self cost per source
+//! One event, `Samples`. Each function (`ob=` its own object/`fl=`/`fn=`) gets its self cost per source
 //! line: the samples whose leaf frame it is, at the leaf's line. Call arcs (`cfl=`/`cfn=`,
 //! `calls=`, then the caller's line and the inclusive cost) come from the stacks only: an
 //! arc is a caller frame directly above a callee frame in a sample (inline chains included),
@@ -100,10 +100,23 @@ pub fn write(p: &StackProfile, out: &mut impl Write) -> Result<()> {
     writeln!(out, "summary: {total}")?;
     writeln!(out)?;
     let file_of = |f: usize| p.functions[f].file.as_deref().unwrap_or("???");
+    // Each function's own object: libc's functions are libc's, not the executable's.
+    let object_of = |f: usize| {
+        p.functions[f]
+            .object
+            .and_then(|o| p.objects.get(o))
+            .map_or(p.executable.as_str(), |o| o.path.as_str())
+    };
     let functions: std::collections::BTreeSet<usize> =
         c.self_cost.keys().chain(c.arcs.keys()).copied().collect();
-    writeln!(out, "ob={}", p.executable)?;
+    // `ob=` when the object changes; `cob=` for a callee of another object (callgrind's
+    // default is the caller's).
+    let mut current = None;
     for f in functions {
+        if current != Some(object_of(f)) {
+            writeln!(out, "ob={}", object_of(f))?;
+            current = Some(object_of(f));
+        }
         writeln!(out, "fl={}", file_of(f))?;
         writeln!(out, "fn={}", p.functions[f].name)?;
         if let Some(lines) = c.self_cost.get(&f) {
@@ -113,6 +126,9 @@ pub fn write(p: &StackProfile, out: &mut impl Write) -> Result<()> {
         }
         if let Some(arcs) = c.arcs.get(&f) {
             for (&(line, callee), &cost) in arcs {
+                if object_of(callee) != object_of(f) {
+                    writeln!(out, "cob={}", object_of(callee))?;
+                }
                 writeln!(out, "cfl={}", file_of(callee))?;
                 writeln!(out, "cfn={}", p.functions[callee].name)?;
                 writeln!(out, "calls={cost} {}", p.functions[callee].start_line)?;

@@ -144,6 +144,7 @@ mod tests {
                 raw_name: "main".into(),
                 file: Some("prog.c".into()),
                 start_line: 3,
+                object: Some(0),
             }],
             locations: vec![Location {
                 address: 0x1010,

@@ -13,8 +13,16 @@
 //! * A piece is one **location** (its first address) whose lines are its inline chain, leaf
 //!   first: the innermost function at the line the DWARF line table gives for the address,
 //!   then each caller at the line it was inlined at. Without DWARF a location has one line,
-//!   the ELF symbol, line 0 (unknown). Code outside every symbol is
-//!   [`crate::profile::OUTSIDE`], as in the default report.
+//!   the ELF symbol, line 0 (unknown). Code outside every symbol is named as the report the
+//!   text and JSON print for the same inputs names it: [`crate::profile::OUTSIDE`] in the
+//!   default report; in the report across objects (a manifest listing a library, or an
+//!   executable without `.symtab`) an address range per object, `<sort+0x14550-0x14710>`
+//!   ([`crate::report::loaded::group_unknown`], for stack frames
+//!   [`crate::report::loaded::unknown_frame_name`]), with the executable's symbols read as
+//!   that report reads them (its debug file when installed). Two DWARF frames of one depth,
+//!   or an inlined copy of the function it sits in, are one frame: one name per address.
+//! * **Rate**: the clock's nominal rate when the manifest gives it, as the reports use, so
+//!   every export's seconds and Hz are the text's; else the gmon header's.
 //! * **Objects**: the executable, and with a `PROFIL_RANGES=all` profile (one gmon file with
 //!   a `gmon.out.objects` manifest) every shared library it lists, each with its path and
 //!   build-id and its samples at its own link-time addresses, symbolized from its `.symtab`,
@@ -84,6 +92,9 @@ pub struct Function {
     pub file: Option<String>,
     /// Line of its declaration (0: unknown).
     pub start_line: u64,
+    /// Index into [`StackProfile::objects`] of the object whose code it is (None: no object
+    /// known).
+    pub object: Option<usize>,
 }
 
 /// One frame of a location: a function at a line (0: unknown).
@@ -256,6 +267,7 @@ impl Builder {
             raw_name: raw.to_owned(),
             file,
             start_line,
+            object: (object != usize::MAX).then_some(object),
         });
         self.function_ids.insert((object, raw.to_owned()), i);
         self.function_at.push((object, addr));
@@ -328,6 +340,10 @@ pub(crate) fn largest_remainder(count: u64, shares: &[f64]) -> Vec<u64> {
 /// chains, line table and function entries.
 struct Code<'d> {
     object: usize,
+    /// How code outside every symbol is named: None, one `<outside known functions>` (the
+    /// default report's rule); else the report across objects' rule, with the object's
+    /// display name and its grouped ranges ([`crate::report::loaded::unknown_frame_name`]).
+    unknown: Option<(String, Vec<(u64, u64)>)>,
     map: Option<FunctionMap<'d>>,
     inl: profil_symbols::inline::InlineMap,
     lines: profil_symbols::lines::LineMap,
@@ -339,6 +355,7 @@ impl<'d> Code<'d> {
         let table = image.symtab.as_ref().or(image.dynsym.as_ref());
         Code {
             object,
+            unknown: None,
             map: table.map(|t| FunctionMap::build(image, t)),
             inl: inline_map(data, wanted),
             lines: line_map(data, wanted),
@@ -362,17 +379,37 @@ impl<'d> Code<'d> {
         ))
     }
 
+    /// The name of the code at `addr` when it lies outside every symbol, as the report
+    /// names it.
+    fn outside_name(&self, addr: u64) -> String {
+        match &self.unknown {
+            Some((object, ranges)) => {
+                crate::report::loaded::unknown_frame_name(object, ranges, addr)
+            }
+            None => OUTSIDE.to_owned(),
+        }
+    }
+
     /// The frames of the code at `addr`, leaf first.
     fn frames_at(&self, b: &mut Builder, addr: u64) -> Vec<Line> {
         let (object, inl, lines) = (self.object, &self.inl, &self.lines);
         let leaf_line = lines
             .lookup(addr)
             .map(|s| (lines.file(s).to_owned(), s.line));
-        let chain = inl.chain(addr);
+        // One frame per depth: two DIEs of one depth holding an address (a function and an
+        // alias of it, as glibc's assembly has) are one function, named once.
+        // An inlined copy of the function it sits in (glibc's `_IO_new_file_xsputn` inside
+        // its own definition, named `_IO_file_xsputn@@GLIBC_2.2.5` by the symbol) is that
+        // function again: one frame.
+        let mut chain = inl.chain(addr);
+        chain.dedup_by_key(|f| f.depth);
+        chain.dedup_by(|inner, outer| {
+            inl.name(inner).is_some() && inl.name(inner) == inl.name(outer)
+        });
         if chain.is_empty() {
-            let (raw, file, start, entry) =
-                self.symbol_at(addr)
-                    .unwrap_or((OUTSIDE.to_owned(), None, 0, 0));
+            let (raw, file, start, entry) = self
+                .symbol_at(addr)
+                .unwrap_or_else(|| (self.outside_name(addr), None, 0, 0));
             let file = file.or_else(|| leaf_line.as_ref().map(|l| l.0.clone()));
             let function = b.function_with_address(object, &raw, entry, file, start);
             return vec![Line {
@@ -386,6 +423,7 @@ impl<'d> Code<'d> {
         for (k, f) in chain.iter().enumerate() {
             let (raw, file, start, entry) = match (k, self.symbol_at(addr)) {
                 (0, Some(s)) => s,
+                (0, None) if self.unknown.is_some() => (self.outside_name(addr), None, 0, 0),
                 (0, None) => (inl.name(f).unwrap_or(OUTSIDE).to_owned(), None, 0, 0),
                 _ => (
                     inl.name(f).unwrap_or("<unnamed inlined code>").to_owned(),
@@ -417,49 +455,78 @@ impl<'d> Code<'d> {
 }
 
 /// Credit the sampled bins of one object (its ELF bytes `data`, parsed as `image`) to its
-/// code: locations with inline chains, one-location samples added to `per_stack`. Returns
-/// the object's samples.
+/// code: locations with inline chains, one-location samples added to `per_stack`. With
+/// `ranges_of` (the object's display name), code outside every symbol is named by address
+/// range as the report across objects names it. Returns the object's samples and those
+/// ranges (for the stacks to name their frames alike).
 fn add_object(
     b: &mut Builder,
     object: usize,
-    data: &[u8],
-    image: &ElfImage<'_>,
+    (data, image): (&[u8], &ElfImage<'_>),
     hist: &Samples,
+    ranges_of: Option<&str>,
     per_stack: &mut HashMap<usize, (f64, u64)>,
-) -> u64 {
+) -> (u64, Vec<(u64, u64)>) {
     let bins: Vec<Bin> = hist.sampled_bins().collect();
     let wanted: Vec<(u64, u64)> = bins.iter().map(|b| b.addr_range()).collect();
-    let code = Code::new(object, data, image, &wanted);
+    let mut code = Code::new(object, data, image, &wanted);
     let map = &code.map;
-    let mut total = 0u64;
-    for bin in &bins {
-        total += bin.count;
-        let (lo_a, hi_a) = bin.addr_range();
-        let mut cuts: Vec<u128> = vec![bin.lo];
-        let mut inner: Vec<u64> = code.inl.boundaries(lo_a, hi_a);
-        if let Some(m) = &map {
-            let mut k = m.first_range_ending_after(lo_a);
-            while let Some(r) = m.ranges.get(k) {
-                if r.start >= hi_a {
-                    break;
+    // Each bin cut where a function or an inlined copy begins or ends: (address, share).
+    let pieces: Vec<Vec<(u64, f64)>> = bins
+        .iter()
+        .map(|bin| {
+            let (lo_a, hi_a) = bin.addr_range();
+            let mut cuts: Vec<u128> = vec![bin.lo];
+            let mut inner: Vec<u64> = code.inl.boundaries(lo_a, hi_a);
+            if let Some(m) = &map {
+                let mut k = m.first_range_ending_after(lo_a);
+                while let Some(r) = m.ranges.get(k) {
+                    if r.start >= hi_a {
+                        break;
+                    }
+                    inner.extend([r.start, r.end]);
+                    k += 1;
                 }
-                inner.extend([r.start, r.end]);
-                k += 1;
             }
-        }
-        cuts.extend(
-            inner
-                .into_iter()
-                .map(|a| u128::from(a) * bin.n)
-                .filter(|&c| bin.lo < c && c < bin.hi),
-        );
-        cuts.push(bin.hi);
-        cuts.sort_unstable();
-        cuts.dedup();
-        let pieces: Vec<(u64, f64)> = cuts
-            .windows(2)
-            .map(|w| ((w[0] / bin.n) as u64, bin.share(w[0], w[1])))
+            cuts.extend(
+                inner
+                    .into_iter()
+                    .map(|a| u128::from(a) * bin.n)
+                    .filter(|&c| bin.lo < c && c < bin.hi),
+            );
+            cuts.push(bin.hi);
+            cuts.sort_unstable();
+            cuts.dedup();
+            cuts.windows(2)
+                .map(|w| ((w[0] / bin.n) as u64, bin.share(w[0], w[1])))
+                .collect()
+        })
+        .collect();
+    // The report's ranges: each bin's samples outside every symbol, at the bin's range.
+    let mut ranges = Vec::new();
+    if let Some(name) = ranges_of {
+        let outside: Vec<(u64, u64, f64)> = bins
+            .iter()
+            .zip(&pieces)
+            .filter_map(|(bin, p)| {
+                let s: f64 = p
+                    .iter()
+                    .filter(|&&(a, _)| code.symbol_at(a).is_none())
+                    .map(|p| p.1)
+                    .sum();
+                let (lo, hi) = bin.addr_range();
+                (s > 1e-9).then_some((lo, hi, s))
+            })
             .collect();
+        ranges = crate::report::loaded::group_unknown(outside)
+            .into_iter()
+            .map(|(lo, hi, _)| (lo, hi))
+            .collect();
+        code.unknown = Some((name.to_owned(), ranges.clone()));
+    }
+    let mut total = 0u64;
+    for (bin, pieces) in bins.iter().zip(pieces) {
+        total += bin.count;
         let shares: Vec<f64> = pieces.iter().map(|p| p.1).collect();
         let counts = largest_remainder(bin.count, &shares);
         for ((addr, share), count) in pieces.into_iter().zip(counts) {
@@ -470,7 +537,7 @@ fn add_object(
             e.1 += count;
         }
     }
-    total
+    (total, ranges)
 }
 
 /// The object record of an ELF file (its executable segments, its build-id).
@@ -513,22 +580,87 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
             "{exe_name}: no .symtab (stripped?); using the dynamic symbols, so static functions are missing"
         ));
     }
-    let mut objects = vec![object_record(exe_name.clone(), &exe.data, None)];
-    let mut b = Builder::default();
-    let mut per_stack: HashMap<usize, (f64, u64)> = HashMap::new();
-    let mut total = add_object(&mut b, 0, &exe.data, image, &hist, &mut per_stack);
-    let mut hz = hist.hz;
-    let present = hist.has_histogram();
-
     let manifest = match gmons {
         [g] => crate::report::objects::find_manifest(g),
         _ => None,
     };
-    if let Some(m) = manifest {
+    let text = match &manifest {
+        Some(m) => std::fs::read(m).map_err(|e| Error::input(format!("{}: {e}", m.display())))?,
+        None => Vec::new(),
+    };
+    let parsed = match &manifest {
+        Some(m) => {
+            let mname = m.display().to_string();
+            let p = gmon::manifest::parse_manifest(&text)
+                .map_err(|e| Error::input(format!("{mname}: {e}")))?;
+            Some((m.clone(), p))
+        }
+        None => None,
+    };
+    // The report the text and JSON print for these inputs names code as the report across
+    // objects does (`crate::pipeline`: a manifest, and a library in it or no `.symtab`):
+    // then code outside every symbol is named by address range, and the executable's
+    // symbols are those that report reads (its debug file, when one is installed).
+    let across_objects = parsed.as_ref().is_some_and(|(_, p)| {
+        image.symtab.is_none()
+            || p.entries
+                .iter()
+                .any(|e| e.kind == gmon::manifest::Kind::Lib)
+    });
+    let short_name = |path: &str| {
+        std::path::Path::new(path)
+            .file_name()
+            .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned())
+    };
+    let exe_debug = if across_objects {
+        let id = crate::profile::debuginfo::build_id_of(&exe.data).unwrap_or_default();
+        crate::profile::debuginfo::find_symbols(
+            &exe.path,
+            &exe.data,
+            &id,
+            std::path::Path::new("/usr/lib/debug"),
+        )
+        .0
+    } else {
+        None
+    };
+    let exe_debug_image = match &exe_debug {
+        Some(d) => Some(ElfImage::parse(d).map_err(|e| Error::input(format!("{exe_name}: {e}")))?),
+        None => None,
+    };
+    let (exe_data, image): (&[u8], &ElfImage<'_>) = match (&exe_debug, &exe_debug_image) {
+        (Some(d), Some(i)) => (d, i),
+        _ => (&exe.data, image),
+    };
+    let exe_short = short_name(&exe_name);
+    let mut objects = vec![object_record(exe_name.clone(), &exe.data, None)];
+    let mut b = Builder::default();
+    let mut per_stack: HashMap<usize, (f64, u64)> = HashMap::new();
+    let (mut total, exe_ranges) = add_object(
+        &mut b,
+        0,
+        (exe_data, image),
+        &hist,
+        across_objects.then_some(exe_short.as_str()),
+        &mut per_stack,
+    );
+    // Each object's ranges of code outside every symbol, by path (the executable: "").
+    let mut unknown_ranges: HashMap<String, Vec<(u64, u64)>> = HashMap::new();
+    unknown_ranges.insert(String::new(), exe_ranges);
+    let mut hz = hist.hz;
+    let present = hist.has_histogram();
+    let mut unsampled_seconds = None;
+    if let Some((_, p)) = &parsed {
+        // The rate and the unsampled time the reports use (`report::objects::process_rate`).
+        if let Some(h) = crate::report::objects::nominal_hz(p.process.as_slice()) {
+            hz = h;
+        }
+        unsampled_seconds = crate::report::objects::unsampled_seconds(p.process.as_slice());
+    }
+
+    if let Some((m, parsed)) = &parsed {
         let mname = m.display().to_string();
-        let text = std::fs::read(&m).map_err(|e| Error::input(format!("{mname}: {e}")))?;
-        let entries =
-            gmon::manifest::parse(&text).map_err(|e| Error::input(format!("{mname}: {e}")))?;
+        let entries = &parsed.entries;
         let dir = m.parent().unwrap_or(std::path::Path::new("."));
         for e in entries
             .iter()
@@ -540,7 +672,9 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
                 .map_err(|err| Error::input(format!("{fname}: {err} (listed in {mname})")))?;
             let mut lib_hist = Samples::default();
             lib_hist.add_file(&fname, &gdata, target, false)?;
-            hz = hz.max(lib_hist.hz);
+            if crate::report::objects::nominal_hz(parsed.process.as_slice()).is_none() {
+                hz = hz.max(lib_hist.hz);
+            }
             let path = String::from_utf8_lossy(&e.path.unescaped()).into_owned();
             let id_hex: String = e
                 .build_id
@@ -569,7 +703,16 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
                     objects.push(object_record(path.clone(), &data, id_hex));
                     let lib_image = ElfImage::parse(&data)
                         .map_err(|err| Error::input(format!("{path}: {err}")))?;
-                    total += add_object(&mut b, k, &data, &lib_image, &lib_hist, &mut per_stack);
+                    let (t, r) = add_object(
+                        &mut b,
+                        k,
+                        (&data, &lib_image),
+                        &lib_hist,
+                        across_objects.then(|| short_name(&path)).as_deref(),
+                        &mut per_stack,
+                    );
+                    total += t;
+                    unknown_ranges.insert(path.clone(), r);
                 }
                 Err(reason) => {
                     // The samples stay, in one frame that says why they have no functions.
@@ -619,8 +762,15 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
             .collect();
         objects.truncate(1);
         b = Builder::default();
-        let (stacks, kept) =
-            stack_samples(&mut b, &mut objects, exe, image, sampled, &manifest_libs);
+        let naming = across_objects.then_some(&unknown_ranges);
+        let (stacks, kept) = stack_samples(
+            &mut b,
+            &mut objects,
+            (exe_data, image),
+            sampled,
+            &manifest_libs,
+            naming,
+        );
         let mut samples = stacks;
         samples.sort_by(|x, y| {
             y.samples
@@ -628,7 +778,7 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
                 .then(x.locations.cmp(&y.locations))
         });
         b.distinguish(&exe.data);
-        return Ok(finish(
+        let mut p = finish(
             exe_name,
             gmons,
             hz,
@@ -639,7 +789,9 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
             b,
             samples,
             warnings,
-        ));
+        );
+        p.unsampled_seconds = unsampled_seconds;
+        return Ok(p);
     }
     let mut samples: Vec<Sample> = per_stack
         .into_iter()
@@ -658,24 +810,28 @@ pub fn build(exe: &Input, image: &ElfImage<'_>, gmons: &[&GmonInput]) -> Result<
         warnings.push("the profile has no histogram: there are no samples to export".into());
     }
     b.distinguish(&exe.data);
-    Ok(finish(
+    let mut p = finish(
         exe_name, gmons, hz, total, None, false, objects, b, samples, warnings,
-    ))
+    );
+    p.unsampled_seconds = unsampled_seconds;
+    Ok(p)
 }
 
 /// The samples of the runtime's sampled stacks: each frame a location of its object (the
 /// executable, or a library read from the path the loader used, with its manifest build-id
 /// when the manifest lists it), return addresses at their call. Only stacks whose leaf lies in
 /// an object the histograms cover (the executable, and the manifest's libraries) are kept, so
-/// that the self samples and the total are those of the reports. Returns the samples and
-/// their total.
+/// that the self samples and the total are those of the reports. With `naming` (each
+/// object's ranges of code outside every symbol, by path, the executable's under ""), frames
+/// outside every symbol are named as the report across objects names them. Returns the
+/// samples and their total.
 fn stack_samples(
     b: &mut Builder,
     objects: &mut Vec<Object>,
-    exe: &Input,
-    image: &ElfImage<'_>,
+    (exe_data, image): (&[u8], &ElfImage<'_>),
     sampled: &crate::profile::stacks::Sampled,
     manifest_libs: &[(String, Vec<u8>)],
+    naming: Option<&HashMap<String, Vec<(u64, u64)>>>,
 ) -> (Vec<Sample>, u64) {
     let nobj = sampled.objects.len();
     // Per sampled object: its export index and bytes.
@@ -727,11 +883,26 @@ fn stack_samples(
         .collect();
     let codes: Vec<Option<Code<'_>>> = (0..nobj)
         .map(|k| {
-            if k == 0 {
-                return Some(Code::new(0, &exe.data, image, &wanted[0]));
+            let mut code = if k == 0 {
+                Code::new(0, exe_data, image, &wanted[0])
+            } else {
+                let (data, img) = (datas[k].as_deref()?, images[k].as_ref()?);
+                Code::new(index[k]?, data, img, &wanted[k])
+            };
+            if let Some(ranges) = naming {
+                let path = String::from_utf8_lossy(&sampled.objects[k]).into_owned();
+                let key = if k == 0 { String::new() } else { path.clone() };
+                let name = if k == 0 {
+                    std::path::Path::new(&objects[0].path)
+                } else {
+                    std::path::Path::new(&path)
+                }
+                .file_name()
+                .map_or_else(|| path.clone(), |n| n.to_string_lossy().into_owned());
+                let r = ranges.get(&key).cloned().unwrap_or_default();
+                code.unknown = Some((name, r));
             }
-            let (data, img) = (datas[k].as_deref()?, images[k].as_ref()?);
-            Some(Code::new(index[k]?, data, img, &wanted[k]))
+            Some(code)
         })
         .collect();
     let mut location_of: HashMap<crate::profile::stacks::Frame, usize> = HashMap::new();

@@ -205,7 +205,14 @@ pub fn to_proto(p: &StackProfile) -> Profile {
         .map(|(i, f)| Function {
             id: i as u64 + 1,
             name: s.id(&f.name),
-            system_name: s.id(&f.raw_name),
+            // A name of ours (`<sort+0x14550-0x14710>`, `<outside known functions>`) is no
+            // symbol: without a system name, pprof keeps it as it is (it strips `<…>` from a
+            // name equal to its system name, taking it for C++ template arguments).
+            system_name: if f.raw_name.starts_with('<') {
+                0
+            } else {
+                s.id(&f.raw_name)
+            },
             filename: f.file.as_deref().map_or(0, |x| s.id(x)),
             start_line: to_i64(f.start_line),
         })

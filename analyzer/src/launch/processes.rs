@@ -9,7 +9,8 @@
 //! to and how much CPU each process used, which [`Found::cpu_seconds`] ranks.
 //!
 //! [`keep`] moves every file out of the scratch directory under the name the user asked for
-//! (`--out`, default `gmon.out`) for the process reported, `<out>.<pid>[.<n>]` for the others,
+//! (`--out`, default `gmon.out`) for the process reported, `<out>.d/<out>.<pid>[.<n>]` for the
+//! others, every side file (manifest, stacks, shared objects' files) in that folder `<out>.d/`,
 //! rewriting each manifest's file column to the new names, so that
 //! `profil-report <file> <program>` reads any of them later as it reads `gmon.out`.
 
@@ -47,6 +48,14 @@ pub struct Found {
 }
 
 impl Found {
+    /// Whether [`Self::cpu_seconds`] is the user + system time the runtime measured (else it
+    /// is the samples at the rate).
+    pub fn cpu_measured(&self) -> bool {
+        self.process
+            .as_ref()
+            .is_some_and(|p| p.cpu_user_ns.is_some() && p.cpu_system_ns.is_some())
+    }
+
     /// The CPU time of this process image: the manifest's user + system time, or else its
     /// samples at the histogram's rate.
     pub fn cpu_seconds(&self) -> f64 {
@@ -184,17 +193,18 @@ pub fn busiest(found: &[Found]) -> Option<usize> {
 }
 
 /// The name `keep` gives to `f`'s gmon file: `out` for the reported process, else
-/// `<out>.<pid>` or `<out>.<pid>.<n>`.
+/// `<out>.<pid>` or `<out>.<pid>.<n>` in the side folder `<out>.d`
+/// ([`crate::profile::input::side_folder`]).
 pub fn kept_name(out: &Path, f: &Found, reported: bool) -> PathBuf {
     if reported {
         return out.to_owned();
     }
-    let mut s = out.as_os_str().to_owned();
+    let mut s = out.file_name().unwrap_or(out.as_os_str()).to_owned();
     s.push(format!(".{}", f.pid));
     if f.image > 0 {
         s.push(format!(".{}", f.image));
     }
-    PathBuf::from(s)
+    crate::profile::input::side_folder(out).join(s)
 }
 
 /// Rewrite a manifest's gmon file column (field 2 of `exe` and `lib` lines) with `rename`.
@@ -221,11 +231,13 @@ pub fn rewrite_manifest(text: &[u8], rename: impl Fn(&str) -> String) -> Vec<u8>
     out
 }
 
-/// Move `f`'s files out of the scratch directory: the gmon file to `to`, the manifest to
-/// `<to>.objects` (rewritten to the new names), each shared object's file to `<to>` + what
-/// followed the old gmon file's name, the sampled stacks to `<to>.stacks`. Without a manifest, a stale `<to>.objects` from an earlier
-/// run is removed (it would be read as this profile's). Updates `f`'s paths.
-pub fn keep(f: &mut Found, to: &Path) -> Result<()> {
+/// Move `f`'s files out of the scratch directory: the gmon file to `to`, and into `side_dir`
+/// (created when needed) the manifest as `<to's name>.objects` (rewritten to the new names),
+/// each shared object's file as `<to's name>` + what followed the old gmon file's name, the
+/// sampled stacks as `<to's name>.stacks`. Stale side files of `to` from an earlier run, in
+/// `side_dir` or beside `to`, are removed (they would be read as this profile's). Updates
+/// `f`'s paths.
+pub fn keep(f: &mut Found, to: &Path, side_dir: &Path) -> Result<()> {
     let old_name = f
         .file
         .file_name()
@@ -236,10 +248,24 @@ pub fn keep(f: &mut Found, to: &Path) -> Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| Error::input(format!("{}: not a file name", to.display())))?;
     let from_dir = f.file.parent().unwrap_or(Path::new(".")).to_owned();
-    let to_dir = match to.parent() {
+    let to_dir = side_dir.to_owned();
+    let beside_dir = match to.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
     };
+    let has_sides = f.manifest.is_some()
+        || !f.lib_files.is_empty()
+        || crate::profile::stacks::stacks_path(&f.file).is_file();
+    if has_sides {
+        fs::create_dir_all(&to_dir)
+            .map_err(|e| Error::input(format!("cannot create {}: {e}", to_dir.display())))?;
+    }
+    if beside_dir != to_dir {
+        // The layout before side folders: a manifest or stacks file beside `to` would be
+        // found first.
+        let _ = fs::remove_file(beside_dir.join(manifest::manifest_name(&new_name)));
+        let _ = fs::remove_file(crate::profile::stacks::stacks_path(to));
+    }
     let rename = |old: &str| -> String {
         match old.strip_prefix(old_name.as_str()) {
             Some(rest) => format!("{new_name}{rest}"),
@@ -279,7 +305,7 @@ pub fn keep(f: &mut Found, to: &Path) -> Result<()> {
     // The sampled stacks go beside the profile under its new name; a stale one there goes.
     let (stacks_from, stacks_to) = (
         crate::profile::stacks::stacks_path(&f.file),
-        crate::profile::stacks::stacks_path(to),
+        crate::profile::stacks::stacks_path(&to_dir.join(&new_name)),
     );
     if stacks_from.is_file() {
         move_file(&stacks_from, &stacks_to)?;
@@ -372,12 +398,12 @@ lib\tgmon.out.libc.so.6.0\t-\t0x0\t0x1\t0x2\t/lib/libc.so.6\n"
         );
         assert_eq!(
             kept_name(Path::new("d/gmon.out"), &f, false),
-            PathBuf::from("d/gmon.out.42")
+            PathBuf::from("d/gmon.out.d/gmon.out.42")
         );
         let g = Found { image: 3, ..f };
         assert_eq!(
             kept_name(Path::new("gmon.out"), &g, false),
-            PathBuf::from("gmon.out.42.3")
+            PathBuf::from("gmon.out.d/gmon.out.42.3")
         );
     }
 }

@@ -23,9 +23,11 @@
 //!    (whose runtime writes the profile before dying of it), and the report still follows.
 //! 4. Keeps every profile ([`super::processes`]): the process image that used the most CPU (by
 //!    the CPU time its manifest records) as `--out` (default `gmon.out`, atomically: temp +
-//!    rename), every other as `<out>.<pid>` or `<out>.<pid>.<n>`, each with its manifest,
-//!    sampled stacks (`<file>.stacks`) and shared objects' files renamed to match, so `profil-report <file> <program>` reads any
-//!    of them later.
+//!    rename), every other as `<out>.d/<out>.<pid>` or `<out>.d/<out>.<pid>.<n>`; every
+//!    manifest, sampled stacks file (`<file>.stacks`) and shared object's file, renamed to
+//!    match, goes into the folder `<out>.d/` too, so the working directory gets `<out>` and
+//!    that folder only, and `profil-report <file> <program>` reads any of them later (a
+//!    report of `<out>` finds its side files in the folder).
 //! 5. Prints the report — **to stderr** unless `--report` names a file (`-` is stdout), so the
 //!    program's stdout stays exactly what it would have been, as with `time` or `perf stat`:
 //!    by default the busiest process's, with one line listing the others (program, pid, CPU);
@@ -594,18 +596,18 @@ pub fn print_report_of(
         }
     }
     for w in &written.warnings {
-        eprintln!("profil-report: warning: {w}");
+        eprintln!("{}", crate::render::message("profil-report: warning: ", w));
     }
     if style.format == Format::Table {
         for n in &notes {
-            writeln!(out, "note: {n}")?;
+            writeln!(out, "{}", crate::render::message("note: ", n))?;
         }
         if !notes.is_empty() {
             writeln!(out)?;
         }
     } else {
         for n in &notes {
-            eprintln!("profil-report: note: {n}");
+            eprintln!("{}", crate::render::message("profil-report: note: ", n));
         }
     }
     out.write_all(&text)?;
@@ -644,7 +646,8 @@ pub fn rate_note(
 /// leave with (the program's, as a shell shows it).
 ///
 /// Every process of the tree keeps its profile ([`processes::keep`]): the one that used the
-/// most CPU as `out_path`, the others as `<out>.<pid>[.<n>]`. The report is that process's,
+/// most CPU as `out_path`, the others as `<out>.d/<out>.<pid>[.<n>]`, every side file in
+/// `<out>.d/` ([`crate::profile::input::side_folder`]). The report is that process's,
 /// with a line listing the others; `--all` reports each in its own section (in pid order),
 /// `--merge` sums the processes that ran the same executable (by path and build-id). With
 /// `html`, the busiest unit's report is also written there as an interactive page, with the
@@ -684,9 +687,10 @@ pub fn profile_and_report(
         }
     }
     let main = processes::busiest(&found).unwrap_or(0);
+    let side_dir = crate::profile::input::side_folder(out_path);
     for (i, f) in found.iter_mut().enumerate() {
         let to = processes::kept_name(out_path, f, i == main);
-        if let Err(e) = processes::keep(f, &to) {
+        if let Err(e) = processes::keep(f, &to, &side_dir) {
             eprintln!("profil-report: {e}");
             return Ok(code);
         }
@@ -721,10 +725,10 @@ pub fn profile_and_report(
         if found.len() > 1 {
             // On a line of its own when the first would not fit a terminal.
             let tail = format!(
-                "({} of {} processes; the others as {}.<pid>)",
+                "({} of {} processes; the others in {}/)",
                 found[main].program_name(),
                 found.len(),
-                out_path.display()
+                side_dir.display()
             );
             let fits = head.chars().count() + 1 + tail.chars().count() <= crate::render::WIDTH;
             write!(report_out, "{}{tail}", if fits { " " } else { "\n" })?;
@@ -768,13 +772,17 @@ pub fn profile_and_report(
                 (1, Some(p)) => format!(", parent {p}"),
                 _ => String::new(),
             };
+            // The CPU time the runtime measured (user + system; the table's is the sampled
+            // clock's, the line under its header says which and the difference).
+            let measured = members.iter().all(|&i| found[i].cpu_measured());
             writeln!(
                 report_out,
-                "=== {} (pid{} {}{parent}): {} of CPU time, {} ===",
+                "=== {} (pid{} {}{parent}): {} of CPU time{}, {} ===",
                 first.program_name(),
                 if members.len() == 1 { "" } else { "s" },
                 pids.join(", "),
                 crate::units::human_seconds(cpu(members)),
+                if measured { " (user+system)" } else { "" },
                 files
                     .iter()
                     .map(|f| f.display().to_string())

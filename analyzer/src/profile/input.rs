@@ -117,6 +117,31 @@ pub struct Inputs {
     pub gmons: Vec<GmonInput>,
 }
 
+/// The folder `run` and `cargo profil` keep a tree's files in, for the profile `out`:
+/// `<out>.d` (`gmon.out.d/`), beside it. The main profile stays `out`; its side files (manifest,
+/// stacks, shared objects' files) and every other process's files go into the folder, so the
+/// working directory gets `out` and the folder only.
+pub fn side_folder(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".d");
+    PathBuf::from(s)
+}
+
+/// A side file of the profile `gmon` (its manifest, its stacks file), named `name`: beside
+/// it, else in its [`side_folder`] (where `run` keeps the main profile's), else (neither
+/// exists) the path beside it.
+pub fn side_file(gmon: &Path, name: &str) -> PathBuf {
+    let beside = gmon.with_file_name(name);
+    if beside.is_file() {
+        return beside;
+    }
+    let kept = side_folder(gmon).join(name);
+    if kept.is_file() {
+        return kept;
+    }
+    beside
+}
+
 /// Open `path` for reading without blocking on a FIFO. For anything but a regular file,
 /// `O_NONBLOCK` is cleared again after the open, so that reads wait for a slow writer (and a
 /// FIFO without one reads as empty).

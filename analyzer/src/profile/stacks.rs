@@ -3,7 +3,8 @@
 //!
 //! * **Found by name, like the objects manifest**: for `DIR/gmon.out` the file is
 //!   `DIR/gmon.out.stacks` ([`stacks_path`]); the runtime derives it from whatever profile
-//!   name it wrote (`gmon.out.<pid>` → `gmon.out.<pid>.stacks`). Stacks are used only when
+//!   name it wrote (`gmon.out.<pid>` → `gmon.out.<pid>.stacks`); `run` keeps the main
+//!   profile's in its side folder (`gmon.out.d/gmon.out.stacks`, [`find_stacks`]). Stacks are used only when
 //!   every gmon file has one (a sum of histograms over several runs with stacks for some of
 //!   them would give total times that do not add up); otherwise a warning says which lacks it.
 //! * **Addresses become (object, link-time address)** with the file's object records: the
@@ -37,6 +38,16 @@ pub fn stacks_path(gmon: &Path) -> PathBuf {
     let mut s = gmon.as_os_str().to_owned();
     s.push(".stacks");
     PathBuf::from(s)
+}
+
+/// The stacks file of `gmon` to read: [`stacks_path`], or the same name in the profile's side
+/// folder ([`crate::profile::input::side_file`]).
+pub fn find_stacks(gmon: &Path) -> PathBuf {
+    let beside = stacks_path(gmon);
+    match beside.file_name().and_then(|n| n.to_str()) {
+        Some(name) => crate::profile::input::side_file(gmon, name),
+        None => beside,
+    }
 }
 
 /// One frame: the object it lies in (0 = the executable, else an index into
@@ -187,7 +198,7 @@ impl Sampled {
         warnings: &mut Vec<String>,
     ) -> Result<Option<Sampled>> {
         let gmons: Vec<&GmonInput> = gmons.into_iter().collect();
-        let paths: Vec<PathBuf> = gmons.iter().map(|g| stacks_path(&g.path)).collect();
+        let paths: Vec<PathBuf> = gmons.iter().map(|g| find_stacks(&g.path)).collect();
         let present: Vec<bool> = paths.iter().map(|p| p.is_file()).collect();
         if !present.iter().any(|&p| p) {
             return Ok(None);

@@ -49,9 +49,8 @@ pub fn no_samples_note(exe: &str) -> String {
 
 /// The table (with the call graph after it).
 pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
-    writeln!(
-        out,
-        "Flat profile of {} ({} gmon file{}): {} samples at {} Hz = {} of CPU time",
+    let what = format!(
+        "Flat profile of {} ({} gmon file{})",
         report.executable,
         report.gmon_files.len(),
         if report.gmon_files.len() == 1 {
@@ -59,9 +58,18 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         } else {
             "s"
         },
-        report.total_samples,
-        report.hz,
-        human_seconds(report.total_seconds())
+    );
+    // The rate is the clock's nominal rate when the manifests gave the unsampled time
+    // (`report::default::apply_manifests`).
+    writeln!(
+        out,
+        "{}",
+        crate::render::text::header_line(
+            &what,
+            report.total_samples as f64,
+            report.hz,
+            report.total_seconds()
+        )
     )?;
     if report.total_samples == 0 {
         // An empty table says nothing; what happened, and what to do, does (and the cause of
@@ -85,7 +93,13 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "{}",
-            crate::render::text::unsampled_line(*u, report.total_seconds(), cause)
+            crate::render::text::unsampled_line(
+                *u,
+                report.total_seconds(),
+                report.hz,
+                &report.clock_scope,
+                cause,
+            )
         )?;
     }
     writeln!(out)?;

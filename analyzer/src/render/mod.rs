@@ -33,6 +33,18 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// A message for standard error, `{prefix}{text}`, wrapped to [`WIDTH`] columns with the
+/// lines after the first indented by two spaces (a warning of 360 characters was one line).
+pub fn message(prefix: &str, text: &str) -> String {
+    let mut lines = wrap(&format!("{prefix}{text}"), WIDTH).into_iter();
+    let first = lines.next().unwrap_or_default();
+    let rest: Vec<String> = wrap(&lines.collect::<Vec<_>>().join(" "), WIDTH - 2);
+    std::iter::once(first)
+        .chain(rest.into_iter().map(|l| format!("  {l}")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 pub mod callgraph;
 pub mod compare;
 pub mod csv;

@@ -32,11 +32,13 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     let totals = report.graph.is_some();
     writeln!(
         out,
-        "{}: {} samples at {} Hz = {} of CPU time",
-        report.title,
-        report.total_samples,
-        report.hz,
-        human_seconds(report.total_seconds)
+        "{}",
+        crate::render::text::header_line(
+            &report.title,
+            report.total_samples,
+            report.hz,
+            report.total_seconds
+        )
     )?;
     if report.total_samples == 0.0 {
         // An empty table, and a cause for unsampled time that does not apply, say nothing.
@@ -46,31 +48,29 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         return Ok(());
     }
     if let Some((u, cause)) = &report.unsampled {
-        writeln!(out, "{}", unsampled_line(*u, report.total_seconds, cause))?;
+        writeln!(
+            out,
+            "{}",
+            unsampled_line(
+                *u,
+                report.total_seconds,
+                report.hz,
+                &report.clock_scope,
+                cause
+            )
+        )?;
     }
     writeln!(out)?;
-    // Long names are shortened as in the default report (48 characters, narrower down to 24
-    // while the table is wider than 100 columns); JSON and CSV keep them whole.
-    // Last resort: an address-range row drops the object's name it repeats
-    // (`<+0x1030-0x1034>` in the row of object `prog`), and object names over 16 characters
-    // are cut (`generic_names_p…`).
+    // Long names are shortened as in the default report (48 characters, narrower down to
+    // [`MIN_NAME`] while the table is wider than 100 columns); JSON and CSV keep them whole.
+    // Below 24, object names over 16 characters are cut too (`generic_names_p…`). An address
+    // range keeps its object's name (`<sort+0x14550-0x14710>`, the name every view uses).
     let full: Vec<&str> = rows.iter().map(|r| r.function.as_str()).collect();
-    let compact: Vec<String> = rows
-        .iter()
-        .map(
-            |r| match r.function.strip_prefix(&format!("<{}+0x", r.object)) {
-                Some(rest) => format!("<+0x{rest}"),
-                None => r.function.clone(),
-            },
-        )
-        .collect();
-    let compact: Vec<&str> = compact.iter().map(String::as_str).collect();
     let locations = rows.iter().any(|r| r.location.is_some());
     let cwd = crate::render::names::current_dir();
     let table_with = |width: usize| {
-        let full = if width < 24 { &compact } else { &full };
         // Address ranges are never cut (their end is what tells them apart).
-        let short = crate::render::names::short_names(full, width.max(24));
+        let short = crate::render::names::short_names(&full, width.max(MIN_NAME));
         let names = full
             .iter()
             .zip(short)
@@ -133,18 +133,13 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     let (mut width, mut text) = (48usize, table_with(48));
     for _ in 0..4 {
-        if widest(&text) <= crate::render::WIDTH || width == 24 {
+        if widest(&text) <= crate::render::WIDTH || width == MIN_NAME {
             break;
         }
         width = width
             .saturating_sub(widest(&text) - crate::render::WIDTH)
-            .max(24);
+            .max(MIN_NAME);
         text = table_with(width);
-    }
-    // (The last resort only past 120 columns: an address range without its object's name is
-    // harder to read than a table a little wider than a terminal.)
-    if widest(&text) > 120 {
-        text = table_with(23);
     }
     writeln!(out, "{text}")?;
     if report.unsampled_share.is_some() {
@@ -162,6 +157,10 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     }
     Ok(())
 }
+
+/// The narrowest a function name is shortened to in the table (`…_start_main@@GLIBC_2.34`
+/// at 24; the function's own name survives to this).
+const MIN_NAME: usize = 16;
 
 /// The CSV fields of a row.
 const CSV_FIELDS: [&str; 8] = [

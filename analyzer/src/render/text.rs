@@ -19,6 +19,16 @@ pub fn interval(lo: f64, hi: f64) -> String {
     }
 }
 
+/// A report's header line, `{what}: N samples at H Hz = T of CPU time` (one line: it names
+/// the executable as given, which is no prose to wrap; whether H is the clock's nominal rate
+/// is said on the unsampled line under it, [`unsampled_line`]).
+pub fn header_line(what: &str, samples: f64, hz: u32, seconds: f64) -> String {
+    format!(
+        "{what}: {samples} samples at {hz} Hz = {} of CPU time",
+        human_seconds(seconds)
+    )
+}
+
 /// The name of a table's row for the CPU time not sampled (default report and report across
 /// objects).
 pub const UNSAMPLED_ROW: &str = "<not sampled>";
@@ -30,16 +40,16 @@ pub const UNSAMPLED_NOTE: &str = "<not sampled>: CPU time the clock measured but
 /// `CPU time not sampled: 12.0 ms (5.6% of 214 ms): cause`, under a report's header
 /// (the cause only when the share is 2% or more: below that, it is the usual noise), wrapped
 /// to [`crate::render::WIDTH`] columns with the lines after the first indented.
-pub fn unsampled_line(unsampled: f64, sampled: f64, cause: &str) -> String {
+pub fn unsampled_line(unsampled: f64, sampled: f64, hz: u32, scope: &str, cause: &str) -> String {
     crate::render::wrap(
-        &unsampled_text(unsampled, sampled, cause),
+        &unsampled_text(unsampled, sampled, hz, scope, cause),
         crate::render::WIDTH - 2,
     )
     .join("\n  ")
 }
 
 /// [`unsampled_line`] as one line.
-fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
+fn unsampled_text(unsampled: f64, sampled: f64, hz: u32, scope: &str, cause: &str) -> String {
     let all = unsampled + sampled;
     let pct = if all > 0.0 {
         100.0 * unsampled / all
@@ -47,9 +57,14 @@ fn unsampled_text(unsampled: f64, sampled: f64, cause: &str) -> String {
         0.0
     };
     format!(
-        "CPU time not sampled: {} ({pct:.1}% of {}){}",
+        "CPU time not sampled: {} ({pct:.1}% of {}, {}; {hz} Hz is the clock's nominal rate){}",
         human_seconds(unsampled),
         human_seconds(all),
+        if scope.is_empty() {
+            "the CPU time the clock measures"
+        } else {
+            scope
+        },
         if cause.is_empty() || pct < 2.0 {
             String::new()
         } else {

@@ -147,6 +147,9 @@ pub struct Report {
     /// CPU seconds the runtime measured but did not sample, and the likely cause, from the
     /// manifests' process lines ([`apply_manifests`]; None: not known).
     pub unsampled: Option<(f64, String)>,
+    /// Which CPU time the unsampled line's whole is ([`super::objects::clock_scope`]; empty:
+    /// not known).
+    pub clock_scope: String,
     /// The unsampled CPU time's share of the whole (sampled + unsampled) × 100, when it is a
     /// row of the table of its own ([`super::objects::UNSAMPLED_ROW_SHARE`] or more; None: no such row).
     pub unsampled_share: Option<f64>,
@@ -545,6 +548,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     let mut report = Report {
         object,
         unsampled: None,
+        clock_scope: String::new(),
         unsampled_share: None,
         executable: exe_name,
         gmon_files: inputs.gmons.iter().map(|g| g.name()).collect(),
@@ -681,6 +685,7 @@ pub fn apply_manifests(report: &mut Report, inputs: &Inputs) {
     if let Some(u) = unsampled {
         let u = (u * 1e9).round() / 1e9;
         report.unsampled = Some((u, super::objects::unsampled_cause(&procs)));
+        report.clock_scope = super::objects::clock_scope(&procs);
         let all = u + report.total_seconds();
         let share = if all > 0.0 { 100.0 * u / all } else { 0.0 };
         report.unsampled_share = (share >= super::objects::UNSAMPLED_ROW_SHARE).then_some(share);

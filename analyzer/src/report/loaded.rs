@@ -293,3 +293,43 @@ pub fn function_names(
         .zip(distinct_names(&named, "", exe_data))
         .collect()
 }
+
+/// Samples outside every symbol of an object, `(lo, hi, samples)` pieces, grouped into the
+/// address ranges the report names (pieces no more than `UNKNOWN_GAP`, 1 KiB, apart are one), in
+/// address order.
+pub fn group_unknown(mut pieces: Vec<(u64, u64, f64)>) -> Vec<(u64, u64, f64)> {
+    pieces.sort_by_key(|p| p.0);
+    let mut groups: Vec<(u64, u64, f64)> = Vec::new();
+    for (lo, hi, s) in pieces {
+        match groups.last_mut() {
+            Some(g) if lo <= g.1.saturating_add(UNKNOWN_GAP) => {
+                g.1 = g.1.max(hi);
+                g.2 += s;
+            }
+            _ => groups.push((lo, hi, s)),
+        }
+    }
+    groups
+}
+
+/// The name of code of `object` outside every symbol in `[lo, hi)`: `<object+0xLO-0xHI>`.
+pub fn unknown_name(object: &str, lo: u64, hi: u64) -> String {
+    format!("<{object}+{lo:#x}-{hi:#x}>")
+}
+
+/// The name of a stack frame at `addr` of `object` outside every symbol: the range of
+/// `ranges` (the object's [`group_unknown`] ranges) that holds it, or is within the grouping
+/// gap of it, else its own 4 KiB page. Every view names such a frame this way.
+pub fn unknown_frame_name(object: &str, ranges: &[(u64, u64)], addr: u64) -> String {
+    let (lo, hi) = ranges
+        .iter()
+        .copied()
+        .find(|&(lo, hi)| {
+            addr >= lo.saturating_sub(UNKNOWN_GAP) && addr < hi.saturating_add(UNKNOWN_GAP)
+        })
+        .unwrap_or_else(|| {
+            let lo = addr & !0xfff;
+            (lo, lo + 0x1000)
+        });
+    unknown_name(object, lo, hi)
+}

@@ -37,7 +37,6 @@ use gmon::Target;
 use profil_symbols::ranges::FunctionMap;
 use profil_symbols::ElfImage;
 
-use super::loaded::UNKNOWN_GAP;
 pub use super::loaded::{distinct_names, load_object, Loaded, Named, ObjectRow};
 use super::{GmonInput, Inputs};
 use crate::profile::input::read_file;
@@ -65,24 +64,13 @@ pub struct ObjectSamples {
 pub use crate::profile::debuginfo::{debug_file_path, SymbolSource};
 
 /// The rows for samples outside every symbol of object `name`: `(lo, hi, samples)` pieces
-/// grouped into address ranges no more than [`UNKNOWN_GAP`] apart.
-fn unknown_rows(name: &str, mut pieces: Vec<Piece>) -> Vec<ObjectRow> {
-    pieces.sort_by_key(|p| p.0);
-    let mut groups: Vec<Piece> = Vec::new();
-    for (lo, hi, s) in pieces {
-        match groups.last_mut() {
-            Some(g) if lo <= g.1.saturating_add(UNKNOWN_GAP) => {
-                g.1 = g.1.max(hi);
-                g.2 += s;
-            }
-            _ => groups.push((lo, hi, s)),
-        }
-    }
-    groups
+/// grouped into address ranges ([`super::loaded::group_unknown`]).
+fn unknown_rows(name: &str, pieces: Vec<Piece>) -> Vec<ObjectRow> {
+    super::loaded::group_unknown(pieces)
         .into_iter()
         .map(|(lo, hi, s)| ObjectRow {
             object: name.to_owned(),
-            function: format!("<{name}+{lo:#x}-{hi:#x}>"),
+            function: super::loaded::unknown_name(name, lo, hi),
             samples: s,
             location: None,
             unknown_range: Some((lo, hi)),
@@ -258,6 +246,9 @@ pub struct ObjectsReport {
     /// Seconds of CPU time not sampled, and the likely cause (None: not known); set with
     /// [`ObjectsReport::set_unsampled`].
     pub unsampled: Option<(f64, String)>,
+    /// Which CPU time the unsampled line's whole is ([`clock_scope`]; empty:
+    /// not known).
+    pub clock_scope: String,
     /// The unsampled CPU time's share of the whole (sampled + unsampled) × 100, when it is a
     /// row of the table of its own (from [`UNSAMPLED_ROW_SHARE`]%; None: no such row).
     pub unsampled_share: Option<f64>,
@@ -333,6 +324,7 @@ impl ObjectsReport {
             total_seconds: total / hz_f,
             warnings,
             unsampled: None,
+            clock_scope: String::new(),
             unsampled_share: None,
             processes: Vec::new(),
             graph: None,
@@ -380,12 +372,11 @@ impl ObjectsReport {
     }
 }
 
-/// The manifest next to a gmon file, if there is one.
+/// The manifest next to a gmon file (or in its side folder,
+/// [`crate::profile::input::side_folder`]), if there is one.
 pub fn find_manifest(gmon: &GmonInput) -> Option<PathBuf> {
     let name = gmon.path.file_name()?.to_str()?;
-    let p = gmon
-        .path
-        .with_file_name(gmon::manifest::manifest_name(name));
+    let p = crate::profile::input::side_file(&gmon.path, &gmon::manifest::manifest_name(name));
     p.is_file().then_some(p)
 }
 
@@ -401,10 +392,47 @@ fn gmon_pieces(name: &str, data: &[u8], target: Target) -> Result<(Vec<Piece>, u
     Ok((pieces, hist.hz))
 }
 
+/// The rate the clock was asked for, when every process line says the same (None: not
+/// known, or not one rate). Every view uses it when known: the seconds shown are samples ÷
+/// that rate, and the CPU time beyond them is the unsampled time ([`unsampled_seconds`]).
+pub fn nominal_hz(procs: &[gmon::manifest::Process]) -> Option<u32> {
+    let nominal: Vec<u32> = procs.iter().filter_map(|p| p.nominal_hz).collect();
+    let all = !procs.is_empty() && nominal.len() == procs.len();
+    (all && nominal.iter().all(|&h| h == nominal[0]) && nominal[0] > 0).then(|| nominal[0])
+}
+
+/// The CPU time of the processes that their samples at the nominal rate do not account for,
+/// summed and rounded to a nanosecond (None: a process line does not say).
+pub fn unsampled_seconds(procs: &[gmon::manifest::Process]) -> Option<f64> {
+    let unsampled: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
+    unsampled
+        .filter(|u| !u.is_empty())
+        .map(|u| (u.iter().sum::<f64>() * 1e9).round() / 1e9)
+}
+
 /// From this share of the whole CPU time (percent) on, the unsampled time is a row of the
 /// table, `<not sampled>` (below it, the usual few percent before a clock starts and at exit,
 /// it is only the line under the header). The default report uses the same threshold.
 pub const UNSAMPLED_ROW_SHARE: f64 = 2.0;
+
+/// Which CPU time the sampling clock measures, for the unsampled line's whole: with the perf
+/// task clock the user time (the system time the processes used is then said: the clock does
+/// not sample it, so a section's `N s of CPU time` (user + system) is more than its table's),
+/// with the interval timer the user + system time.
+pub fn clock_scope(procs: &[gmon::manifest::Process]) -> String {
+    use gmon::manifest::Clock;
+    if !procs.is_empty() && procs.iter().all(|p| p.clock == Some(Clock::Itimer)) {
+        return "the user+system CPU time the clock measures".into();
+    }
+    if !procs.is_empty() && procs.iter().all(|p| p.clock == Some(Clock::Perf)) {
+        let system: u64 = procs.iter().filter_map(|p| p.cpu_system_ns).sum();
+        return format!(
+            "the user CPU time the clock measures; the {} of system time is not sampled",
+            human_seconds(system as f64 / 1e9)
+        );
+    }
+    "the CPU time the clocks measure".into()
+}
 
 /// The likely reason `unsampled` seconds of CPU time went unsampled, from the process lines.
 pub fn unsampled_cause(procs: &[gmon::manifest::Process]) -> String {
@@ -531,17 +559,11 @@ pub fn build_manifests(
         &mut warnings,
         &mut loaded,
     );
-    // The rate the clock was asked for, when every process says the same: the seconds shown
-    // are then samples ÷ that rate, and what the CPU time has beyond them is stated.
-    let nominal: Vec<u32> = procs.iter().filter_map(|p| p.nominal_hz).collect();
-    let all_nominal = !procs.is_empty() && nominal.len() == procs.len();
-    if all_nominal && nominal.iter().all(|&h| h == nominal[0]) && nominal[0] > 0 {
-        hz = nominal[0];
+    if let Some(h) = nominal_hz(&procs) {
+        hz = h;
     }
     let mut unsampled_time = None;
-    let unsampled: Option<Vec<f64>> = procs.iter().map(|p| p.unsampled_seconds()).collect();
-    if let Some(u) = unsampled.filter(|u| !u.is_empty()) {
-        let u: f64 = (u.iter().sum::<f64>() * 1e9).round() / 1e9;
+    if let Some(u) = unsampled_seconds(&procs) {
         let cause = unsampled_cause(&procs);
         let total: f64 = rows.iter().map(|r| r.samples).sum();
         let hz_f = f64::from(hz.max(1));
@@ -620,6 +642,7 @@ pub fn build_manifests(
     let mut report = ObjectsReport::new(title, hz, rows, warnings);
     if let Some((u, cause)) = unsampled_time {
         report.set_unsampled(u, cause);
+        report.clock_scope = clock_scope(&procs);
     }
     report.processes = processes;
     if let Some((totals, graph)) = stacks {

@@ -78,29 +78,15 @@ pub fn measure(
     // The address-range rows of code without symbols (`<obj+0xLO-0xHI>`), per object: a frame
     // there is counted for the row whose range holds it (or is within the rows' grouping gap),
     // else for a range row of its own 4 KiB page, named the same way.
-    let mut ranges: HashMap<&str, Vec<(u64, u64, &str)>> = HashMap::new();
+    let mut ranges: HashMap<&str, Vec<(u64, u64)>> = HashMap::new();
     for r in rows {
-        if let Some((lo, hi)) = r.unknown_range {
-            ranges
-                .entry(&r.object)
-                .or_default()
-                .push((lo, hi, &r.function));
+        if let Some(range) = r.unknown_range {
+            ranges.entry(&r.object).or_default().push(range);
         }
     }
     let unknown = |object: &str, addr: u64| -> String {
-        let gap = super::loaded::UNKNOWN_GAP;
-        ranges
-            .get(object)
-            .and_then(|v| {
-                v.iter().find(|&&(lo, hi, _)| {
-                    addr >= lo.saturating_sub(gap) && addr < hi.saturating_add(gap)
-                })
-            })
-            .map(|&(_, _, f)| f.to_owned())
-            .unwrap_or_else(|| {
-                let lo = addr & !0xfff;
-                format!("<{object}+{lo:#x}-{:#x}>", lo + 0x1000)
-            })
+        let r = ranges.get(object).map_or(&[][..], Vec::as_slice);
+        super::loaded::unknown_frame_name(object, r, addr)
     };
     // Each object's symbol file: the one the rows were made from, else read here once (a
     // library that cannot be read maps to nothing).

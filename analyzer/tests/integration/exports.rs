@@ -149,6 +149,20 @@ fn export(dir: &TempDir, to: &str, file: &str, exe: &str) -> PathBuf {
     dir.join(file)
 }
 
+/// What `go tool pprof ARGS FILE` prints (run in `dir`, its temporary files there).
+fn pprof_text(dir: &TempDir, args: &[&str], file: &Path) -> String {
+    String::from_utf8(must(
+        Command::new("go")
+            .arg("tool")
+            .arg("pprof")
+            .args(args)
+            .arg(file)
+            .current_dir(&dir.0)
+            .env("PPROF_TMPDIR", &dir.0),
+    ))
+    .unwrap()
+}
+
 /// `go tool pprof -top` rows: (name, flat value) in printed order (`-unit=ns` for CPU).
 fn pprof_top(dir: &TempDir, file: &Path, extra: &[&str]) -> Vec<(String, f64)> {
     let out = must(
@@ -291,14 +305,7 @@ fn pprof_with_inlining_matches_the_inline_report_and_traces_show_the_chains() {
     assert_same_ranking(&ours, &theirs, total + 1.0);
 
     // -traces: every stack of ours is there, leaf first, inlined frames marked.
-    let traces = String::from_utf8(must(
-        Command::new("go")
-            .args(["tool", "pprof", "-traces"])
-            .arg(&file)
-            .current_dir(&dir.0)
-            .env("PPROF_TMPDIR", &dir.0),
-    ))
-    .unwrap();
+    let traces = pprof_text(&dir, &["-traces"], &file);
     let mut seen: BTreeMap<Vec<String>, usize> = BTreeMap::new();
     for block in traces.split("-----------+-------------------------------------------------------")
     {
@@ -721,14 +728,9 @@ fn exports_carry_every_shared_object_of_a_ranges_all_profile() {
     assert_eq!(per_root.values().sum::<u64>(), total, "{folded}");
     let mut sums: BTreeMap<String, f64> = BTreeMap::new();
     for r in report["rows"].as_array().unwrap() {
-        // The report names code outside every symbol by object and address range
-        // (`<libm_prog+0x2050-0x2064>`); the exports keep one frame for it.
+        // Code outside every symbol is named by object and address range
+        // (`<libm_prog+0x2050-0x2064>`) in the report and the exports alike.
         let f = r["function"].as_str().unwrap();
-        let f = if f.starts_with('<') && f.contains("+0x") {
-            "<outside known functions>"
-        } else {
-            f
-        };
         *sums.entry(f.to_owned()).or_default() += r["samples"].as_f64().unwrap();
     }
     for (name, samples) in &sums {
@@ -815,5 +817,301 @@ fn pg_call_arcs_are_not_turned_into_stacks() {
         ))
         .unwrap();
         assert!(!cg.contains("\ncalls="), "{prog}: {cg}");
+    }
+}
+
+/// `profil-report run sort` on a generated input until the run has 200 samples: a stripped
+/// system program (Debian's /usr/bin/sort has no `.symtab`) with shared objects, its stacks
+/// sampled. Returns the `--json` report of `gmon.out` and `/usr/bin/sort`.
+fn sorted_run(dir: &TempDir) -> Value {
+    let mut lines = 100_000u64;
+    for _ in 0..6 {
+        // A fixed pseudo-random input (a linear congruential sequence), larger each try.
+        let mut x = 12345u64;
+        let mut text = String::with_capacity(lines as usize * 12);
+        for _ in 0..lines {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            text.push_str(&format!("{}\n", x >> 24));
+        }
+        fs::write(dir.join("input.txt"), text).unwrap();
+        ours_ok(&dir.0, &["run", "sort", "input.txt", "-o", "sorted.txt"]);
+        let report = report_json(dir, &["gmon.out", "/usr/bin/sort"]);
+        if report["total_samples"].as_u64().unwrap() >= 200 {
+            return report;
+        }
+        lines *= 2;
+    }
+    panic!("sort did not reach 200 samples");
+}
+
+/// The report's rows: function → (object, self samples, total samples).
+fn rows_by_function(report: &Value) -> BTreeMap<String, (String, f64, f64)> {
+    let mut out = BTreeMap::new();
+    for r in report["rows"].as_array().unwrap() {
+        let f = r["function"].as_str().unwrap().to_owned();
+        let row = (
+            r["object"].as_str().unwrap().to_owned(),
+            r["samples"].as_f64().unwrap(),
+            r["total_samples"].as_f64().unwrap_or(0.0),
+        );
+        assert!(out.insert(f.clone(), row).is_none(), "two rows name {f}");
+    }
+    out
+}
+
+/// How far a row's self samples may be from an export's: the report splits a histogram bin
+/// shared by two functions (or a function and the padding after it) by bytes, where the
+/// exports take each sampled stack's exact leaf PC, so a row with a fractional share may differ
+/// by less than one sample per shared bin (one here; whole rows are exact).
+fn self_tolerance(rows: &BTreeMap<String, (String, f64, f64)>) -> f64 {
+    if rows.values().any(|r| r.1.fract() != 0.0) {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// Self samples by leaf frame name (an export whose leaf is the innermost inlined function)
+/// against the report's rows (out-of-line functions): every row's samples are the export's,
+/// less what the export credits to a function inlined into it (none in the stripped
+/// program), within [`self_tolerance`]; the export's leaves sum to the samples.
+fn assert_self_samples(
+    what: &str,
+    rows: &BTreeMap<String, (String, f64, f64)>,
+    leaf: &BTreeMap<String, f64>,
+    total: f64,
+) {
+    let tol = self_tolerance(rows);
+    for (name, (object, samples, _)) in rows {
+        let theirs = leaf.get(name).copied().unwrap_or(0.0);
+        assert!(
+            theirs <= samples + tol + 1e-9,
+            "{what}: {name} has {theirs} samples, the report {samples}\n{leaf:?}"
+        );
+        if object == "sort" {
+            assert!(
+                (theirs - samples).abs() <= tol + 1e-9,
+                "{what}: {name} has {theirs} samples, the report {samples}\n{leaf:?}"
+            );
+        }
+    }
+    assert!(
+        (leaf.values().sum::<f64>() - total).abs() < 1e-6,
+        "{what}: {leaf:?}"
+    );
+}
+
+#[test]
+fn every_export_names_a_stripped_programs_code_as_the_report_does() {
+    let dir = TempDir::new("stripped");
+    let report = sorted_run(&dir);
+    let rows = rows_by_function(&report);
+    let total = report["total_samples"].as_f64().unwrap();
+    let hz = report["hz"].as_u64().unwrap();
+    assert!(
+        rows.keys().any(|f| f.starts_with("<sort+0x")),
+        "no address-range row for the stripped program: {rows:?}"
+    );
+    assert!(rows.values().any(|r| r.0 == "libc.so.6"), "{rows:?}");
+    let text = String::from_utf8(ours_ok(&dir.0, &["gmon.out", "/usr/bin/sort"])).unwrap();
+    // One rate everywhere, and the text says which: the clock's nominal rate.
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        one_line.contains(&format!(" samples at {hz} Hz = ")),
+        "{text}"
+    );
+    assert!(
+        one_line.contains("CPU time not sampled: ")
+            && one_line.contains("CPU time the clock measures")
+            && one_line.contains(&format!("; {hz} Hz is the clock's nominal rate)")),
+        "{text}"
+    );
+
+    // Folded stacks: each line's leaf is its self samples; a frame is repeated only where the
+    // report's call graph has the function calling itself (recursion), never an alias.
+    let folded =
+        fs::read_to_string(export(&dir, "folded", "sort.folded", "/usr/bin/sort")).unwrap();
+    let recursive: Vec<String> = {
+        let g = &report["call_graph"];
+        let name = |id: &Value| {
+            g["functions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| &f["id"] == id)
+                .map(|f| f["raw_name"].as_str().unwrap().to_owned())
+                .unwrap()
+        };
+        g["arcs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["caller"] == a["callee"])
+            .map(|a| name(&a["caller"]))
+            .collect()
+    };
+    let mut leaf: BTreeMap<String, f64> = BTreeMap::new();
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        let frames: Vec<&str> = stack.split(';').collect();
+        for w in frames.windows(2) {
+            assert!(
+                w[0] != w[1] || recursive.iter().any(|r| r == w[0]),
+                "doubled frame {} in {line}",
+                w[0]
+            );
+        }
+        for f in &frames {
+            assert!(
+                !f.contains("outside known functions"),
+                "folded lumps code together: {line}"
+            );
+        }
+        *leaf.entry(frames.last().unwrap().to_string()).or_default() +=
+            count.parse::<f64>().unwrap();
+    }
+    assert_self_samples("folded", &rows, &leaf, total);
+
+    // Speedscope: self time per leaf frame, in seconds at the report's rate.
+    let ss: Value = serde_json::from_str(
+        &fs::read_to_string(export(
+            &dir,
+            "speedscope",
+            "sort.speedscope.json",
+            "/usr/bin/sort",
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let frames = ss["shared"]["frames"].as_array().unwrap();
+    let prof = &ss["profiles"][0];
+    assert!(
+        prof["name"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("at {hz} Hz")),
+        "{}",
+        prof["name"]
+    );
+    let mut leaf: BTreeMap<String, f64> = BTreeMap::new();
+    for (s, w) in prof["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(prof["weights"].as_array().unwrap())
+    {
+        let top = s.as_array().unwrap().last().unwrap().as_u64().unwrap() as usize;
+        let samples = (w.as_f64().unwrap() * hz as f64).round();
+        *leaf
+            .entry(frames[top]["name"].as_str().unwrap().to_owned())
+            .or_default() += samples;
+    }
+    assert_self_samples("speedscope", &rows, &leaf, total);
+    let end = prof["endValue"].as_f64().unwrap();
+    let seconds = report["total_seconds"].as_f64().unwrap();
+    assert!(
+        (end - seconds).abs() < 1e-9,
+        "speedscope {end} s, report {seconds} s"
+    );
+
+    // The flame graph says the rate.
+    let svg = fs::read_to_string(export(&dir, "svg", "sort.svg", "/usr/bin/sort")).unwrap();
+    assert!(svg.contains(&format!(" {hz} Hz")), "no {hz} Hz in the SVG");
+    assert!(
+        !svg.contains("outside known functions"),
+        "the SVG lumps code together"
+    );
+
+    // Callgrind: each function with its own object, the same self samples.
+    if have("callgrind_annotate", &["--help"]) {
+        let file = export(&dir, "callgrind", "callgrind.out.sort", "/usr/bin/sort");
+        let raw = fs::read_to_string(&file).unwrap();
+        assert!(raw.contains(&format!(" samples at {hz} Hz ")), "{raw}");
+        let text = String::from_utf8(must(
+            Command::new("callgrind_annotate")
+                .arg("--threshold=100")
+                .arg(&file)
+                .current_dir(&dir.0),
+        ))
+        .unwrap();
+        let number = |s: &str| s.replace(',', "").parse::<f64>().ok();
+        let mut leaf: BTreeMap<String, f64> = BTreeMap::new();
+        for l in text
+            .lines()
+            .skip_while(|l| !l.contains("file:function"))
+            .skip(2)
+            .take_while(|l| !l.trim().is_empty())
+        {
+            // "COUNT (P%)  file:function [object]", or ".  file:function [object]" for
+            // none.
+            let (count, rest) = l.trim_start().split_once(' ').unwrap();
+            let count = number(count).unwrap_or(0.0);
+            let place = rest.split_once(')').map_or(rest, |p| p.1).trim();
+            let (place, object) = place.rsplit_once(" [").unwrap();
+            let object = object.trim_end_matches(']');
+            let name = place.split_once(':').map_or(place, |p| p.1);
+            if let Some(row) = rows.get(name) {
+                assert!(
+                    object.ends_with(&format!("/{}", row.0)),
+                    "callgrind puts {name} in {object}, the report in {}",
+                    row.0
+                );
+            }
+            *leaf.entry(name.to_owned()).or_default() += count;
+        }
+        assert_self_samples("callgrind", &rows, &leaf, total);
+    }
+
+    // pprof, inlined frames folded into their functions: the report's rows, self and total.
+    if have("go", &["version"]) {
+        let file = export(&dir, "pprof", "sort.pb.gz", "/usr/bin/sort");
+        let top = pprof_text(
+            &dir,
+            &[
+                "-top",
+                "-noinlines",
+                "-sample_index=samples",
+                "-nodefraction=0",
+                "-nodecount=1000000",
+            ],
+            &file,
+        );
+        assert!(top.contains(&format!("samples at {hz} Hz")), "{top}");
+        let mut theirs: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        for line in top
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("flat"))
+            .skip(1)
+        {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let name = f[5..].join(" ");
+            theirs.insert(name, (f[0].parse().unwrap(), f[3].parse().unwrap()));
+        }
+        // The same functions, the same totals, the same self samples (within the bins the
+        // report shares between functions).
+        let tol = self_tolerance(&rows);
+        for (name, &(flat, cum)) in &theirs {
+            let r = rows
+                .get(name)
+                .unwrap_or_else(|| panic!("{name} is no row of the report\n{top}"));
+            assert_eq!(cum, r.2, "{name}: total\n{top}");
+            assert!(
+                (flat - r.1).abs() <= tol + 1e-9,
+                "{name}: self {flat} vs {}\n{top}",
+                r.1
+            );
+        }
+        for (name, r) in &rows {
+            assert!(
+                theirs.contains_key(name) || (r.1 <= tol && r.2 == 0.0),
+                "{name} ({r:?}) is not in pprof\n{top}"
+            );
+        }
+        // Seconds: the CPU values are samples at the report's rate.
+        let raw = pprof_text(&dir, &["-raw"], &file);
+        let period = 1_000_000_000 / hz;
+        assert!(raw.contains(&format!("Period: {period}")), "{raw}");
     }
 }

@@ -586,8 +586,8 @@ fn objects_loaded_later_have_object_records_in_the_stacks_file() {
     );
 }
 
-/// `profil-report run` keeps the stacks file beside the saved profile (`--out X` →
-/// `X.stacks`), does not count it as a child process's profile, and reports the totals.
+/// `profil-report run` keeps the stacks file in the saved profile's side folder (`--out X` →
+/// `X.d/X.stacks`), does not count it as a child process's profile, and reports the totals.
 #[test]
 fn run_keeps_the_stacks_file_beside_the_saved_profile() {
     let dir = TempDir::new("runsave");
@@ -601,7 +601,7 @@ fn run_keeps_the_stacks_file_beside_the_saved_profile() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    // A stale stacks file where the profile goes is replaced.
+    // A stale stacks file beside the profile (the layout before side folders) goes.
     fs::write(dir.0.join("saved.gmon.stacks"), b"stale").unwrap();
     let _one = ONE_CHILD.lock().unwrap_or_else(|e| e.into_inner());
     let out = Command::new(env!("CARGO_BIN_EXE_profil-report"))
@@ -620,7 +620,8 @@ fn run_keeps_the_stacks_file_beside_the_saved_profile() {
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(!stdout.contains("not kept"), "{stdout}");
     assert!(stdout.contains(" total 95% "), "{stdout}{stderr}");
-    let bytes = fs::read(dir.0.join("saved.gmon.stacks")).unwrap();
+    assert!(!dir.0.join("saved.gmon.stacks").exists());
+    let bytes = fs::read(dir.0.join("saved.gmon.d/saved.gmon.stacks")).unwrap();
     assert!(gmon::stacks::parse(&bytes).is_ok());
 }
 

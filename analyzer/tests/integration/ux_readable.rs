@@ -467,3 +467,57 @@ fn the_table_of_a_run_with_stacks_fits_100_columns() {
     assert!(err.contains("total 95%"), "{err}");
     table_within(&err, 100);
 }
+
+/// Every line of prose `run` prints for a stripped system program with shared objects fits
+/// 100 columns: the warning that names its debug package (330-360 characters on one line),
+/// the header, the unsampled line and the call graph; the report read again from the files,
+/// too. (The table with totals is not yet: its fixed columns alone are 91, see
+/// ux_readme::every_line_the_guide_prints_fits_100_columns.) An address-range row keeps its
+/// object's name (`<sort+0x…>`, not `<+0x…>`), as every other view names it.
+#[test]
+fn every_line_of_a_stripped_programs_report_fits_100_columns() {
+    let s = TempDir::new("readable-stripped");
+    let mut x = 7u64;
+    let lines: String = (0..200_000)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            format!("{}\n", x >> 20)
+        })
+        .collect();
+    std::fs::write(s.join("input.txt"), lines).unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "sort", "input.txt", "-o", "sorted.txt"])
+        .current_dir(&s.0)
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let again = Command::new(BIN)
+        .args(["gmon.out", "/usr/bin/sort"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", show(&again));
+    let all = format!(
+        "{}{}{}{}",
+        text(&out.stdout),
+        text(&out.stderr),
+        text(&again.stdout),
+        text(&again.stderr)
+    );
+    assert!(all.contains("no .symtab"), "{all}");
+    assert!(
+        all.contains("| <sort+0x") && !all.contains("| <+0x"),
+        "{all}"
+    );
+    let table_row = |l: &str| l.contains(" | ") || l.starts_with("-------+");
+    for l in all.lines().filter(|l| !table_row(l)) {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}\n{all}",
+            l.chars().count()
+        );
+    }
+}

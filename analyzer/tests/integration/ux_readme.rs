@@ -13,6 +13,12 @@
 //!   built with into a directory put first on `PATH` — a copy away from the build directory, as
 //!   an installed binary is. Every other `cargo` command (`cargo new`, `cargo build`,
 //!   `cargo profil`) is the real cargo.
+//!
+//! From the guide on (the section "Profiling a program" and every one after it), every line
+//! the blocks print must fit [`crate::ux_support`]'s 100 columns, except what gprof prints
+//! (a block that runs `gprof` or `--gprof`: its standard output is gprof's, byte for byte)
+//! and what the profiled programs print themselves (the guide's programs print short lines).
+//! The blocks are read from README.md, so a command added to the guide is checked too.
 
 use crate::ux_support;
 
@@ -20,15 +26,22 @@ use std::path::Path;
 use std::process::Command;
 use ux_support::*;
 
-/// The fenced `sh` blocks of README.md, in order.
-fn sh_blocks(readme: &str) -> Vec<String> {
+/// The heading from which on every printed line must fit 100 columns.
+const GUIDE: &str = "## Profiling a program";
+
+/// The fenced `sh` blocks of README.md, in order, each with whether it comes after [`GUIDE`].
+fn sh_blocks(readme: &str) -> Vec<(bool, String)> {
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
+    let mut in_guide = false;
     for line in readme.lines() {
         let t = line.trim();
+        if current.is_none() && line.starts_with(GUIDE) {
+            in_guide = true;
+        }
         if t.starts_with("```") {
             match current.take() {
-                Some(b) => blocks.push(b),
+                Some(b) => blocks.push((in_guide, b)),
                 None if t == "```sh" => current = Some(String::new()),
                 None => {}
             }
@@ -57,11 +70,31 @@ exec "$REAL_CARGO" "$@"
 
 #[test]
 fn every_readme_command_runs() {
+    run_readme(false);
+}
+
+/// Every line the guide's commands print fits 100 columns (see the module docs for what is
+/// left out). Ignored until it holds (issue 24): the tables with totals of the report across
+/// objects are 115 columns (their fixed columns alone are 91), headers name executables by
+/// absolute path (`run` resolves them), the demo prints its build command and the command to
+/// read the profile again on one line each, `diff`'s table is 130 columns and `--inline`'s
+/// 105. Run it with `cargo test -p profil-report --test integration -- --ignored
+/// ux_readme::`.
+#[test]
+#[ignore = "issue 24: report tables and headers with paths are still wider than 100 columns"]
+fn every_line_the_guide_prints_fits_100_columns() {
+    run_readme(true);
+}
+
+/// Run every `sh` block of README.md (see the module docs); with `check_widths`, fail on any
+/// line of the guide wider than 100 columns.
+fn run_readme(check_widths: bool) {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let blocks = sh_blocks(&readme);
     assert!(blocks.len() >= 8, "README has its guide: {blocks:?}");
+    assert!(blocks.iter().filter(|b| b.0).count() >= 5, "{blocks:?}");
     assert_eq!(
-        blocks[0].trim(),
+        blocks[0].1.trim(),
         "cargo run --release -p profil-report -- demo",
         "the main job is the demo"
     );
@@ -77,7 +110,8 @@ fn every_readme_command_runs() {
     let real_cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let mut ran = 0;
-    for block in &blocks {
+    let mut too_wide = Vec::new();
+    for (in_guide, block) in &blocks {
         if block.trim() == "cargo test --workspace --locked" {
             continue;
         }
@@ -99,6 +133,24 @@ fn every_readme_command_runs() {
             "README block failed:\n{block}\n{}",
             show(&out)
         );
+        if check_widths && *in_guide {
+            // gprof's own output (standard output of a block that runs it) is gprof's.
+            let gprof = block
+                .split(|c: char| c.is_whitespace() || c == '|' || c == ';')
+                .any(|w| w == "gprof" || w == "--gprof");
+            let mut printed = text(&out.stderr);
+            if !gprof {
+                printed.push_str(&text(&out.stdout));
+            }
+            for line in printed.lines() {
+                if line.chars().count() > 100 {
+                    too_wide.push(format!(
+                        "{} columns, from\n{block}{line}",
+                        line.chars().count()
+                    ));
+                }
+            }
+        }
         if ran == 0 {
             // The main job: the demo's report, its designed split and gprof's view.
             let stdout = text(&out.stdout);
@@ -108,6 +160,11 @@ fn every_readme_command_runs() {
         ran += 1;
     }
     assert_eq!(ran, blocks.len() - 1);
+    assert!(
+        too_wide.is_empty(),
+        "lines wider than 100 columns:\n{}",
+        too_wide.join("\n\n")
+    );
     // The guide's outputs exist where it says.
     for f in [
         "demo/demo.c",

@@ -60,7 +60,11 @@ fn two_programs_under(dir: &Path, args: &[&str]) {
     for f in std::fs::read_dir(dir).unwrap() {
         let f = f.unwrap();
         if f.file_name().to_string_lossy().starts_with("gmon.out") {
-            std::fs::remove_file(f.path()).unwrap();
+            if f.path().is_dir() {
+                std::fs::remove_dir_all(f.path()).unwrap();
+            } else {
+                std::fs::remove_file(f.path()).unwrap();
+            }
         }
     }
     let out = run_in(dir, args);
@@ -77,7 +81,7 @@ fn two_programs_under(dir: &Path, args: &[&str]) {
     assert!(!err.contains("not kept"), "{args:?}: {err}");
     let a = listed_pid(&err, "a");
     reports_spin(dir, "gmon.out", "./b");
-    reports_spin(dir, &format!("gmon.out.{a}"), "./a");
+    reports_spin(dir, &format!("gmon.out.d/gmon.out.{a}"), "./a");
 }
 
 #[test]
@@ -172,16 +176,16 @@ fn exec_chain_keeps_each_program_and_all_reports_each() {
     assert_eq!(
         files,
         [
-            format!("gmon.out.{pid}"),
+            format!("gmon.out.d/gmon.out.{pid}"),
             "gmon.out".to_string(),
-            format!("gmon.out.{pid}.2")
+            format!("gmon.out.d/gmon.out.{pid}.2")
         ],
         "{v}"
     );
     assert_eq!(v["reports"].as_array().unwrap().len(), 3, "{v}");
-    reports_spin(&s.0, &format!("gmon.out.{pid}"), "./a");
+    reports_spin(&s.0, &format!("gmon.out.d/gmon.out.{pid}"), "./a");
     reports_spin(&s.0, "gmon.out", "./b");
-    reports_spin(&s.0, &format!("gmon.out.{pid}.2"), "./c");
+    reports_spin(&s.0, &format!("gmon.out.d/gmon.out.{pid}.2"), "./c");
 
     // Without --all: b's report and one line for the others.
     let out = run_in(&s.0, &["./a", "2", "./b", "6", "./c", "4"]);
@@ -402,12 +406,14 @@ fn another_build_of_the_program_is_named_by_build_id() {
             .unwrap();
         assert!(out.status.success(), "{}", show(&out));
         let err = text(&out.stderr);
+        // Warnings are wrapped to 100 columns: read them as one line.
+        let one_line = err.split_whitespace().collect::<Vec<_>>().join(" ");
         assert_eq!(
-            err.contains("the profile was written by a program with build-id "),
+            one_line.contains("the profile was written by a program with build-id "),
             expect_warning,
             "{err}"
         );
-        err
+        one_line
     };
     check(false);
     // Rebuilt (another build-id): the manifest's build-id is not the executable's.
@@ -620,4 +626,49 @@ fn many_other_processes_are_a_short_table() {
     assert_eq!(listed.len() + more, 9, "{err}");
     let head: Vec<&str> = err.lines().take_while(|l| !l.starts_with("===")).collect();
     assert!(head.iter().all(|l| l.chars().count() <= 100), "{err}");
+}
+
+/// `run sh -c './a; ./b; ./c'` leaves the working directory with the main profile and the
+/// folder of the others only (`gmon.out`, `gmon.out.d/`; it had every process's gmon file,
+/// manifest and stacks file, 57 files for python through a pyenv shim), and each profile in
+/// the folder, and the main one through its side files there, is read with its stacks and
+/// manifest.
+#[test]
+fn a_tree_leaves_the_profile_and_one_folder() {
+    let s = TempDir::new("tree-folder");
+    let bin = s.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    chain(&bin);
+    let work = s.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = run_in(&work, &["sh", "-c", "../bin/a 1; ../bin/b 3; ../bin/c 2"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let mut names: Vec<String> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["gmon.out", "gmon.out.d"], "{}", show(&out));
+    let kept: Vec<String> = std::fs::read_dir(work.join("gmon.out.d"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(kept.contains(&"gmon.out.objects".to_string()), "{kept:?}");
+    let a = listed_pid(&text(&out.stderr), "a");
+    let c = listed_pid(&text(&out.stderr), "c");
+    reports_spin(&work, &format!("gmon.out.d/gmon.out.{a}"), "../bin/a");
+    reports_spin(&work, &format!("gmon.out.d/gmon.out.{c}"), "../bin/c");
+    // The main profile's manifest and stacks are found in the folder: the nominal rate's line
+    // and the stacks' totals.
+    let again = Command::new(BIN)
+        .args(["gmon.out", "../bin/b"])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let report = text(&again.stdout);
+    assert!(
+        report.contains("CPU time not sampled") && report.contains("total 95%"),
+        "{}",
+        show(&again)
+    );
 }
