@@ -231,6 +231,30 @@ pub fn rewrite_manifest(text: &[u8], rename: impl Fn(&str) -> String) -> Vec<u8>
     out
 }
 
+/// Remove what an earlier run kept in the side folder `side_dir` of the profile named
+/// `out_name`: the regular files named `<out_name>.…` (its other processes' profiles and every
+/// side file), so that the folder holds one run's files. Anything else there (a file of the
+/// user's, a directory, a symbolic link) stays; a folder that is not a directory is left alone.
+pub fn clear_earlier_run(side_dir: &Path, out_name: &str) {
+    let is_dir = fs::symlink_metadata(side_dir).is_ok_and(|m| m.is_dir());
+    let Ok(entries) = fs::read_dir(side_dir) else {
+        return;
+    };
+    if !is_dir {
+        return;
+    }
+    let prefix = format!("{out_name}.");
+    for e in entries.flatten() {
+        let ours = e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(&prefix));
+        if ours && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Move `f`'s files out of the scratch directory: the gmon file to `to`, and into `side_dir`
 /// (created when needed) the manifest as `<to's name>.objects` (rewritten to the new names),
 /// each shared object's file as `<to's name>` + what followed the old gmon file's name, the

@@ -688,6 +688,9 @@ pub fn profile_and_report(
     }
     let main = processes::busiest(&found).unwrap_or(0);
     let side_dir = crate::profile::input::side_folder(out_path);
+    if let Some(name) = out_path.file_name().and_then(|n| n.to_str()) {
+        processes::clear_earlier_run(&side_dir, name);
+    }
     for (i, f) in found.iter_mut().enumerate() {
         let to = processes::kept_name(out_path, f, i == main);
         if let Err(e) = processes::keep(f, &to, &side_dir) {

@@ -671,4 +671,20 @@ fn a_tree_leaves_the_profile_and_one_folder() {
         "{}",
         show(&again)
     );
+    // A second run of one process: the folder holds that run's files only (the first run's
+    // profiles of a and c are gone), and a file of the user's there stays.
+    std::fs::write(work.join("gmon.out.d/notes.txt"), "mine").unwrap();
+    let out = run_in(&work, &["../bin/b", "2"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let mut kept: Vec<String> = std::fs::read_dir(work.join("gmon.out.d"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert!(
+        kept.iter().all(|k| !k.starts_with(&format!("gmon.out.{a}"))
+            && !k.starts_with(&format!("gmon.out.{c}"))),
+        "the first run's files are still there: {kept:?}"
+    );
+    assert!(kept.contains(&"notes.txt".to_string()), "{kept:?}");
 }
