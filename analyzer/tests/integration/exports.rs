@@ -846,6 +846,60 @@ fn sorted_run(dir: &TempDir) -> Value {
     panic!("sort did not reach 200 samples");
 }
 
+/// Each function's total samples as inferno draws `folded` (read by `inferno::flamegraph`,
+/// every frame kept): the sum of its frames that have no frame of the same name below them,
+/// from each frame's tooltip ("NAME (N samples, P%)") and its rectangle's place.
+fn outermost_totals(folded: &str) -> BTreeMap<String, f64> {
+    let mut opt = inferno::flamegraph::Options::default();
+    opt.min_width = 0.0;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opt, folded.lines(), &mut svg).expect("inferno reads it");
+    let svg = String::from_utf8(svg).unwrap();
+    let doc = roxmltree::Document::parse_with_options(
+        &svg,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    // (name, samples, x, width, y): the root is drawn at the bottom (largest y).
+    let mut frames: Vec<(String, f64, f64, f64, f64)> = Vec::new();
+    for g in doc.descendants().filter(|n| n.tag_name().name() == "g") {
+        let title = g.children().find(|n| n.tag_name().name() == "title");
+        let rect = g.children().find(|n| n.tag_name().name() == "rect");
+        let (Some(title), Some(rect)) = (title.and_then(|t| t.text()), rect) else {
+            continue;
+        };
+        let Some((name, rest)) = title.rsplit_once(" (") else {
+            continue;
+        };
+        let samples: f64 = rest
+            .split_once(' ')
+            .map(|(n, _)| n.replace(',', ""))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("inferno's title {title}"));
+        let num = |a: &str| -> f64 {
+            rect.attribute(a)
+                .unwrap()
+                .trim_end_matches('%')
+                .parse()
+                .unwrap()
+        };
+        frames.push((name.to_owned(), samples, num("x"), num("width"), num("y")));
+    }
+    let mut totals = BTreeMap::new();
+    for (i, (name, samples, x, w, y)) in frames.iter().enumerate() {
+        let below = frames.iter().enumerate().any(|(j, (n, _, bx, bw, by))| {
+            j != i && n == name && by > y && *bx <= x + 1e-3 && bx + bw >= x + w - 1e-3
+        });
+        if !below && name != "all" {
+            *totals.entry(name.clone()).or_default() += samples;
+        }
+    }
+    totals
+}
+
 /// The report's rows: function → (object, self samples, total samples).
 fn rows_by_function(report: &Value) -> BTreeMap<String, (String, f64, f64)> {
     let mut out = BTreeMap::new();
@@ -973,6 +1027,18 @@ fn every_export_names_a_stripped_programs_code_as_the_report_does() {
             count.parse::<f64>().unwrap();
     }
     assert_self_samples("folded", &rows, &leaf, total);
+    // inferno, the folded format's reader, draws the same stacks: a function's outermost
+    // frames (those with no frame of it below them) hold its total, the report's.
+    let drawn = outermost_totals(&folded);
+    let mut checked = 0;
+    for (name, (_, _, report_total)) in &rows {
+        if *report_total > 0.0 {
+            let theirs = drawn.get(name).copied().unwrap_or(0.0);
+            assert_eq!(theirs, *report_total, "inferno's {name}: {drawn:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "{rows:?}");
 
     // Speedscope: self time per leaf frame, in seconds at the report's rate.
     let ss: Value = serde_json::from_str(
