@@ -297,6 +297,28 @@ impl Graph {
             .map_or(f.calls, |c| c.calls)
     }
 
+    /// The same graph with its seconds at another rate: `from_hz` the rate it was built with,
+    /// `to_hz` the report's (the clock's nominal rate, once a manifest gives it).
+    pub fn at_rate(&mut self, from_hz: u32, to_hz: u32) {
+        if from_hz == to_hz || to_hz == 0 {
+            return;
+        }
+        let k = f64::from(from_hz.max(1)) / f64::from(to_hz);
+        self.total_seconds *= k;
+        for f in &mut self.functions {
+            f.self_seconds *= k;
+            f.children_seconds *= k;
+        }
+        for a in &mut self.arcs {
+            a.self_seconds *= k;
+            a.children_seconds *= k;
+        }
+        for c in &mut self.cycles {
+            c.self_seconds *= k;
+            c.children_seconds *= k;
+        }
+    }
+
     pub(crate) fn percent(&self, seconds: f64) -> f64 {
         if self.total_seconds > 0.0 {
             100.0 * seconds / self.total_seconds

@@ -680,6 +680,11 @@ pub fn apply_manifests(report: &mut Report, inputs: &Inputs) {
     if procs.iter().any(|p| p.nominal_hz != Some(hz)) {
         return;
     }
+    // One rate in every part of the report: both call graphs' seconds too.
+    report.call_graph.at_rate(report.hz, hz);
+    if let Some(g) = report.sampled_graph.as_mut() {
+        g.hz = hz;
+    }
     report.hz = hz;
     let unsampled: Option<f64> = procs.iter().map(|p| p.unsampled_seconds()).sum();
     if let Some(u) = unsampled {

@@ -249,6 +249,25 @@ fn the_report_shows_the_sampled_call_graph_not_the_estimate() {
         );
         // Sampled arcs are not calls: no calls column.
         assert!(!out.contains("| calls "), "{out}");
+        // One rate: the graph's seconds are its samples at the report's rate (the clock's
+        // nominal rate, from the manifest), as the rows' are (issue 24).
+        let j = report_json(&dir, &exe);
+        let hz = j["hz"].as_f64().unwrap();
+        let g = &j["call_graph"];
+        let same = |secs: &serde_json::Value, samples: &serde_json::Value| {
+            let (secs, samples) = (secs.as_f64().unwrap(), samples.as_f64().unwrap());
+            assert!(
+                (secs - samples / hz).abs() < 1e-9,
+                "{secs} s for {samples} at {hz} Hz"
+            );
+        };
+        for a in g["arcs"].as_array().unwrap() {
+            same(&a["seconds"], &a["samples"]);
+        }
+        for f in g["functions"].as_array().unwrap() {
+            same(&f["total_seconds"], &f["total_samples"]);
+        }
+        same(&g["total_seconds"], &g["samples"]);
         // CSV carries the totals too.
         let (_, csv, _) = report(&dir, &["--csv", "gmon.out", exe.to_str().unwrap()]);
         assert!(
