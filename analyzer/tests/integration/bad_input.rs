@@ -11,7 +11,9 @@
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::support::Peak;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -37,7 +39,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut cmd = Command::new(BIN);
+    let (mut cmd, peak) = Peak::command(Path::new(BIN));
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -56,19 +58,17 @@ where
             Ok(())
         });
     }
-    // Reaped by wait4 below (for its rusage), which clippy cannot see.
+    // Reaped by wait4 below, which clippy cannot see.
     #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().expect("start profil-report");
     let pid = child.id() as libc::pid_t;
     let start = Instant::now();
-    let (status, usage) = loop {
+    let status = loop {
         let mut status = 0;
-        // SAFETY: all-zero is a valid rusage; wait4 fills it.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: wait4 on our own child with valid out-pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        // SAFETY: wait4 on our own child with a valid out-pointer.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, std::ptr::null_mut()) };
         if r == pid {
-            break (status, usage);
+            break status;
         }
         assert_eq!(r, 0, "wait4 failed");
         if start.elapsed() > DEADLINE {
@@ -88,7 +88,7 @@ where
     Run {
         code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
         stderr,
-        max_rss_kb: usage.ru_maxrss,
+        max_rss_kb: peak.kib(),
     }
 }
 

@@ -622,15 +622,35 @@ fn a_screenshot_at_1280x800_is_not_blank_and_the_page_fits_a_phone_in_dark() {
     );
 }
 
-/// The README's screenshot of `run --html`: made here, compared as a picture of the same
-/// size (the samples differ from run to run), rewritten with `PROFIL_BLESS=1`.
+/// The README's screenshot of `run --html`: the guide's own command on the demo program
+/// (`cc -O2 -g -o prog demo.c`, then `run --html prog.html sh -c './prog 5; ./prog 10'`), made
+/// here, compared as a picture of the same size (the samples differ from run to run),
+/// rewritten with `PROFIL_BLESS=1`.
 #[test]
 fn readme_screenshot() {
     let Some(b) = browser() else { return };
     let dir = TempDir::new("html-readme");
-    let (page, _) = tree_page(&dir);
-    let o = open(b, &page);
-    o.eval("window.profil.select('spin'); window.scrollTo(0, 0); return 1;");
+    std::fs::copy(root().join("fixtures/demo/demo.c"), dir.join("demo.c")).unwrap();
+    let cc = Command::new("cc")
+        .args(["-O2", "-g", "-o", "prog", "demo.c"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", show(&cc));
+    let out = profil_report_in(dir.path())
+        .args([
+            "run",
+            "--html",
+            "prog.html",
+            "sh",
+            "-c",
+            "./prog 5; ./prog 10",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let o = open(b, &dir.join("prog.html"));
+    o.eval("window.profil.select('parse_records'); window.scrollTo(0, 0); return 1;");
     let (png_bytes, w, h, colours) = screenshot(&o);
     assert!(colours > 20, "{colours} colours: blank");
     let path = root().join("fixtures/readme/run-html.png");

@@ -260,3 +260,95 @@ pub fn runtime_path(shared: bool) -> PathBuf {
         obj.clone()
     }
 }
+
+/// A command whose peak memory can be read afterwards with [`Peak::kib`]: it runs `program`
+/// through a small C starter that forks it, reaps it with `wait4` and writes its `ru_maxrss`
+/// to a file, then ends as it did (its exit status, or the same signal).
+///
+/// Why not `wait4` on our own child: Linux gives a child the memory high-water mark of the
+/// process it was forked or spawned from (the mark of the address space it replaces at
+/// `exec`), so a child of this test binary reports at least the most this binary ever used —
+/// 200 MiB once any test printed a symbolized backtrace — whatever the child itself used.
+/// The starter is a fresh small process, so its child's mark is the child's own. The
+/// started program gets `SIGKILL` when the starter dies (killing the starter on a deadline
+/// ends both).
+pub struct Peak {
+    file: PathBuf,
+}
+
+impl Peak {
+    /// The command (`program` started by the starter) and where its peak will be read.
+    pub fn command(program: &Path) -> (Command, Peak) {
+        static STARTER: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+        let starter = STARTER.get_or_init(|| {
+            let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+            // Built under this process's own names, then renamed over the one starter (test
+            // binaries running at once each replace it with the same program).
+            let src = dir.join(format!("peak-starter-{}.c", std::process::id()));
+            let tmp = dir.join(format!("peak-starter-{}", std::process::id()));
+            std::fs::write(&src, PEAK_STARTER_C).unwrap();
+            let out = Command::new("gcc")
+                .args(["-O2", "-o"])
+                .arg(&tmp)
+                .arg(&src)
+                .output()
+                .expect("gcc");
+            assert!(out.status.success(), "{out:?}");
+            let _ = std::fs::remove_file(&src);
+            let exe = dir.join("peak-starter");
+            std::fs::rename(&tmp, &exe).unwrap();
+            exe
+        });
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "peak-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let mut cmd = Command::new(starter);
+        cmd.arg(&file).arg(program);
+        (cmd, Peak { file })
+    }
+
+    /// The started program's peak resident memory in KiB (after the command ended).
+    pub fn kib(&self) -> i64 {
+        let text = std::fs::read_to_string(&self.file).expect("the starter wrote the peak");
+        text.trim().parse().expect("a number")
+    }
+}
+
+impl Drop for Peak {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+/// The starter of [`Peak`]: `starter FILE PROGRAM ARGS...`.
+const PEAK_STARTER_C: &str = r#"
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc < 3) return 125;
+    pid_t pid = fork();
+    if (pid < 0) return 126;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        execv(argv[2], argv + 2);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid) return 126;
+    FILE *f = fopen(argv[1], "w");
+    if (!f || fprintf(f, "%ld\n", ru.ru_maxrss) < 0 || fclose(f) != 0) return 126;
+    if (WIFSIGNALED(status)) {
+        signal(WTERMSIG(status), SIG_DFL);
+        raise(WTERMSIG(status));
+    }
+    return WEXITSTATUS(status);
+}
+"#;
