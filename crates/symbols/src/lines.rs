@@ -57,6 +57,16 @@ impl LineMap {
         self.spans.get(i).filter(|s| s.start <= addr)
     }
 
+    /// A cursor answering [`Self::lookup`] for non-decreasing addresses, walking the spans
+    /// once instead of a binary search per address.
+    pub fn cursor(&self) -> LineCursor<'_> {
+        LineCursor {
+            map: self,
+            next: 0,
+            last: 0,
+        }
+    }
+
     /// The spans that intersect `[lo, hi)`, in address order.
     pub fn overlapping(&self, lo: u64, hi: u64) -> &[LineSpan] {
         let i = self.spans.partition_point(|s| s.end <= lo);
@@ -70,6 +80,32 @@ impl LineMap {
             .get(span.file as usize)
             .map(String::as_str)
             .unwrap_or("??")
+    }
+}
+
+/// [`LineMap::lookup`] over non-decreasing addresses (see [`LineMap::cursor`]).
+#[derive(Debug, Clone)]
+pub struct LineCursor<'a> {
+    map: &'a LineMap,
+    /// Spans before this one end at or before the last address.
+    next: usize,
+    /// The last address asked for.
+    last: u64,
+}
+
+impl<'a> LineCursor<'a> {
+    /// [`LineMap::lookup`]`(addr)`; `addr` must not be below the previous call's (a smaller
+    /// one starts the cursor over).
+    pub fn at(&mut self, addr: u64) -> Option<&'a LineSpan> {
+        if addr < self.last {
+            self.next = 0;
+        }
+        self.last = addr;
+        let spans = &self.map.spans;
+        while spans.get(self.next).is_some_and(|s| s.end <= addr) {
+            self.next += 1;
+        }
+        spans.get(self.next).filter(|s| s.start <= addr)
     }
 }
 
@@ -293,5 +329,9 @@ mod tests {
         let lines: Vec<u64> = m.overlapping(2, 13).iter().map(|s| s.line).collect();
         assert_eq!(lines, vec![1, 2, 3]);
         assert!(m.overlapping(10, 12).is_empty());
+        let mut cursor = m.cursor();
+        for a in [0, 3, 4, 9, 10, 11, 12, 13, 14, 20, 5] {
+            assert_eq!(cursor.at(a), m.lookup(a), "at {a}");
+        }
     }
 }
