@@ -63,7 +63,9 @@ impl LineLocations {
         if let Some(Some((file, line))) = self.at.get(i) {
             out.extend_from_slice(b" (");
             out.extend_from_slice(self.files.get(*file as usize).map_or(b"??", Vec::as_slice));
-            out.extend_from_slice(format!(":{line})").as_bytes());
+            out.push(b':');
+            super::printf::push_u(out, 0, *line);
+            out.push(b')');
         }
     }
 
@@ -72,7 +74,11 @@ impl LineLocations {
         if let Some(Some((file, line))) = self.at.get(i) {
             out.extend_from_slice(b" (");
             out.extend_from_slice(self.files.get(*file as usize).map_or(b"??", Vec::as_slice));
-            out.extend_from_slice(format!(":{line} @ {addr:x})").as_bytes());
+            out.push(b':');
+            super::printf::push_u(out, 0, *line);
+            out.extend_from_slice(b" @ ");
+            super::printf::push_x(out, addr);
+            out.push(b')');
         }
     }
 }
