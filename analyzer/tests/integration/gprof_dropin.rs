@@ -421,6 +421,77 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
     }
 }
 
+/// `-l` on a program whose line program is damaged. BFD 2.40 decodes a unit's line program
+/// whole or not at all: an extended opcode it does not know makes it give up on the unit
+/// ("DWARF error: mangled line number section" on stderr), which then answers no address, so
+/// gprof prints no line symbols and the functions' bare names; gimli reads on past such an
+/// opcode. HP's `source_file_correlation` (0x80) BFD skips.
+mod damaged_line_program {
+    const SOURCE: &str = r#"#include <stdio.h>
+volatile unsigned long sink;
+static unsigned long gen(unsigned long x) {
+  unsigned long s = x;
+  for (unsigned long k = 0; k < 30000000; k++)
+    s = s * 31 + k;
+  return s;
+}
+unsigned long work(unsigned long x) {
+  unsigned long s = 0;
+  for (unsigned long k = 0; k < 20000000; k++)
+    s += k ^ x;
+  return s + gen(x);
+}
+int main(void) {
+  sink = work(3) + gen(5);
+  printf("%lu\n", sink);
+  return 0;
+}
+"#;
+
+    /// Build the program, then replace the opcode of the line program's last instruction (the
+    /// one unit's final `DW_LNE_end_sequence`: 00 01 01) by `opcode`, and compare gprof and us
+    /// under each way of asking for lines.
+    fn compare_with_last_opcode(opcode: u8) {
+        use object::{Object, ObjectSection};
+        let dir = super::profiled("gcc", "drv.c", SOURCE, "drv", &["-g", "-O1", "-fno-inline"]);
+        let mut exe = std::fs::read(dir.join("drv")).unwrap();
+        let (off, size) = {
+            let file = object::File::parse(&*exe).unwrap();
+            let section = file.section_by_name(".debug_line").expect(".debug_line");
+            section.file_range().expect("in the file")
+        };
+        let end = (off + size) as usize;
+        assert_eq!(
+            exe[end - 3..end],
+            [0, 1, 1],
+            "the program ends with end_sequence"
+        );
+        exe[end - 1] = opcode;
+        std::fs::write(dir.join("drv"), &exe).unwrap();
+        for flags in [
+            &["-b", "-l"][..],
+            &["-l"],
+            &["-b", "-p", "-l"],
+            &["-b", "-q", "-l"],
+            &["-b", "-l", "-z"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["drv", "drv.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    #[test]
+    fn an_unknown_extended_opcode_leaves_the_unit_without_lines() {
+        compare_with_last_opcode(0xff);
+    }
+
+    #[test]
+    fn an_hp_source_file_correlation_opcode_is_skipped() {
+        compare_with_last_opcode(0x80);
+    }
+}
+
 /// `--demangle[=STYLE]` and `--no-demangle` on a C++ program (methods, templates, the
 /// standard library): the last of them wins, `--demangle=none` sticks, an unknown style fails.
 mod demangling {

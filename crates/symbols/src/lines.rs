@@ -138,7 +138,8 @@ pub fn line_map(data: &[u8], wanted: &[(u64, u64)]) -> LineMap {
 /// in a DWARF 5 line program, BFD starts each sequence with file 0 instead of file 1, so
 /// the rows before the sequence's first change of file are given file 0's name. (gas never
 /// sets the file register to the value it already has, so "file 1 before any other file in
-/// the sequence" is exactly "never set".)
+/// the sequence" is exactly "never set".) Also as BFD: a unit whose line program fails to
+/// decode anywhere gives no line at all.
 pub fn line_map_with(data: &[u8], wanted: &[(u64, u64)], bfd_file_quirk: bool) -> LineMap {
     let wanted = normalize(wanted);
     if wanted.is_empty() {
@@ -207,7 +208,13 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
     let mut file_ids: HashMap<String, u32> = HashMap::new();
     for_each_wanted_unit(dwarf, wanted, |unit| {
         map.units_decoded += 1;
-        let _ = unit_spans(dwarf, unit, wanted, quirk, &mut map, &mut file_ids);
+        let first = map.spans.len();
+        // BFD decodes a unit's line program whole or not at all ("mangled line number
+        // section"): then the unit answers no address. Elsewhere the rows read before the
+        // error are kept.
+        if unit_spans(dwarf, unit, wanted, quirk, &mut map, &mut file_ids).is_err() && quirk {
+            map.spans.truncate(first);
+        }
     });
     map.spans.sort_unstable_by_key(|s| (s.start, s.end));
     // Sequences should not overlap; if a damaged or odd file has them, the first wins.
@@ -241,6 +248,9 @@ fn unit_spans(
         return Ok(());
     };
     let bfd_paths = quirk;
+    if bfd_paths {
+        bfd_accepts(&program)?;
+    }
     let quirk = quirk && program.header().version() >= 5;
     // No row of the current sequence has had a file other than 1 yet.
     let mut default_file = true;
@@ -291,6 +301,23 @@ fn unit_spans(
             }
             Some((addr, file, row.line().map_or(0, |l| l.get())))
         };
+    }
+    Ok(())
+}
+
+/// Fails where BFD 2.40's `decode_line_info` gives up on a line program that gimli reads
+/// on: an extended opcode it does not know ("mangled line number section"). It knows
+/// `end_sequence`, `set_address`, `define_file` (in every version), `set_discriminator` and
+/// HP's `source_file_correlation` (0x80), which it skips.
+fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<()> {
+    let header = program.header();
+    let mut instructions = header.instructions();
+    while let Some(i) = instructions.next_instruction(header)? {
+        if let gimli::LineInstruction::UnknownExtended(op, _) = i {
+            if op != gimli::DW_LNE_define_file && op.0 != 0x80 {
+                return Err(gimli::Error::UnsupportedOpcodeOperandsTable);
+            }
+        }
     }
     Ok(())
 }
