@@ -229,6 +229,17 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
                     });
                 }
             }
+            // gprof asks only for file and line: a span that continues the previous one with
+            // the same file and line (rows that change only the column, is_stmt or view)
+            // answers as it does, so it extends it, and the cuts gprof's emulation makes at
+            // span boundaries halve.
+            Some(last)
+                if quirk && s.start == last.end && s.file == last.file && s.line == last.line =>
+            {
+                if let Some(last) = kept.last_mut() {
+                    last.end = s.end;
+                }
+            }
             _ => kept.push(s),
         }
     }
