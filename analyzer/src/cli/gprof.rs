@@ -514,13 +514,6 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
         search.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
     }
     g.annotate.search = Box::leak(search.into_boxed_slice());
-    // gprof -s writes gmon.sum in the BSD format under -Ob/-O4: not reproduced.
-    if g.sum && matches!(g.file_format, FileFormat::Bsd | FileFormat::Bsd44) {
-        return Err(Refusal {
-            message: "--gprof: -s with -Ob/-O4 (a BSD gmon.sum) is not emulated (yet)".into(),
-            code: 2,
-        });
-    }
     // BSD style prints names raw.
     g.no_demangle = !demangle || style_none || g.bsd;
     // The specs live as long as the process (the request is `Copy`).

@@ -372,6 +372,33 @@ mod sum_file {
         same(&dir, &["-s", "-b", "cycle", "cycle.gmon", "cycle.bsd"]);
     }
 
+    /// `-s` under `-Ob`/`-O4` writes a BSD gmon.sum (old or 4.4BSD header), which reads back.
+    #[test]
+    fn sum_in_bsd_formats() {
+        let dir = scratch();
+        let o = ours(
+            dir.path(),
+            &[
+                "convert",
+                "--to",
+                "oldbsd",
+                "cycle.gmon",
+                "cycle.old",
+                "--exe",
+                "cycle",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        same(&dir, &["-s", "-Ob", "-b", "cycle", "cycle.bsd"]);
+        same(&dir, &["-s", "-O4", "cycle", "cycle.bsd", "cycle.bsd"]);
+        same(&dir, &["-s", "-Ob", "-b", "-p", "cycle", "cycle.old"]);
+        std::fs::rename(dir.join("gmon.sum"), dir.join("bsd.sum")).unwrap();
+        same(
+            &dir,
+            &["-s", "-Ob", "-b", "-q", "cycle", "bsd.sum", "cycle.bsd"],
+        );
+    }
+
     #[test]
     fn sum_read_back_and_summed_again() {
         let dir = scratch();
