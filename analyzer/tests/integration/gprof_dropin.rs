@@ -284,19 +284,22 @@ mod sum_file {
                 std::fs::copy(fixtures_dir("gcc-pg").join(&name), dir.join(&name)).unwrap();
             }
         }
-        let o = ours(
-            dir.path(),
-            &[
-                "convert",
-                "--to",
-                "bsd",
-                "cycle.gmon",
-                "cycle.bsd",
-                "--exe",
-                "cycle",
-            ],
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // cycle.gmon as a 4.4BSD (cycle.bsd) and an old BSD (cycle.old) file.
+        for (format, name) in [("bsd", "cycle.bsd"), ("oldbsd", "cycle.old")] {
+            let o = ours(
+                dir.path(),
+                &[
+                    "convert",
+                    "--to",
+                    format,
+                    "cycle.gmon",
+                    name,
+                    "--exe",
+                    "cycle",
+                ],
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
         dir
     }
 
@@ -328,19 +331,6 @@ mod sum_file {
     #[test]
     fn file_formats() {
         let dir = scratch();
-        let o = ours(
-            dir.path(),
-            &[
-                "convert",
-                "--to",
-                "oldbsd",
-                "cycle.gmon",
-                "cycle.old",
-                "--exe",
-                "cycle",
-            ],
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         for format in ["-Oa", "-Om", "-Ob", "-O4", "--file-format=magic"] {
             for files in [
                 &["cycle.gmon"][..],
@@ -376,19 +366,6 @@ mod sum_file {
     #[test]
     fn sum_in_bsd_formats() {
         let dir = scratch();
-        let o = ours(
-            dir.path(),
-            &[
-                "convert",
-                "--to",
-                "oldbsd",
-                "cycle.gmon",
-                "cycle.old",
-                "--exe",
-                "cycle",
-            ],
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         same(&dir, &["-s", "-Ob", "-b", "cycle", "cycle.bsd"]);
         same(&dir, &["-s", "-O4", "cycle", "cycle.bsd", "cycle.bsd"]);
         same(&dir, &["-s", "-Ob", "-b", "-p", "cycle", "cycle.old"]);
