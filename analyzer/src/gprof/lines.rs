@@ -16,6 +16,12 @@
 //! function" is BFD's: the smallest DWARF function or inlined-copy range holding the address,
 //! by its linkage name (a C name counts as one); without one, the ELF symbol's.
 //!
+//! Damaged DWARF: BFD gives up on a whole unit whose line program does not decode (gimli
+//! reads on past an extended opcode BFD does not know) or whose DIE tree does not (a missing
+//! abbreviation): no address of the unit gets an answer, so gprof prints no line symbols there
+//! and bare function names. Both are reproduced ([`LineMap`](profil_symbols::lines::LineMap)
+//! drops such a unit's spans, [`InlineMap::damaged`] lists such units' ranges).
+//!
 //! Known limits (the output can then differ from gprof's):
 //!
 //! * A DWARF function without a linkage name outside C (C++ `static` and `extern "C"`
@@ -136,6 +142,13 @@ where
     /// answer.
     fn at(&mut self, addr: u64) -> Option<(&'m LineSpan, NameSource<'n>)> {
         let span = self.lines.at(addr).filter(|s| s.line != 0)?;
+        let damaged = &self.inl.damaged;
+        if !damaged.is_empty() {
+            let i = damaged.partition_point(|r| r.1 <= addr);
+            if damaged.get(i).is_some_and(|r| r.0 <= addr) {
+                return None;
+            }
+        }
         let dwarf = self
             .frames
             .at(addr)

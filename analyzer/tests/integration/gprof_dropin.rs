@@ -425,12 +425,13 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
     }
 }
 
-/// `-l` on a program whose line program is damaged. BFD 2.40 decodes a unit's line program
-/// whole or not at all: an extended opcode it does not know makes it give up on the unit
-/// ("DWARF error: mangled line number section" on stderr), which then answers no address, so
-/// gprof prints no line symbols and the functions' bare names; gimli reads on past such an
-/// opcode. HP's `source_file_correlation` (0x80) BFD skips.
-mod damaged_line_program {
+/// `-l` on a program whose debug information is damaged. BFD 2.40 gives up on a whole unit
+/// when its line program does not decode (an extended opcode it does not know: "DWARF error:
+/// mangled line number section" on stderr) or its DIE tree does not ("could not find abbrev
+/// number N"); the unit then answers no address, so gprof prints no line symbols and the
+/// functions' bare names. gimli reads on past such an opcode, and up to such a DIE. HP's
+/// `source_file_correlation` (0x80) BFD skips.
+mod damaged_debug_info {
     const SOURCE: &str = r#"#include <stdio.h>
 volatile unsigned long sink;
 static unsigned long gen(unsigned long x) {
@@ -452,25 +453,18 @@ int main(void) {
 }
 "#;
 
-    /// Build the program, then replace the opcode of the line program's last instruction (the
-    /// one unit's final `DW_LNE_end_sequence`: 00 01 01) by `opcode`, and compare gprof and us
-    /// under each way of asking for lines.
-    fn compare_with_last_opcode(opcode: u8) {
+    /// Build the program, let `damage` change the bytes of `section` (checking what it
+    /// replaces), and compare gprof and us under each way of asking for lines.
+    fn compare_damaged(section: &str, damage: impl FnOnce(&mut [u8])) {
         use object::{Object, ObjectSection};
         let dir = super::profiled("gcc", "drv.c", SOURCE, "drv", &["-g", "-O1", "-fno-inline"]);
         let mut exe = std::fs::read(dir.join("drv")).unwrap();
         let (off, size) = {
             let file = object::File::parse(&*exe).unwrap();
-            let section = file.section_by_name(".debug_line").expect(".debug_line");
-            section.file_range().expect("in the file")
+            let s = file.section_by_name(section).expect(section);
+            s.file_range().expect("in the file")
         };
-        let end = (off + size) as usize;
-        assert_eq!(
-            exe[end - 3..end],
-            [0, 1, 1],
-            "the program ends with end_sequence"
-        );
-        exe[end - 1] = opcode;
+        damage(&mut exe[off as usize..(off + size) as usize]);
         std::fs::write(dir.join("drv"), &exe).unwrap();
         for flags in [
             &["-b", "-l"][..],
@@ -485,6 +479,20 @@ int main(void) {
         }
     }
 
+    /// The line program's last instruction (the one unit's final `DW_LNE_end_sequence`,
+    /// 00 01 01) gets extended opcode `opcode`.
+    fn compare_with_last_opcode(opcode: u8) {
+        compare_damaged(".debug_line", |line| {
+            let end = line.len();
+            assert_eq!(
+                line[end - 3..],
+                [0, 1, 1],
+                "the program ends with end_sequence"
+            );
+            line[end - 1] = opcode;
+        });
+    }
+
     #[test]
     fn an_unknown_extended_opcode_leaves_the_unit_without_lines() {
         compare_with_last_opcode(0xff);
@@ -493,6 +501,16 @@ int main(void) {
     #[test]
     fn an_hp_source_file_correlation_opcode_is_skipped() {
         compare_with_last_opcode(0x80);
+    }
+
+    /// Abbreviation 1 (the first of the table, used by DIEs after the unit's own) is
+    /// renumbered 0x7f, which no DIE uses: the unit's DIE reads, the tree then fails.
+    #[test]
+    fn a_missing_abbreviation_leaves_the_unit_without_lines() {
+        compare_damaged(".debug_abbrev", |abbrev| {
+            assert_eq!(abbrev[0], 1, "the table starts with abbreviation 1");
+            abbrev[0] = 0x7f;
+        });
     }
 }
 

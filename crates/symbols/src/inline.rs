@@ -58,6 +58,10 @@ pub struct InlineMap {
     pub names: Vec<String>,
     /// Files of call sites.
     pub files: Vec<String>,
+    /// Address ranges of the units whose DIE tree could not be read to its end (a missing
+    /// abbreviation, a truncated attribute): their frames up to the damage are kept, but BFD
+    /// gives up on such a unit (`scan_unit_for_symbols` fails) and answers nothing in it.
+    pub damaged: Vec<(u64, u64)>,
     /// Largest `end - start` of any frame (bounds the backward search of [`Self::chain`]).
     max_len: u64,
 }
@@ -184,12 +188,19 @@ pub fn inline_map(data: &[u8], wanted: &[(u64, u64)]) -> InlineMap {
                 order: &mut order,
                 units: &mut units,
             };
-            let _ = scan(dwarf, unit, &wanted, &mut tables);
+            if scan(dwarf, unit, &wanted, &mut tables).is_err() {
+                if let Ok(mut ranges) = dwarf.unit_ranges(unit) {
+                    while let Ok(Some(r)) = ranges.next() {
+                        map.damaged.push((r.begin, r.end));
+                    }
+                }
+            }
         });
         map
     })
     .unwrap_or_default();
     map.frames.sort_by_key(|f| (f.start, f.depth, f.order));
+    map.damaged = normalize(&map.damaged);
     map.max_len = map
         .frames
         .iter()
@@ -428,6 +439,7 @@ mod tests {
             frames,
             names: (0..10).map(|i| format!("f{i}")).collect(),
             files: Vec::new(),
+            damaged: Vec::new(),
             max_len,
         }
     }
