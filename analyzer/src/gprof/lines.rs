@@ -41,7 +41,7 @@
 use std::collections::HashMap;
 
 use profil_symbols::gprof::GprofSymbol;
-use profil_symbols::inline::{inline_map, InlineMap, InnermostCursor};
+use profil_symbols::inline::{inline_map_with, InlineMap, InnermostCursor};
 use profil_symbols::lines::{line_map_with, LineCursor, LineSpan};
 use profil_symbols::ElfImage;
 
@@ -227,7 +227,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
     let (lo, hi) = (text.addr, text.addr.saturating_add(text.size));
     let lines = line_map_with(data, &[(lo, hi)], true);
-    let inl = inline_map(data, &[(lo, hi)]);
+    let inl = inline_map_with(data, &[(lo, hi)], true);
     let base = Analysis::new(image, exe_name, req.options)?;
     // BFD's fallback name (`_bfd_elf_find_function`, for bytes no DWARF function covers):
     // the `.symtab` symbol of `.text` with the highest address at or below the address. BFD's

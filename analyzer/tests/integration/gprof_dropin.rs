@@ -430,7 +430,7 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
 /// mangled line number section" on stderr) or its DIE tree does not ("could not find abbrev
 /// number N"); the unit then answers no address, so gprof prints no line symbols and the
 /// functions' bare names. gimli reads on past such an opcode, and up to such a DIE. HP's
-/// `source_file_correlation` (0x80) BFD skips.
+/// `source_file_correlation` (0x80) BFD skips, and `.debug_aranges` it never reads.
 mod damaged_debug_info {
     const SOURCE: &str = r#"#include <stdio.h>
 volatile unsigned long sink;
@@ -501,6 +501,20 @@ int main(void) {
     #[test]
     fn an_hp_source_file_correlation_opcode_is_skipped() {
         compare_with_last_opcode(0x80);
+    }
+
+    /// The address table's unit offset points past `.debug_info`: BFD never reads
+    /// `.debug_aranges`, so gprof still finds the unit by its own ranges.
+    #[test]
+    fn a_damaged_address_table_is_not_read() {
+        compare_damaged(".debug_aranges", |aranges| {
+            assert_eq!(
+                aranges[4..10],
+                [2, 0, 0, 0, 0, 0],
+                "version 2, unit at offset 0"
+            );
+            aranges[6..10].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
+        });
     }
 
     /// Abbreviation 1 (the first of the table, used by DIEs after the unit's own) is

@@ -170,6 +170,12 @@ impl<'a> InnermostCursor<'a> {
 /// Functions and inlined copies in the ELF file `data` whose code intersects `wanted`
 /// (half-open link-time ranges, any order). Empty without DWARF.
 pub fn inline_map(data: &[u8], wanted: &[(u64, u64)]) -> InlineMap {
+    inline_map_with(data, wanted, false)
+}
+
+/// [`inline_map`], optionally choosing the units as BFD 2.40 does (`gprof`): by their own
+/// ranges, never through `.debug_aranges`.
+pub fn inline_map_with(data: &[u8], wanted: &[(u64, u64)], bfd: bool) -> InlineMap {
     let wanted = normalize(wanted);
     if wanted.is_empty() {
         return InlineMap::default();
@@ -180,7 +186,7 @@ pub fn inline_map(data: &[u8], wanted: &[(u64, u64)]) -> InlineMap {
         let mut files: HashMap<String, u32> = HashMap::new();
         let mut order = 0u32;
         let mut units = Units::default();
-        for_each_wanted_unit(dwarf, &wanted, |unit| {
+        for_each_wanted_unit(dwarf, &wanted, !bfd, |unit| {
             let mut tables = Tables {
                 map: &mut map,
                 names: &mut names,

@@ -167,13 +167,16 @@ fn chosen_units(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> Option<BT
 }
 
 /// Call `f` for each compilation unit whose code intersects `wanted` (sorted, merged),
-/// chosen from `.debug_aranges` when present, else from each unit's own ranges.
+/// chosen from `.debug_aranges` when present and `use_aranges`, else from each unit's own
+/// ranges (BFD 2.40 never reads `.debug_aranges`, so gprof sees a unit that a damaged
+/// `.debug_aranges` leaves out).
 pub(crate) fn for_each_wanted_unit<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     wanted: &[(u64, u64)],
+    use_aranges: bool,
     mut f: impl FnMut(&gimli::Unit<R<'a>>),
 ) {
-    let by_aranges = chosen_units(dwarf, wanted);
+    let by_aranges = use_aranges.then(|| chosen_units(dwarf, wanted)).flatten();
     let mut units = dwarf.units();
     while let Ok(Some(header)) = units.next() {
         if let Some(chosen) = &by_aranges {
@@ -206,7 +209,7 @@ pub(crate) fn for_each_wanted_unit<'a>(
 fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> LineMap {
     let mut map = LineMap::default();
     let mut file_ids: HashMap<String, u32> = HashMap::new();
-    for_each_wanted_unit(dwarf, wanted, |unit| {
+    for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
         map.units_decoded += 1;
         let first = map.spans.len();
         // BFD decodes a unit's line program whole or not at all ("mangled line number
