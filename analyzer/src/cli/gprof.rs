@@ -9,6 +9,7 @@
 //! decided here too: an option it does not reproduce is refused by name (status 2) rather
 //! than ignored, since ignoring one would print a different report under gprof's name.
 
+use profil_symbols::demangle::Style as DemangleStyle;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -457,11 +458,11 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Demangle, Some(style)) => {
                 // libiberty's styles; the style stays set whatever follows.
                 match style.as_str() {
-                    "auto" => {}
+                    "auto" => g.demangle_style = DemangleStyle::Auto,
+                    "gnu-v3" => g.demangle_style = DemangleStyle::GnuV3,
+                    "rust" => g.demangle_style = DemangleStyle::Rust,
                     "none" => style_none = true,
-                    "gnu-v3" | "java" | "gnat" | "dlang" | "rust" => {
-                        return Err(refuse(format!("--demangle={style}")))
-                    }
+                    "java" | "gnat" | "dlang" => return Err(refuse(format!("--demangle={style}"))),
                     _ => {
                         return Err(Refusal {
                             message: format!("--gprof: unknown demangling style `{style}'"),

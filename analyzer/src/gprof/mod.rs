@@ -76,6 +76,8 @@ pub struct Options {
     pub ignore_non_functions: bool,
     /// `--no-demangle` (or `--demangle=none`): print the raw symbol names.
     pub no_demangle: bool,
+    /// `--demangle=STYLE`: which demangler.
+    pub demangle_style: profil_symbols::demangle::Style,
     /// `-L` (`--print-path`): source files by their whole path, not their base name.
     pub print_path: bool,
     /// `--inline-file-names`: `(file:line)` after every name that has one (not under `-l`).
@@ -135,6 +137,8 @@ pub struct Analysis<'data> {
     pub last_hist_header: Option<(u64, u32)>,
     /// `--no-demangle`: names are printed raw.
     pub no_demangle: bool,
+    /// `--demangle=STYLE`: which demangler.
+    pub demangle_style: profil_symbols::demangle::Style,
     /// `-L`: source files by their whole path.
     pub print_path: bool,
     /// `-a`/`-D`: which symbols were kept (`-A` orders files by them).
@@ -212,6 +216,7 @@ impl<'data> Analysis<'data> {
             specs: opts.specs,
             static_text: None,
             no_demangle: opts.no_demangle,
+            demangle_style: opts.demangle_style,
             print_path: opts.print_path,
             class_options: ClassOptions {
                 no_static: opts.no_static,
@@ -399,10 +404,12 @@ impl<'data> Analysis<'data> {
             out.extend_from_slice(raw);
         } else {
             match std::str::from_utf8(raw) {
-                Ok(s) => match profil_symbols::demangle::gprof_demangle(s) {
-                    Some(d) => out.extend_from_slice(d.as_bytes()),
-                    None => out.extend_from_slice(raw),
-                },
+                Ok(s) => {
+                    match profil_symbols::demangle::gprof_demangle_style(s, self.demangle_style) {
+                        Some(d) => out.extend_from_slice(d.as_bytes()),
+                        None => out.extend_from_slice(raw),
+                    }
+                }
                 Err(_) => out.extend_from_slice(raw),
             }
         }

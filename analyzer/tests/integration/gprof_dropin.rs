@@ -568,6 +568,33 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
             super::same_in(dir.path(), &args);
         }
     }
+
+    /// `--demangle=gnu-v3` demangles C++ names as the default does, `--demangle=rust` leaves
+    /// them raw (Rust's demangler only); the last style named wins.
+    #[test]
+    fn demangling_styles_match_gprof() {
+        let dir = super::profiled("g++", "cpp.cc", SOURCE, "cpp", &["-O1", "-fno-inline"]);
+        let rust = gprof(dir.path(), &["-b", "--demangle=rust", "cpp", "cpp.gmon"]);
+        let raw = gprof(dir.path(), &["-b", "--no-demangle", "cpp", "cpp.gmon"]);
+        assert_eq!(
+            rust.stdout, raw.stdout,
+            "--demangle=rust demangled C++ names"
+        );
+        for flags in [
+            &["--demangle=gnu-v3", "-b"][..],
+            &["--demangle=gnu-v3", "-b", "-z", "-q"],
+            &["--demangle=rust", "-b"],
+            &["--demangle=rust", "-b", "-z", "-p"],
+            &["--demangle=rust", "--demangle=gnu-v3", "-b"],
+            &["--demangle=gnu-v3", "--demangle=rust", "-b"],
+            &["--demangle=rust", "--demangle=auto", "-b"],
+            &["--demangle=gnu-v3", "-l", "-b"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["cpp", "cpp.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
 }
 
 /// `-L` (`--print-path`) and `--inline-file-names` on programs with debug info: the source
