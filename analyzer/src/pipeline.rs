@@ -126,7 +126,16 @@ pub fn report(
                 file_format: g.file_format,
                 external_symbols: g.external_symbols,
             };
-            let a = Analysis::of_inputs(inputs, image, opts)?;
+            let mut read_so_far = Vec::new();
+            let a = match Analysis::of_inputs_into(inputs, image, opts, &mut read_so_far) {
+                Ok(a) => a,
+                Err(e) => {
+                    if g.sections.file_info {
+                        out.write_all(&read_so_far)?;
+                    }
+                    return Err(e);
+                }
+            };
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
             let graph = g.graph_options();
@@ -283,7 +292,7 @@ fn gprof_lines(
 ) -> Result<Vec<String>> {
     let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
     let mut buf = Vec::new();
-    let warnings = gprof::lines::print_report(
+    let report = gprof::lines::print_report(
         image,
         &inputs.exe.data,
         &inputs.exe.name(),
@@ -306,9 +315,10 @@ fn gprof_lines(
             sum: args.sum,
         },
         &mut buf,
-    )?;
+    );
+    // On a failing gmon file, `buf` holds what gprof printed before failing (-i's lines).
     out.write_all(&buf)?;
-    Ok(warnings)
+    report
 }
 
 /// The flat profile of the installed GNU gprof (`gprof -b -p`) on the same inputs, for

@@ -400,9 +400,17 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     });
     let mut last = String::new();
     for gmon in gmons {
-        let (name, bytes) = gmon?;
-        a.read_gmon(&name, &bytes)?;
-        last = name;
+        // -i's lines of the files read before a failing one are on gprof's stdout.
+        let read = gmon.and_then(|(name, bytes)| a.read_gmon(&name, &bytes).map(|()| name));
+        match read {
+            Ok(name) => last = name,
+            Err(e) => {
+                if req.sections.file_info {
+                    super::cg_print::print_file_info(&a, out);
+                }
+                return Err(e);
+            }
+        }
     }
     if req.sum {
         super::sum::write(std::path::Path::new("gmon.sum"), &super::sum::bytes(&a)?)?;

@@ -244,6 +244,18 @@ impl<'data> Analysis<'data> {
         exe: &ElfImage<'data>,
         opts: Options,
     ) -> Result<Self> {
+        Self::of_inputs_into(inputs, exe, opts, &mut Vec::new())
+    }
+
+    /// [`Analysis::of_inputs`]; when a gmon file fails to read, `-i`'s lines for the files
+    /// read before it go to `read_so_far` (gprof prints each file's as it reads it, so they
+    /// are on its stdout when it fails on a later one).
+    pub fn of_inputs_into(
+        inputs: &'data crate::profile::input::Inputs,
+        exe: &ElfImage<'data>,
+        opts: Options,
+        read_so_far: &mut Vec<u8>,
+    ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
@@ -252,7 +264,10 @@ impl<'data> Analysis<'data> {
             a.add_file_names(&inputs.exe.data);
         }
         for g in &inputs.gmons {
-            a.read_gmon(&g.name(), &g.bytes()?)?;
+            if let Err(e) = g.bytes().and_then(|b| a.read_gmon(&g.name(), &b)) {
+                cg_print::print_file_info(&a, read_so_far);
+                return Err(e);
+            }
         }
         a.finish();
         Ok(a)

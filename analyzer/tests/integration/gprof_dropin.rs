@@ -425,6 +425,38 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
     }
 }
 
+/// `-i` when a later file is not a gmon file: gprof prints each file's lines as it reads it,
+/// so those of the files before the bad one are on its stdout when it exits 1.
+#[test]
+fn file_info_then_a_bad_file() {
+    let dir = fixtures_dir("gcc-pg");
+    for args in [
+        &["-i", "cycle", "cycle.gmon", "cycle.c"][..],
+        &[
+            "-b",
+            "-p",
+            "-i",
+            "cycle",
+            "cycle.gmon",
+            "cycle.gmon",
+            "cycle.c",
+        ],
+        &["-i", "-l", "cycle", "cycle.gmon", "cycle.c"],
+    ] {
+        let want = gprof(&dir, args);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = ours(&dir, &ours_args);
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert!(!want.stdout.is_empty(), "{args:?}: vacuous");
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs from gprof's:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+    }
+}
+
 /// `-l` on a program whose debug information is damaged. BFD 2.40 gives up on a whole unit
 /// when its line program does not decode (an extended opcode it does not know: "DWARF error:
 /// mangled line number section" on stderr) or its DIE tree does not ("could not find abbrev
