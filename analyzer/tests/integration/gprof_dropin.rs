@@ -32,6 +32,23 @@ fn same(program: &str, func: &str, args: &[&str]) {
 /// Run `gprof ARGS` and `profil-report --gprof ARGS` in `dir`: the same exit status and
 /// stdout, and nothing on stdout when gprof fails.
 fn same_in(dir: &std::path::Path, args: &[&str]) {
+    let (want, got) = same_status_and_stdout(dir, args);
+    if want.status.success() {
+        assert!(
+            !want.stdout.is_empty() || args.contains(&"-Q"),
+            "{args:?}: vacuous"
+        );
+    } else {
+        assert!(got.stdout.is_empty(), "{args:?}: printed before failing");
+    }
+}
+
+/// Run `gprof ARGS` and `profil-report --gprof ARGS` in `dir`, check that the exit status and
+/// stdout are the same, and return both runs (gprof's first).
+fn same_status_and_stdout(
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (std::process::Output, std::process::Output) {
     let want = gprof(dir, args);
     let mut ours_args = vec!["--gprof"];
     ours_args.extend_from_slice(args);
@@ -48,14 +65,7 @@ fn same_in(dir: &std::path::Path, args: &[&str]) {
         "{args:?}: stdout differs from gprof's:\n{}",
         diff(&want.stdout, &got.stdout)
     );
-    if want.status.success() {
-        assert!(
-            !want.stdout.is_empty() || args.contains(&"-Q"),
-            "{args:?}: vacuous"
-        );
-    } else {
-        assert!(got.stdout.is_empty(), "{args:?}: printed before failing");
-    }
+    (want, got)
 }
 
 /// Build `source` (the file `src`) as `name` with `tool -pg` and `flags` in a scratch
@@ -443,17 +453,8 @@ fn file_info_then_a_bad_file() {
         ],
         &["-i", "-l", "cycle", "cycle.gmon", "cycle.c"],
     ] {
-        let want = gprof(&dir, args);
-        let mut ours_args = vec!["--gprof"];
-        ours_args.extend_from_slice(args);
-        let got = ours(&dir, &ours_args);
-        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        let (want, _) = same_status_and_stdout(&dir, args);
         assert!(!want.stdout.is_empty(), "{args:?}: vacuous");
-        assert!(
-            want.stdout == got.stdout,
-            "{args:?}: stdout differs from gprof's:\n{}",
-            diff(&want.stdout, &got.stdout)
-        );
     }
 }
 
@@ -716,16 +717,7 @@ fn no_histogram_no_arcs_falls_back_to_execution_counts() {
     ] {
         let mut args = flags.to_vec();
         args.extend_from_slice(&["fwd", "empty.gmon"]);
-        let want = gprof(dir.path(), &args);
-        let mut ours_args = vec!["--gprof"];
-        ours_args.extend_from_slice(&args);
-        let got = ours(dir.path(), &ours_args);
-        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
-        assert!(
-            want.stdout == got.stdout,
-            "{args:?}:\n{}",
-            diff(&want.stdout, &got.stdout)
-        );
+        crate::gprof_dropin::same_status_and_stdout(dir.path(), &args);
     }
 }
 
