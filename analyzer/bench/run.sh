@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Analyzer benchmark: profil-report against GNU gprof on a large executable.
 #
-#   [PROFIL_REPORT=path/to/profil-report] analyzer/bench/run.sh [--runs N] [--functions N] [--workdir DIR] [--prepare]
+#   [PROFIL_REPORT=path/to/profil-report] analyzer/bench/run.sh [--runs N] [--functions N] [--workdir DIR] [--files N] [--prepare]
 #
-# (--prepare: only step 1.)
+# (--prepare: only step 1. --files N: every command reads the profile N times, as N files
+# g1.out … gN.out (hard links), which gprof and profil-report sum.)
 #
 # 1. Generates a C program with N functions (default 60000) plus a call graph between them
 #    (every 4th function calls the next two), compiles it with gcc -pg -g -O1 (DWARF for every
@@ -19,7 +20,9 @@
 #    ru_maxrss), and prints a Markdown table of medians and the gprof/ours ratios.
 #    The pairs: `gprof -b -p` vs `profil-report --gprof -b -p` and the default report;
 #    `gprof -b` vs `profil-report --gprof -b`; `gprof -b -l -p` vs `profil-report --lines`
-#    when profil-report has --lines; `gprof` vs `profil-report --gprof` (the default output).
+#    and `--gprof -b -p -l` when profil-report has --lines; `gprof` vs `profil-report
+#    --gprof` (the default output) and `gprof -l` vs `profil-report --gprof -l` (the default
+#    output by lines: flat profile and call graph).
 # 4. Checks that the --gprof outputs are byte-identical to gprof's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,14 +30,16 @@ root=$(cd "$here/../.." && pwd)
 runs=5
 prepare=no
 nfun=60000
+files=1
 work=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --functions) nfun=$2; shift 2 ;;
     --workdir) work=$2; shift 2 ;;
+    --files) files=$2; shift 2 ;;
     --prepare) prepare=yes; shift ;;
-    *) echo "usage: $0 [--runs N] [--functions N] [--workdir DIR] [--prepare]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--runs N] [--functions N] [--workdir DIR] [--files N] [--prepare]" >&2; exit 2 ;;
   esac
 done
 # A relative $PROFIL_REPORT names a file from here, not from the work directory.
@@ -108,18 +113,25 @@ ours=("$bin")
 has_lines=no
 "$bin" --help | grep -q -- '--lines' && has_lines=yes
 
+# The profile operands: gmon.out, or the same profile under $files names.
+gm=gmon.out
+if ((files > 1)); then
+  gm=
+  for ((k = 1; k <= files; k++)); do ln -f gmon.out "g$k.out"; gm+=" g$k.out"; done
+  gm=${gm# }
+fi
 labels=("gprof -b -p" "profil-report --gprof -b -p" "profil-report (default)"
         "gprof -b" "profil-report --gprof -b")
-cmds=("gprof -b -p big gmon.out" "$bin --gprof -b -p big gmon.out" "$bin big gmon.out"
-      "gprof -b big gmon.out" "$bin --gprof -b big gmon.out")
+cmds=("gprof -b -p big $gm" "$bin --gprof -b -p big $gm" "$bin big $gm"
+      "gprof -b big $gm" "$bin --gprof -b big $gm")
 if [[ $has_lines == yes ]]; then
   labels+=("gprof -b -p -l" "profil-report --lines" "profil-report --gprof -b -p -l")
-  cmds+=("gprof -b -p -l big gmon.out" "$bin --lines big gmon.out" "$bin --gprof -b -p -l big gmon.out")
+  cmds+=("gprof -b -p -l big $gm" "$bin --lines big $gm" "$bin --gprof -b -p -l big $gm")
 fi
 # gprof's default (non-brief) output, what `alias gprof='profil-report --gprof'` replaces.
 n_default=${#cmds[@]}
-labels+=("gprof" "profil-report --gprof")
-cmds+=("gprof big gmon.out" "$bin --gprof big gmon.out")
+labels+=("gprof" "profil-report --gprof" "gprof -l" "profil-report --gprof -l")
+cmds+=("gprof big $gm" "$bin --gprof big $gm" "gprof -l big $gm" "$bin --gprof -l big $gm")
 : >samples.txt
 for ((r = 1; r <= runs; r++)); do
   for i in "${!cmds[@]}"; do
@@ -137,6 +149,7 @@ for i in "${!cmds[@]}"; do
   mt[$i]=$(awk -v i="$i" '$1 == i { print $2 }' samples.txt | median)
   mm[$i]=$(awk -v i="$i" '$1 == i { print $3 }' samples.txt | median)
 done
+echo "profiles: $files ($gm)"
 echo "executable: $nfun generated functions, $nfunc function symbols, $nsym symbols in total," \
   "$(stat -c %s big) bytes (with DWARF); gmon.out $(stat -c %s gmon.out) bytes"
 echo "medians of $runs interleaved runs, stdout to /dev/null; $(date -u +%Y-%m-%d)"
@@ -168,14 +181,21 @@ fi
 d=$n_default
 echo "- default output: gprof / profil-report --gprof: $(ratio "${mc[$d]}" "${mc[$((d + 1))]}")x faster ($(ratio "${mt[$d]}" "${mt[$((d + 1))]}")x)," \
   "memory $(ratio "${mm[$((d + 1))]}" "${mm[$d]}")x of gprof's"
-gprof big gmon.out >want-d.txt
-"$bin" --gprof big gmon.out >got-d.txt
-gprof -b -p big gmon.out >want-p.txt
-"$bin" --gprof -b -p big gmon.out >got-p.txt
-gprof -b big gmon.out >want-b.txt
-"$bin" --gprof -b big gmon.out >got-b.txt
-for m in p b d; do
-  flag="-b -p"; [[ $m == b ]] && flag="-b"; [[ $m == d ]] && flag="(default)"
+d=$((n_default + 2))
+echo "- default output by lines: gprof -l / profil-report --gprof -l: $(ratio "${mc[$d]}" "${mc[$((d + 1))]}")x faster ($(ratio "${mt[$d]}" "${mt[$((d + 1))]}")x)," \
+  "memory $(ratio "${mm[$((d + 1))]}" "${mm[$d]}")x of gprof's"
+gprof big $gm >want-d.txt
+"$bin" --gprof big $gm >got-d.txt
+gprof -b -p big $gm >want-p.txt
+"$bin" --gprof -b -p big $gm >got-p.txt
+gprof -b big $gm >want-b.txt
+"$bin" --gprof -b big $gm >got-b.txt
+gprof -b -p -l big $gm >want-pl.txt
+"$bin" --gprof -b -p -l big $gm >got-pl.txt
+gprof -l big $gm >want-l.txt
+"$bin" --gprof -l big $gm >got-l.txt
+for m in p b d pl l; do
+  case $m in p) flag="-b -p" ;; b) flag="-b" ;; d) flag="(default)" ;; pl) flag="-b -p -l" ;; l) flag="-l" ;; esac
   if cmp -s "want-$m.txt" "got-$m.txt"; then
     echo "- \`--gprof $flag\` output identical to \`gprof $flag\` ($(wc -l <"want-$m.txt") lines)"
   else

@@ -69,6 +69,7 @@ pub fn check(data: &[u8]) {
         static_calls: flags & 2 != 0,
         ignore_non_functions: flags & 1 != 0,
         no_demangle: flags & 8 != 0,
+        demangle_style: Default::default(),
         print_path: flags & 16 != 0,
         inline_file_names: flags & 32 != 0,
         file_format: Default::default(),

@@ -120,12 +120,22 @@ pub fn report(
                 static_calls: g.static_calls,
                 ignore_non_functions: g.ignore_non_functions,
                 no_demangle: g.no_demangle,
+                demangle_style: g.demangle_style,
                 print_path: g.print_path,
                 inline_file_names: g.inline_file_names,
                 file_format: g.file_format,
                 external_symbols: g.external_symbols,
             };
-            let a = Analysis::of_inputs(inputs, image, opts)?;
+            let mut read_so_far = Vec::new();
+            let a = match Analysis::of_inputs_into(inputs, image, opts, &mut read_so_far) {
+                Ok(a) => a,
+                Err(e) => {
+                    if g.sections.file_info {
+                        out.write_all(&read_so_far)?;
+                    }
+                    return Err(e);
+                }
+            };
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
             let graph = g.graph_options();
@@ -320,7 +330,7 @@ fn gprof_lines(
 ) -> Result<Vec<String>> {
     let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
     let mut buf = Vec::new();
-    let warnings = gprof::lines::print_report(
+    let report = gprof::lines::print_report(
         image,
         &inputs.exe.data,
         &inputs.exe.name(),
@@ -334,6 +344,7 @@ fn gprof_lines(
                 static_calls: args.static_calls,
                 ignore_non_functions: args.ignore_non_functions,
                 no_demangle: args.no_demangle,
+                demangle_style: args.demangle_style,
                 print_path: args.print_path,
                 inline_file_names: args.inline_file_names,
                 file_format: args.file_format,
@@ -342,9 +353,10 @@ fn gprof_lines(
             sum: args.sum,
         },
         &mut buf,
-    )?;
+    );
+    // On a failing gmon file, `buf` holds what gprof printed before failing (-i's lines).
     out.write_all(&buf)?;
-    Ok(warnings)
+    report
 }
 
 /// The flat profile of the installed GNU gprof (`gprof -b -p`) on the same inputs, for

@@ -55,6 +55,8 @@ pub struct GprofRequest {
     pub ignore_non_functions: bool,
     /// `--no-demangle`: raw symbol names.
     pub no_demangle: bool,
+    /// `--demangle=STYLE`: which demangler.
+    pub demangle_style: profil_symbols::demangle::Style,
     /// `-T`: BSD style.
     pub bsd: bool,
     /// `-L`: source files by their whole path.

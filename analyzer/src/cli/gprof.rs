@@ -9,6 +9,7 @@
 //! decided here too: an option it does not reproduce is refused by name (status 2) rather
 //! than ignored, since ignoring one would print a different report under gprof's name.
 
+use profil_symbols::demangle::Style as DemangleStyle;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -457,11 +458,11 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Demangle, Some(style)) => {
                 // libiberty's styles; the style stays set whatever follows.
                 match style.as_str() {
-                    "auto" => {}
+                    "auto" => g.demangle_style = DemangleStyle::Auto,
+                    "gnu-v3" => g.demangle_style = DemangleStyle::GnuV3,
+                    "rust" => g.demangle_style = DemangleStyle::Rust,
                     "none" => style_none = true,
-                    "gnu-v3" | "java" | "gnat" | "dlang" | "rust" => {
-                        return Err(refuse(format!("--demangle={style}")))
-                    }
+                    "java" | "gnat" | "dlang" => return Err(refuse(format!("--demangle={style}"))),
                     _ => {
                         return Err(Refusal {
                             message: format!("--gprof: unknown demangling style `{style}'"),
@@ -514,13 +515,6 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
         search.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
     }
     g.annotate.search = Box::leak(search.into_boxed_slice());
-    // gprof -s writes gmon.sum in the BSD format under -Ob/-O4: not reproduced.
-    if g.sum && matches!(g.file_format, FileFormat::Bsd | FileFormat::Bsd44) {
-        return Err(Refusal {
-            message: "--gprof: -s with -Ob/-O4 (a BSD gmon.sum) is not emulated (yet)".into(),
-            code: 2,
-        });
-    }
     // BSD style prints names raw.
     g.no_demangle = !demangle || style_none || g.bsd;
     // The specs live as long as the process (the request is `Copy`).

@@ -201,6 +201,7 @@ impl ReportArgs {
                 sum: false,
                 ignore_non_functions: false,
                 no_demangle: false,
+                demangle_style: Default::default(),
                 bsd: false,
                 print_path: false,
                 inline_file_names: false,

@@ -156,7 +156,7 @@ pub(super) fn print_exec_counts(
 }
 
 /// `-i`: what each gmon file held, as gprof prints it while reading the file.
-pub(super) fn print_file_info(a: &Analysis<'_>, out: &mut Vec<u8>) {
+pub(crate) fn print_file_info(a: &Analysis<'_>, out: &mut Vec<u8>) {
     let plural = |n: u64| if n == 1 { "" } else { "s" };
     for f in &a.files {
         out.extend_from_slice(b"File `");

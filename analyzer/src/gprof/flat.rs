@@ -51,12 +51,15 @@ fn cmp_time(time: &[f64], calls: &[u64], names: &[&[u8]], l: usize, r: usize) ->
     names[l].cmp(names[r])
 }
 
-/// The symbols in flat-profile order (all of them, before the zero and exclusion filters).
-pub fn time_sorted(a: &Analysis<'_>) -> Vec<usize> {
+/// The symbols in flat-profile order, before the exclusion filter; without `zeros` only
+/// those the flat profile can print (not those with neither time nor calls, which it skips
+/// without `-z`): dropping elements of a consistent order keeps the others' order, and under
+/// `-l` most symbols are such lines.
+pub fn time_sorted(a: &Analysis<'_>, zeros: bool) -> Vec<usize> {
     let n = a.symtab.len().min(a.time.len()).min(a.cg.nodes.len());
     let calls: Vec<u64> = a.cg.nodes[..n].iter().map(|x| x.ncalls).collect();
     let names: Vec<&[u8]> = a.symtab.syms[..n].iter().map(|s| s.name).collect();
-    time_order(&a.time[..n], &calls, &names)
+    time_order(&a.time[..n], &calls, &names, zeros)
 }
 
 /// gprof's `qsort(..., cmp_time)` over `0..time.len()`.
@@ -67,7 +70,9 @@ pub fn time_sorted(a: &Analysis<'_>) -> Vec<usize> {
 /// sort of precomputed keys is much cheaper than [`msort`] through indices. Infinite or NaN
 /// times (a histogram scale of 0) make the comparison inconsistent; then glibc's exact
 /// merge order is reproduced with [`msort`].
-fn time_order(time: &[f64], calls: &[u64], names: &[&[u8]]) -> Vec<usize> {
+///
+/// Without `zeros`, the fast path leaves out the symbols with no time and no calls.
+fn time_order(time: &[f64], calls: &[u64], names: &[&[u8]], zeros: bool) -> Vec<usize> {
     let n = time.len();
     if time.iter().any(|t| !t.is_finite()) {
         let mut order: Vec<usize> = (0..n).collect();
@@ -75,6 +80,7 @@ fn time_order(time: &[f64], calls: &[u64], names: &[&[u8]]) -> Vec<usize> {
         return order;
     }
     let mut keys: Vec<(f64, u64, NameKey<'_>, usize)> = (0..n)
+        .filter(|&i| zeros || calls[i] != 0 || time[i] != 0.0)
         .map(|i| (time[i], calls[i], NameKey::new(names[i]), i))
         .collect();
     keys.sort_unstable_by(|l, r| {
@@ -94,7 +100,7 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     if !opts.bsd {
         out.extend_from_slice(b"Flat profile:\n");
     }
-    let order = time_sorted(a);
+    let order = time_sorted(a, opts.zeros);
     let mut top: Option<f64> = None;
     let mut top_time = 0.0f64;
     for &i in &order {
@@ -259,7 +265,19 @@ mod tests {
             let names: Vec<&[u8]> = (0..n).map(|_| names_pool[next(5) as usize]).collect();
             let mut want: Vec<usize> = (0..n).collect();
             msort(&mut want, |&l, &r| cmp_time(&time, &calls, &names, l, r));
-            assert_eq!(time_order(&time, &calls, &names), want, "round {round}");
+            assert_eq!(
+                time_order(&time, &calls, &names, true),
+                want,
+                "round {round}"
+            );
+            if !special {
+                let printed: Vec<usize> = want
+                    .iter()
+                    .copied()
+                    .filter(|&i| calls[i] != 0 || time[i] != 0.0)
+                    .collect();
+                assert_eq!(time_order(&time, &calls, &names, false), printed);
+            }
         }
     }
 }

@@ -16,6 +16,12 @@
 //! function" is BFD's: the smallest DWARF function or inlined-copy range holding the address,
 //! by its linkage name (a C name counts as one); without one, the ELF symbol's.
 //!
+//! Damaged DWARF: BFD gives up on a whole unit whose line program does not decode (gimli
+//! reads on past an extended opcode BFD does not know) or whose DIE tree does not (a missing
+//! abbreviation): no address of the unit gets an answer, so gprof prints no line symbols there
+//! and bare function names. Both are reproduced ([`LineMap`](profil_symbols::lines::LineMap)
+//! drops such a unit's spans, [`InlineMap::damaged`] lists such units' ranges).
+//!
 //! Known limits (the output can then differ from gprof's):
 //!
 //! * A DWARF function without a linkage name outside C (C++ `static` and `extern "C"`
@@ -35,8 +41,8 @@
 use std::collections::HashMap;
 
 use profil_symbols::gprof::GprofSymbol;
-use profil_symbols::inline::inline_map;
-use profil_symbols::lines::line_map_with;
+use profil_symbols::inline::{inline_map_with, InlineMap, InnermostCursor};
+use profil_symbols::lines::{line_map_with, LineCursor, LineSpan};
 use profil_symbols::ElfImage;
 
 use super::cg::CallGraph;
@@ -63,7 +69,9 @@ impl LineLocations {
         if let Some(Some((file, line))) = self.at.get(i) {
             out.extend_from_slice(b" (");
             out.extend_from_slice(self.files.get(*file as usize).map_or(b"??", Vec::as_slice));
-            out.extend_from_slice(format!(":{line})").as_bytes());
+            out.push(b':');
+            super::printf::push_u(out, 0, *line);
+            out.push(b')');
         }
     }
 
@@ -72,7 +80,11 @@ impl LineLocations {
         if let Some(Some((file, line))) = self.at.get(i) {
             out.extend_from_slice(b" (");
             out.extend_from_slice(self.files.get(*file as usize).map_or(b"??", Vec::as_slice));
-            out.extend_from_slice(format!(":{line} @ {addr:x})").as_bytes());
+            out.push(b':');
+            super::printf::push_u(out, 0, *line);
+            out.extend_from_slice(b" @ ");
+            super::printf::push_x(out, addr);
+            out.push(b')');
         }
     }
 }
@@ -99,6 +111,105 @@ struct LineSym {
     is_static: bool,
 }
 
+/// A `.text` symbol BFD may fall back on: address, size (at least 1), `.symtab` position
+/// (reversed: the first of equals wins), name.
+type ElfFunc<'n> = (u64, u64, std::cmp::Reverse<usize>, &'n [u8]);
+
+/// Where the function name of an address comes from (with its index in that source).
+enum NameSource<'n> {
+    /// The innermost DWARF function or inlined copy: index into [`InlineMap::names`].
+    Dwarf(usize, &'n [u8]),
+    /// BFD's ELF fallback: index into the sorted [`ElfFunc`]s.
+    Elf(usize, &'n [u8]),
+}
+
+/// gprof's `get_src_info` (BFD's `bfd_find_nearest_line`) for addresses asked in ascending
+/// order: each pass walks the line spans and the DWARF frames once, not a search per address.
+#[derive(Clone)]
+struct SrcInfo<'m, 'n> {
+    lines: LineCursor<'m>,
+    frames: InnermostCursor<'m>,
+    inl: &'m InlineMap,
+    /// Sorted by address, size, position.
+    elf_funcs: &'m [ElfFunc<'n>],
+}
+
+impl<'m, 'n> SrcInfo<'m, 'n>
+where
+    'm: 'n,
+{
+    /// The line span (line not 0) and the function name's source at `addr`, if BFD would
+    /// answer.
+    fn at(&mut self, addr: u64) -> Option<(&'m LineSpan, NameSource<'n>)> {
+        let span = self.lines.at(addr).filter(|s| s.line != 0)?;
+        let damaged = &self.inl.damaged;
+        if !damaged.is_empty() {
+            let i = damaged.partition_point(|r| r.1 <= addr);
+            if damaged.get(i).is_some_and(|r| r.0 <= addr) {
+                return None;
+            }
+        }
+        let dwarf = self
+            .frames
+            .at(addr)
+            .filter(|f| f.is_linkage)
+            .and_then(|f| Some((f.name as usize, self.inl.names.get(f.name as usize)?)));
+        let source = match dwarf {
+            Some((k, n)) => NameSource::Dwarf(k, n.as_bytes()),
+            None => {
+                let k = self
+                    .elf_funcs
+                    .partition_point(|f| f.0 <= addr)
+                    .checked_sub(1)?;
+                NameSource::Elf(k, self.elf_funcs[k].3)
+            }
+        };
+        Some((span, source))
+    }
+}
+
+/// The union of two non-decreasing sequences, ascending, without repeats.
+fn merge_ascending(a: impl Iterator<Item = u64>, b: impl Iterator<Item = u64>) -> Vec<u64> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut out: Vec<u64> = Vec::with_capacity(a.size_hint().0 + b.size_hint().0);
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(&x), Some(&y)) if x <= y => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        let Some(v) = next else {
+            return out;
+        };
+        if out.last() != Some(&v) {
+            out.push(v);
+        }
+    }
+}
+
+/// The distinct names of line symbols, each with its number.
+#[derive(Default)]
+struct Names<'n> {
+    list: Vec<&'n [u8]>,
+    ids: HashMap<&'n [u8], u32>,
+}
+
+impl<'n> Names<'n> {
+    /// The number of `name`, remembered in `cache` (`u32::MAX`: not yet asked), so that a
+    /// name is hashed once per source (DWARF name or ELF symbol), not once per address.
+    fn intern(&mut self, cache: &mut u32, name: &'n [u8]) -> u32 {
+        if *cache == u32::MAX {
+            let next = self.list.len() as u32;
+            *cache = *self.ids.entry(name).or_insert(next);
+            if *cache == next {
+                self.list.push(name);
+            }
+        }
+        *cache
+    }
+}
+
 /// `gprof -b -l` as `req` asks: build the line-granular symbol table of `image` (`data` is
 /// the executable's bytes, `exe_name` names it in messages), read the gmon files `gmons`
 /// (name, bytes) in order, one at a time (each is dropped before the next is asked for), and
@@ -116,7 +227,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
     let (lo, hi) = (text.addr, text.addr.saturating_add(text.size));
     let lines = line_map_with(data, &[(lo, hi)], true);
-    let inl = inline_map(data, &[(lo, hi)]);
+    let inl = inline_map_with(data, &[(lo, hi)], true);
     let base = Analysis::new(image, exe_name, req.options)?;
     // BFD's fallback name (`_bfd_elf_find_function`, for bytes no DWARF function covers):
     // the `.symtab` symbol of `.text` with the highest address at or below the address. BFD's
@@ -132,7 +243,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         .sections
         .iter()
         .position(|s| s.name == text.name && s.addr == text.addr);
-    let mut elf_funcs: Vec<(u64, u64, std::cmp::Reverse<usize>, &[u8])> = image
+    let mut elf_funcs: Vec<ElfFunc<'_>> = image
         .symtab
         .iter()
         .flat_map(|t| {
@@ -159,59 +270,53 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         })
         .collect();
     elf_funcs.sort_unstable_by_key(|a| (a.0, a.1, a.2));
-    let elf_function = |addr: u64| -> Option<&[u8]> {
-        let i = elf_funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
-        Some(elf_funcs[i].3)
+    // Names of line symbols: DWARF names, or BFD's fallback names. Each DWARF name and each
+    // ELF fallback is interned once (`by_dwarf`, `by_elf`), not hashed at every cut.
+    let mut names = Names::default();
+    let mut by_dwarf: Vec<u32> = vec![u32::MAX; inl.names.len()];
+    let mut by_elf: Vec<u32> = vec![u32::MAX; elf_funcs.len()];
+    let src = SrcInfo {
+        lines: lines.cursor(),
+        frames: inl.innermost_cursor(),
+        inl: &inl,
+        elf_funcs: &elf_funcs,
     };
-    // Names of line symbols: DWARF names, or BFD's fallback names.
-    let mut names: Vec<Vec<u8>> = Vec::new();
-    let mut name_ids: HashMap<Vec<u8>, u32> = HashMap::new();
-    let mut intern = |n: &[u8]| -> u32 {
-        let next = names.len() as u32;
-        let id = *name_ids.entry(n.to_vec()).or_insert(next);
-        if id == next {
-            names.push(n.to_vec());
-        }
-        id
-    };
-    // get_src_info: (file, name, line) at `addr`, if BFD would answer.
-    let mut src_info = |addr: u64| -> Option<(u32, u32, u64)> {
-        let span = lines.lookup(addr).filter(|s| s.line != 0)?;
-        let dwarf_name = inl
-            .innermost(addr)
-            .filter(|f| f.is_linkage)
-            .and_then(|f| inl.name(f));
-        let name = match dwarf_name {
-            Some(n) => intern(n.as_bytes()),
-            None => intern(elf_function(addr)?),
-        };
-        Some((span.file, name, span.line))
-    };
-    let mut cuts: Vec<u64> = vec![lo];
-    for s in lines.overlapping(lo, hi) {
-        cuts.push(s.start.max(lo));
-        cuts.push(s.end.min(hi));
-    }
-    cuts.extend(inl.boundaries(lo, hi));
-    cuts.sort_unstable();
-    cuts.dedup();
+    // The spans are sorted and do not overlap, so their ends ascend with their starts: the
+    // cuts are two ascending lists merged, not sorted.
+    let span_cuts = std::iter::once(lo).chain(
+        lines
+            .overlapping(lo, hi)
+            .iter()
+            .flat_map(|s| [s.start.max(lo), s.end.min(hi)]),
+    );
+    let cuts = merge_ascending(span_cuts, inl.boundaries(lo, hi).into_iter());
     let mut line_syms: Vec<LineSym> = Vec::new();
-    let mut location_at: HashMap<u64, (u32, u64)> = HashMap::new();
+    let mut at_cut = src.clone();
+    let mut base_sym = 0usize;
     for &addr in &cuts {
-        let Some((file, name, line)) = src_info(addr) else {
+        let Some((span, source)) = at_cut.at(addr) else {
             continue;
         };
-        location_at.insert(addr, (file, line));
+        let (file, line) = (span.file, span.line);
+        let name = match source {
+            NameSource::Dwarf(k, n) => names.intern(&mut by_dwarf[k], n),
+            NameSource::Elf(k, n) => names.intern(&mut by_elf[k], n),
+        };
         let prev = line_syms.last();
         if prev.is_some_and(|p| p.line == line && p.name == name && p.file == file) {
             continue;
         }
         let is_static = match prev {
             Some(p) if p.file == file && p.name == name => p.is_static,
-            _ => base
-                .symtab
-                .lookup(addr)
-                .is_some_and(|i| base.symtab.syms[i].is_static),
+            _ => {
+                // sym_lookup in the function table, whose addresses ascend like the cuts'.
+                let syms = &base.symtab.syms;
+                while syms.get(base_sym + 1).is_some_and(|s| s.addr <= addr) {
+                    base_sym += 1;
+                }
+                syms.get(base_sym)
+                    .is_some_and(|s| s.addr <= addr && addr <= s.end_addr && s.is_static)
+            }
         };
         line_syms.push(LineSym {
             addr,
@@ -221,17 +326,11 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
             is_static,
         });
     }
-    // The function symbols get file and line the same way.
-    for s in &base.symtab.syms {
-        if let Some((file, _, line)) = src_info(s.addr) {
-            location_at.insert(s.addr, (file, line));
-        }
-    }
-    let names = names;
+    let names = names.list;
     let mut merged: Vec<GprofSymbol<'_>> = line_syms
         .iter()
         .map(|l| GprofSymbol {
-            name: &names[l.name as usize],
+            name: names[l.name as usize],
             addr: l.addr,
             is_func: false,
             is_static: l.is_static,
@@ -254,20 +353,19 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
                 index: 0,
             }),
     );
-    let old_ends: HashMap<u64, u64> = base
-        .symtab
-        .syms
-        .iter()
-        .map(|s| (s.addr, s.end_addr))
-        .collect();
     let mut a = base.clone();
     a.symtab = SymTab::finalize(&merged, hi);
     // Function symbols keep the end address of their own table (symtab_finalize only fills in
-    // end addresses that are still 0).
+    // end addresses that are still 0); both tables are sorted by address, one symbol each.
+    let old = &base.symtab.syms;
+    let mut k = 0usize;
     for s in &mut a.symtab.syms {
+        while old.get(k).is_some_and(|o| o.addr < s.addr) {
+            k += 1;
+        }
         if s.is_func {
-            if let Some(&e) = old_ends.get(&s.addr) {
-                s.end_addr = e;
+            if let Some(o) = old.get(k).filter(|o| o.addr == s.addr) {
+                s.end_addr = o.end_addr;
             }
         }
     }
@@ -282,6 +380,8 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         a.static_text = super::text_bytes(data);
     }
     a.cg = CallGraph::new(&a.symtab);
+    // Every symbol, line or function, gets the file and line BFD gives at its address.
+    let mut at_sym = src;
     a.lines = Some(LineLocations {
         files: lines
             .files
@@ -295,18 +395,46 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
             .symtab
             .syms
             .iter()
-            .map(|s| location_at.get(&s.addr).copied())
+            .map(|s| at_sym.at(s.addr).map(|(span, _)| (span.file, span.line)))
             .collect(),
     });
     let mut last = String::new();
     for gmon in gmons {
-        let (name, bytes) = gmon?;
-        a.read_gmon(&name, &bytes)?;
-        last = name;
+        // -i's lines of the files read before a failing one are on gprof's stdout.
+        let read = gmon.and_then(|(name, bytes)| a.read_gmon(&name, &bytes).map(|()| name));
+        match read {
+            Ok(name) => last = name,
+            Err(e) => {
+                if req.sections.file_info {
+                    super::cg_print::print_file_info(&a, out);
+                }
+                return Err(e);
+            }
+        }
     }
     if req.sum {
         super::sum::write(std::path::Path::new("gmon.sum"), &super::sum::bytes(&a)?)?;
     }
     a.finish();
     super::report::print_report(&a, req.sections, req.graph, &last, data, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_cuts_are_the_sorted_union() {
+        let mut rng = super::super::TestRng(0x2545_f491_4f6c_dd1du64);
+        for _ in 0..300 {
+            let mut a: Vec<u64> = (0..rng.below(40)).map(|_| rng.below(60)).collect();
+            let mut b: Vec<u64> = (0..rng.below(40)).map(|_| rng.below(60)).collect();
+            a.sort_unstable();
+            b.sort_unstable();
+            let mut want: Vec<u64> = a.iter().chain(&b).copied().collect();
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(merge_ascending(a.into_iter(), b.into_iter()), want);
+        }
+    }
 }

@@ -76,6 +76,8 @@ pub struct Options {
     pub ignore_non_functions: bool,
     /// `--no-demangle` (or `--demangle=none`): print the raw symbol names.
     pub no_demangle: bool,
+    /// `--demangle=STYLE`: which demangler.
+    pub demangle_style: profil_symbols::demangle::Style,
     /// `-L` (`--print-path`): source files by their whole path, not their base name.
     pub print_path: bool,
     /// `--inline-file-names`: `(file:line)` after every name that has one (not under `-l`).
@@ -135,6 +137,8 @@ pub struct Analysis<'data> {
     pub last_hist_header: Option<(u64, u32)>,
     /// `--no-demangle`: names are printed raw.
     pub no_demangle: bool,
+    /// `--demangle=STYLE`: which demangler.
+    pub demangle_style: profil_symbols::demangle::Style,
     /// `-L`: source files by their whole path.
     pub print_path: bool,
     /// `-a`/`-D`: which symbols were kept (`-A` orders files by them).
@@ -212,6 +216,7 @@ impl<'data> Analysis<'data> {
             specs: opts.specs,
             static_text: None,
             no_demangle: opts.no_demangle,
+            demangle_style: opts.demangle_style,
             print_path: opts.print_path,
             class_options: ClassOptions {
                 no_static: opts.no_static,
@@ -239,6 +244,18 @@ impl<'data> Analysis<'data> {
         exe: &ElfImage<'data>,
         opts: Options,
     ) -> Result<Self> {
+        Self::of_inputs_into(inputs, exe, opts, &mut Vec::new())
+    }
+
+    /// [`Analysis::of_inputs`]; when a gmon file fails to read, `-i`'s lines for the files
+    /// read before it go to `read_so_far` (gprof prints each file's as it reads it, so they
+    /// are on its stdout when it fails on a later one).
+    pub fn of_inputs_into(
+        inputs: &'data crate::profile::input::Inputs,
+        exe: &ElfImage<'data>,
+        opts: Options,
+        read_so_far: &mut Vec<u8>,
+    ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
@@ -247,7 +264,10 @@ impl<'data> Analysis<'data> {
             a.add_file_names(&inputs.exe.data);
         }
         for g in &inputs.gmons {
-            a.read_gmon(&g.name(), &g.bytes()?)?;
+            if let Err(e) = g.bytes().and_then(|b| a.read_gmon(&g.name(), &b)) {
+                cg_print::print_file_info(&a, read_so_far);
+                return Err(e);
+            }
         }
         a.finish();
         Ok(a)
@@ -399,10 +419,12 @@ impl<'data> Analysis<'data> {
             out.extend_from_slice(raw);
         } else {
             match std::str::from_utf8(raw) {
-                Ok(s) => match profil_symbols::demangle::gprof_demangle(s) {
-                    Some(d) => out.extend_from_slice(d.as_bytes()),
-                    None => out.extend_from_slice(raw),
-                },
+                Ok(s) => {
+                    match profil_symbols::demangle::gprof_demangle_style(s, self.demangle_style) {
+                        Some(d) => out.extend_from_slice(d.as_bytes()),
+                        None => out.extend_from_slice(raw),
+                    }
+                }
                 Err(_) => out.extend_from_slice(raw),
             }
         }

@@ -68,9 +68,14 @@ impl Ord for NameKey<'_> {
     fn cmp(&self, other: &Self) -> Ordering {
         // Heads differ at the first differing byte of the zero-padded prefixes, which is
         // where the slices differ too (a zero pad only sorts a prefix first, as `[u8]` does).
-        self.head
-            .cmp(&other.head)
-            .then_with(|| self.name.cmp(other.name))
+        // Line symbols of one function share one name slice: no memcmp for those.
+        self.head.cmp(&other.head).then_with(|| {
+            if std::ptr::eq(self.name, other.name) {
+                Ordering::Equal
+            } else {
+                self.name.cmp(other.name)
+            }
+        })
     }
 }
 

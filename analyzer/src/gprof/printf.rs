@@ -52,6 +52,22 @@ pub fn push_u_left(out: &mut Vec<u8>, width: usize, n: u64) {
     out.extend(std::iter::repeat_n(b' ', width.saturating_sub(20 - start)));
 }
 
+/// `%lx`: `n` in lower-case hexadecimal.
+pub fn push_x(out: &mut Vec<u8>, n: u64) {
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        buf[i] = b"0123456789abcdef"[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
 fn pad_left(out: &mut Vec<u8>, width: usize, text: &[u8]) {
     out.extend(std::iter::repeat_n(b' ', width.saturating_sub(text.len())));
     out.extend_from_slice(text);
@@ -209,6 +225,15 @@ pub fn s(out: &mut Vec<u8>, width: usize, prec: usize, left: bool, text: &[u8]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_lx() {
+        for n in [0u64, 1, 15, 16, 0x11c9, 0xdead_beef, u64::MAX] {
+            let mut out = Vec::new();
+            push_x(&mut out, n);
+            assert_eq!(out, format!("{n:x}").into_bytes());
+        }
+    }
 
     #[test]
     fn percent_g_matches_c() {

@@ -14,14 +14,15 @@
 //!   list order (newest first), from the caller *symbol's* address to the callee's, count cut
 //!   to 32 bits. `-s` implies `-l`, so callers are line symbols.
 //!
-//! Basic-block records are not reproduced: a file that has them is refused.
+//! Under `-Ob`/`-O4` the sum is a BSD file instead (see `bsd_bytes`). Basic-block records
+//! are not reproduced: a file that has them is refused.
 
 use std::path::Path;
 
 use gmon::write::{HistHeader, Writer};
 use gmon::{Dimension, Endian, PtrSize};
 
-use super::Analysis;
+use super::{Analysis, FileFormat};
 use crate::{Error, Result};
 
 /// The bytes of the `gmon.sum` gprof would write for `a` (read, not yet assembled).
@@ -36,6 +37,9 @@ pub fn bytes(a: &Analysis<'_>) -> Result<Vec<u8>> {
     let fail = |e: gmon::write::WriteError<std::convert::Infallible>| {
         Error::input(format!("gmon.sum: {e}"))
     };
+    if matches!(a.file_format, FileFormat::Bsd | FileFormat::Bsd44) {
+        return bsd_bytes(a, w).map_err(fail);
+    }
     let mut header = Vec::with_capacity(20);
     header.extend_from_slice(b"gmon");
     let (high, size) = a.last_hist_header.unwrap_or((0, 0));
@@ -81,6 +85,41 @@ pub fn bytes(a: &Analysis<'_>) -> Result<Vec<u8>> {
                     arc.count as u32,
                 )
                 .map_err(fail)?;
+            }
+        }
+    }
+    Ok(w.into_inner())
+}
+
+/// What gprof 2.40's `hertz()` answers on Linux (observed: a 100 Hz BSD profile summed under
+/// `-Ob` gets the old header).
+const GPROF_HERTZ: u32 = 100;
+
+/// Under `-Ob`/`-O4` gprof writes the sum as a BSD file: a 4.4BSD header (version, its rate,
+/// 12 zero bytes) for `-O4`, and for `-Ob` when the rate is not its `hertz()`, else the old
+/// BSD header; the one histogram range's bins; then the arcs as above, with pointer-sized
+/// counts.
+fn bsd_bytes(
+    a: &Analysis<'_>,
+    mut w: Writer<Vec<u8>>,
+) -> std::result::Result<Vec<u8>, gmon::write::WriteError<std::convert::Infallible>> {
+    let (low, high, bins): (u64, u64, &[u32]) = match a.hist.ranges.first() {
+        Some(r) => (r.low_pc, r.high_pc, &r.samples),
+        None => (0, 0, &[]),
+    };
+    let nbins = bins.len() as u32;
+    if a.file_format == FileFormat::Bsd44 || a.hist.hz != GPROF_HERTZ {
+        w.bsd44_header(low, high, nbins, a.hist.hz)?;
+    } else {
+        w.oldbsd_header(low, high, nbins)?;
+    }
+    w.bsd_bins(nbins, bins.iter().map(|&s| s as u16))?;
+    if a.has_call_graph {
+        let syms = &a.symtab.syms;
+        for node in 0..a.cg.num_syms {
+            for arc in a.cg.children(node) {
+                let arc = &a.cg.arcs[arc];
+                w.bsd_arc(syms[arc.parent].addr, syms[arc.child].addr, arc.count)?;
             }
         }
     }

@@ -10,7 +10,6 @@
 
 use std::ffi::OsStr;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use crate::support::Peak;
@@ -44,20 +43,7 @@ where
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
-    // which is async-signal-safe, on a stack value.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: ADDRESS_SPACE,
-                rlim_max: ADDRESS_SPACE,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    crate::support::limit_address_space(&mut cmd, ADDRESS_SPACE);
     // Reaped by wait4 below, which clippy cannot see.
     #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().expect("start profil-report");

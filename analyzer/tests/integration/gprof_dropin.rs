@@ -32,6 +32,23 @@ fn same(program: &str, func: &str, args: &[&str]) {
 /// Run `gprof ARGS` and `profil-report --gprof ARGS` in `dir`: the same exit status and
 /// stdout, and nothing on stdout when gprof fails.
 fn same_in(dir: &std::path::Path, args: &[&str]) {
+    let (want, got) = same_status_and_stdout(dir, args);
+    if want.status.success() {
+        assert!(
+            !want.stdout.is_empty() || args.contains(&"-Q"),
+            "{args:?}: vacuous"
+        );
+    } else {
+        assert!(got.stdout.is_empty(), "{args:?}: printed before failing");
+    }
+}
+
+/// Run `gprof ARGS` and `profil-report --gprof ARGS` in `dir`, check that the exit status and
+/// stdout are the same, and return both runs (gprof's first).
+fn same_status_and_stdout(
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (std::process::Output, std::process::Output) {
     let want = gprof(dir, args);
     let mut ours_args = vec!["--gprof"];
     ours_args.extend_from_slice(args);
@@ -48,14 +65,7 @@ fn same_in(dir: &std::path::Path, args: &[&str]) {
         "{args:?}: stdout differs from gprof's:\n{}",
         diff(&want.stdout, &got.stdout)
     );
-    if want.status.success() {
-        assert!(
-            !want.stdout.is_empty() || args.contains(&"-Q"),
-            "{args:?}: vacuous"
-        );
-    } else {
-        assert!(got.stdout.is_empty(), "{args:?}: printed before failing");
-    }
+    (want, got)
 }
 
 /// Build `source` (the file `src`) as `name` with `tool -pg` and `flags` in a scratch
@@ -284,19 +294,22 @@ mod sum_file {
                 std::fs::copy(fixtures_dir("gcc-pg").join(&name), dir.join(&name)).unwrap();
             }
         }
-        let o = ours(
-            dir.path(),
-            &[
-                "convert",
-                "--to",
-                "bsd",
-                "cycle.gmon",
-                "cycle.bsd",
-                "--exe",
-                "cycle",
-            ],
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // cycle.gmon as a 4.4BSD (cycle.bsd) and an old BSD (cycle.old) file.
+        for (format, name) in [("bsd", "cycle.bsd"), ("oldbsd", "cycle.old")] {
+            let o = ours(
+                dir.path(),
+                &[
+                    "convert",
+                    "--to",
+                    format,
+                    "cycle.gmon",
+                    name,
+                    "--exe",
+                    "cycle",
+                ],
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
         dir
     }
 
@@ -328,19 +341,6 @@ mod sum_file {
     #[test]
     fn file_formats() {
         let dir = scratch();
-        let o = ours(
-            dir.path(),
-            &[
-                "convert",
-                "--to",
-                "oldbsd",
-                "cycle.gmon",
-                "cycle.old",
-                "--exe",
-                "cycle",
-            ],
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         for format in ["-Oa", "-Om", "-Ob", "-O4", "--file-format=magic"] {
             for files in [
                 &["cycle.gmon"][..],
@@ -370,6 +370,20 @@ mod sum_file {
         same(&dir, &["-bs", "cycle", "cycle.gmon", "cycle.gmon"]);
         same(&dir, &["-s", "cycle", "cycle.bsd"]);
         same(&dir, &["-s", "-b", "cycle", "cycle.gmon", "cycle.bsd"]);
+    }
+
+    /// `-s` under `-Ob`/`-O4` writes a BSD gmon.sum (old or 4.4BSD header), which reads back.
+    #[test]
+    fn sum_in_bsd_formats() {
+        let dir = scratch();
+        same(&dir, &["-s", "-Ob", "-b", "cycle", "cycle.bsd"]);
+        same(&dir, &["-s", "-O4", "cycle", "cycle.bsd", "cycle.bsd"]);
+        same(&dir, &["-s", "-Ob", "-b", "-p", "cycle", "cycle.old"]);
+        std::fs::rename(dir.join("gmon.sum"), dir.join("bsd.sum")).unwrap();
+        same(
+            &dir,
+            &["-s", "-Ob", "-b", "-q", "cycle", "bsd.sum", "cycle.bsd"],
+        );
     }
 
     #[test]
@@ -421,6 +435,132 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
     }
 }
 
+/// `-i` when a later file is not a gmon file: gprof prints each file's lines as it reads it,
+/// so those of the files before the bad one are on its stdout when it exits 1.
+#[test]
+fn file_info_then_a_bad_file() {
+    let dir = fixtures_dir("gcc-pg");
+    for args in [
+        &["-i", "cycle", "cycle.gmon", "cycle.c"][..],
+        &[
+            "-b",
+            "-p",
+            "-i",
+            "cycle",
+            "cycle.gmon",
+            "cycle.gmon",
+            "cycle.c",
+        ],
+        &["-i", "-l", "cycle", "cycle.gmon", "cycle.c"],
+    ] {
+        let (want, _) = same_status_and_stdout(&dir, args);
+        assert!(!want.stdout.is_empty(), "{args:?}: vacuous");
+    }
+}
+
+/// `-l` on a program whose debug information is damaged. BFD 2.40 gives up on a whole unit
+/// when its line program does not decode (an extended opcode it does not know: "DWARF error:
+/// mangled line number section" on stderr) or its DIE tree does not ("could not find abbrev
+/// number N"); the unit then answers no address, so gprof prints no line symbols and the
+/// functions' bare names. gimli reads on past such an opcode, and up to such a DIE. HP's
+/// `source_file_correlation` (0x80) BFD skips, and `.debug_aranges` it never reads.
+mod damaged_debug_info {
+    const SOURCE: &str = r#"#include <stdio.h>
+volatile unsigned long sink;
+static unsigned long gen(unsigned long x) {
+  unsigned long s = x;
+  for (unsigned long k = 0; k < 30000000; k++)
+    s = s * 31 + k;
+  return s;
+}
+unsigned long work(unsigned long x) {
+  unsigned long s = 0;
+  for (unsigned long k = 0; k < 20000000; k++)
+    s += k ^ x;
+  return s + gen(x);
+}
+int main(void) {
+  sink = work(3) + gen(5);
+  printf("%lu\n", sink);
+  return 0;
+}
+"#;
+
+    /// Build the program, let `damage` change the bytes of `section` (checking what it
+    /// replaces), and compare gprof and us under each way of asking for lines.
+    fn compare_damaged(section: &str, damage: impl FnOnce(&mut [u8])) {
+        use object::{Object, ObjectSection};
+        let dir = super::profiled("gcc", "drv.c", SOURCE, "drv", &["-g", "-O1", "-fno-inline"]);
+        let mut exe = std::fs::read(dir.join("drv")).unwrap();
+        let (off, size) = {
+            let file = object::File::parse(&*exe).unwrap();
+            let s = file.section_by_name(section).expect(section);
+            s.file_range().expect("in the file")
+        };
+        damage(&mut exe[off as usize..(off + size) as usize]);
+        std::fs::write(dir.join("drv"), &exe).unwrap();
+        for flags in [
+            &["-b", "-l"][..],
+            &["-l"],
+            &["-b", "-p", "-l"],
+            &["-b", "-q", "-l"],
+            &["-b", "-l", "-z"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["drv", "drv.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    /// The line program's last instruction (the one unit's final `DW_LNE_end_sequence`,
+    /// 00 01 01) gets extended opcode `opcode`.
+    fn compare_with_last_opcode(opcode: u8) {
+        compare_damaged(".debug_line", |line| {
+            let end = line.len();
+            assert_eq!(
+                line[end - 3..],
+                [0, 1, 1],
+                "the program ends with end_sequence"
+            );
+            line[end - 1] = opcode;
+        });
+    }
+
+    #[test]
+    fn an_unknown_extended_opcode_leaves_the_unit_without_lines() {
+        compare_with_last_opcode(0xff);
+    }
+
+    #[test]
+    fn an_hp_source_file_correlation_opcode_is_skipped() {
+        compare_with_last_opcode(0x80);
+    }
+
+    /// The address table's unit offset points past `.debug_info`: BFD never reads
+    /// `.debug_aranges`, so gprof still finds the unit by its own ranges.
+    #[test]
+    fn a_damaged_address_table_is_not_read() {
+        compare_damaged(".debug_aranges", |aranges| {
+            assert_eq!(
+                aranges[4..10],
+                [2, 0, 0, 0, 0, 0],
+                "version 2, unit at offset 0"
+            );
+            aranges[6..10].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
+        });
+    }
+
+    /// Abbreviation 1 (the first of the table, used by DIEs after the unit's own) is
+    /// renumbered 0x7f, which no DIE uses: the unit's DIE reads, the tree then fails.
+    #[test]
+    fn a_missing_abbreviation_leaves_the_unit_without_lines() {
+        compare_damaged(".debug_abbrev", |abbrev| {
+            assert_eq!(abbrev[0], 1, "the table starts with abbreviation 1");
+            abbrev[0] = 0x7f;
+        });
+    }
+}
+
 /// `--demangle[=STYLE]` and `--no-demangle` on a C++ program (methods, templates, the
 /// standard library): the last of them wins, `--demangle=none` sticks, an unknown style fails.
 mod demangling {
@@ -455,6 +595,33 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
             &["--demangle=bogus", "-b"],
             &["-T", "-b"],
             &["-T", "--demangle", "-z"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["cpp", "cpp.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    /// `--demangle=gnu-v3` demangles C++ names as the default does, `--demangle=rust` leaves
+    /// them raw (Rust's demangler only); the last style named wins.
+    #[test]
+    fn demangling_styles_match_gprof() {
+        let dir = super::profiled("g++", "cpp.cc", SOURCE, "cpp", &["-O1", "-fno-inline"]);
+        let rust = gprof(dir.path(), &["-b", "--demangle=rust", "cpp", "cpp.gmon"]);
+        let raw = gprof(dir.path(), &["-b", "--no-demangle", "cpp", "cpp.gmon"]);
+        assert_eq!(
+            rust.stdout, raw.stdout,
+            "--demangle=rust demangled C++ names"
+        );
+        for flags in [
+            &["--demangle=gnu-v3", "-b"][..],
+            &["--demangle=gnu-v3", "-b", "-z", "-q"],
+            &["--demangle=rust", "-b"],
+            &["--demangle=rust", "-b", "-z", "-p"],
+            &["--demangle=rust", "--demangle=gnu-v3", "-b"],
+            &["--demangle=gnu-v3", "--demangle=rust", "-b"],
+            &["--demangle=rust", "--demangle=auto", "-b"],
+            &["--demangle=gnu-v3", "-l", "-b"],
         ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&["cpp", "cpp.gmon"]);
@@ -550,16 +717,7 @@ fn no_histogram_no_arcs_falls_back_to_execution_counts() {
     ] {
         let mut args = flags.to_vec();
         args.extend_from_slice(&["fwd", "empty.gmon"]);
-        let want = gprof(dir.path(), &args);
-        let mut ours_args = vec!["--gprof"];
-        ours_args.extend_from_slice(&args);
-        let got = ours(dir.path(), &ours_args);
-        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
-        assert!(
-            want.stdout == got.stdout,
-            "{args:?}:\n{}",
-            diff(&want.stdout, &got.stdout)
-        );
+        crate::gprof_dropin::same_status_and_stdout(dir.path(), &args);
     }
 }
 

@@ -91,9 +91,37 @@ pub fn profile_run(dir: &Path, exe: &str, args: &[&str], save_as: &str) -> PathB
     dest
 }
 
-/// Run the installed GNU gprof in `dir`.
+/// The address space gprof may use in the tests (RLIMIT_AS). gprof 2.40 believes a
+/// gmon.out read as a BSD file (`-Ob`) that declares a histogram of 2^31 bins and allocates
+/// and fills 16 GiB for it: on a machine with that much free memory it exits 1 half a minute
+/// later ("does not appear to be in gmon.out format"), on a smaller one the kernel's OOM
+/// killer ends it (or another process). Under this limit its allocation fails at once, and
+/// it exits 1 ("out of memory allocating ..."), as we do (rejecting the file).
+pub const GPROF_ADDRESS_SPACE: u64 = 4 << 30;
+
+/// Run `cmd` with at most `bytes` of address space (RLIMIT_AS).
+pub fn limit_address_space(cmd: &mut Command, bytes: u64) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
+    // which is async-signal-safe, on a stack value.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Run the installed GNU gprof in `dir` (within [`GPROF_ADDRESS_SPACE`]).
 pub fn gprof(dir: &Path, args: &[&str]) -> Output {
-    Command::new("gprof")
+    let mut cmd = Command::new("gprof");
+    limit_address_space(&mut cmd, GPROF_ADDRESS_SPACE)
         .args(args)
         .current_dir(dir)
         .env("LC_ALL", "C")

@@ -17,15 +17,37 @@
 
 use std::borrow::Cow;
 
+/// libiberty's demangling styles gprof's `--demangle=STYLE` reproduces here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Style {
+    /// `auto` (the default): Rust's demangler first (legacy Rust names are Itanium names
+    /// too), then C++'s.
+    #[default]
+    Auto,
+    /// `gnu-v3`: C++'s (Itanium) only: a legacy Rust name keeps its hash as a last segment.
+    GnuV3,
+    /// `rust`: Rust's only: C++ names are printed raw.
+    Rust,
+}
+
 /// Demangle `name` as gprof does; returns `None` when the name is not mangled (printed as is).
 pub fn gprof_demangle(name: &str) -> Option<String> {
+    gprof_demangle_style(name, Style::Auto)
+}
+
+/// [`gprof_demangle`] under `--demangle=STYLE`.
+pub fn gprof_demangle_style(name: &str, style: Style) -> Option<String> {
     let trimmed = name.trim_start_matches(['.', '$']);
     let prefix = &name[..name.len() - trimmed.len()];
     let (core, suffix) = match trimmed.find('@') {
         Some(i) => (&trimmed[..i], &trimmed[i..]),
         None => (trimmed, ""),
     };
-    let demangled = rust_demangle(core).or_else(|| cxx_demangle(core))?;
+    let demangled = match style {
+        Style::Auto => rust_demangle(core).or_else(|| cxx_demangle(core))?,
+        Style::GnuV3 => cxx_demangle(core)?,
+        Style::Rust => rust_demangle(core)?,
+    };
     Some(format!("{prefix}{demangled}{suffix}"))
 }
 

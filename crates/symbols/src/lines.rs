@@ -57,6 +57,16 @@ impl LineMap {
         self.spans.get(i).filter(|s| s.start <= addr)
     }
 
+    /// A cursor answering [`Self::lookup`] for non-decreasing addresses, walking the spans
+    /// once instead of a binary search per address.
+    pub fn cursor(&self) -> LineCursor<'_> {
+        LineCursor {
+            map: self,
+            next: 0,
+            last: 0,
+        }
+    }
+
     /// The spans that intersect `[lo, hi)`, in address order.
     pub fn overlapping(&self, lo: u64, hi: u64) -> &[LineSpan] {
         let i = self.spans.partition_point(|s| s.end <= lo);
@@ -70,6 +80,32 @@ impl LineMap {
             .get(span.file as usize)
             .map(String::as_str)
             .unwrap_or("??")
+    }
+}
+
+/// [`LineMap::lookup`] over non-decreasing addresses (see [`LineMap::cursor`]).
+#[derive(Debug, Clone)]
+pub struct LineCursor<'a> {
+    map: &'a LineMap,
+    /// Spans before this one end at or before the last address.
+    next: usize,
+    /// The last address asked for.
+    last: u64,
+}
+
+impl<'a> LineCursor<'a> {
+    /// [`LineMap::lookup`]`(addr)`; `addr` must not be below the previous call's (a smaller
+    /// one starts the cursor over).
+    pub fn at(&mut self, addr: u64) -> Option<&'a LineSpan> {
+        if addr < self.last {
+            self.next = 0;
+        }
+        self.last = addr;
+        let spans = &self.map.spans;
+        while spans.get(self.next).is_some_and(|s| s.end <= addr) {
+            self.next += 1;
+        }
+        spans.get(self.next).filter(|s| s.start <= addr)
     }
 }
 
@@ -102,7 +138,8 @@ pub fn line_map(data: &[u8], wanted: &[(u64, u64)]) -> LineMap {
 /// in a DWARF 5 line program, BFD starts each sequence with file 0 instead of file 1, so
 /// the rows before the sequence's first change of file are given file 0's name. (gas never
 /// sets the file register to the value it already has, so "file 1 before any other file in
-/// the sequence" is exactly "never set".)
+/// the sequence" is exactly "never set".) Also as BFD: a unit whose line program fails to
+/// decode anywhere gives no line at all.
 pub fn line_map_with(data: &[u8], wanted: &[(u64, u64)], bfd_file_quirk: bool) -> LineMap {
     let wanted = normalize(wanted);
     if wanted.is_empty() {
@@ -130,13 +167,16 @@ fn chosen_units(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> Option<BT
 }
 
 /// Call `f` for each compilation unit whose code intersects `wanted` (sorted, merged),
-/// chosen from `.debug_aranges` when present, else from each unit's own ranges.
+/// chosen from `.debug_aranges` when present and `use_aranges`, else from each unit's own
+/// ranges (BFD 2.40 never reads `.debug_aranges`, so gprof sees a unit that a damaged
+/// `.debug_aranges` leaves out).
 pub(crate) fn for_each_wanted_unit<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     wanted: &[(u64, u64)],
+    use_aranges: bool,
     mut f: impl FnMut(&gimli::Unit<R<'a>>),
 ) {
-    let by_aranges = chosen_units(dwarf, wanted);
+    let by_aranges = use_aranges.then(|| chosen_units(dwarf, wanted)).flatten();
     let mut units = dwarf.units();
     while let Ok(Some(header)) = units.next() {
         if let Some(chosen) = &by_aranges {
@@ -169,9 +209,15 @@ pub(crate) fn for_each_wanted_unit<'a>(
 fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> LineMap {
     let mut map = LineMap::default();
     let mut file_ids: HashMap<String, u32> = HashMap::new();
-    for_each_wanted_unit(dwarf, wanted, |unit| {
+    for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
         map.units_decoded += 1;
-        let _ = unit_spans(dwarf, unit, wanted, quirk, &mut map, &mut file_ids);
+        let first = map.spans.len();
+        // BFD decodes a unit's line program whole or not at all ("mangled line number
+        // section"): then the unit answers no address. Elsewhere the rows read before the
+        // error are kept.
+        if unit_spans(dwarf, unit, wanted, quirk, &mut map, &mut file_ids).is_err() && quirk {
+            map.spans.truncate(first);
+        }
     });
     map.spans.sort_unstable_by_key(|s| (s.start, s.end));
     // Sequences should not overlap; if a damaged or odd file has them, the first wins.
@@ -184,6 +230,17 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
                         start: last.end,
                         ..s
                     });
+                }
+            }
+            // gprof asks only for file and line: a span that continues the previous one with
+            // the same file and line (rows that change only the column, is_stmt or view)
+            // answers as it does, so it extends it, and the cuts gprof's emulation makes at
+            // span boundaries halve.
+            Some(last)
+                if quirk && s.start == last.end && s.file == last.file && s.line == last.line =>
+            {
+                if let Some(last) = kept.last_mut() {
+                    last.end = s.end;
                 }
             }
             _ => kept.push(s),
@@ -205,6 +262,9 @@ fn unit_spans(
         return Ok(());
     };
     let bfd_paths = quirk;
+    if bfd_paths {
+        bfd_accepts(&program)?;
+    }
     let quirk = quirk && program.header().version() >= 5;
     // No row of the current sequence has had a file other than 1 yet.
     let mut default_file = true;
@@ -259,6 +319,23 @@ fn unit_spans(
     Ok(())
 }
 
+/// Fails where BFD 2.40's `decode_line_info` gives up on a line program that gimli reads
+/// on: an extended opcode it does not know ("mangled line number section"). It knows
+/// `end_sequence`, `set_address`, `define_file` (in every version), `set_discriminator` and
+/// HP's `source_file_correlation` (0x80), which it skips.
+fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<()> {
+    let header = program.header();
+    let mut instructions = header.instructions();
+    while let Some(i) = instructions.next_instruction(header)? {
+        if let gimli::LineInstruction::UnknownExtended(op, _) = i {
+            if op != gimli::DW_LNE_define_file && op.0 != 0x80 {
+                return Err(gimli::Error::UnsupportedOpcodeOperandsTable);
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,5 +370,9 @@ mod tests {
         let lines: Vec<u64> = m.overlapping(2, 13).iter().map(|s| s.line).collect();
         assert_eq!(lines, vec![1, 2, 3]);
         assert!(m.overlapping(10, 12).is_empty());
+        let mut cursor = m.cursor();
+        for a in [0, 3, 4, 9, 10, 11, 12, 13, 14, 20, 5] {
+            assert_eq!(cursor.at(a), m.lookup(a), "at {a}");
+        }
     }
 }
