@@ -187,11 +187,19 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         }
         rows
     };
-    // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH).
-    let mut rows = rows_with(NAME_WIDTH, LOCATION_WIDTH);
+    // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH), from
+    // the longest name shown (at most NAME_WIDTH); `--wide`: whole names and locations.
+    let wide = crate::render::wide();
+    let longest = full.iter().map(|f| f.chars().count()).max().unwrap_or(0);
+    let start = longest.min(NAME_WIDTH);
+    let mut rows = if wide {
+        rows_with(usize::MAX / 2, usize::MAX / 2)
+    } else {
+        rows_with(NAME_WIDTH, LOCATION_WIDTH)
+    };
     let width = table_width(&header, &rows);
-    if width > TABLE_WIDTH {
-        let narrower = NAME_WIDTH
+    if width > TABLE_WIDTH && !wide {
+        let narrower = start
             .saturating_sub(width - TABLE_WIDTH)
             .max(MIN_NAME_WIDTH);
         rows = rows_with(narrower, LOCATION_WIDTH);

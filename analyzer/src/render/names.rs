@@ -87,6 +87,10 @@ pub fn short_name_with_arguments(name: &str, max: usize) -> String {
 /// Shorten every name of a table with [`short_name`], falling back to
 /// [`short_name_with_arguments`] for names that would collide.
 pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
+    if crate::render::wide() {
+        // `--wide`: the full names.
+        return names.iter().map(|n| n.to_string()).collect();
+    }
     let short: Vec<String> = names.iter().map(|n| short_name(n, max)).collect();
     // Two different names can only look the same when one of them was shortened.
     if short.iter().zip(names).all(|(s, n)| s == n) {
@@ -404,6 +408,46 @@ pub fn fit_location(location: &str, max: usize) -> String {
     last.to_owned()
 }
 
+/// A program's or file's path as a header or a message shows it: relative to the current
+/// directory when under it (`prog`, `hello/target/release/hello`); else, when longer than
+/// `max` characters, its root and its last segments (`/tmp/…/work/demo/demo`), the file name
+/// always kept. With `wide` (`--wide`), the path as given.
+pub fn short_path(path: &str, max: usize, wide: bool) -> String {
+    if wide {
+        return path.to_owned();
+    }
+    let p = Path::new(path);
+    let rel = match current_dir() {
+        Some(c) if p.is_absolute() => p.strip_prefix(&c).ok().map(|r| r.display().to_string()),
+        _ => None,
+    };
+    let shown = match rel {
+        Some(r) if !r.is_empty() => r,
+        _ => path.to_owned(),
+    };
+    if shown.chars().count() <= max {
+        return shown;
+    }
+    let parts: Vec<&str> = shown.split('/').collect();
+    let head = if shown.starts_with('/') { "/" } else { "" };
+    let mut kept: Vec<&str> = Vec::new();
+    for part in parts.iter().rev() {
+        let len: usize = kept.iter().map(|k| k.chars().count() + 1).sum::<usize>()
+            + part.chars().count()
+            + head.len()
+            + 2;
+        if !kept.is_empty() && len > max {
+            break;
+        }
+        kept.push(part);
+    }
+    if kept.len() == parts.len() {
+        return shown;
+    }
+    kept.reverse();
+    format!("{head}…/{}", kept.join("/"))
+}
+
 /// A chain of steps as a table shows it: each step shortened to 32 characters, and a chain of
 /// more than four steps as its first step, how many are left out, and its last two.
 pub fn short_chain(steps: &[String]) -> String {
@@ -429,6 +473,21 @@ pub fn current_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_paths_keep_their_last_segments() {
+        let long = "/tmp/profil-test-26050-readme-0/work/hello/target/x86_64-unknown-linux-gnu/release/hello";
+        let shown = short_path(long, 48, false);
+        assert_eq!(shown, "/…/x86_64-unknown-linux-gnu/release/hello");
+        assert!(shown.chars().count() <= 48);
+        assert_eq!(short_path(long, 48, true), long);
+        assert_eq!(short_path("/tmp/a/loop2", 48, false), "/tmp/a/loop2");
+        let cwd = current_dir().unwrap();
+        assert_eq!(
+            short_path(&cwd.join("prog").display().to_string(), 48, false),
+            "prog"
+        );
+    }
 
     #[test]
     fn generic_arguments_are_elided() {
