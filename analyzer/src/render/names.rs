@@ -392,7 +392,8 @@ fn short_file(file: &str, cwd: Option<&Path>) -> String {
 }
 
 /// A location of at most `max` characters: longer ones keep their first directory and their
-/// file (`library/…/memchr.rs:111`), or only the file when even that is too long.
+/// file (`library/…/memchr.rs:111`), or only the file when even that is too long, or the end
+/// of the file's name and the line (`…long_name.c:6`: the line number is never cut).
 pub fn fit_location(location: &str, max: usize) -> String {
     if location.chars().count() <= max {
         return location.to_owned();
@@ -405,7 +406,29 @@ pub fn fit_location(location: &str, max: usize) -> String {
             return kept;
         }
     }
-    last.to_owned()
+    let n = last.chars().count();
+    let line = last
+        .rsplit_once(':')
+        .map_or(0, |(_, l)| l.chars().count() + 1);
+    if n <= max || max <= line + 4 {
+        return last.to_owned();
+    }
+    let tail: String = last.chars().skip(n - (max - 1)).collect();
+    format!("…{tail}")
+}
+
+/// The last resort for a table still too wide: a plain identifier longer than `max` (which
+/// [`short_name`] never cuts) keeps its end behind `…` (`…_unaligned_erms`: an identifier's
+/// end tells a variant apart). A name with a path, generics or parameters is left as
+/// [`short_name`] made it (its function's name survives).
+pub fn keep_end(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    let plain = !name.contains(['…', ':', '<', '(', ' ']);
+    if n <= max || max < 2 || !plain {
+        return name.to_owned();
+    }
+    let tail: String = name.chars().skip(n - (max - 1)).collect();
+    format!("…{tail}")
 }
 
 /// A program's or file's path as a header or a message shows it: relative to the current
@@ -478,7 +501,7 @@ mod tests {
     fn long_paths_keep_their_last_segments() {
         let long = "/tmp/profil-test-26050-readme-0/work/hello/target/x86_64-unknown-linux-gnu/release/hello";
         let shown = short_path(long, 48, false);
-        assert_eq!(shown, "/…/x86_64-unknown-linux-gnu/release/hello");
+        assert_eq!(shown, "/…/target/x86_64-unknown-linux-gnu/release/hello");
         assert!(shown.chars().count() <= 48);
         assert_eq!(short_path(long, 48, true), long);
         assert_eq!(short_path("/tmp/a/loop2", 48, false), "/tmp/a/loop2");
@@ -588,8 +611,14 @@ mod tests {
             fit_location("library/core/src/slice/memchr.rs:111", 32),
             "library/…/memchr.rs:111"
         );
+        // Even the file is too long: its name's end and the line (issue 24: tables fit 100).
         assert_eq!(
             fit_location("a/b/c/a-very-long-file-name.rs:1", 10),
+            "…name.rs:1"
+        );
+        // Too narrow to keep more than the line: the file whole.
+        assert_eq!(
+            fit_location("a/b/c/a-very-long-file-name.rs:1", 5),
             "a-very-long-file-name.rs:1"
         );
     }
