@@ -127,13 +127,32 @@ pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
         .iter()
         .map(|l| l.as_ref().is_some_and(|l| again[l.as_str()].1))
         .collect();
+    // Instances told apart only by arguments too long for `max` (C++ templates of long
+    // types): the short name and which instance it is, in the table's order (`f(…) #2`);
+    // `--wide`, JSON and CSV name them whole.
+    let mut instances: std::collections::HashMap<String, Vec<&str>> =
+        std::collections::HashMap::new();
     names
         .iter()
         .zip(short)
         .zip(last)
         .zip(still)
         .map(|(((n, s), l), still)| match l {
-            Some(_) if still => short_name_with_arguments(n, max),
+            Some(_) if still => {
+                let with = short_name_with_arguments(n, max);
+                if with.chars().count() <= max {
+                    return with;
+                }
+                let seen = instances.entry(s.clone()).or_default();
+                let k = match seen.iter().position(|f| f == n) {
+                    Some(k) => k,
+                    None => {
+                        seen.push(n);
+                        seen.len() - 1
+                    }
+                };
+                format!("{s} #{}", k + 1)
+            }
             Some(l) => l,
             None => s,
         })
@@ -429,6 +448,29 @@ pub fn keep_end(name: &str, max: usize) -> String {
     }
     let tail: String = name.chars().skip(n - (max - 1)).collect();
     format!("…{tail}")
+}
+
+/// The last resort for a qualified name still longer than `max` (a method keeps its type in
+/// [`short_name`]): its last segment, the function (`…::accumulate_every_item_slowly(…)`),
+/// with what followed it (` #2`, ` (+1)`). A plain identifier is [`keep_end`]'s.
+pub fn keep_function(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        return name.to_owned();
+    }
+    let bytes = name.as_bytes();
+    let (mut depth, mut cut) = (0i32, None);
+    for i in 0..bytes.len() {
+        match bytes[i] {
+            b'<' | b'(' | b'[' => depth += 1,
+            b'>' | b')' | b']' => depth -= 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => cut = Some(i + 2),
+            _ => {}
+        }
+    }
+    match cut {
+        Some(c) if c < name.len() => format!("…::{}", &name[c..]),
+        _ => keep_end(name, max),
+    }
 }
 
 /// A program's or file's path as a header or a message shows it: relative to the current

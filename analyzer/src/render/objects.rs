@@ -85,7 +85,7 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         let short = crate::render::names::short_names(&full, width.max(MIN_NAME));
         let short = short.into_iter().map(|n| {
             if cut_ends {
-                crate::render::names::keep_end(&n, width.max(MIN_NAME))
+                crate::render::names::keep_function(&n, width.max(MIN_NAME))
             } else {
                 n
             }

@@ -553,3 +553,88 @@ fn every_line_of_a_stripped_programs_report_fits_100_columns() {
     assert!(wide.status.success(), "{}", show(&wide));
     assert!(text(&wide.stdout).contains("total 95%"), "{}", show(&wide));
 }
+
+/// A C++ program with long demangled names (namespaces, templates, parameter lists) under
+/// `run`: every line fits 100 columns, each name keeps its function's name (the template
+/// arguments, parameters and leading namespaces go first), and `--wide` shows the names
+/// whole (issue 24).
+#[test]
+fn cxx_names_keep_the_function_in_100_columns_and_wide_shows_them_whole() {
+    let s = TempDir::new("readable-cxx");
+    let src = s.join("names.cpp");
+    std::fs::write(
+        &src,
+        r#"
+#include <vector>
+#include <map>
+#include <string>
+namespace outer_namespace { namespace inner_namespace_with_a_long_name {
+template <typename Key, typename Value>
+struct RegistryOfThings {
+    std::map<Key, std::vector<Value>> items;
+    __attribute__((noinline)) unsigned long accumulate_every_item_slowly(unsigned long rounds,
+            const std::vector<std::string>& labels, std::map<int, std::string>* extra) {
+        volatile unsigned long x = labels.size() + (extra ? 1 : 0);
+        for (unsigned long r = 0; r < rounds; r++) x = x * 31 + r;
+        return x;
+    }
+};
+}}
+int main() {
+    outer_namespace::inner_namespace_with_a_long_name::RegistryOfThings<std::string, std::vector<int>> a;
+    outer_namespace::inner_namespace_with_a_long_name::RegistryOfThings<int, std::string> b;
+    std::vector<std::string> labels{"x"};
+    unsigned long t = 0;
+    for (int k = 0; k < 4; k++) {
+        t += a.accumulate_every_item_slowly(30000000, labels, nullptr);
+        t += b.accumulate_every_item_slowly(30000000, labels, nullptr);
+    }
+    return (int)(t & 1);
+}
+"#,
+    )
+    .unwrap();
+    let out = Command::new("g++")
+        .args(["-O1", "-g", "-o", "names"])
+        .arg(&src)
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let out = Command::new(BIN)
+        .args(["run", "--report", "-", "./names"])
+        .current_dir(&s.0)
+        .env_remove("LD_PRELOAD")
+        // PCs only: with the stacks' `total` and `total 95%` columns, the default table
+        // leaves a C++ method's name too few columns (not yet within 100, see issue 24).
+        .env("PROFIL_STACKS", "0")
+        .output()
+        .unwrap();
+    let report = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(report.contains("accumulate_every_item_slowly"), "{report}");
+    for l in report.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}\n{report}",
+            l.chars().count()
+        );
+    }
+    // The names lost their template arguments and parameter lists, not their function.
+    assert!(
+        !report.contains("std::allocator") && !report.contains("unsigned long rounds"),
+        "{report}"
+    );
+    let wide = Command::new(BIN)
+        .args(["--wide", "gmon.out", "names"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(wide.status.success(), "{}", show(&wide));
+    let wide = text(&wide.stdout);
+    assert!(
+        wide.contains(
+            "outer_namespace::inner_namespace_with_a_long_name::RegistryOfThings<std::__cxx11::basic_string"
+        ) && wide.contains("accumulate_every_item_slowly(unsigned long"),
+        "{wide}"
+    );
+}
