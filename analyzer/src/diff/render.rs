@@ -141,14 +141,5 @@ fn significant_table(shown: &[&Row], show_total: bool) -> String {
         }
         b.render(numeric)
     };
-    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-    let mut width = 48;
-    let mut text = with(width);
-    while !wide && width > 16 && widest(&text) > crate::render::WIDTH {
-        width = width
-            .saturating_sub(widest(&text) - crate::render::WIDTH)
-            .max(16);
-        text = with(width);
-    }
-    text
+    crate::render::fit_names(48, 16, with)
 }

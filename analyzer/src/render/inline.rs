@@ -119,16 +119,11 @@ pub fn table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
         }
         b.render(5 + usize::from(wide))
     };
-    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-    let mut width = NAME_WIDTH;
-    let mut text = table_with(width);
-    while !wide && width > 16 && widest(&text) > crate::render::WIDTH {
-        width = width
-            .saturating_sub(widest(&text) - crate::render::WIDTH)
-            .max(16);
-        text = table_with(width);
-    }
-    writeln!(out, "{text}")?;
+    writeln!(
+        out,
+        "{}",
+        crate::render::fit_names(NAME_WIDTH, 16, table_with)
+    )?;
     writeln!(
         out,
         "inlined: samples in inlined copies; inclusive: samples of every chain the function is in{}",

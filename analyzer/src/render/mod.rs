@@ -63,6 +63,19 @@ pub fn message(prefix: &str, text: &str) -> String {
         .join("\n")
 }
 
+/// A table laid out by `table(name_width)` from `start` columns for names, narrowed (down to
+/// `min`) by what the widest line has over [`WIDTH`]; with `--wide`, at `start`.
+pub fn fit_names(start: usize, min: usize, table: impl Fn(usize) -> String) -> String {
+    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut width = start;
+    let mut text = table(width);
+    while !wide() && width > min && widest(&text) > WIDTH {
+        width = width.saturating_sub(widest(&text) - WIDTH).max(min);
+        text = table(width);
+    }
+    text
+}
+
 pub mod callgraph;
 pub mod compare;
 pub mod csv;

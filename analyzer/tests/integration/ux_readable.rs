@@ -5,7 +5,7 @@
 use crate::ux_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use ux_support::*;
 
 fn fixture(name: &str) -> PathBuf {
@@ -402,21 +402,7 @@ int main(void) {
 "#,
     )
     .unwrap();
-    let out = Command::new("gcc")
-        .args(["-O1", "-g", "-o", "wide"])
-        .arg(&src)
-        .current_dir(&s.0)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", show(&out));
-    let out = Command::new(BIN)
-        .args(["run", "--report", "-", "./wide"])
-        .current_dir(&s.0)
-        .env_remove("LD_PRELOAD")
-        // PCs only, as above.
-        .env("PROFIL_STACKS", "0")
-        .output()
-        .unwrap();
+    let out = build_and_run_pcs_only(&s.0, "gcc", &src, "wide");
     assert!(out.status.success(), "{}", show(&out));
     let stdout = text(&out.stdout);
     let table = table_within(&stdout, 100);
@@ -594,22 +580,9 @@ int main() {
 "#,
     )
     .unwrap();
-    let out = Command::new("g++")
-        .args(["-O1", "-g", "-o", "names"])
-        .arg(&src)
-        .current_dir(&s.0)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", show(&out));
-    let out = Command::new(BIN)
-        .args(["run", "--report", "-", "./names"])
-        .current_dir(&s.0)
-        .env_remove("LD_PRELOAD")
-        // PCs only: with the stacks' `total` and `total 95%` columns, the default table
-        // leaves a C++ method's name too few columns (not yet within 100, see issue 24).
-        .env("PROFIL_STACKS", "0")
-        .output()
-        .unwrap();
+    // PCs only: with the stacks' `total` and `total 95%` columns, the default table leaves a
+    // C++ method's name too few columns (not yet within 100, see issue 24).
+    let out = build_and_run_pcs_only(&s.0, "g++", &src, "names");
     let report = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(report.contains("accumulate_every_item_slowly"), "{report}");
     for l in report.lines() {
@@ -637,4 +610,24 @@ int main() {
         ) && wide.contains("accumulate_every_item_slowly(unsigned long"),
         "{wide}"
     );
+}
+
+/// Compile `src` with `compiler -O1 -g` into `dir/exe` and `run --report - ./exe` it with the
+/// PCs only (`PROFIL_STACKS=0`: the flat table's width, without the stacks' total columns).
+fn build_and_run_pcs_only(dir: &Path, compiler: &str, src: &Path, exe: &str) -> Output {
+    let out = Command::new(compiler)
+        .args(["-O1", "-g", "-o", exe])
+        .arg(src)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    Command::new(BIN)
+        .args(["run", "--report", "-"])
+        .arg(format!("./{exe}"))
+        .current_dir(dir)
+        .env_remove("LD_PRELOAD")
+        .env("PROFIL_STACKS", "0")
+        .output()
+        .unwrap()
 }
