@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         return gprof_main(&args);
     }
     let mut cli = Cli::parse_or_exit();
+    profil_report::render::set_wide(cli.wide);
     let stdout = std::io::stdout();
     if let Some(Command::Run(a)) = cli.command.take_if(|c| matches!(c, Command::Run(_))) {
         // The program's own exit status, unless `run` failed before starting it. Its report

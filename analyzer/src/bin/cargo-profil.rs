@@ -61,6 +61,9 @@ struct CargoProfilArgs {
     /// Path to Cargo.toml (passed to cargo; the package is chosen from its directory).
     #[arg(long, value_name = "PATH")]
     manifest_path: Option<PathBuf>,
+    /// Full names and paths, every column, no 100-column budget.
+    #[arg(long)]
+    wide: bool,
     /// The rate, and where the profile and report go.
     #[command(flatten)]
     profile: profile::ProfileArgs,
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         argv.remove(1);
     }
     let cli = Cli::parse_from(argv);
+    profil_report::render::set_wide(cli.args.wide);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = cargo_profil::run(&cli.args.options(), &mut out, &mut std::io::stderr());

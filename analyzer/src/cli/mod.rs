@@ -30,6 +30,9 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub report: ReportArgs,
+    /// Full names and paths, every column, no 100-column budget (reports, run, diff, demo).
+    #[arg(long, global = true)]
+    pub wide: bool,
 }
 
 impl Cli {

@@ -388,12 +388,19 @@ pub fn run(args: &Options, out: &mut impl Write, err: &mut impl Write) -> Result
     build.stderr(Stdio::inherit());
     writeln!(
         err,
-        "cargo profil: building `{bin}` ({package}) for {host} with the runtime linked in{}",
-        if args.release {
-            " and line tables (-C debuginfo=line-tables-only)"
-        } else {
-            ""
-        }
+        "{}",
+        crate::render::message(
+            "",
+            &format!(
+                "cargo profil: building `{bin}` ({package}) for {host} with the runtime linked \
+                 in{}",
+                if args.release {
+                    " and line tables (-C debuginfo=line-tables-only)"
+                } else {
+                    ""
+                }
+            )
+        )
     )?;
     let built = build
         .output()

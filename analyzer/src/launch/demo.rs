@@ -147,10 +147,16 @@ pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
         .map_err(|e| Error::input(format!("demo: cannot write {}: {e}", source.display())))?;
     writeln!(
         out,
-        "Building the demo: cc -O2 -g -o {} {} {}",
-        exe.display(),
-        source.display(),
-        object.display()
+        "{}",
+        crate::render::message(
+            "",
+            &crate::render::text::short_paths(&format!(
+                "Building the demo: cc -O2 -g -o {} {} {}",
+                exe.display(),
+                source.display(),
+                object.display()
+            ))
+        )
     )?;
     out.flush()?;
     compile(&source, &exe, &object)?;
@@ -239,8 +245,9 @@ pub fn run(args: &Options, out: &mut impl Write) -> Result<()> {
             out,
             "Kept in {}: demo.c, demo, gmon.out. The report again:\n  profil-report {} {}",
             dir.display(),
-            profile.display(),
-            exe.display()
+            // Relative to the current directory, never elided: a command to copy.
+            crate::render::names::short_path(&profile.display().to_string(), usize::MAX, false),
+            crate::render::names::short_path(&exe.display().to_string(), usize::MAX, false)
         )?;
     }
     Ok(())

@@ -720,9 +720,13 @@ pub fn profile_and_report(
     let status = describe_status(outcome.status);
     let machine = style.format != Format::Table;
     if !machine {
-        let head = format!(
-            "profil-report: {shown} {status}; profile saved as {}",
-            out_path.display()
+        // A resolved path (cargo profil's target/…/release/x) shown short, and wrapped.
+        let head = crate::render::message(
+            "",
+            &crate::render::text::short_paths(&format!(
+                "profil-report: {shown} {status}; profile saved as {}",
+                out_path.display()
+            )),
         );
         write!(report_out, "{head}")?;
         if found.len() > 1 {
@@ -733,7 +737,8 @@ pub fn profile_and_report(
                 found.len(),
                 side_dir.display()
             );
-            let fits = head.chars().count() + 1 + tail.chars().count() <= crate::render::WIDTH;
+            let last = head.lines().last().unwrap_or_default();
+            let fits = last.chars().count() + 1 + tail.chars().count() <= crate::render::WIDTH;
             write!(report_out, "{}{tail}", if fits { " " } else { "\n" })?;
         }
         writeln!(report_out)?;

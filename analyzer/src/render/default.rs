@@ -127,8 +127,20 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     // The shown form of each file (shortening a path may ask the file system whether it
     // exists: once per file, not once per row).
     let mut shown_files = std::collections::HashMap::new();
+    // A name_width below MIN_NAME_WIDTH is the last resort: names of MIN_NAME_WIDTH, those
+    // still longer keep only their function (`…::method(…)`) or their identifier's end.
     let mut rows_with = |name_width: usize, location_width: usize| -> Vec<Vec<String>> {
-        let names = crate::render::names::short_names(&full, name_width);
+        let names: Vec<String> =
+            crate::render::names::short_names(&full, name_width.max(MIN_NAME_WIDTH))
+                .into_iter()
+                .map(|n| {
+                    if name_width < MIN_NAME_WIDTH {
+                        crate::render::names::keep_function(&n, MIN_NAME_WIDTH)
+                    } else {
+                        n
+                    }
+                })
+                .collect();
         let mut rows = Vec::with_capacity(report.rows.len());
         // The first four cells depend on the samples only, and the rows are sorted by
         // samples: rows with the count of the row before repeat its cells.
@@ -187,14 +199,28 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         }
         rows
     };
-    // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH).
-    let mut rows = rows_with(NAME_WIDTH, LOCATION_WIDTH);
+    // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH), from
+    // the longest name shown (at most NAME_WIDTH); `--wide`: whole names and locations.
+    let wide = crate::render::wide();
+    let longest = full.iter().map(|f| f.chars().count()).max().unwrap_or(0);
+    let start = longest.min(NAME_WIDTH);
+    let mut rows = if wide {
+        rows_with(usize::MAX / 2, usize::MAX / 2)
+    } else {
+        rows_with(NAME_WIDTH, LOCATION_WIDTH)
+    };
     let width = table_width(&header, &rows);
-    if width > TABLE_WIDTH {
-        let narrower = NAME_WIDTH
+    if width > TABLE_WIDTH && !wide {
+        let narrower = start
             .saturating_sub(width - TABLE_WIDTH)
             .max(MIN_NAME_WIDTH);
         rows = rows_with(narrower, LOCATION_WIDTH);
+        // Still too wide (names longer than asked): names keep only their function.
+        let mut narrower = narrower;
+        if table_width(&header, &rows) > TABLE_WIDTH {
+            narrower = MIN_NAME_WIDTH - 1;
+            rows = rows_with(narrower, LOCATION_WIDTH);
+        }
         // Still too wide: locations keep fewer directories (down to the file and line).
         let width = table_width(&header, &rows);
         if width > TABLE_WIDTH && locations {

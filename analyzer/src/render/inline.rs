@@ -56,58 +56,82 @@ fn shown_location(location: Option<&str>, cwd: Option<&std::path::Path>) -> Stri
 pub fn table(rep: &InlineReport, out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
-        "Self time by source function of {}, inlined copies included: {} samples at {} Hz = {} of CPU time",
-        rep.executable,
-        rep.total_samples,
-        rep.hz,
-        human_seconds(rep.total_seconds())
+        "{}",
+        crate::render::text::header_line(
+            &format!(
+                "Self time by source function of {}, inlined copies included",
+                rep.executable
+            ),
+            rep.total_samples as f64,
+            rep.hz,
+            rep.total_seconds()
+        )
     )?;
     writeln!(out)?;
     let cwd = crate::render::names::current_dir();
     let full: Vec<&str> = rep.functions.iter().map(|r| r.name.as_str()).collect();
-    let shown = crate::render::names::short_names(&full, NAME_WIDTH);
-    let mut b = Table::new();
-    b.row([
-        "%",
-        "self",
-        "samples",
-        "inlined",
-        "inclusive",
-        "copies",
-        "function",
-        "location",
-        "inlined into",
-    ]);
-    for (r, name) in rep.functions.iter().zip(shown) {
-        // The functions holding a copy, or the first and how many more (`--json` lists them
-        // all).
-        let all = r.inlined_into.join(", ");
-        let into = match r.inlined_into.as_slice() {
-            _ if all.chars().count() <= NAME_WIDTH => all,
-            [one] => crate::render::names::short_name_keeping_last(one, NAME_WIDTH),
-            [first, rest @ ..] => format!(
-                "{} and {} more",
-                crate::render::names::short_name_keeping_last(first, NAME_WIDTH),
-                rest.len()
-            ),
-            [] => all,
-        };
-        b.row([
-            format!("{:.2}", rep.percent(r.samples)),
-            human_seconds(rep.seconds(r.samples)),
-            samples(r.samples),
-            samples(r.inlined_samples),
-            samples(r.inclusive_samples),
-            r.copies.to_string(),
-            name,
-            shown_location(r.location.as_deref(), cwd.as_deref()),
-            into,
-        ]);
-    }
-    writeln!(out, "{}", b.render(6))?;
+    // Names shortened to 48 characters, narrower (down to 16) while the table is wider than
+    // [`crate::render::WIDTH`]; `--wide` keeps them whole.
+    let wide = crate::render::wide();
+    let table_with = |width: usize| {
+        let shown = crate::render::names::short_names(&full, width);
+        let mut b = Table::new();
+        let mut head = vec!["%", "self", "samples", "inlined", "inclusive"];
+        if wide {
+            head.push("copies");
+        }
+        head.extend(["function", "location", "inlined into"]);
+        b.row(head);
+        for (r, name) in rep.functions.iter().zip(shown) {
+            // The functions holding a copy, or the first and how many more (`--json` lists
+            // them all).
+            let all = r.inlined_into.join(", ");
+            let into = match r.inlined_into.as_slice() {
+                _ if wide || all.chars().count() <= width => all,
+                [one] => crate::render::names::short_name_keeping_last(one, width),
+                [first, rest @ ..] => format!(
+                    "{} {}",
+                    crate::render::names::short_name_keeping_last(first, width),
+                    if width < NAME_WIDTH {
+                        format!("+{}", rest.len())
+                    } else {
+                        format!("and {} more", rest.len())
+                    }
+                ),
+                [] => all,
+            };
+            let mut row = vec![
+                format!("{:.2}", rep.percent(r.samples)),
+                human_seconds(rep.seconds(r.samples)),
+                samples(r.samples),
+                samples(r.inlined_samples),
+                samples(r.inclusive_samples),
+            ];
+            if wide {
+                row.push(r.copies.to_string());
+            }
+            row.extend([
+                name,
+                shown_location(r.location.as_deref(), cwd.as_deref()),
+                into,
+            ]);
+            b.row(row);
+        }
+        b.render(5 + usize::from(wide))
+    };
     writeln!(
         out,
-        "inlined: samples in inlined copies; inclusive: samples of every chain the function is in."
+        "{}",
+        crate::render::fit_names(NAME_WIDTH, 16, table_with)
+    )?;
+    writeln!(
+        out,
+        "inlined: samples in inlined copies; inclusive: samples of every chain the function is in{}",
+        if wide {
+            "."
+        } else {
+            ";\nhow many copies: --wide, --json or --csv."
+        }
     )?;
     writeln!(out)?;
     writeln!(out, "By inline chain (outermost function first):")?;

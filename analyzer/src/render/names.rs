@@ -87,6 +87,10 @@ pub fn short_name_with_arguments(name: &str, max: usize) -> String {
 /// Shorten every name of a table with [`short_name`], falling back to
 /// [`short_name_with_arguments`] for names that would collide.
 pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
+    if crate::render::wide() {
+        // `--wide`: the full names.
+        return names.iter().map(|n| n.to_string()).collect();
+    }
     let short: Vec<String> = names.iter().map(|n| short_name(n, max)).collect();
     // Two different names can only look the same when one of them was shortened.
     if short.iter().zip(names).all(|(s, n)| s == n) {
@@ -123,13 +127,32 @@ pub fn short_names(names: &[&str], max: usize) -> Vec<String> {
         .iter()
         .map(|l| l.as_ref().is_some_and(|l| again[l.as_str()].1))
         .collect();
+    // Instances told apart only by arguments too long for `max` (C++ templates of long
+    // types): the short name and which instance it is, in the table's order (`f(…) #2`);
+    // `--wide`, JSON and CSV name them whole.
+    let mut instances: std::collections::HashMap<String, Vec<&str>> =
+        std::collections::HashMap::new();
     names
         .iter()
         .zip(short)
         .zip(last)
         .zip(still)
         .map(|(((n, s), l), still)| match l {
-            Some(_) if still => short_name_with_arguments(n, max),
+            Some(_) if still => {
+                let with = short_name_with_arguments(n, max);
+                if with.chars().count() <= max {
+                    return with;
+                }
+                let seen = instances.entry(s.clone()).or_default();
+                let k = match seen.iter().position(|f| f == n) {
+                    Some(k) => k,
+                    None => {
+                        seen.push(n);
+                        seen.len() - 1
+                    }
+                };
+                format!("{s} #{}", k + 1)
+            }
             Some(l) => l,
             None => s,
         })
@@ -388,7 +411,8 @@ fn short_file(file: &str, cwd: Option<&Path>) -> String {
 }
 
 /// A location of at most `max` characters: longer ones keep their first directory and their
-/// file (`library/…/memchr.rs:111`), or only the file when even that is too long.
+/// file (`library/…/memchr.rs:111`), or only the file when even that is too long, or the end
+/// of the file's name and the line (`…long_name.c:6`: the line number is never cut).
 pub fn fit_location(location: &str, max: usize) -> String {
     if location.chars().count() <= max {
         return location.to_owned();
@@ -401,7 +425,92 @@ pub fn fit_location(location: &str, max: usize) -> String {
             return kept;
         }
     }
-    last.to_owned()
+    let n = last.chars().count();
+    let line = last
+        .rsplit_once(':')
+        .map_or(0, |(_, l)| l.chars().count() + 1);
+    if n <= max || max <= line + 4 {
+        return last.to_owned();
+    }
+    let tail: String = last.chars().skip(n - (max - 1)).collect();
+    format!("…{tail}")
+}
+
+/// The last resort for a table still too wide: a plain identifier longer than `max` (which
+/// [`short_name`] never cuts) keeps its end behind `…` (`…_unaligned_erms`: an identifier's
+/// end tells a variant apart). A name with a path, generics or parameters is left as
+/// [`short_name`] made it (its function's name survives).
+pub fn keep_end(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    let plain = !name.contains(['…', ':', '<', '(', ' ']);
+    if n <= max || max < 2 || !plain {
+        return name.to_owned();
+    }
+    let tail: String = name.chars().skip(n - (max - 1)).collect();
+    format!("…{tail}")
+}
+
+/// The last resort for a qualified name still longer than `max` (a method keeps its type in
+/// [`short_name`]): its last segment, the function (`…::accumulate_every_item_slowly(…)`),
+/// with what followed it (` #2`, ` (+1)`). A plain identifier is [`keep_end`]'s.
+pub fn keep_function(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        return name.to_owned();
+    }
+    let bytes = name.as_bytes();
+    let (mut depth, mut cut) = (0i32, None);
+    for i in 0..bytes.len() {
+        match bytes[i] {
+            b'<' | b'(' | b'[' => depth += 1,
+            b'>' | b')' | b']' => depth -= 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => cut = Some(i + 2),
+            _ => {}
+        }
+    }
+    match cut {
+        Some(c) if c < name.len() => format!("…::{}", &name[c..]),
+        _ => keep_end(name, max),
+    }
+}
+
+/// A program's or file's path as a header or a message shows it: relative to the current
+/// directory when under it (`prog`, `hello/target/release/hello`); else, when longer than
+/// `max` characters, its root and its last segments (`/tmp/…/work/demo/demo`), the file name
+/// always kept. With `wide` (`--wide`), the path as given.
+pub fn short_path(path: &str, max: usize, wide: bool) -> String {
+    if wide {
+        return path.to_owned();
+    }
+    let p = Path::new(path);
+    let rel = match current_dir() {
+        Some(c) if p.is_absolute() => p.strip_prefix(&c).ok().map(|r| r.display().to_string()),
+        _ => None,
+    };
+    let shown = match rel {
+        Some(r) if !r.is_empty() => r,
+        _ => path.to_owned(),
+    };
+    if shown.chars().count() <= max {
+        return shown;
+    }
+    let parts: Vec<&str> = shown.split('/').collect();
+    let head = if shown.starts_with('/') { "/" } else { "" };
+    let mut kept: Vec<&str> = Vec::new();
+    for part in parts.iter().rev() {
+        let len: usize = kept.iter().map(|k| k.chars().count() + 1).sum::<usize>()
+            + part.chars().count()
+            + head.len()
+            + 2;
+        if !kept.is_empty() && len > max {
+            break;
+        }
+        kept.push(part);
+    }
+    if kept.len() == parts.len() {
+        return shown;
+    }
+    kept.reverse();
+    format!("{head}…/{}", kept.join("/"))
 }
 
 /// A chain of steps as a table shows it: each step shortened to 32 characters, and a chain of
@@ -429,6 +538,21 @@ pub fn current_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_paths_keep_their_last_segments() {
+        let long = "/tmp/profil-test-26050-readme-0/work/hello/target/x86_64-unknown-linux-gnu/release/hello";
+        let shown = short_path(long, 48, false);
+        assert_eq!(shown, "/…/target/x86_64-unknown-linux-gnu/release/hello");
+        assert!(shown.chars().count() <= 48);
+        assert_eq!(short_path(long, 48, true), long);
+        assert_eq!(short_path("/tmp/a/loop2", 48, false), "/tmp/a/loop2");
+        let cwd = current_dir().unwrap();
+        assert_eq!(
+            short_path(&cwd.join("prog").display().to_string(), 48, false),
+            "prog"
+        );
+    }
 
     #[test]
     fn generic_arguments_are_elided() {
@@ -529,8 +653,14 @@ mod tests {
             fit_location("library/core/src/slice/memchr.rs:111", 32),
             "library/…/memchr.rs:111"
         );
+        // Even the file is too long: its name's end and the line (issue 24: tables fit 100).
         assert_eq!(
             fit_location("a/b/c/a-very-long-file-name.rs:1", 10),
+            "…name.rs:1"
+        );
+        // Too narrow to keep more than the line: the file whole.
+        assert_eq!(
+            fit_location("a/b/c/a-very-long-file-name.rs:1", 5),
             "a-very-long-file-name.rs:1"
         );
     }

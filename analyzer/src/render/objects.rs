@@ -63,14 +63,33 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     writeln!(out)?;
     // Long names are shortened as in the default report (48 characters, narrower down to
     // [`MIN_NAME`] while the table is wider than 100 columns); JSON and CSV keep them whole.
-    // Below 24, object names over 16 characters are cut too (`generic_names_p…`). An address
+    // Below 24, object names over 12 characters are cut too (`generic_nam…`). An address
     // range keeps its object's name (`<sort+0x14550-0x14710>`, the name every view uses).
     let full: Vec<&str> = rows.iter().map(|r| r.function.as_str()).collect();
     let locations = rows.iter().any(|r| r.location.is_some());
     let cwd = crate::render::names::current_dir();
-    let table_with = |width: usize| {
-        // Address ranges are never cut (their end is what tells them apart).
+    // With totals, the total's 95% interval is left to `--wide`, JSON and CSV: the fixed
+    // columns alone were 91 of the 100.
+    let wide = crate::render::wide();
+    let total_ci = totals && wide;
+    // From the longest name (at most 48), so that each step narrows the column itself.
+    let longest = full.iter().map(|f| f.chars().count()).max().unwrap_or(0);
+    let first = if wide {
+        usize::MAX / 2
+    } else {
+        longest.min(48)
+    };
+    let table_with = |width: usize, location_width: usize, cut_ends: bool| {
+        // Address ranges are never cut (their end is what tells them apart). The last
+        // resort (`cut_ends`): a plain identifier longer than `width` keeps its end.
         let short = crate::render::names::short_names(&full, width.max(MIN_NAME));
+        let short = short.into_iter().map(|n| {
+            if cut_ends {
+                crate::render::names::keep_function(&n, width.max(MIN_NAME))
+            } else {
+                n
+            }
+        });
         let names = full
             .iter()
             .zip(short)
@@ -78,7 +97,10 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         let mut b = Table::new();
         let mut header = vec!["%", "self", "samples", "95% interval"];
         if totals {
-            header.extend(["total", "total 95%"]);
+            header.push("total");
+            if total_ci {
+                header.push("total 95%");
+            }
         }
         header.extend(["object", "function"]);
         if locations {
@@ -94,13 +116,18 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
             ];
             if totals {
                 match &n.total {
-                    Some(t) => row.extend([human_seconds(t.seconds), interval(t.ci.0, t.ci.1)]),
-                    None => row.extend([String::new(), String::new()]),
+                    Some(t) => {
+                        row.push(human_seconds(t.seconds));
+                        if total_ci {
+                            row.push(interval(t.ci.0, t.ci.1));
+                        }
+                    }
+                    None => row.resize(row.len() + 1 + usize::from(total_ci), String::new()),
                 }
             }
             row.extend([
-                if width < 24 && r.object.chars().count() > 16 {
-                    r.object.chars().take(15).chain(['…']).collect()
+                if width < 24 && width < first && r.object.chars().count() > 12 {
+                    r.object.chars().take(11).chain(['…']).collect()
                 } else {
                     r.object.clone()
                 },
@@ -112,7 +139,7 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
                         .as_deref()
                         .map(|l| {
                             let l = crate::render::names::short_location(l, cwd.as_deref());
-                            crate::render::names::fit_location(&l, 32)
+                            crate::render::names::fit_location(&l, location_width)
                         })
                         .unwrap_or_default(),
                 );
@@ -121,7 +148,10 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         }
         if let (Some(share), Some((u, _))) = (report.unsampled_share, &report.unsampled) {
             let mut row = vec![format!("{share:.2}"), human_seconds(*u)];
-            row.resize(4 + if totals { 2 } else { 0 } + 1, String::new());
+            row.resize(
+                4 + usize::from(totals) + usize::from(total_ci) + 1,
+                String::new(),
+            );
             row.push(UNSAMPLED_ROW.into());
             if locations {
                 row.push(String::new());
@@ -131,15 +161,45 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         b.render(4)
     };
     let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-    let (mut width, mut text) = (48usize, table_with(48));
+    let (mut width, mut text) = (first, table_with(first, 32, false));
     for _ in 0..4 {
-        if widest(&text) <= crate::render::WIDTH || width == MIN_NAME {
+        if wide || widest(&text) <= crate::render::WIDTH || width == MIN_NAME {
             break;
         }
         width = width
             .saturating_sub(widest(&text) - crate::render::WIDTH)
             .max(MIN_NAME);
-        text = table_with(width);
+        text = table_with(width, 32, false);
+    }
+    // Still too wide (names that keep what tells them apart): locations keep fewer
+    // directories, down to the file and line.
+    // Still too wide: plain identifiers keep their end (never a name with a path), then
+    // locations keep fewer directories (down to the file's end and the line).
+    let cut_ends = !wide && widest(&text) > crate::render::WIDTH;
+    if cut_ends {
+        text = table_with(width, 32, true);
+    }
+    let mut location_width = 32usize;
+    for _ in 0..3 {
+        if wide || !locations || widest(&text) <= crate::render::WIDTH {
+            break;
+        }
+        // The location column as shown now, narrowed by the excess.
+        let shown = rows
+            .iter()
+            .filter_map(|r| r.location.as_deref())
+            .map(|l| {
+                let l = crate::render::names::short_location(l, cwd.as_deref());
+                crate::render::names::fit_location(&l, location_width)
+                    .chars()
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        location_width = shown
+            .saturating_sub(widest(&text) - crate::render::WIDTH)
+            .max(1);
+        text = table_with(width, location_width, cut_ends);
     }
     writeln!(out, "{text}")?;
     if report.unsampled_share.is_some() {
@@ -150,8 +210,12 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         writeln!(out)?;
         writeln!(
             out,
-            "total: samples with the function anywhere on the sampled call stack (once per sample),\n\
-             with its 95% interval."
+            "total: samples with the function anywhere on the sampled call stack (once per sample){}",
+            if total_ci {
+                ",\nwith its 95% interval."
+            } else {
+                ";\nits 95% interval in --wide, JSON and CSV."
+            }
         )?;
         crate::render::sampled_graph::print_text(graph, out)?;
     }

@@ -19,14 +19,48 @@ pub fn interval(lo: f64, hi: f64) -> String {
     }
 }
 
-/// A report's header line, `{what}: N samples at H Hz = T of CPU time` (one line: it names
-/// the executable as given, which is no prose to wrap; whether H is the clock's nominal rate
-/// is said on the unsampled line under it, [`unsampled_line`]).
+/// A report's header, `{what}: N samples at H Hz = T of CPU time`: paths in `what` shown by
+/// [`program`]; when longer than [`crate::render::WIDTH`] columns, the figures on an
+/// indented line of their own (a number is never cut or parted from its unit). Whether H is
+/// the clock's nominal rate is said on the unsampled line under it, [`unsampled_line`].
 pub fn header_line(what: &str, samples: f64, hz: u32, seconds: f64) -> String {
-    format!(
-        "{what}: {samples} samples at {hz} Hz = {} of CPU time",
+    let what = short_paths(what);
+    let figures = format!(
+        "{samples} samples at {hz} Hz = {} of CPU time",
         human_seconds(seconds)
+    );
+    let line = format!("{what}: {figures}");
+    if crate::render::wide() || line.chars().count() <= crate::render::WIDTH {
+        return line;
+    }
+    format!(
+        "{}\n  {figures}",
+        crate::render::message("", &format!("{what}:"))
     )
+}
+
+/// A program's path in a header or message: [`crate::render::names::short_path`] within 32
+/// columns, so that a header with it fits 100 columns whatever the directory (the scratch
+/// directories of the golden tests are elided whole: `/…/loop2`, the same on every machine).
+pub fn program(path: &str) -> String {
+    crate::render::names::short_path(path, 32, crate::render::wide())
+}
+
+/// `text` with each word that is a path (has a `/`) shown by [`program`]; the punctuation
+/// around a word (`(`, `,`, `:`, `)`) stays.
+pub fn short_paths(text: &str) -> String {
+    text.split(' ')
+        .map(|w| {
+            let core = w.trim_start_matches('(').trim_end_matches([',', ':', ')']);
+            if !core.contains('/') {
+                return w.to_owned();
+            }
+            let start = w.len() - w.trim_start_matches('(').len();
+            let end = start + core.len();
+            format!("{}{}{}", &w[..start], program(core), &w[end..])
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The name of a table's row for the CPU time not sampled (default report and report across

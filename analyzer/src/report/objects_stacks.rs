@@ -16,8 +16,9 @@
 //! ([`super::loaded::distinct_names`]). The runtime's own frames (its thread trampoline,
 //! [`crate::profile::stacks::is_runtime_frame`]) are dropped from every stack.
 //!
-//! Output: the table gains `total` and `total 95%` columns; JSON rows and CSV lines gain
-//! `total_seconds`, `total_samples`, `total_ci95_low_seconds`, `total_ci95_high_seconds`
+//! Output: the table gains a `total` column (and `total 95%` with `--wide`); JSON rows and
+//! CSV lines gain `total_seconds`, `total_samples`, `total_ci95_low_seconds`,
+//! `total_ci95_high_seconds`
 //! after the other fields (null or empty for a row on no stack), and the JSON a `call_graph`
 //! object with `"kind": "sampled"`. Rows that are on some stack without self samples are
 //! added with zero self samples.

@@ -360,6 +360,8 @@ cases! {
     lines_csv_inl: ["-l", "--csv", "inl", "inl.gmon"];
     lines_table_loop2: ["-l", "loop2", "loop2.gmon"];
     inline_table_inl: ["--inline", "inl", "inl.gmon"];
+    // `--wide`: every column (the copies), full names (issue 24).
+    inline_table_inl_wide: ["--wide", "--inline", "inl", "inl.gmon"];
     inline_json_inl: ["--inline", "--json", "inl", "inl.gmon"];
     inline_csv_inl: ["--inline", "--csv", "inl", "inl.gmon"];
     // The gprof emulation.
@@ -407,6 +409,8 @@ cases! {
     diff_table: ["diff", "--base", "loop2.gmon", "loop2.gmon", "--new", "loop2x2.gmon", "loop2x2.gmon", "loop2"];
     diff_json: ["diff", "--json", "--base", "loop2.gmon", "loop2.gmon", "--new", "loop2x2.gmon", "loop2x2.gmon", "loop2"];
     diff_one_run: ["diff", "--base", "cycle.gmon", "--new", "cycle.gmon", "cycle"];
+    // `--wide`: the intervals and the full prose lines (issue 24).
+    diff_table_wide: ["diff", "--wide", "--base", "loop2.gmon", "loop2.gmon", "--new", "loop2x2.gmon", "loop2x2.gmon", "loop2"];
     // dump, convert, merge.
     dump_text_threads: ["dump", "threads.gmon", "--exe", "threads"];
     dump_all_bins_loop2: ["dump", "--all-bins", "loop2.gmon", "--exe", "loop2"];

@@ -74,14 +74,9 @@ fn every_readme_command_runs() {
 }
 
 /// Every line the guide's commands print fits 100 columns (see the module docs for what is
-/// left out). Ignored until it holds (issue 24): the tables with totals of the report across
-/// objects are 115 columns (their fixed columns alone are 91), headers name executables by
-/// absolute path (`run` resolves them), the demo prints its build command and the command to
-/// read the profile again on one line each, `diff`'s table is 130 columns and `--inline`'s
-/// 105. Run it with `cargo test -p profil-report --test integration -- --ignored
-/// ux_readme::`.
+/// left out): headers name programs by shortened paths and wrap, the tables with totals and
+/// `diff`'s and `--inline`'s leave intervals and counts to `--wide` (issue 24).
 #[test]
-#[ignore = "issue 24: report tables and headers with paths are still wider than 100 columns"]
 fn every_line_the_guide_prints_fits_100_columns() {
     run_readme(true);
 }

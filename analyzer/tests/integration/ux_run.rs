@@ -89,17 +89,31 @@ fn command_is_found_through_path() {
     let out = Command::new(BIN)
         .args(["run", "demo-in-path", "2"])
         .current_dir(&s.0)
-        .env("PATH", path)
+        .env("PATH", &path)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
     assert!(
-        text(&out.stderr).contains(&format!(
-            "Flat profile of {}",
+        // Resolved through PATH, and named relative to the current directory (issue 24).
+        text(&out.stderr).contains("Flat profile of bin/demo-in-path "),
+        "{}",
+        show(&out)
+    );
+    // `--wide`: the path in full.
+    let wide = Command::new(BIN)
+        .args(["run", "--wide", "demo-in-path", "2"])
+        .current_dir(&s.0)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(wide.status.success(), "{}", show(&wide));
+    assert!(
+        text(&wide.stderr).contains(&format!(
+            "Flat profile of {} ",
             s.join("bin/demo-in-path").display()
         )),
         "{}",
-        show(&out)
+        show(&wide)
     );
 }
 
