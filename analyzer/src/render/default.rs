@@ -26,18 +26,6 @@ const MIN_NAME_WIDTH: usize = 24;
 /// Locations longer than this keep their first directory and their file.
 const LOCATION_WIDTH: usize = 32;
 
-/// Characters of a psql-style table line: every column's widest cell plus its two spaces of
-/// padding, and one `|` between columns.
-fn table_width(header: &[&str], rows: &[Vec<String>]) -> usize {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    widths.iter().map(|w| w + 2).sum::<usize>() + widths.len().saturating_sub(1)
-}
-
 /// What a profile without samples in the executable means, and what to do about it.
 pub fn no_samples_note(exe: &str) -> String {
     format!(
@@ -124,33 +112,16 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     let numeric = header.len() - 1 - usize::from(locations);
     let cwd = crate::render::names::current_dir();
     let full: Vec<&str> = report.rows.iter().map(|r| r.name.as_str()).collect();
-    // The shown form of each file (shortening a path may ask the file system whether it
-    // exists: once per file, not once per row).
-    let mut shown_files = std::collections::HashMap::new();
-    // A name_width below MIN_NAME_WIDTH is the last resort: names of MIN_NAME_WIDTH, those
-    // still longer keep only their function (`…::method(…)`) or their identifier's end.
-    let mut rows_with = |name_width: usize, location_width: usize| -> Vec<Vec<String>> {
-        let names: Vec<String> =
-            crate::render::names::short_names(&full, name_width.max(MIN_NAME_WIDTH))
-                .into_iter()
-                .map(|n| {
-                    if name_width < MIN_NAME_WIDTH {
-                        crate::render::names::keep_function(&n, MIN_NAME_WIDTH)
-                    } else {
-                        n
-                    }
-                })
-                .collect();
-        let mut rows = Vec::with_capacity(report.rows.len());
-        // The first four cells depend on the samples only, and the rows are sorted by
-        // samples: rows with the count of the row before repeat its cells.
-        let mut last: Option<(u64, [String; 4])> = None;
-        for ((r, d), name) in report.rows.iter().zip(&report.numbers).zip(names) {
+    // The cells before the name depend on the samples only: made once, whatever widths the
+    // names and locations get (a large profile has tens of thousands of rows). Rows with the
+    // count of the row before (the rows are sorted by samples) repeat its first four cells.
+    let mut last: Option<(u64, [String; 4])> = None;
+    let fixed: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .zip(&report.numbers)
+        .map(|(r, d)| {
             let opt = |v: Option<f64>| v.map(human_seconds).unwrap_or_default();
-            let mut name = name;
-            if !r.fragments.is_empty() {
-                name += &format!(" (+{})", r.fragments.len());
-            }
             let by_samples = match &last {
                 Some((bits, cells)) if *bits == r.samples.to_bits() => cells.clone(),
                 _ => {
@@ -179,61 +150,115 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
                     opt(d.total_per_call),
                 ]);
             }
-            row.push(name);
-            if locations {
-                row.push(
-                    r.location
-                        .as_deref()
-                        .map(|l| {
-                            let l = crate::render::names::short_location_with(
-                                l,
-                                cwd.as_deref(),
-                                &mut shown_files,
-                            );
-                            crate::render::names::fit_location(&l, location_width)
-                        })
-                        .unwrap_or_default(),
-                );
-            }
-            rows.push(row);
+            row
+        })
+        .collect();
+    // The fixed columns' width (each cell padded by one space a side, one rule between).
+    let mut fixed_widths: Vec<usize> = header[..numeric]
+        .iter()
+        .map(|h| h.chars().count())
+        .collect();
+    for row in &fixed {
+        for (w, c) in fixed_widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
         }
-        rows
+    }
+    let fixed_width: usize = fixed_widths.iter().map(|w| w + 3).sum();
+    // The shown form of each location (shortening a path may ask the file system whether it
+    // exists: once per file, not once per row).
+    let mut shown_files = std::collections::HashMap::new();
+    let short_locations: Vec<Option<String>> = report
+        .rows
+        .iter()
+        .map(|r| {
+            r.location.as_deref().map(|l| {
+                crate::render::names::short_location_with(l, cwd.as_deref(), &mut shown_files)
+            })
+        })
+        .collect();
+    // A name_width below MIN_NAME_WIDTH is the last resort: names of MIN_NAME_WIDTH, those
+    // still longer keep only their function (`…::method(…)`) or their identifier's end.
+    let names_at = |name_width: usize| -> Vec<String> {
+        crate::render::names::short_names(&full, name_width.max(MIN_NAME_WIDTH))
+            .into_iter()
+            .zip(&report.rows)
+            .map(|(n, r)| {
+                let mut n = if name_width < MIN_NAME_WIDTH {
+                    crate::render::names::keep_function(&n, MIN_NAME_WIDTH)
+                } else {
+                    n
+                };
+                if !r.fragments.is_empty() {
+                    n += &format!(" (+{})", r.fragments.len());
+                }
+                n
+            })
+            .collect()
+    };
+    let locations_at = |location_width: usize| -> Vec<String> {
+        short_locations
+            .iter()
+            .map(|l| {
+                l.as_deref()
+                    .map(|l| crate::render::names::fit_location(l, location_width))
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    let column = |title: &str, cells: &[String]| {
+        cells
+            .iter()
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(title.chars().count())
+    };
+    let width_of = |names: &[String], locs: &[String]| {
+        let mut w = fixed_width + column("function", names) + 2;
+        if locations {
+            w += column("location", locs) + 3;
+        }
+        w
     };
     // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH), from
     // the longest name shown (at most NAME_WIDTH); `--wide`: whole names and locations.
     let wide = crate::render::wide();
     let longest = full.iter().map(|f| f.chars().count()).max().unwrap_or(0);
     let start = longest.min(NAME_WIDTH);
-    let mut rows = if wide {
-        rows_with(usize::MAX / 2, usize::MAX / 2)
+    let (mut names, mut locs) = if wide {
+        (names_at(usize::MAX / 2), locations_at(usize::MAX / 2))
     } else {
-        rows_with(NAME_WIDTH, LOCATION_WIDTH)
+        (names_at(NAME_WIDTH), locations_at(LOCATION_WIDTH))
     };
-    let width = table_width(&header, &rows);
+    let width = width_of(&names, &locs);
     if width > TABLE_WIDTH && !wide {
         let narrower = start
             .saturating_sub(width - TABLE_WIDTH)
             .max(MIN_NAME_WIDTH);
-        rows = rows_with(narrower, LOCATION_WIDTH);
+        names = names_at(narrower);
         // Still too wide (names longer than asked): names keep only their function.
-        let mut narrower = narrower;
-        if table_width(&header, &rows) > TABLE_WIDTH {
-            narrower = MIN_NAME_WIDTH - 1;
-            rows = rows_with(narrower, LOCATION_WIDTH);
+        if width_of(&names, &locs) > TABLE_WIDTH {
+            names = names_at(MIN_NAME_WIDTH - 1);
         }
         // Still too wide: locations keep fewer directories (down to the file and line).
-        let width = table_width(&header, &rows);
+        let width = width_of(&names, &locs);
         if width > TABLE_WIDTH && locations {
-            let widest = rows
-                .iter()
-                .filter_map(|r| r.last())
-                .map(|l| l.chars().count())
-                .max()
-                .unwrap_or(0);
-            let location_width = widest.saturating_sub(width - TABLE_WIDTH).max(1);
-            rows = rows_with(narrower, location_width);
+            let widest = locs.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+            locs = locations_at(widest.saturating_sub(width - TABLE_WIDTH).max(1));
         }
     }
+    let mut rows: Vec<Vec<String>> = fixed
+        .into_iter()
+        .zip(names)
+        .zip(locs)
+        .map(|((mut row, name), loc)| {
+            row.push(name);
+            if locations {
+                row.push(loc);
+            }
+            row
+        })
+        .collect();
     if let (Some(share), Some((u, _))) = (report.unsampled_share, &report.unsampled) {
         // The CPU time not sampled, as a share of the same whole as the rows'.
         let mut row = vec![format!("{share:.2}"), human_seconds(*u)];

@@ -409,11 +409,14 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
     // The entry's line where DWARF has no declaration (line tables only), and a warning
     // when the program's sampled code has no line tables.
     {
+        // A Rust program's warning weighs every sampled function; otherwise only those without
+        // a declaration need the line tables (reading them all is a tenth of a large report).
+        let rust = super::loaded::is_rust(image);
         let sampled: Vec<(u64, u64, f64)> = (0..nf)
             .filter(|&i| samples[i] > 0.0)
+            .filter(|&i| rust || !locations.contains_key(&map.functions[i].addr))
             .map(|i| (map.functions[i].addr, map.functions[i].size, samples[i]))
             .collect();
-        let rust = super::loaded::is_rust(image);
         let (entries, warning) =
             super::loaded::line_tables(&exe_name, &inputs.exe.data, &sampled, rust);
         warnings.extend(warning);
