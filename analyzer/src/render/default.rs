@@ -116,7 +116,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     // names and locations get (a large profile has tens of thousands of rows). Rows with the
     // count of the row before (the rows are sorted by samples) repeat its first four cells.
     let mut last: Option<(u64, [String; 4])> = None;
-    let fixed: Vec<Vec<String>> = report
+    let mut fixed: Vec<Vec<String>> = report
         .rows
         .iter()
         .zip(&report.numbers)
@@ -213,40 +213,60 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
             .unwrap_or(0)
             .max(title.chars().count())
     };
-    let width_of = |names: &[String], locs: &[String]| {
-        let mut w = fixed_width + column("function", names) + 2;
-        if locations {
-            w += column("location", locs) + 3;
-        }
-        w
-    };
     // Names get what the other columns leave of TABLE_WIDTH (at least MIN_NAME_WIDTH), from
     // the longest name shown (at most NAME_WIDTH); `--wide`: whole names and locations.
     let wide = crate::render::wide();
     let longest = full.iter().map(|f| f.chars().count()).max().unwrap_or(0);
     let start = longest.min(NAME_WIDTH);
-    let (mut names, mut locs) = if wide {
-        (names_at(usize::MAX / 2), locations_at(usize::MAX / 2))
-    } else {
-        (names_at(NAME_WIDTH), locations_at(LOCATION_WIDTH))
-    };
-    let width = width_of(&names, &locs);
-    if width > TABLE_WIDTH && !wide {
-        let narrower = start
-            .saturating_sub(width - TABLE_WIDTH)
-            .max(MIN_NAME_WIDTH);
-        names = names_at(narrower);
-        // Still too wide (names longer than asked): names keep only their function.
-        if width_of(&names, &locs) > TABLE_WIDTH {
-            names = names_at(MIN_NAME_WIDTH - 1);
-        }
-        // Still too wide: locations keep fewer directories (down to the file and line).
+    // The names and locations fitted beside fixed columns `fixed_width` wide, and the width.
+    let fit = |fixed_width: usize| -> (Vec<String>, Vec<String>, usize) {
+        let width_of = |names: &[String], locs: &[String]| {
+            let mut w = fixed_width + column("function", names) + 2;
+            if locations {
+                w += column("location", locs) + 3;
+            }
+            w
+        };
+        let (mut names, mut locs) = if wide {
+            (names_at(usize::MAX / 2), locations_at(usize::MAX / 2))
+        } else {
+            (names_at(NAME_WIDTH), locations_at(LOCATION_WIDTH))
+        };
         let width = width_of(&names, &locs);
-        if width > TABLE_WIDTH && locations {
-            let widest = locs.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-            locs = locations_at(widest.saturating_sub(width - TABLE_WIDTH).max(1));
+        if width > TABLE_WIDTH && !wide {
+            let narrower = start
+                .saturating_sub(width - TABLE_WIDTH)
+                .max(MIN_NAME_WIDTH);
+            names = names_at(narrower);
+            // Still too wide (names longer than asked): names keep only their function.
+            if width_of(&names, &locs) > TABLE_WIDTH {
+                names = names_at(MIN_NAME_WIDTH - 1);
+            }
+            // Still too wide: locations keep fewer directories (down to the file and line).
+            let width = width_of(&names, &locs);
+            if width > TABLE_WIDTH && locations {
+                let widest = locs.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+                locs = locations_at(widest.saturating_sub(width - TABLE_WIDTH).max(1));
+            }
+        }
+        let width = width_of(&names, &locs);
+        (names, locs, width)
+    };
+    let (mut names, mut locs, width) = fit(fixed_width);
+    // Still too wide with the totals: their interval column waits for `--wide` (and JSON).
+    // (The printed width: the last column has no padding after it.)
+    let mut total_interval_shown = totals;
+    if let Some(c) = header.iter().position(|h| *h == "total 95%") {
+        if width.saturating_sub(1) > TABLE_WIDTH && !wide {
+            header.remove(c);
+            for row in &mut fixed {
+                row.remove(c);
+            }
+            (names, locs, _) = fit(fixed_width - (fixed_widths[c] + 3));
+            total_interval_shown = false;
         }
     }
+    let numeric = header.len() - 1 - usize::from(locations);
     let mut rows: Vec<Vec<String>> = fixed
         .into_iter()
         .zip(names)
@@ -283,7 +303,12 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "total: samples with the function anywhere on the sampled call stack (once per sample),\n\
-             with its 95% interval."
+             {}",
+            if total_interval_shown {
+                "with its 95% interval."
+            } else {
+                "(its 95% interval: --wide, --json)."
+            }
         )?;
     }
     if report.unsampled_share.is_some() {
