@@ -40,6 +40,17 @@ fn table_lines(report: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Every line of `text` is at most `width` columns.
+fn lines_within(text: &str, width: usize) {
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= width,
+            "{} columns: {l}\n{text}",
+            l.chars().count()
+        );
+    }
+}
+
 /// The report's table (more than a header), each line of it at most `width` columns.
 fn table_within(report: &str, width: usize) -> String {
     let lines = table_lines(report);
@@ -521,13 +532,7 @@ fn every_line_of_a_stripped_programs_report_fits_100_columns() {
         all.contains("| <sort+0x") && !all.contains("| <+0x"),
         "{all}"
     );
-    for l in all.lines() {
-        assert!(
-            l.chars().count() <= 100,
-            "{} columns: {l}\n{all}",
-            l.chars().count()
-        );
-    }
+    lines_within(&all, 100);
     // With the stacks `run` records, the table has totals; `--wide` adds their interval.
     assert!(all.contains("| total"), "{all}");
     assert!(!all.contains("total 95%"), "{all}");
@@ -610,13 +615,7 @@ int main() {
             stacks,
             "stacks {stacks}: {report}"
         );
-        for l in report.lines() {
-            assert!(
-                l.chars().count() <= 100,
-                "{} columns: {l}\n{report}",
-                l.chars().count()
-            );
-        }
+        lines_within(&report, 100);
         // The names lost their template arguments and parameter lists, not their function.
         assert!(
             !report.contains("std::allocator") && !report.contains("unsigned long rounds"),
