@@ -218,15 +218,17 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     let wide = crate::render::wide();
     let longest = full.iter().map(|f| f.chars().count()).max().unwrap_or(0);
     let start = longest.min(NAME_WIDTH);
+    // The table's width with names and locations beside fixed columns `fixed_width` wide.
+    let width_of_at = |fixed_width: usize, names: &[String], locs: &[String]| {
+        let mut w = fixed_width + column("function", names) + 2;
+        if locations {
+            w += column("location", locs) + 3;
+        }
+        w
+    };
     // The names and locations fitted beside fixed columns `fixed_width` wide, and the width.
     let fit = |fixed_width: usize| -> (Vec<String>, Vec<String>, usize) {
-        let width_of = |names: &[String], locs: &[String]| {
-            let mut w = fixed_width + column("function", names) + 2;
-            if locations {
-                w += column("location", locs) + 3;
-            }
-            w
-        };
+        let width_of = |names: &[String], locs: &[String]| width_of_at(fixed_width, names, locs);
         let (mut names, mut locs) = if wide {
             (names_at(usize::MAX / 2), locations_at(usize::MAX / 2))
         } else {
@@ -252,12 +254,24 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         let width = width_of(&names, &locs);
         (names, locs, width)
     };
+    // The last resort of all: names shortened to their bare identifier (with any suffix).
+    let fit = |fixed_width: usize| {
+        let (names, locs, width) = fit(fixed_width);
+        if width <= TABLE_WIDTH || wide {
+            return (names, locs, width);
+        }
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| crate::render::names::bare_function(n))
+            .collect();
+        let width = width_of_at(fixed_width, &names, &locs);
+        (names, locs, width)
+    };
     let (mut names, mut locs, width) = fit(fixed_width);
     // Still too wide with the totals: their interval column waits for `--wide` (and JSON).
-    // (The printed width: the last column has no padding after it.)
     let mut total_interval_shown = totals;
     if let Some(c) = header.iter().position(|h| *h == "total 95%") {
-        if width.saturating_sub(1) > TABLE_WIDTH && !wide {
+        if width > TABLE_WIDTH && !wide {
             header.remove(c);
             for row in &mut fixed {
                 row.remove(c);

@@ -473,6 +473,21 @@ pub fn keep_function(name: &str, max: usize) -> String {
     }
 }
 
+/// The very last resort, after [`keep_function`]: the function's identifier alone, with what
+/// followed its name (`accumulate_every_item_slowly #1` for `…::accumulate_every_item_slowly(…)
+/// #1`): the elided qualifier and argument list go, never a character of the identifier or of
+/// the suffix (an identifier already cut, `…_unaligned_erms`, keeps its mark).
+pub fn bare_function(shortened: &str) -> String {
+    let mut s = shortened.to_owned();
+    if let Some(rest) = s.strip_prefix("…::") {
+        s = rest.to_owned();
+    }
+    match s.find("(…)") {
+        Some(i) => format!("{}{}", &s[..i], &s[i + "(…)".len()..]),
+        None => s,
+    }
+}
+
 /// A program's or file's path as a header or a message shows it: relative to the current
 /// directory when under it (`prog`, `hello/target/release/hello`); else, when longer than
 /// `max` characters, its root and its last segments (`/tmp/…/work/demo/demo`), the file name
@@ -538,6 +553,17 @@ pub fn current_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_function_keeps_the_identifier_and_the_suffix() {
+        assert_eq!(
+            bare_function("…::accumulate_every_item_slowly(…) #1"),
+            "accumulate_every_item_slowly #1"
+        );
+        assert_eq!(bare_function("…::reserve_rehash"), "reserve_rehash");
+        assert_eq!(bare_function("main"), "main");
+        assert_eq!(bare_function("…_unaligned_erms"), "…_unaligned_erms");
+    }
 
     #[test]
     fn long_paths_keep_their_last_segments() {

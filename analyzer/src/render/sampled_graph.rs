@@ -16,16 +16,24 @@ time is the samples with it anywhere on the stack, and each caller/callee line t
 with that call on the stack, counted once per sample however deep the recursion. Nothing is \
 estimated from call counts.";
 
-fn label(g: &SampledGraph, id: usize) -> String {
-    format!("{} [{id}]", g.function(id).name)
+/// A function's name and id, the name shortened (as the tables shorten it) so that a line
+/// with `used` other columns fits [`crate::render::WIDTH`]; whole with `--wide`.
+fn label(g: &SampledGraph, id: usize, used: usize) -> String {
+    let name = &g.function(id).name;
+    let id_part = format!(" [{id}]");
+    if crate::render::wide() {
+        return format!("{name}{id_part}");
+    }
+    let room = crate::render::WIDTH
+        .saturating_sub(used + id_part.len())
+        .max(MIN_NAME);
+    format!("{}{id_part}", crate::render::names::short_name(name, room))
 }
 
+/// The fewest columns a shortened name gets, however much the line's figures take.
+const MIN_NAME: usize = 24;
+
 fn arc_line(g: &SampledGraph, a: &Arc, other: usize, out: &mut impl Write) -> std::io::Result<()> {
-    let name = if a.caller == a.callee {
-        format!("{} (recursive)", label(g, other))
-    } else {
-        label(g, other)
-    };
     let calls = if g.arcs.iter().any(|a| a.calls.is_some()) {
         format!(
             "{:>12}  ",
@@ -33,6 +41,13 @@ fn arc_line(g: &SampledGraph, a: &Arc, other: usize, out: &mut impl Write) -> st
         )
     } else {
         String::new()
+    };
+    // "      " + time (10) + " " + percent (7) + "  " + calls.
+    let used = 26 + calls.chars().count();
+    let name = if a.caller == a.callee {
+        format!("{} (recursive)", label(g, other, used + 12))
+    } else {
+        label(g, other, used)
     };
     writeln!(
         out,
@@ -59,14 +74,13 @@ pub fn print_text(g: &SampledGraph, out: &mut impl Write) -> std::io::Result<()>
     }
     for f in &g.functions {
         writeln!(out)?;
-        writeln!(
-            out,
-            "{}   {:.1}%   total {}   self {}",
-            label(g, f.id),
+        let figures = format!(
+            "   {:.1}%   total {}   self {}",
             g.percent(f.total_samples),
             secs(g.seconds(f.total_samples)),
             secs(g.seconds(f.self_samples)),
-        )?;
+        );
+        writeln!(out, "{}{figures}", label(g, f.id, figures.chars().count()))?;
         if let Some(loc) = &f.location {
             writeln!(out, "    at {loc}")?;
         }

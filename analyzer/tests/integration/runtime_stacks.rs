@@ -237,7 +237,9 @@ fn the_report_shows_the_sampled_call_graph_not_the_estimate() {
         assert_eq!(code, 0, "{err}");
         assert!(out.contains("Call graph (from "), "{out}");
         assert!(!out.contains("Children time is an estimate"), "{out}");
-        assert!(out.contains(" total 95% "), "{out}");
+        // The totals (their interval is a column of the default report's table; the report
+        // across objects, chosen when a shared object has samples, leaves it to --wide).
+        assert!(out.contains(" total "), "{out}");
         // costly calls work, and work is called by both cheap and costly.
         let work = out
             .split("\n\n")
@@ -638,7 +640,7 @@ fn run_keeps_the_stacks_file_beside_the_saved_profile() {
     );
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(!stdout.contains("not kept"), "{stdout}");
-    assert!(stdout.contains(" total 95% "), "{stdout}{stderr}");
+    assert!(stdout.contains(" total "), "{stdout}{stderr}");
     assert!(!dir.0.join("saved.gmon.stacks").exists());
     let bytes = fs::read(dir.0.join("saved.gmon.d/saved.gmon.stacks")).unwrap();
     assert!(gmon::stacks::parse(&bytes).is_ok());
