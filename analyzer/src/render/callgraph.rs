@@ -70,27 +70,39 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
     }
     for c in &g.cycles {
         writeln!(out)?;
-        let names: Vec<&str> = c
+        let names: Vec<std::borrow::Cow<'_, str>> = c
             .members
             .iter()
-            .map(|&m| g.function(m).name.as_str())
+            .map(|&m| shown(&g.function(m).name))
             .collect();
-        writeln!(
+        write_wrapped(
             out,
-            "<cycle {}>: {} functions that call each other (recursion through {})",
-            c.number,
-            c.members.len(),
-            names.join(", ")
+            &format!(
+                "<cycle {}>: {} functions that call each other (recursion through {})",
+                c.number,
+                c.members.len(),
+                names.join(", ")
+            ),
+            4,
         )?;
-        writeln!(
-            out,
-            "    {:.1}% of the time   self {}   ~children {}   {} calls into the cycle, {} between members",
+        // Too wide for a terminal: the calls go on a line of their own.
+        let figures = format!(
+            "    {:.1}% of the time   self {}   ~children {}",
             g.percent(c.self_seconds + c.children_seconds),
             secs(c.self_seconds),
             secs(c.children_seconds),
-            c.calls,
-            c.internal_calls
-        )?;
+        );
+        let calls = format!(
+            "{} calls into the cycle, {} between members",
+            c.calls, c.internal_calls
+        );
+        if crate::render::wide()
+            || figures.chars().count() + 3 + calls.chars().count() <= crate::render::WIDTH
+        {
+            writeln!(out, "{figures}   {calls}")?;
+        } else {
+            writeln!(out, "{figures}\n    {calls}")?;
+        }
         for &m in &c.members {
             let f = g.function(m);
             writeln!(
@@ -98,7 +110,7 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
                 "      self {:>9}  {:>10}  {}",
                 secs(f.self_seconds),
                 format!("~{}", secs(f.children_seconds)),
-                g.label(m)
+                Label(g, m)
             )?;
         }
     }
@@ -125,6 +137,13 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
             if f.self_calls != 0 {
                 let _ = write!(line, " (+{} direct recursive)", f.self_calls);
             }
+            // Too wide for a terminal: the figures go on a line of their own.
+            if line.chars().count() > crate::render::WIDTH + 1 && !crate::render::wide() {
+                let label = Label(g, f.id).to_string();
+                if let Some(rest) = line.strip_prefix(&format!("\n{label}")) {
+                    *line = format!("\n{label}\n    {}", rest.trim_start());
+                }
+            }
             line.push('\n');
             out.write_all(line.as_bytes())?;
         }
@@ -135,10 +154,11 @@ pub fn print_text(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
         arcs.extend(callers_of.of(f.id));
         sort_arcs(&mut arcs);
         if arcs.is_empty() && f.calls_from_unknown == 0 {
-            writeln!(
+            write_wrapped(
                 out,
                 "    called by: no recorded caller (program entry, a signal handler or a \
-                 thread start, or a caller not compiled for profiling)"
+                 thread start, or a caller not compiled for profiling)",
+                6,
             )?;
         } else {
             writeln!(out, "    called by:")?;
@@ -226,11 +246,41 @@ impl std::fmt::Display for Label<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (g, id) = (self.0, self.1);
         let func = g.function(id);
+        let name = shown(&func.name);
         match func.cycle {
-            Some(c) => write!(f, "{} <cycle {c}> [{id}]", func.name),
-            None => write!(f, "{} [{id}]", func.name),
+            Some(c) => write!(f, "{name} <cycle {c}> [{id}]"),
+            None => write!(f, "{name} [{id}]"),
         }
     }
+}
+
+/// The most columns a function's name takes in the graph's lines (the widest line's other
+/// fields take about 35, its cycle and id about 16): names are shortened as the tables
+/// shorten them, whole with `--wide`.
+const LABEL_NAME: usize = 48;
+
+/// A function's name as the graph's lines show it ([`LABEL_NAME`]).
+fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    if crate::render::wide() || name.chars().count() <= LABEL_NAME {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        std::borrow::Cow::Owned(crate::render::names::short_name(name, LABEL_NAME))
+    }
+}
+
+/// Write `text` as one line, or, when it is wider than [`crate::render::WIDTH`] (and not
+/// `--wide`), wrapped with later lines indented by `indent` spaces.
+fn write_wrapped(out: &mut impl Write, text: &str, indent: usize) -> std::io::Result<()> {
+    if crate::render::wide() || text.chars().count() <= crate::render::WIDTH {
+        return writeln!(out, "{text}");
+    }
+    let lead = text.len() - text.trim_start().len();
+    let lines = crate::render::wrap(text, crate::render::WIDTH - indent.max(lead));
+    for (i, l) in lines.iter().enumerate() {
+        let pad = if i == 0 { lead } else { indent };
+        writeln!(out, "{:pad$}{l}", "")?;
+    }
+    Ok(())
 }
 
 /// Right-align the ASCII text from `at` to the end of `s` in `width` columns.

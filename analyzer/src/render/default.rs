@@ -268,18 +268,25 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         (names, locs, width)
     };
     let (mut names, mut locs, width) = fit(fixed_width);
-    // Still too wide with the totals: their interval column waits for `--wide` (and JSON).
-    let mut total_interval_shown = totals;
-    if let Some(c) = header.iter().position(|h| *h == "total 95%") {
-        if width > TABLE_WIDTH && !wide {
+    // Still too wide: the columns the others imply wait for `--wide` (and JSON), in this
+    // order: the totals' interval, then the per-call times (time ÷ calls).
+    let mut left_out: Vec<&str> = Vec::new();
+    let (mut width, mut fixed_width, mut fixed_widths) = (width, fixed_width, fixed_widths);
+    for column in ["total 95%", "total/call", "self/call"] {
+        if width <= TABLE_WIDTH || wide {
+            break;
+        }
+        if let Some(c) = header.iter().position(|h| *h == column) {
             header.remove(c);
             for row in &mut fixed {
                 row.remove(c);
             }
-            (names, locs, _) = fit(fixed_width - (fixed_widths[c] + 3));
-            total_interval_shown = false;
+            fixed_width -= fixed_widths.remove(c) + 3;
+            (names, locs, width) = fit(fixed_width);
+            left_out.push(column);
         }
     }
+    let total_interval_shown = totals && !left_out.contains(&"total 95%");
     let numeric = header.len() - 1 - usize::from(locations);
     let mut rows: Vec<Vec<String>> = fixed
         .into_iter()
@@ -323,6 +330,12 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
             } else {
                 "(its 95% interval: --wide, --json)."
             }
+        )?;
+    }
+    if left_out.iter().any(|c| c.ends_with("/call")) {
+        writeln!(
+            out,
+            "self/call, total/call: left out to fit 100 columns (--wide, --json show them)."
         )?;
     }
     if report.unsampled_share.is_some() {

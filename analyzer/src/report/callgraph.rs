@@ -326,13 +326,4 @@ impl Graph {
             0.0
         }
     }
-
-    /// `name <cycle N> [id]`.
-    pub(crate) fn label(&self, id: usize) -> String {
-        let f = self.function(id);
-        match f.cycle {
-            Some(c) => format!("{} <cycle {c}> [{id}]", f.name),
-            None => format!("{} [{id}]", f.name),
-        }
-    }
 }

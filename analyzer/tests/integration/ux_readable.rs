@@ -642,6 +642,68 @@ int main() {
     );
 }
 
+/// A C++ program built with `-pg` (call counts, gprof's per-call columns, the call graph
+/// estimated from call counts) with a long templated method: every line of the default report
+/// fits 100 columns — the per-call times wait for `--wide`, said under the table, and the
+/// graph shortens its names and wraps its long lines (the graph was 450 columns wide, the
+/// table 117; issue 24).
+#[test]
+fn a_pg_cxx_programs_report_and_call_graph_fit_100_columns() {
+    let s = TempDir::new("readable-pg-cxx");
+    let src = s.join("n.cpp");
+    std::fs::write(
+        &src,
+        r#"
+#include <vector>
+#include <string>
+namespace outer_namespace { namespace inner_namespace_with_a_long_name {
+template <typename K> struct RegistryOfThings {
+    __attribute__((noinline)) unsigned long accumulate_every_item_slowly(unsigned long rounds,
+            const std::vector<std::string>& labels) {
+        volatile unsigned long x = labels.size();
+        for (unsigned long r = 0; r < rounds; r++) x = x * 31 + r;
+        return x;
+    }
+};
+}}
+int main(int argc, char **argv) {
+    outer_namespace::inner_namespace_with_a_long_name::RegistryOfThings<std::string> a;
+    std::vector<std::string> labels{"x"};
+    return (int)(a.accumulate_every_item_slowly(argc > 1 ? 100000000 : 50000000, labels) & 1);
+}
+"#,
+    )
+    .unwrap();
+    let cc = Command::new("g++")
+        .args(["-O1", "-g", "-pg", "-o", "n", "n.cpp"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", show(&cc));
+    let ran = Command::new("./n").current_dir(&s.0).output().unwrap();
+    assert!(s.join("gmon.out").exists(), "{}", show(&ran));
+    let out = Command::new(BIN)
+        .args(["gmon.out", "n"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let report = text(&out.stdout);
+    assert!(report.contains("accumulate_every_item_slowly"), "{report}");
+    assert!(report.contains("Call graph"), "{report}");
+    lines_within(&format!("{report}{}", text(&out.stderr)), 100);
+    let wide = Command::new(BIN)
+        .args(["--wide", "gmon.out", "n"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    let wide = text(&wide.stdout);
+    assert!(
+        wide.contains("total/call") && wide.contains("RegistryOfThings<std::__cxx11::basic_string"),
+        "{wide}"
+    );
+}
+
 /// Compile `src` with `compiler -O1 -g` into `dir/exe` and `run --report - ./exe` it, with the
 /// sampled stacks or the PCs only (`PROFIL_STACKS=0`: the flat table without the stacks' total
 /// columns).
