@@ -305,8 +305,9 @@ fn main() {
         !table.contains("<T") && !table.contains("/tmp/"),
         "{stdout}"
     );
-    // (`src/main.rs:6`, or `main.rs:6` when the table needs the columns.)
-    assert!(table.contains("main.rs:"), "{stdout}");
+    // (`src/main.rs:6`, `main.rs:6` or `…in.rs:6` as the table needs the columns: how wide
+    // the run's figures come out decides.)
+    assert!(table.contains(".rs:"), "{stdout}");
     // `--wide` shows the full names and the executable's full path.
     let exe = proj.join(format!("target/{}/release/generic_names_project", host()));
     let wide = Command::new(BIN)
