@@ -81,22 +81,15 @@ const ENTRY_POINTS: &[&str] = &[
     "profil_rt___sysv_signal",
 ];
 
-/// The entry points libc.a defines strongly, made weak in the object so that a static link
-/// that read libc.a's first keeps libc's without a clash, and reached there through the
-/// `profil_rt_<name>` names above and the linker options `profil-report link-args` prints
-/// (runtime/src/link.rs, whose `STRONG_IN_LIBC_A` this repeats: the runtime is not a build
-/// dependency of the analyzer).
-const STRONG_IN_LIBC_A: &[&str] = &[
-    "syscall",
-    "execv",
-    "execl",
-    "execle",
-    "execlp",
-    "execvp",
-    "fexecve",
-    "sigset",
-    "__sysv_signal",
-];
+/// The runtime's entry points that libc.a also defines strongly (`STRONG_IN_LIBC_A`): weak in
+/// the object, each with a strong second name `profil_rt_<name>`, so that a static link that
+/// read libc.a's first keeps libc's without a clash, and reached there through the linker
+/// options `profil-report link-args` prints. From runtime/src/link.rs itself (it uses nothing
+/// of its crate; the runtime is not a build dependency of the analyzer).
+#[path = "../runtime/src/link.rs"]
+#[allow(dead_code, rustdoc::broken_intra_doc_links)]
+mod runtime_link;
+use runtime_link::STRONG_IN_LIBC_A;
 
 fn main() {
     let manifest_dir =

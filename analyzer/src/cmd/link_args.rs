@@ -37,22 +37,18 @@ pub struct Options {
     pub cc: bool,
 }
 
+/// The runtime's own description of its link (`STRONG_IN_LIBC_A`, `LINK_FLAGS`), the one
+/// definition: the runtime is only a dev-dependency of the analyzer, and the file uses
+/// nothing of its crate.
+#[path = "../../../runtime/src/link.rs"]
+#[allow(dead_code, rustdoc::broken_intra_doc_links)]
+mod runtime_link;
+
 /// The linker options that send a static program's calls of the names libc.a defines strongly
 /// (`syscall`, `execvp`, ...) to the runtime's second names `profil_rt_<name>`, whichever
 /// definition the link kept (`--wrap` redirects the calls to `__wrap_<name>`, `--defsym` makes
-/// that ours). GNU ld, gold and rust-lld take them. The runtime's
-/// `profil_rt::link::LINK_FLAGS`, repeated (the runtime is not a dependency of the analyzer;
-/// a test checks that the two agree).
-pub const LINK_FLAGS: &str = "-Wl,\
-     --wrap=syscall,--defsym=__wrap_syscall=profil_rt_syscall,\
-     --wrap=execv,--defsym=__wrap_execv=profil_rt_execv,\
-     --wrap=execl,--defsym=__wrap_execl=profil_rt_execl,\
-     --wrap=execle,--defsym=__wrap_execle=profil_rt_execle,\
-     --wrap=execlp,--defsym=__wrap_execlp=profil_rt_execlp,\
-     --wrap=execvp,--defsym=__wrap_execvp=profil_rt_execvp,\
-     --wrap=fexecve,--defsym=__wrap_fexecve=profil_rt_fexecve,\
-     --wrap=sigset,--defsym=__wrap_sigset=profil_rt_sigset,\
-     --wrap=__sysv_signal,--defsym=__wrap___sysv_signal=profil_rt___sysv_signal";
+/// that ours). GNU ld, gold and rust-lld take them.
+pub use runtime_link::LINK_FLAGS;
 
 /// The linker words: the cached object's path, then [`LINK_FLAGS`].
 pub fn linker_words() -> Result<[String; 2]> {
