@@ -73,10 +73,8 @@ pub fn distinct_names(items: &[Named<'_>], exe_name: &str, exe_data: &[u8]) -> V
     for (i, n) in items.iter().enumerate() {
         by_object.entry(n.object).or_default().push(i);
     }
-    let mut out: Vec<String> = items
-        .iter()
-        .map(|n| n.display.clone().into_owned())
-        .collect();
+    // Every item is in one object's list, so each is named below.
+    let mut out: Vec<String> = vec![String::new(); items.len()];
     let mut generics: Option<HashMap<u64, String>> = None;
     for (object, members) in by_object {
         let plain = |generic: Option<&HashMap<u64, String>>| -> Vec<String> {
