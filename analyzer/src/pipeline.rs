@@ -125,9 +125,10 @@ pub fn report(
                 inline_file_names: g.inline_file_names,
                 file_format: g.file_format,
                 external_symbols: g.external_symbols,
+                debug: g.debug,
             };
             let mut read_so_far = Vec::new();
-            let a = match Analysis::of_inputs_into(inputs, image, opts, &mut read_so_far) {
+            let mut a = match Analysis::of_inputs_into(inputs, image, opts, &mut read_so_far) {
                 Ok(a) => a,
                 Err(e) => {
                     if g.sections.file_info {
@@ -138,6 +139,10 @@ pub fn report(
             };
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
+            for level in g.debug_banners {
+                buf.extend_from_slice(format!("[main] debug-level=0x{level:x}\n").as_bytes());
+            }
+            buf.append(&mut a.trace.out);
             let graph = g.graph_options();
             warnings.extend(gprof::report::print_report(
                 &a,
@@ -349,6 +354,7 @@ fn gprof_lines(
                 inline_file_names: args.inline_file_names,
                 file_format: args.file_format,
                 external_symbols: args.external_symbols,
+                debug: 0,
             },
             sum: args.sum,
         },

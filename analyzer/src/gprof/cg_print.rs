@@ -226,7 +226,7 @@ pub fn c_div(x: f64, y: f64) -> f64 {
 pub(super) fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
     let n = &a.cg.nodes[node];
     if node < a.cg.num_syms {
-        a.push_display_name(node, out);
+        let _ = a.push_display_name(node, out);
     }
     if n.cyc_num != 0 {
         out.extend_from_slice(b" <cycle ");
@@ -698,8 +698,8 @@ pub fn print_index(
             out.push(b' ');
             if j < nnames {
                 let start = out.len();
-                a.push_display_name(node, out);
-                col += out.len() - start;
+                let decorations = a.push_display_name(node, out);
+                col += out.len() - start - decorations;
                 if let Some(Some(file)) = files.get(node) {
                     out.extend_from_slice(b" (");
                     out.extend_from_slice(file);

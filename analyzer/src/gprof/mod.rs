@@ -34,6 +34,7 @@
 pub mod annotate;
 pub mod cg;
 pub mod cg_print;
+pub mod debug;
 pub mod flat;
 pub mod hist;
 pub mod lines;
@@ -88,6 +89,8 @@ pub struct Options {
     pub external_symbols: Option<&'static std::path::Path>,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
+    /// `-d`: gprof's debugging level ([`debug`]; 0: no traces).
+    pub debug: u32,
 }
 
 /// `-O` (`--file-format`): how gprof reads the gmon files.
@@ -165,6 +168,8 @@ pub struct Analysis<'data> {
     pub lines: Option<lines::LineLocations>,
     /// What each gmon file held, in reading order (`-i`).
     pub files: Vec<FileInfo>,
+    /// `-d`'s traces of the analysis (printed before the report) and level.
+    pub trace: debug::Trace,
     target: Target,
 }
 
@@ -176,6 +181,7 @@ impl<'data> Analysis<'data> {
             .section_by_name(".text")
             .or_else(|| exe.section_by_name("$CODE$"))
             .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
+        let mut trace = debug::Trace::new(opts.debug);
         let gsyms = match opts.external_symbols {
             Some(path) => {
                 let text = std::fs::read(path).map_err(|_| {
@@ -188,19 +194,23 @@ impl<'data> Analysis<'data> {
                 }
                 gsyms
             }
-            None => gprof_symbols(
-                exe,
-                exe.symtab.as_ref().ok_or_else(no_symbols)?,
-                ClassOptions {
+            None => {
+                let table = exe.symtab.as_ref().ok_or_else(no_symbols)?;
+                let class = ClassOptions {
                     no_static: opts.no_static,
                     ignore_non_functions: opts.ignore_non_functions,
-                },
-            ),
+                };
+                if trace.on(debug::AOUTDEBUG) {
+                    profil_symbols::gprof::class_traces(exe, table, class, &mut trace.out);
+                }
+                gprof_symbols(exe, table, class)
+            }
         };
         if gsyms.is_empty() {
             return Err(no_symbols());
         }
-        let symtab = SymTab::finalize(&gsyms, text.addr.wrapping_add(text.size));
+        let text_end = text.addr.wrapping_add(text.size);
+        let symtab = SymTab::finalize_traced(&gsyms, text_end, &mut trace);
         let excluded: Vec<bool> = symtab
             .syms
             .iter()
@@ -209,6 +219,31 @@ impl<'data> Analysis<'data> {
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
         let select = Selection::new(&symtab, &excluded, opts.specs);
+        if trace.on(debug::IDDEBUG) {
+            // `sym_id_parse` of the default exclusions (gprof's list is in reverse order,
+            // each name in three tables); the tables are empty unless a symbol has the name.
+            for name in DEFAULT_EXCLUDED.iter().rev() {
+                for _ in 0..3 {
+                    trace.fmt(format_args!("[parse_id] {name} -> *:{name}\n"));
+                }
+            }
+            for table in [
+                "INCL_GRAPH",
+                "EXCL_GRAPH",
+                "INCL_ARCS",
+                "EXCL_ARCS",
+                "INCL_FLAT",
+                "EXCL_FLAT",
+                "INCL_TIME",
+                "EXCL_TIME",
+                "INCL_ANNO",
+                "EXCL_ANNO",
+                "INCL_EXEC",
+                "EXCL_EXEC",
+            ] {
+                trace.fmt(format_args!("[sym_id_parse] syms[{table}]:\n"));
+            }
+        }
         Ok(Analysis {
             symtab,
             excluded,
@@ -233,6 +268,7 @@ impl<'data> Analysis<'data> {
             has_call_graph: false,
             lines: None,
             files: Vec::new(),
+            trace,
             target,
         })
     }
@@ -286,21 +322,33 @@ impl<'data> Analysis<'data> {
             name: name.to_string(),
             ..FileInfo::default()
         };
-        let format = read_records(name, data, self.target, &mut self.hist, |rec| match rec {
-            Seen::Histogram { high_pc, bins } => {
-                info.histograms += 1;
-                last_hist = Some((high_pc, bins));
-            }
-            Seen::BasicBlocks => info.basic_blocks += 1,
-            Seen::Arc(from, to, count) => {
-                info.arcs += 1;
-                if filter {
-                    cg.tally_if(symtab, from, to, count, |p, c| select.arc_allowed(p, c));
-                } else {
-                    cg.tally(symtab, from, to, count);
+        let trace = &mut self.trace;
+        let traced = trace.level != 0;
+        let format = read_records(
+            name,
+            data,
+            self.target,
+            &mut self.hist,
+            trace,
+            |rec, trace| match rec {
+                Seen::Histogram { high_pc, bins } => {
+                    info.histograms += 1;
+                    last_hist = Some((high_pc, bins));
                 }
-            }
-        })?;
+                Seen::BasicBlocks => info.basic_blocks += 1,
+                Seen::Arc(from, to, count) => {
+                    info.arcs += 1;
+                    if traced {
+                        let allowed = |p, c| !filter || select.arc_allowed(p, c);
+                        cg.tally_traced(symtab, (from, to, count), allowed, trace);
+                    } else if filter {
+                        cg.tally_if(symtab, from, to, count, |p, c| select.arc_allowed(p, c));
+                    } else {
+                        cg.tally(symtab, from, to, count);
+                    }
+                }
+            },
+        )?;
         if let Some((high, bins)) = last_hist {
             let size = sum::header_size_field(format, bins, self.target.ptr_size);
             self.last_hist_header = Some((high, size));
@@ -341,7 +389,14 @@ impl<'data> Analysis<'data> {
         let sel = &self.select;
         let n = self.symtab.len();
         let not_flat: Vec<bool> = (0..n).map(|i| !sel.flat.on(i)).collect();
-        let assigned = hist::assign_samples(&self.symtab, &self.hist, &not_flat);
+        if self.trace.level != 0 {
+            self.trace.names = (0..n).map(|i| self.plain_name(i)).collect();
+        }
+        let assigned = if self.trace.on(debug::SAMPLEDEBUG) {
+            hist::assign_samples_traced(&self.symtab, &self.hist, &not_flat, &mut self.trace)
+        } else {
+            hist::assign_samples(&self.symtab, &self.hist, &not_flat)
+        };
         self.time = assigned.time;
         self.total_time = assigned.total_time;
         let excl = Exclusions {
@@ -364,8 +419,13 @@ impl<'data> Analysis<'data> {
             }),
             _ => None,
         };
-        self.cg
-            .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref());
+        self.cg.assemble_with(
+            &self.symtab,
+            &self.time,
+            &excl,
+            calls.as_ref(),
+            &mut self.trace,
+        );
     }
 
     /// `--inline-file-names`: look up each symbol's source file and line (BFD's answer at
@@ -406,14 +466,38 @@ impl<'data> Analysis<'data> {
     /// The name gprof prints for symbol `i` (demangled with libiberty's rules).
     pub fn display_name(&self, i: usize) -> Vec<u8> {
         let mut out = Vec::new();
-        self.push_display_name(i, &mut out);
+        let _ = self.push_display_name(i, &mut out);
         out
     }
 
     /// Append [`Analysis::display_name`] of symbol `i` to `out` without an allocation for
     /// names that cannot be mangled (most C names). Under `-l` the name is followed by its
     /// `(file:line @ addr)`, as gprof's `print_name_only` prints it everywhere.
-    pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) {
+    ///
+    /// Under `-d` with `DFNDEBUG` or `PROPDEBUG` the name ends in gprof's decorations
+    /// ([`debug::push_decorations`]); returns their length (0 otherwise), which gprof's
+    /// widths leave out.
+    pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) -> usize {
+        self.push_plain_name(i, out);
+        let level = self.trace.level;
+        if level & (debug::DFNDEBUG | debug::PROPDEBUG) == 0 {
+            return 0;
+        }
+        let start = out.len();
+        let n = &self.cg.nodes[i];
+        debug::push_decorations(level, n.top_order, n.prop_fract, out);
+        out.len() - start
+    }
+
+    /// The name gprof prints for symbol `i`, without `-d`'s decorations.
+    fn plain_name(&self, i: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.push_plain_name(i, &mut out);
+        out
+    }
+
+    /// [`Analysis::push_display_name`] without `-d`'s decorations.
+    fn push_plain_name(&self, i: usize, out: &mut Vec<u8>) {
         let raw = self.symtab.syms[i].name;
         if self.no_demangle || !may_be_mangled(raw) {
             out.extend_from_slice(raw);
@@ -539,7 +623,8 @@ pub fn read_records(
     data: &[u8],
     target: Target,
     hist: &mut Histograms,
-    mut on_record: impl FnMut(Seen),
+    trace: &mut debug::Trace,
+    mut on_record: impl FnMut(Seen, &mut debug::Trace),
 ) -> Result<gmon::Format> {
     let fail = |msg: String| Error::input(format!("{name}: {msg}"));
     let (header, records) = gmon::read::records(data, target).map_err(|e| fail(e.to_string()))?;
@@ -562,13 +647,19 @@ pub fn read_records(
                     hist.add_bsd(&input, h.prof_rate)
                 };
                 r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-                on_record(Seen::Histogram {
-                    high_pc: h.high_pc,
-                    bins: h.hist_size,
-                });
+                if trace.on(debug::SAMPLEDEBUG) && header.format.is_gnu() {
+                    hist::trace_record(hist, h.low_pc, h.high_pc, trace);
+                }
+                on_record(
+                    Seen::Histogram {
+                        high_pc: h.high_pc,
+                        bins: h.hist_size,
+                    },
+                    trace,
+                );
             }
-            Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count)),
-            Record::BasicBlocks(_) => on_record(Seen::BasicBlocks),
+            Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count), trace),
+            Record::BasicBlocks(_) => on_record(Seen::BasicBlocks, trace),
         }
     }
     Ok(header.format)

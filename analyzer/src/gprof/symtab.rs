@@ -3,6 +3,8 @@
 
 use profil_symbols::gprof::GprofSymbol;
 
+use super::debug::{Trace, AOUTDEBUG, IDDEBUG, LOOKUPDEBUG};
+
 /// One entry of gprof's symbol table after `symtab_finalize`.
 #[derive(Debug, Clone)]
 pub struct Sym<'data> {
@@ -64,6 +66,13 @@ impl<'data> SymTab<'data> {
     /// `symtab_finalize`: a stable sort by (address, functions first, globals first), then
     /// one symbol per address, then end addresses. `text_end` is `.text`'s vma + size.
     pub fn finalize(input: &[GprofSymbol<'data>], text_end: u64) -> Self {
+        Self::finalize_traced(input, text_end, &mut Trace::default())
+    }
+
+    /// [`SymTab::finalize`], with gprof's traces under `AOUTDEBUG | IDDEBUG`: each duplicate
+    /// (which one is favoured), the number removed, and the table with its ranges.
+    pub fn finalize_traced(input: &[GprofSymbol<'data>], text_end: u64, trace: &mut Trace) -> Self {
+        let traced = trace.on(AOUTDEBUG | IDDEBUG);
         let sorted = address_order(input).into_iter().map(|i| {
             let g = &input[i];
             Sym {
@@ -84,7 +93,26 @@ impl<'data> SymTab<'data> {
             if src.addr == prev_addr {
                 // Same address as the kept symbol (always the last one pushed).
                 if let Some(dst) = syms.last_mut() {
-                    if favors(&src, dst) {
+                    let favored = favors(&src, dst);
+                    if traced {
+                        let (w, l) = if favored {
+                            (&src, &*dst)
+                        } else {
+                            (&*dst, &src)
+                        };
+                        trace.put(b"[symtab_finalize] favor ");
+                        for (k, s) in [w, l].into_iter().enumerate() {
+                            if k == 1 {
+                                trace.put(b" over ");
+                            }
+                            trace.put(s.name);
+                            let st = if s.is_static { 't' } else { 'T' };
+                            let fu = if s.is_func { 'F' } else { 'f' };
+                            trace.fmt(format_args!("@{st}{fu}"));
+                        }
+                        trace.fmt(format_args!(" (addr={:x})\n", src.addr));
+                    }
+                    if favored {
                         *dst = src;
                     }
                 }
@@ -103,6 +131,20 @@ impl<'data> SymTab<'data> {
                 last.end_addr = text_end.wrapping_sub(1);
             }
         }
+        if traced {
+            let removed = input.len() - syms.len();
+            trace.fmt(format_args!(
+                "[symtab_finalize]: removed {removed} duplicate entries\n"
+            ));
+            for s in &syms {
+                trace.fmt(format_args!(
+                    "[symtab_finalize] 0x{:x}-0x{:x}\t",
+                    s.addr, s.end_addr
+                ));
+                trace.put(s.name);
+                trace.put(b"\n");
+            }
+        }
         SymTab { syms }
     }
 
@@ -114,6 +156,54 @@ impl<'data> SymTab<'data> {
     /// True when there are no symbols.
     pub fn is_empty(&self) -> bool {
         self.syms.is_empty()
+    }
+
+    /// `sym_lookup` as gprof runs it, binary search and `LOOKUPDEBUG` trace of its probes
+    /// included (the same answer as [`SymTab::lookup`]; only used when tracing).
+    pub fn lookup_traced(&self, addr: u64, trace: &mut Trace) -> Option<usize> {
+        let sym = &self.syms;
+        let len = sym.len();
+        if len == 0 {
+            return None;
+        }
+        let (mut low, mut high) = (0usize, len - 1);
+        let mut mid = usize::MAX;
+        let mut probes = 0;
+        while low != high {
+            probes += 1;
+            mid = (high + low) / 2;
+            if sym[mid].addr <= addr && sym[mid + 1].addr > addr {
+                if addr > sym[mid].end_addr {
+                    return None;
+                }
+                if trace.on(LOOKUPDEBUG) {
+                    trace.fmt(format_args!(
+                        "[sym_lookup] {probes} probes (symtab->len={})\n",
+                        len - 1
+                    ));
+                }
+                return Some(mid);
+            }
+            if sym[mid].addr > addr {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        let next = mid.wrapping_add(1);
+        if sym.get(next)?.addr <= addr {
+            if addr > sym[next].end_addr {
+                return None;
+            }
+            if trace.on(LOOKUPDEBUG) {
+                trace.fmt(format_args!(
+                    "[sym_lookup] {probes} ({}) probes, fall off\n",
+                    len - 1
+                ));
+            }
+            return Some(next);
+        }
+        None
     }
 
     /// `sym_lookup`: the last symbol starting at or before `addr`, if `addr` is not past its

@@ -287,6 +287,143 @@ pub fn gprof_symbols<'data>(
         .collect()
 }
 
+/// The traces of gprof's `core_create_function_syms` under `-d` with `AOUTDEBUG` (128), into
+/// `out`: its first pass classifies every symbol (`[core_sym_class] NAME is of class C` for
+/// the letters it does not keep, `NAME: not a function` for locals under `-a`), the second
+/// does it again and then says of each symbol whether it is rejected (with BFD's
+/// section-relative value) or becomes the next function, after `get_src_info`'s line.
+///
+/// `get_src_info` is given as BFD answers it without DWARF: the nearest function symbol of
+/// `.text` at or below the address (`elf_find_function`: any symbol of `.text` that is not an
+/// object, TLS, section or file symbol; the larger size wins at the same address; an address
+/// below `.text` wraps to a huge offset) with the file of the `STT_FILE` symbol before it,
+/// and line 0, so "no info". With DWARF, BFD answers from the line table and the debugging
+/// information instead, which this function does not do: callers must not use it then.
+pub fn class_traces(
+    image: &ElfImage<'_>,
+    table: &SymbolTable<'_>,
+    opts: ClassOptions,
+    out: &mut Vec<u8>,
+) {
+    use std::io::Write;
+    let text = image
+        .sections
+        .iter()
+        .position(|s| s.name == b".text")
+        .or_else(|| image.sections.iter().position(|s| s.name == b"$CODE$"));
+    let class_line = |sym: &RawSymbol, out: &mut Vec<u8>| {
+        if sym.typ == elf::STT_SECTION.0 || sym.typ == elf::STT_FILE.0 {
+            return;
+        }
+        let name = table.name(sym);
+        if opts.no_static && sym.bind == elf::STB_LOCAL.0 {
+            out.extend_from_slice(b"[core_sym_class] ");
+            out.extend_from_slice(name);
+            out.extend_from_slice(b": not a function\n");
+            return;
+        }
+        let c = nm_letter(image, sym);
+        if !matches!(c, 'T' | 'W' | 't') {
+            out.extend_from_slice(b"[core_sym_class] ");
+            out.extend_from_slice(name);
+            let _ = writeln!(out, " is of class {c}");
+        }
+    };
+    for sym in &table.symbols {
+        class_line(sym, out);
+    }
+    let mut kept = 0usize;
+    for sym in &table.symbols {
+        class_line(sym, out);
+        let name = table.name(sym);
+        if gprof_class(image, table, sym, opts).is_none() {
+            let _ = write!(
+                out,
+                "[core_create_function_syms] rejecting: 0x{:x} ",
+                bfd_value(image, sym)
+            );
+            out.extend_from_slice(name);
+            out.push(b'\n');
+            continue;
+        }
+        let (file, func) = match text {
+            Some(t) => nearest_function(image, table, t, sym.value),
+            None => (None, None),
+        };
+        let _ = write!(out, "[get_src_info] no info for 0x{:x} (", sym.value);
+        out.extend_from_slice(file.unwrap_or(b"<unknown>"));
+        out.extend_from_slice(b":0,");
+        out.extend_from_slice(func.unwrap_or(b"<unknown>"));
+        out.extend_from_slice(b")\n");
+        let _ = write!(out, "[core_create_function_syms] {kept} ");
+        out.extend_from_slice(name);
+        let _ = writeln!(out, " 0x{:x}", sym.value);
+        kept += 1;
+    }
+}
+
+/// BFD's `value` of an ELF symbol of an executable: relative to its section, if it has one.
+fn bfd_value(image: &ElfImage<'_>, sym: &RawSymbol) -> u64 {
+    let special = sym.shndx == 0 || sym.shndx >= u32::from(elf::SHN_LORESERVE);
+    match image.sections.get(sym.shndx as usize).filter(|_| !special) {
+        Some(sec) => sym.value.wrapping_sub(sec.addr),
+        None => sym.value,
+    }
+}
+
+/// `elf_find_function` without DWARF: the file and function BFD names for `addr`
+/// (see [`class_traces`]).
+fn nearest_function<'data>(
+    image: &ElfImage<'_>,
+    table: &SymbolTable<'data>,
+    text: usize,
+    addr: u64,
+) -> (Option<&'data [u8]>, Option<&'data [u8]>) {
+    let vma = image.sections[text].addr;
+    let offset = addr.wrapping_sub(vma);
+    let mut file: Option<&RawSymbol> = None;
+    let mut file_after_symbol = false;
+    let mut symbol_seen = false;
+    let mut best: Option<(u64, u64, &'data [u8], Option<&'data [u8]>)> = None;
+    for sym in &table.symbols {
+        if sym.typ == elf::STT_FILE.0 {
+            file = Some(sym);
+            if symbol_seen {
+                file_after_symbol = true;
+            }
+            continue;
+        }
+        symbol_seen = true;
+        let excluded = [
+            elf::STT_SECTION.0,
+            elf::STT_OBJECT.0,
+            elf::STT_TLS.0,
+            elf::STT_COMMON.0,
+        ];
+        if excluded.contains(&sym.typ) || sym.shndx as usize != text {
+            continue;
+        }
+        let code_off = sym.value.wrapping_sub(vma);
+        let size = if sym.size == 0 { 1 } else { sym.size };
+        let better = match best {
+            None => code_off <= offset,
+            Some((low, best_size, _, _)) => {
+                code_off <= offset && (code_off > low || (code_off == low && size > best_size))
+            }
+        };
+        if better {
+            let f = file
+                .filter(|_| sym.bind == elf::STB_LOCAL.0 || !file_after_symbol)
+                .map(|f| table.name(f));
+            best = Some((code_off, size, table.name(sym), f));
+        }
+    }
+    match best {
+        Some((_, _, name, f)) => (f, Some(name)),
+        None => (None, None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
