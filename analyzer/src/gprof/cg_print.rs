@@ -159,8 +159,15 @@ pub(super) fn print_exec_counts(
 
 /// `-i`: what each gmon file held, as gprof prints it while reading the file.
 pub(crate) fn print_file_info(a: &Analysis<'_>, out: &mut Vec<u8>) {
-    let plural = |n: u64| if n == 1 { "" } else { "s" };
     for f in &a.files {
+        print_one_file_info(f, out);
+    }
+}
+
+/// `-i`'s lines for one gmon file.
+pub fn print_one_file_info(f: &super::FileInfo, out: &mut Vec<u8>) {
+    let plural = |n: u64| if n == 1 { "" } else { "s" };
+    {
         out.extend_from_slice(b"File `");
         out.extend_from_slice(f.name.as_bytes());
         out.extend_from_slice(

@@ -78,6 +78,8 @@ pub struct Trace {
     /// Under a bit that prints names: each symbol's printed name (demangled, as
     /// `print_name_only` prints it before its debugging decorations).
     pub names: Vec<Vec<u8>>,
+    /// Where in `out` each gmon file's reading ended (gprof prints `-i`'s lines there).
+    pub file_ends: Vec<usize>,
 }
 
 impl Trace {
@@ -87,6 +89,7 @@ impl Trace {
             level,
             out: Vec::new(),
             names: Vec::new(),
+            file_ends: Vec::new(),
         }
     }
 

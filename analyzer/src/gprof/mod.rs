@@ -373,6 +373,9 @@ impl<'data> Analysis<'data> {
         }
         let arcs = info.arcs > 0;
         self.files.push(info);
+        if self.trace.level != 0 {
+            self.trace.file_ends.push(self.trace.out.len());
+        }
         if arcs || !format.is_gnu() {
             self.has_call_graph = true;
         }
