@@ -420,6 +420,76 @@ impl CallGraph {
         self.arc_add(symtab, parent, child, count);
     }
 
+    /// [`StaticCalls::find`] and the arcs it adds for the symbol `p` (up to `end`), as gprof's
+    /// `i386_find_call` runs with its `CALLDEBUG` traces (and those of the lookups and arcs).
+    fn find_calls_traced(
+        &mut self,
+        calls: &StaticCalls<'_>,
+        symtab: &SymTab<'_>,
+        p: usize,
+        end: u64,
+        trace: &mut Trace,
+    ) {
+        let (mut low, mut high) = (symtab.syms[p].addr, end);
+        // `hist_clip_symbol_address`: no overlap leaves an empty range at `low`.
+        match calls
+            .ranges
+            .iter()
+            .map(|&(lo, hi)| (lo.max(low), hi.min(high)))
+            .find(|&(l, h)| l < h)
+        {
+            Some((l, h)) => (low, high) = (l, h),
+            None => high = low,
+        }
+        let on = trace.on(debug::CALLDEBUG);
+        if on {
+            trace.put(b"[findcall] ");
+            trace.put(symtab.syms[p].name);
+            trace.fmt(format_args!(": 0x{low:x} to 0x{high:x}\n"));
+        }
+        let (vma, bytes) = calls.text;
+        let byte = |pc: u64| -> Option<u8> {
+            let off = pc.checked_sub(vma)?;
+            bytes.get(usize::try_from(off).ok()?).copied()
+        };
+        let mut pc = low;
+        while pc < high {
+            if byte(pc) != Some(0xe8) {
+                pc += 1;
+                continue;
+            }
+            if on {
+                trace.fmt(format_args!("[findcall]\t0x{pc:x}:call"));
+            }
+            let disp = (1..5).try_fold(0u32, |acc, k| {
+                byte(pc + k).map(|b| acc | u32::from(b) << (8 * (k - 1)))
+            });
+            if let Some(disp) = disp {
+                let dest = u64::from(disp).wrapping_add(pc).wrapping_add(5);
+                let dest32 = dest & 0xffff_ffff;
+                if calls.ranges.iter().any(|&(l, h)| l <= dest32 && dest32 < h) {
+                    let child = symtab
+                        .lookup_traced(dest, trace)
+                        .filter(|&c| symtab.syms[c].addr == dest);
+                    if let Some(child) = child {
+                        if on {
+                            trace.fmt(format_args!("\tdestpc 0x{dest:x} ("));
+                            trace.put(symtab.syms[child].name);
+                            trace.put(b")\n");
+                        }
+                        self.arc_add_traced(symtab, p, child, 0, trace);
+                        pc += 5;
+                        continue;
+                    }
+                }
+            }
+            if on {
+                trace.put(b"\tbut it's a botch\n");
+            }
+            pc += 1;
+        }
+    }
+
     /// gprof's `print_name` of `node` into the trace: its name with the debugging
     /// decorations, `<cycle N>`, and its index once it has one.
     fn trace_name(&self, node: usize, trace: &mut Trace) {
@@ -537,10 +607,10 @@ impl CallGraph {
             node.cyc_next = None;
             if let Some(c) = calls {
                 let end = symtab.syms.get(p + 1).map_or(u64::MAX, |s| s.addr);
-                for child in c.find(symtab, symtab.syms[p].addr, end) {
-                    if traced {
-                        self.arc_add_traced(symtab, p, child, 0, trace);
-                    } else {
+                if traced {
+                    self.find_calls_traced(c, symtab, p, end, trace);
+                } else {
+                    for child in c.find(symtab, symtab.syms[p].addr, end) {
                         self.arc_add(symtab, p, child, 0);
                     }
                 }
