@@ -200,9 +200,6 @@ impl<'data> Analysis<'data> {
                     no_static: opts.no_static,
                     ignore_non_functions: opts.ignore_non_functions,
                 };
-                if trace.on(debug::AOUTDEBUG) {
-                    profil_symbols::gprof::class_traces(exe, table, class, &mut trace.out);
-                }
                 gprof_symbols(exe, table, class)
             }
         };
@@ -293,6 +290,23 @@ impl<'data> Analysis<'data> {
         read_so_far: &mut Vec<u8>,
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
+        if a.trace.on(debug::AOUTDEBUG) && opts.external_symbols.is_none() {
+            // `core_create_function_syms`' traces come before those of `Analysis::new`.
+            if let Some(table) = exe.symtab.as_ref() {
+                let addrs: Vec<u64> = table.symbols.iter().map(|s| s.value).collect();
+                let located = profil_symbols::gprof::source_locations(&inputs.exe.data, &addrs);
+                let mut first = Vec::new();
+                profil_symbols::gprof::class_traces(
+                    exe,
+                    table,
+                    a.class_options,
+                    &located,
+                    &mut first,
+                );
+                first.append(&mut a.trace.out);
+                a.trace.out = first;
+            }
+        }
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
         }

@@ -293,16 +293,21 @@ pub fn gprof_symbols<'data>(
 /// does it again and then says of each symbol whether it is rejected (with BFD's
 /// section-relative value) or becomes the next function, after `get_src_info`'s line.
 ///
-/// `get_src_info` is given as BFD answers it without DWARF: the nearest function symbol of
+/// `located` holds what the DWARF line table says of symbol addresses ([`source_locations`]:
+/// the whole path and a non-zero line); for those `get_src_info` succeeds, with the function
+/// named by the nearest symbol (BFD names the DWARF function, whose linkage name or name is the
+/// symbol's at a function's entry).
+///
+/// Elsewhere `get_src_info` is given as BFD answers it without DWARF: the nearest function symbol of
 /// `.text` at or below the address (`elf_find_function`: any symbol of `.text` that is not an
 /// object, TLS, section or file symbol; the larger size wins at the same address; an address
 /// below `.text` wraps to a huge offset) with the file of the `STT_FILE` symbol before it,
-/// and line 0, so "no info". With DWARF, BFD answers from the line table and the debugging
-/// information instead, which this function does not do: callers must not use it then.
+/// and line 0, so "no info".
 pub fn class_traces(
     image: &ElfImage<'_>,
     table: &SymbolTable<'_>,
     opts: ClassOptions,
+    located: &HashMap<u64, (Vec<u8>, u64)>,
     out: &mut Vec<u8>,
 ) {
     use std::io::Write;
@@ -350,11 +355,22 @@ pub fn class_traces(
             Some(t) => nearest_function(image, table, t, sym.value),
             None => (None, None),
         };
-        let _ = write!(out, "[get_src_info] no info for 0x{:x} (", sym.value);
-        out.extend_from_slice(file.unwrap_or(b"<unknown>"));
-        out.extend_from_slice(b":0,");
-        out.extend_from_slice(func.unwrap_or(b"<unknown>"));
-        out.extend_from_slice(b")\n");
+        match (located.get(&sym.value), func) {
+            (Some((path, line)), Some(func)) => {
+                let _ = write!(out, "[get_src_info] 0x{:x} -> ", sym.value);
+                out.extend_from_slice(path);
+                let _ = write!(out, ":{line} (");
+                out.extend_from_slice(func);
+                out.extend_from_slice(b")\n");
+            }
+            _ => {
+                let _ = write!(out, "[get_src_info] no info for 0x{:x} (", sym.value);
+                out.extend_from_slice(file.unwrap_or(b"<unknown>"));
+                out.extend_from_slice(b":0,");
+                out.extend_from_slice(func.unwrap_or(b"<unknown>"));
+                out.extend_from_slice(b")\n");
+            }
+        }
         let _ = write!(out, "[core_create_function_syms] {kept} ");
         out.extend_from_slice(name);
         let _ = writeln!(out, " 0x{:x}", sym.value);
