@@ -142,18 +142,7 @@ pub fn report(
             for level in g.debug_banners {
                 buf.extend_from_slice(format!("[main] debug-level=0x{level:x}\n").as_bytes());
             }
-            if g.sections.file_info && g.debug != 0 {
-                // gprof prints each file's lines as it reads it, between the traces.
-                let mut at = 0;
-                for (f, &end) in a.files.iter().zip(&a.trace.file_ends) {
-                    buf.extend_from_slice(&a.trace.out[at..end]);
-                    gprof::cg_print::print_one_file_info(f, &mut buf);
-                    at = end;
-                }
-                buf.extend_from_slice(&a.trace.out[at..]);
-            } else {
-                buf.append(&mut a.trace.out);
-            }
+            a.take_traces(g.sections.file_info, &mut buf);
             let graph = g.graph_options();
             warnings.extend(gprof::report::print_report(
                 &a,

@@ -216,31 +216,6 @@ impl<'data> Analysis<'data> {
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
         let select = Selection::new(&symtab, &excluded, opts.specs);
-        if trace.on(debug::IDDEBUG) {
-            // `sym_id_parse` of the default exclusions (gprof's list is in reverse order,
-            // each name in three tables); the tables are empty unless a symbol has the name.
-            for name in DEFAULT_EXCLUDED.iter().rev() {
-                for _ in 0..3 {
-                    trace.fmt(format_args!("[parse_id] {name} -> *:{name}\n"));
-                }
-            }
-            for table in [
-                "INCL_GRAPH",
-                "EXCL_GRAPH",
-                "INCL_ARCS",
-                "EXCL_ARCS",
-                "INCL_FLAT",
-                "EXCL_FLAT",
-                "INCL_TIME",
-                "EXCL_TIME",
-                "INCL_ANNO",
-                "EXCL_ANNO",
-                "INCL_EXEC",
-                "EXCL_EXEC",
-            ] {
-                trace.fmt(format_args!("[sym_id_parse] syms[{table}]:\n"));
-            }
-        }
         Ok(Analysis {
             symtab,
             excluded,
@@ -290,23 +265,8 @@ impl<'data> Analysis<'data> {
         read_so_far: &mut Vec<u8>,
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
-        if a.trace.on(debug::AOUTDEBUG) && opts.external_symbols.is_none() {
-            // `core_create_function_syms`' traces come before those of `Analysis::new`.
-            if let Some(table) = exe.symtab.as_ref() {
-                let addrs: Vec<u64> = table.symbols.iter().map(|s| s.value).collect();
-                let located = profil_symbols::gprof::source_locations(&inputs.exe.data, &addrs);
-                let mut first = Vec::new();
-                profil_symbols::gprof::class_traces(
-                    exe,
-                    table,
-                    a.class_options,
-                    &located,
-                    &mut first,
-                );
-                first.append(&mut a.trace.out);
-                a.trace.out = first;
-            }
-        }
+        a.trace_classes_first(exe, &inputs.exe.data);
+        a.trace_sym_id_parse();
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
         }
@@ -321,6 +281,71 @@ impl<'data> Analysis<'data> {
         }
         a.finish();
         Ok(a)
+    }
+
+    /// Under `-d` with `AOUTDEBUG`: put `core_create_function_syms`' traces (of `exe`, whose
+    /// bytes are `data`) before those [`Analysis::new`] wrote (`symtab_finalize`'s).
+    pub fn trace_classes_first(&mut self, exe: &ElfImage<'_>, data: &[u8]) {
+        if !self.trace.on(debug::AOUTDEBUG) || self.external_symbols {
+            return;
+        }
+        let Some(table) = exe.symtab.as_ref() else {
+            return;
+        };
+        let addrs: Vec<u64> = table.symbols.iter().map(|s| s.value).collect();
+        let located = profil_symbols::gprof::source_locations(data, &addrs);
+        let mut first = Vec::new();
+        profil_symbols::gprof::class_traces(exe, table, self.class_options, &located, &mut first);
+        first.append(&mut self.trace.out);
+        self.trace.out = first;
+    }
+
+    /// Under `-d` with `IDDEBUG`: `sym_id_parse`'s traces of the default exclusions (gprof's
+    /// list is in reverse order, each name in three tables) and its twelve tables (empty
+    /// unless a symbol has one of the names).
+    pub fn trace_sym_id_parse(&mut self) {
+        let trace = &mut self.trace;
+        if !trace.on(debug::IDDEBUG) {
+            return;
+        }
+        for name in DEFAULT_EXCLUDED.iter().rev() {
+            for _ in 0..3 {
+                trace.fmt(format_args!("[parse_id] {name} -> *:{name}\n"));
+            }
+        }
+        for table in [
+            "INCL_GRAPH",
+            "EXCL_GRAPH",
+            "INCL_ARCS",
+            "EXCL_ARCS",
+            "INCL_FLAT",
+            "EXCL_FLAT",
+            "INCL_TIME",
+            "EXCL_TIME",
+            "INCL_ANNO",
+            "EXCL_ANNO",
+            "INCL_EXEC",
+            "EXCL_EXEC",
+        ] {
+            trace.fmt(format_args!("[sym_id_parse] syms[{table}]:\n"));
+        }
+    }
+
+    /// Move the analysis' traces to `out` (the report's stdout), with `-i`'s lines for each
+    /// gmon file (`file_info`) where gprof prints them: after the file's own traces.
+    pub fn take_traces(&mut self, file_info: bool, out: &mut Vec<u8>) {
+        let traces = std::mem::take(&mut self.trace.out);
+        if !file_info {
+            out.extend_from_slice(&traces);
+            return;
+        }
+        let mut at = 0;
+        for (f, &end) in self.files.iter().zip(&self.trace.file_ends) {
+            out.extend_from_slice(&traces[at..end]);
+            cg_print::print_one_file_info(f, out);
+            at = end;
+        }
+        out.extend_from_slice(&traces[at..]);
     }
 
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.

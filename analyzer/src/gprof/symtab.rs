@@ -72,6 +72,14 @@ impl<'data> SymTab<'data> {
     /// [`SymTab::finalize`], with gprof's traces under `AOUTDEBUG | IDDEBUG`: each duplicate
     /// (which one is favoured), the number removed, and the table with its ranges.
     pub fn finalize_traced(input: &[GprofSymbol<'data>], text_end: u64, trace: &mut Trace) -> Self {
+        let table = Self::finalize_favors(input, text_end, trace);
+        table.trace_table(input.len() - table.len(), trace);
+        table
+    }
+
+    /// [`SymTab::finalize`] with only the traces of its duplicates (the caller prints the
+    /// rest with [`SymTab::trace_table`]).
+    pub fn finalize_favors(input: &[GprofSymbol<'data>], text_end: u64, trace: &mut Trace) -> Self {
         let traced = trace.on(AOUTDEBUG | IDDEBUG);
         let sorted = address_order(input).into_iter().map(|i| {
             let g = &input[i];
@@ -131,21 +139,26 @@ impl<'data> SymTab<'data> {
                 last.end_addr = text_end.wrapping_sub(1);
             }
         }
-        if traced {
-            let removed = input.len() - syms.len();
-            trace.fmt(format_args!(
-                "[symtab_finalize]: removed {removed} duplicate entries\n"
-            ));
-            for s in &syms {
-                trace.fmt(format_args!(
-                    "[symtab_finalize] 0x{:x}-0x{:x}\t",
-                    s.addr, s.end_addr
-                ));
-                trace.put(s.name);
-                trace.put(b"\n");
-            }
-        }
         SymTab { syms }
+    }
+
+    /// The end of `symtab_finalize`'s traces (`AOUTDEBUG | IDDEBUG`): how many entries were
+    /// `removed`, then the table with its ranges.
+    pub fn trace_table(&self, removed: usize, trace: &mut Trace) {
+        if !trace.on(AOUTDEBUG | IDDEBUG) {
+            return;
+        }
+        trace.fmt(format_args!(
+            "[symtab_finalize]: removed {removed} duplicate entries\n"
+        ));
+        for s in &self.syms {
+            trace.fmt(format_args!(
+                "[symtab_finalize] 0x{:x}-0x{:x}\t",
+                s.addr, s.end_addr
+            ));
+            trace.put(s.name);
+            trace.put(b"\n");
+        }
     }
 
     /// Number of symbols.
