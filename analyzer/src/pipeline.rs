@@ -144,14 +144,24 @@ pub fn report(
             }
             a.take_traces(g.sections.file_info, &mut buf);
             let graph = g.graph_options();
-            warnings.extend(gprof::report::print_report(
+            let printed = gprof::report::print_report(
                 &a,
                 g.sections,
                 graph,
                 &last,
                 &inputs.exe.data,
                 &mut buf,
-            )?);
+            );
+            match printed {
+                Ok(w) => warnings.extend(w),
+                Err(e) => {
+                    // gprof fails after its traces (and prints no section before failing).
+                    if g.debug != 0 {
+                        out.write_all(&buf)?;
+                    }
+                    return Err(e);
+                }
+            }
             out.write_all(&buf)?;
             None
         }
@@ -335,6 +345,9 @@ fn gprof_lines(
 ) -> Result<Vec<String>> {
     let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
     let mut buf = Vec::new();
+    for level in args.debug_banners {
+        buf.extend_from_slice(format!("[main] debug-level=0x{level:x}\n").as_bytes());
+    }
     let report = gprof::lines::print_report(
         image,
         &inputs.exe.data,
@@ -354,7 +367,7 @@ fn gprof_lines(
                 inline_file_names: args.inline_file_names,
                 file_format: args.file_format,
                 external_symbols: args.external_symbols,
-                debug: 0,
+                debug: args.debug,
             },
             sum: args.sum,
         },

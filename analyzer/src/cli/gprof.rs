@@ -521,8 +521,8 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     }
     if g.debug != 0 {
         // The traces of these paths are not reproduced (crate::gprof::debug).
-        let what = if g.lines {
-            Some("-d with -l (or -s)")
+        let what = if g.sum {
+            Some("-d with -s")
         } else if !specs.is_empty() {
             Some("-d with symbol specs (-p NAME, -q NAME, -k, -e, -f, -n, …)")
         } else if g.external_symbols.is_some() {

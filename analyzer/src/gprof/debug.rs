@@ -80,6 +80,9 @@ pub struct Trace {
     pub names: Vec<Vec<u8>>,
     /// Where in `out` each gmon file's reading ended (gprof prints `-i`'s lines there).
     pub file_ends: Vec<usize>,
+    /// No gmon file had arcs, so gprof never assembled the call graph: names print with
+    /// the values `sym_init` left (`{0}    0% `).
+    pub unassembled: bool,
 }
 
 impl Trace {
@@ -90,6 +93,7 @@ impl Trace {
             out: Vec::new(),
             names: Vec::new(),
             file_ends: Vec::new(),
+            unassembled: false,
         }
     }
 

@@ -461,13 +461,18 @@ impl<'data> Analysis<'data> {
             }),
             _ => None,
         };
-        self.cg.assemble_with(
-            &self.symtab,
-            &self.time,
-            &excl,
-            calls.as_ref(),
-            &mut self.trace,
-        );
+        // gprof assembles the call graph only when a file had arcs: without, it prints none of
+        // that step's traces and every name's decorations stay `{0}    0% `.
+        let mut silent = debug::Trace::default();
+        let trace = match self.has_call_graph {
+            true => &mut self.trace,
+            false => {
+                self.trace.unassembled = true;
+                &mut silent
+            }
+        };
+        self.cg
+            .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref(), trace);
     }
 
     /// `--inline-file-names`: look up each symbol's source file and line (BFD's answer at
@@ -527,7 +532,10 @@ impl<'data> Analysis<'data> {
         }
         let start = out.len();
         let n = &self.cg.nodes[i];
-        debug::push_decorations(level, n.top_order, n.prop_fract, out);
+        match self.trace.unassembled {
+            true => debug::push_decorations(level, 0, 0.0, out),
+            false => debug::push_decorations(level, n.top_order, n.prop_fract, out),
+        }
         out.len() - start
     }
 

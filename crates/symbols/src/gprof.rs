@@ -311,11 +311,7 @@ pub fn class_traces(
     out: &mut Vec<u8>,
 ) {
     use std::io::Write;
-    let text = image
-        .sections
-        .iter()
-        .position(|s| s.name == b".text")
-        .or_else(|| image.sections.iter().position(|s| s.name == b"$CODE$"));
+    let find = FindFunction::new(image, table);
     let class_line = |sym: &RawSymbol, out: &mut Vec<u8>| {
         if sym.typ == elf::STT_SECTION.0 || sym.typ == elf::STT_FILE.0 {
             return;
@@ -351,30 +347,42 @@ pub fn class_traces(
             out.push(b'\n');
             continue;
         }
-        let (file, func) = match text {
-            Some(t) => nearest_function(image, table, t, sym.value),
-            None => (None, None),
-        };
-        match (located.get(&sym.value), func) {
-            (Some((path, line)), Some(func)) => {
-                let _ = write!(out, "[get_src_info] 0x{:x} -> ", sym.value);
-                out.extend_from_slice(path);
-                let _ = write!(out, ":{line} (");
-                out.extend_from_slice(func);
-                out.extend_from_slice(b")\n");
-            }
-            _ => {
-                let _ = write!(out, "[get_src_info] no info for 0x{:x} (", sym.value);
-                out.extend_from_slice(file.unwrap_or(b"<unknown>"));
-                out.extend_from_slice(b":0,");
-                out.extend_from_slice(func.unwrap_or(b"<unknown>"));
-                out.extend_from_slice(b")\n");
-            }
-        }
+        let (file, func) = find.at(sym.value);
+        let found = located.get(&sym.value).map(|(p, l)| (p.as_slice(), *l));
+        src_info_trace(sym.value, found, file, func, out);
         let _ = write!(out, "[core_create_function_syms] {kept} ");
         out.extend_from_slice(name);
         let _ = writeln!(out, " 0x{:x}", sym.value);
         kept += 1;
+    }
+}
+
+/// `get_src_info`'s `AOUTDEBUG` line for `addr`: with `found` (path and line from the line
+/// table) and a function, its answer; else "no info", with the file and function of the
+/// symbol-table fallback.
+pub fn src_info_trace(
+    addr: u64,
+    found: Option<(&[u8], u64)>,
+    file: Option<&[u8]>,
+    func: Option<&[u8]>,
+    out: &mut Vec<u8>,
+) {
+    use std::io::Write;
+    match (found, func) {
+        (Some((path, line)), Some(func)) => {
+            let _ = write!(out, "[get_src_info] 0x{addr:x} -> ");
+            out.extend_from_slice(path);
+            let _ = write!(out, ":{line} (");
+            out.extend_from_slice(func);
+            out.extend_from_slice(b")\n");
+        }
+        _ => {
+            let _ = write!(out, "[get_src_info] no info for 0x{addr:x} (");
+            out.extend_from_slice(file.unwrap_or(b"<unknown>"));
+            out.extend_from_slice(b":0,");
+            out.extend_from_slice(func.unwrap_or(b"<unknown>"));
+            out.extend_from_slice(b")\n");
+        }
     }
 }
 
@@ -387,56 +395,88 @@ fn bfd_value(image: &ElfImage<'_>, sym: &RawSymbol) -> u64 {
     }
 }
 
-/// `elf_find_function` without DWARF: the file and function BFD names for `addr`
-/// (see [`class_traces`]).
-fn nearest_function<'data>(
-    image: &ElfImage<'_>,
-    table: &SymbolTable<'data>,
-    text: usize,
-    addr: u64,
-) -> (Option<&'data [u8]>, Option<&'data [u8]>) {
-    let vma = image.sections[text].addr;
-    let offset = addr.wrapping_sub(vma);
-    let mut file: Option<&RawSymbol> = None;
-    let mut file_after_symbol = false;
-    let mut symbol_seen = false;
-    let mut best: Option<(u64, u64, &'data [u8], Option<&'data [u8]>)> = None;
-    for sym in &table.symbols {
-        if sym.typ == elf::STT_FILE.0 {
-            file = Some(sym);
-            if symbol_seen {
-                file_after_symbol = true;
-            }
-            continue;
-        }
-        symbol_seen = true;
-        let excluded = [
-            elf::STT_SECTION.0,
-            elf::STT_OBJECT.0,
-            elf::STT_TLS.0,
-            elf::STT_COMMON.0,
-        ];
-        if excluded.contains(&sym.typ) || sym.shndx as usize != text {
-            continue;
-        }
-        let code_off = sym.value.wrapping_sub(vma);
-        let size = if sym.size == 0 { 1 } else { sym.size };
-        let better = match best {
-            None => code_off <= offset,
-            Some((low, best_size, _, _)) => {
-                code_off <= offset && (code_off > low || (code_off == low && size > best_size))
-            }
+/// `elf_find_function` without DWARF: the file and function BFD names for an address (see
+/// [`class_traces`]), by a binary search over `.text`'s candidate symbols.
+#[derive(Debug, Clone)]
+pub struct FindFunction<'data> {
+    vma: u64,
+    /// (offset in `.text`, size (at least 1), reversed `.symtab` position, name, file),
+    /// ascending: the last one at or below an offset is BFD's answer.
+    candidates: Vec<FindCandidate<'data>>,
+}
+
+type FindCandidate<'data> = (
+    u64,
+    u64,
+    std::cmp::Reverse<usize>,
+    &'data [u8],
+    Option<&'data [u8]>,
+);
+
+impl<'data> FindFunction<'data> {
+    /// The candidates of `table` in `image`'s `.text` (none without one).
+    pub fn new(image: &ElfImage<'_>, table: &SymbolTable<'data>) -> Self {
+        let text = image
+            .sections
+            .iter()
+            .position(|s| s.name == b".text")
+            .or_else(|| image.sections.iter().position(|s| s.name == b"$CODE$"));
+        let Some(text) = text else {
+            return FindFunction {
+                vma: 0,
+                candidates: Vec::new(),
+            };
         };
-        if better {
+        let vma = image.sections[text].addr;
+        let mut file: Option<&RawSymbol> = None;
+        let (mut symbol_seen, mut file_after_symbol) = (false, false);
+        let mut candidates = Vec::new();
+        for (k, sym) in table.symbols.iter().enumerate() {
+            if sym.typ == elf::STT_FILE.0 {
+                file = Some(sym);
+                file_after_symbol |= symbol_seen;
+                continue;
+            }
+            symbol_seen = true;
+            let excluded = [
+                elf::STT_SECTION.0,
+                elf::STT_OBJECT.0,
+                elf::STT_TLS.0,
+                elf::STT_COMMON.0,
+            ];
+            // annobin's labels (hidden local untyped, size 0) are no candidates for BFD.
+            let annobin = sym.size == 0
+                && sym.bind == elf::STB_LOCAL.0
+                && sym.typ == elf::STT_NOTYPE.0
+                && sym.visibility == elf::STV_HIDDEN.0;
+            if excluded.contains(&sym.typ) || annobin || sym.shndx as usize != text {
+                continue;
+            }
             let f = file
                 .filter(|_| sym.bind == elf::STB_LOCAL.0 || !file_after_symbol)
                 .map(|f| table.name(f));
-            best = Some((code_off, size, table.name(sym), f));
+            let off = sym.value.wrapping_sub(vma);
+            candidates.push((
+                off,
+                sym.size.max(1),
+                std::cmp::Reverse(k),
+                table.name(sym),
+                f,
+            ));
         }
+        candidates.sort_unstable_by_key(|c| (c.0, c.1, c.2));
+        FindFunction { vma, candidates }
     }
-    match best {
-        Some((_, _, name, f)) => (f, Some(name)),
-        None => (None, None),
+
+    /// The file (of the `STT_FILE` symbol before the function, as BFD keeps it) and function
+    /// BFD names for `addr` (an address below `.text` is a huge offset: the last function).
+    pub fn at(&self, addr: u64) -> (Option<&'data [u8]>, Option<&'data [u8]>) {
+        let offset = addr.wrapping_sub(self.vma);
+        let k = self.candidates.partition_point(|c| c.0 <= offset);
+        match k.checked_sub(1).map(|k| &self.candidates[k]) {
+            Some(c) => (c.4, Some(c.3)),
+            None => (None, None),
+        }
     }
 }
 
