@@ -606,7 +606,8 @@ impl CallGraph {
             node.cyc_head = p;
             node.cyc_next = None;
             if let Some(c) = calls {
-                let end = symtab.syms.get(p + 1).map_or(u64::MAX, |s| s.addr);
+                let last_end = symtab.after_last.unwrap_or(u64::MAX);
+                let end = symtab.syms.get(p + 1).map_or(last_end, |s| s.addr);
                 if traced {
                     self.find_calls_traced(c, symtab, p, end, trace);
                 } else {
@@ -1196,6 +1197,7 @@ mod tests {
                     is_static: false,
                 })
                 .collect(),
+            after_last: None,
         }
     }
 

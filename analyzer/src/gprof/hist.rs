@@ -410,6 +410,7 @@ mod tests {
                 sym("b", 0x18, 0x1f),
                 sym("last", 0x20, 0x2f),
             ],
+            after_last: None,
         };
         // Bins of 4 bytes from 0x08: [0x08,0x0c) below every symbol, then a, a, b, b, last.
         let h = hist(0x08, 0x24, &[5, 0, 1, 2, 3, 4, 9]);
@@ -428,6 +429,7 @@ mod tests {
         // 3 bins over 12 bytes of 2-byte units, but hist_scale = 6/4 = 1.5 with 4 bins.
         let t = SymTab {
             syms: vec![sym("a", 0x0, 0x5), sym("b", 0x6, 0xb), sym("end", 0xc, 0xc)],
+            after_last: None,
         };
         let h = hist(0x0, 0xc, &[2, 2, 2, 2]);
         assert_eq!(h.scale, 1.5);

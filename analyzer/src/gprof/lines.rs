@@ -388,6 +388,10 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     }
     // gprof's table also had the symbols dropped for an empty range.
     let removed = line_syms.len() + base.symtab.len() - a.symtab.len();
+    let mut all: Vec<u64> = line_syms.iter().map(|l| l.addr).collect();
+    all.extend(base.symtab.syms.iter().map(|s| s.addr));
+    let kept = a.symtab.len();
+    a.symtab.after_last = (kept < all.len()).then(|| *all.select_nth_unstable(kept).1);
     a.symtab.trace_table(removed, &mut a.trace);
     a.trace_sym_id_parse();
     a.excluded = a

@@ -26,6 +26,11 @@ pub struct Sym<'data> {
 pub struct SymTab<'data> {
     /// The symbols.
     pub syms: Vec<Sym<'data>>,
+    /// What gprof's `find_call` (`-c`) takes for the end of the last symbol, the address of
+    /// the entry after it (`(parent + 1)->addr`): the sorted table's entry left over at that
+    /// position when `symtab_finalize` removed some. `None` when it removed none: gprof then
+    /// reads past its allocation, and the scan goes to the end of the histogram here.
+    pub after_last: Option<u64>,
 }
 
 /// `src` replaces the kept `dst` at the same address (gprof's preference order).
@@ -94,7 +99,10 @@ impl<'data> SymTab<'data> {
         let mut syms: Vec<Sym<'data>> = Vec::with_capacity(input.len());
         let mut sorted = sorted.peekable();
         let Some(first) = sorted.peek() else {
-            return SymTab { syms };
+            return SymTab {
+                syms,
+                after_last: None,
+            };
         };
         let mut prev_addr = first.addr.wrapping_sub(1);
         for src in sorted {
@@ -139,7 +147,12 @@ impl<'data> SymTab<'data> {
                 last.end_addr = text_end.wrapping_sub(1);
             }
         }
-        SymTab { syms }
+        let mut addrs: Vec<u64> = input.iter().map(|g| g.addr).collect();
+        let after_last = (syms.len() < addrs.len()).then(|| {
+            let k = syms.len();
+            *addrs.select_nth_unstable(k).1
+        });
+        SymTab { syms, after_last }
     }
 
     /// The end of `symtab_finalize`'s traces (`AOUTDEBUG | IDDEBUG`): how many entries were
