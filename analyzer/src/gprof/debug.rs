@@ -6,27 +6,42 @@
 //! print; the points that print them are the same as gprof's, in the same order:
 //!
 //! * `AOUTDEBUG`: `core_sym_class`, `core_create_function_syms` and `get_src_info` while the
-//!   symbol table is built ([`profil_symbols::gprof::class_traces`]), and with `IDDEBUG`
-//!   `symtab_finalize`'s duplicates and table ([`super::symtab::SymTab::finalize_traced`]).
+//!   symbol table is built ([`profil_symbols::gprof::class_traces`]: `get_src_info` answers
+//!   from the DWARF line table where it has the address, else with the symbol table's
+//!   nearest function and file symbol), under `-l` `core_create_line_syms`' two passes over
+//!   every byte of `.text` ([`super::lines`]), and with `IDDEBUG` `symtab_finalize`'s
+//!   duplicates and table ([`super::symtab::SymTab::finalize_traced`]).
 //! * `IDDEBUG`: `parse_id` of the default exclusions and `sym_id_parse`'s tables.
 //! * `SAMPLEDEBUG`: every histogram bin as it is read, every arc record, and
 //!   `assign_samples`' bins and credits ([`super::hist`]).
-//! * `LOOKUPDEBUG`: `sym_lookup`'s probes for each arc's ends, `arc_lookup`'s walks.
+//! * `LOOKUPDEBUG`: `sym_lookup`'s probes (arcs' ends, `-l`'s line symbols, `-c`'s targets),
+//!   `arc_lookup`'s walks.
 //! * `TALLYDEBUG`: `cg_tally` and `arc_add`.
 //! * `DFNDEBUG`, `CYCLEDEBUG`, `PROPDEBUG`: the depth-first numbering, cycles, topological
-//!   listing, flag and time propagation ([`super::cg`]). `DFNDEBUG` and `PROPDEBUG` also make
-//!   every name gprof prints (`print_name_only`) end in `{top_order} ` and `fract% `, in
-//!   the report too; the widths gprof computes from a name's length leave them out.
-//! * `TIMEDEBUG`: `cmp_arc`'s two arcs at each comparison of the call graph's sorts.
+//!   listing, flag and time propagation ([`super::cg`]), only when a gmon file had arcs (as
+//!   gprof assembles the call graph only then). `DFNDEBUG` and `PROPDEBUG` also make every
+//!   name gprof prints (`print_name_only`) end in `{top_order} ` and `fract% `, in the report
+//!   too (`{0}    0% ` without arcs); the widths gprof computes from a name's length leave
+//!   them out.
+//! * `TIMEDEBUG`: `cmp_arc`'s two arcs at each comparison of the call graph's insertion sorts.
 //! * `CALLDEBUG`: `-c`'s scan for direct calls (`[findcall]`).
+//! * `SRCDEBUG`: `-A`'s search for each source file.
 //!
-//! Nothing is formatted at level 0: every trace point tests its bit first.
+//! Nothing is formatted at level 0: every trace point tests its bit first, and the hot loops
+//! keep their untraced versions.
 //!
-//! What is not reproduced (the command line is refused, status 2, rather than print
-//! something else): executables with DWARF under `AOUTDEBUG` (BFD then answers
-//! `get_src_info` from the debugging information), `-l`/`-s` (a trace per text address),
-//! symbol specs (`-p NAME`, `-k`, …: their tables' traces), `-S` and BSD-format gmon files.
-//! No trace of gprof 2.40 prints a host pointer or uninitialised memory on these paths.
+//! Differences, all of them where gprof prints what is in its memory rather than in the
+//! input: `-c` scans a symbol outside `.text` (`_init`, in `.init`) in the heap memory before
+//! gprof's copy of `.text`, and the last symbol, when `symtab_finalize` removed no duplicate,
+//! up to an address read past gprof's table; gprof's `[findcall]` lines there (and arcs, if
+//! the memory happens to look like a call to a function) depend on its heap. We find no call
+//! outside `.text` and end the last symbol's scan at the end of the histogram.
+//!
+//! Refused (status 2) rather than printed differently: `-s` (its writing traces), symbol
+//! specs (`-p NAME`, `-k`, …: their tables' traces and probes), `-S`, and executables with a
+//! symbol gprof excludes by default (`mcount`…, in static programs: the same). Not reproduced
+//! either: BSD-format gmon files (`gmon_out_read`'s own traces) and traces of a run that fails
+//! while reading its inputs (ours prints none).
 
 use std::io::Write;
 

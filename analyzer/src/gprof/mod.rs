@@ -18,6 +18,12 @@
 //!    counts (`-C`), [`annotate`] (`-A`) and [`ordering`] (`-r`); `-T` reorders and restyles
 //!    them, and without `-b` gprof's explanations (recorded from its output, `blurbs/`) follow.
 //!
+//! Under `-d` ([`debug`]) every step also writes gprof's trace lines into the analysis'
+//! [`debug::Trace`], which goes to stdout before the report (`-i`'s lines among them, where
+//! gprof prints them); the report adds `cmp_arc`'s and the names' decorations itself. At level
+//! 0 nothing is formatted: the hot loops (arc tally, sample assignment) take their untraced
+//! versions.
+//!
 //! Around that: [`symspec`] turns the symbol specs of `-p/-P/-q/-Q/-e/-E/-f/-F/-n/-N/-k/-C/-Z/
 //! -A/-J NAME` into gprof's INCL/EXCL tables, [`cg::StaticCalls`] is `-c`'s scan for direct
 //! calls, and [`sum`] writes `-s`'s gmon.sum.
@@ -213,6 +219,15 @@ impl<'data> Analysis<'data> {
             .iter()
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
+        if opts.debug != 0 && excluded.iter().any(|&e| e) {
+            // gprof's exclusion tables are then not empty: their traces (symtab_finalize's,
+            // sym_lookup's probes at every look-up) are not reproduced.
+            return Err(Error::input(
+                "--gprof: -d with a symbol gprof excludes by default (mcount, _mcount, __mcount, \
+                 __mcount_internal, __mcleanup, _gprof_mcount) is not emulated (yet): run gprof \
+                 itself for it",
+            ));
+        }
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
         let select = Selection::new(&symtab, &excluded, opts.specs);
