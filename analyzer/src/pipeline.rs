@@ -128,12 +128,16 @@ pub fn report(
                 debug: g.debug,
             };
             let mut read_so_far = Vec::new();
-            let mut a = match Analysis::of_inputs_into(inputs, image, opts, &mut read_so_far) {
+            for level in g.debug_banners {
+                let banner = format!("[main] debug-level=0x{level:x}\n");
+                read_so_far.extend_from_slice(banner.as_bytes());
+            }
+            let info = g.sections.file_info;
+            let mut a = match Analysis::of_inputs_into(inputs, image, opts, info, &mut read_so_far)
+            {
                 Ok(a) => a,
                 Err(e) => {
-                    if g.sections.file_info {
-                        out.write_all(&read_so_far)?;
-                    }
+                    out.write_all(&read_so_far)?;
                     return Err(e);
                 }
             };

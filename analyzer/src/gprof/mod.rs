@@ -267,16 +267,17 @@ impl<'data> Analysis<'data> {
         exe: &ElfImage<'data>,
         opts: Options,
     ) -> Result<Self> {
-        Self::of_inputs_into(inputs, exe, opts, &mut Vec::new())
+        Self::of_inputs_into(inputs, exe, opts, false, &mut Vec::new())
     }
 
-    /// [`Analysis::of_inputs`]; when a gmon file fails to read, `-i`'s lines for the files
-    /// read before it go to `read_so_far` (gprof prints each file's as it reads it, so they
-    /// are on its stdout when it fails on a later one).
+    /// [`Analysis::of_inputs`]; when a gmon file fails to read, what gprof printed before
+    /// failing goes to `read_so_far`: `-i`'s lines for the files read before it (`file_info`;
+    /// gprof prints each file's as it reads it) and, under `-d`, the traces so far.
     pub fn of_inputs_into(
         inputs: &'data crate::profile::input::Inputs,
         exe: &ElfImage<'data>,
         opts: Options,
+        file_info: bool,
         read_so_far: &mut Vec<u8>,
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
@@ -290,7 +291,11 @@ impl<'data> Analysis<'data> {
         }
         for g in &inputs.gmons {
             if let Err(e) = g.bytes().and_then(|b| a.read_gmon(&g.name(), &b)) {
-                cg_print::print_file_info(&a, read_so_far);
+                if a.trace.level != 0 {
+                    a.take_traces(file_info, read_so_far);
+                } else if file_info {
+                    cg_print::print_file_info(&a, read_so_far);
+                }
                 return Err(e);
             }
         }
@@ -424,6 +429,13 @@ impl<'data> Analysis<'data> {
         };
         if let Some(message) = wrong {
             return Err(Error::gprof_fatal(message));
+        }
+        if self.trace.level != 0 && !format.is_gnu() {
+            // gmon_out_read's own traces of the BSD formats are not reproduced.
+            return Err(Error::input(format!(
+                "--gprof: -d with a BSD-format gmon file ({name}) is not emulated (yet): run \
+                 gprof itself for it"
+            )));
         }
         let arcs = info.arcs > 0;
         self.files.push(info);
