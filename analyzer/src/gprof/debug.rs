@@ -147,3 +147,33 @@ pub fn push_decorations(level: u32, top_order: i64, fract: f64, out: &mut Vec<u8
 pub fn f6(x: f64) -> String {
     super::printf::f(0, 6, x)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-dN` ORs `N` and `ANYDEBUG`; a bare `-d` sets every bit, and later levels still OR in.
+    #[test]
+    fn levels_combine_as_gprof_parses_them() {
+        assert_eq!(level_of(&[]), 0);
+        assert_eq!(level_of(&[Some(0)]), ANYDEBUG);
+        assert_eq!(level_of(&[Some(6)]), 7);
+        assert_eq!(level_of(&[Some(2), Some(1024)]), 1027);
+        assert_eq!(level_of(&[Some(4), None]), !0);
+        assert_eq!(level_of(&[None, Some(2)]), !0);
+        assert_eq!(level_of(&[Some(-1)]), !0);
+    }
+
+    #[test]
+    fn decorations_are_print_name_onlys() {
+        let mut out = Vec::new();
+        push_decorations(DFNDEBUG | PROPDEBUG, 9, 1.0, &mut out);
+        assert_eq!(out, b"{9}  100% ");
+        out.clear();
+        push_decorations(PROPDEBUG, -1, 0.0, &mut out);
+        assert_eq!(out, b"   0% ");
+        out.clear();
+        push_decorations(ANYDEBUG, 3, 0.5, &mut out);
+        assert!(out.is_empty());
+    }
+}

@@ -334,6 +334,50 @@ impl AddrIndex {
 mod tests {
     use super::*;
 
+    /// gprof's own binary search (traced under `-d`) finds what the partition search finds,
+    /// gaps, the last symbol (found by "falling off") and an end below the start included.
+    #[test]
+    fn traced_lookup_answers_like_lookup() {
+        let mut rng = super::super::TestRng(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = move |k: u64| rng.below(k);
+        for _ in 0..300 {
+            let n = 1 + next(40) as usize;
+            let mut addr = next(8);
+            let syms: Vec<Sym<'static>> = (0..n)
+                .map(|i| {
+                    let start = addr;
+                    addr += 1 + next(16);
+                    // Some gaps; the last symbol may end below its start (as `data_start`).
+                    let end = match (i + 1 == n, next(4)) {
+                        (true, 0) => start.saturating_sub(1 + next(4)),
+                        (_, 0) => start + next(addr - start),
+                        _ => addr - 1,
+                    };
+                    Sym {
+                        name: b"f",
+                        addr: start,
+                        end_addr: end,
+                        is_func: true,
+                        is_static: false,
+                    }
+                })
+                .collect();
+            let t = SymTab {
+                syms,
+                after_last: None,
+            };
+            let mut trace = Trace::new(LOOKUPDEBUG);
+            let mut found = 0;
+            for a in 0..addr + 20 {
+                let want = t.lookup(a);
+                assert_eq!(t.lookup_traced(a, &mut trace), want, "{a:#x}");
+                found += usize::from(want.is_some());
+            }
+            // Each symbol found printed its probes.
+            assert_eq!(trace.out.iter().filter(|&&b| b == b'\n').count(), found);
+        }
+    }
+
     #[test]
     fn addr_index_counts_like_a_binary_search() {
         let mut rng = super::super::TestRng(0x3c6e_f372_fe94_f82bu64);
