@@ -74,6 +74,8 @@ pub fn check(data: &[u8]) {
         inline_file_names: flags & 32 != 0,
         file_format: Default::default(),
         external_symbols: None,
+        // gprof's -d (every trace) with bits 4 and 5 together.
+        debug: if flags & 48 == 48 { !0 } else { 0 },
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;

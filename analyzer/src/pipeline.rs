@@ -125,28 +125,47 @@ pub fn report(
                 inline_file_names: g.inline_file_names,
                 file_format: g.file_format,
                 external_symbols: g.external_symbols,
+                debug: g.debug,
             };
             let mut read_so_far = Vec::new();
-            let a = match Analysis::of_inputs_into(inputs, image, opts, &mut read_so_far) {
+            for level in g.debug_banners {
+                let banner = format!("[main] debug-level=0x{level:x}\n");
+                read_so_far.extend_from_slice(banner.as_bytes());
+            }
+            let info = g.sections.file_info;
+            let mut a = match Analysis::of_inputs_into(inputs, image, opts, info, &mut read_so_far)
+            {
                 Ok(a) => a,
                 Err(e) => {
-                    if g.sections.file_info {
-                        out.write_all(&read_so_far)?;
-                    }
+                    out.write_all(&read_so_far)?;
                     return Err(e);
                 }
             };
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
+            for level in g.debug_banners {
+                buf.extend_from_slice(format!("[main] debug-level=0x{level:x}\n").as_bytes());
+            }
+            a.take_traces(g.sections.file_info, &mut buf);
             let graph = g.graph_options();
-            warnings.extend(gprof::report::print_report(
+            let printed = gprof::report::print_report(
                 &a,
                 g.sections,
                 graph,
                 &last,
                 &inputs.exe.data,
                 &mut buf,
-            )?);
+            );
+            match printed {
+                Ok(w) => warnings.extend(w),
+                Err(e) => {
+                    // gprof fails after its traces (and prints no section before failing).
+                    if g.debug != 0 {
+                        out.write_all(&buf)?;
+                    }
+                    return Err(e);
+                }
+            }
             out.write_all(&buf)?;
             None
         }
@@ -330,6 +349,9 @@ fn gprof_lines(
 ) -> Result<Vec<String>> {
     let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
     let mut buf = Vec::new();
+    for level in args.debug_banners {
+        buf.extend_from_slice(format!("[main] debug-level=0x{level:x}\n").as_bytes());
+    }
     let report = gprof::lines::print_report(
         image,
         &inputs.exe.data,
@@ -349,6 +371,7 @@ fn gprof_lines(
                 inline_file_names: args.inline_file_names,
                 file_format: args.file_format,
                 external_symbols: args.external_symbols,
+                debug: args.debug,
             },
             sum: args.sum,
         },

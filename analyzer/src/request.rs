@@ -69,6 +69,10 @@ pub struct GprofRequest {
     pub external_symbols: Option<&'static std::path::Path>,
     /// `-y`, `-x`, `-m`, `-t`, `-I`: how `-A` annotates.
     pub annotate: crate::gprof::annotate::AnnotateOptions,
+    /// `-d[N]`: gprof's debugging level (0: none; [`crate::gprof::debug`]).
+    pub debug: u32,
+    /// The level after each `-d`, in order: each prints `[main] debug-level=0x…`.
+    pub debug_banners: &'static [u32],
 }
 
 impl GprofRequest {

@@ -309,6 +309,8 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     g.annotate.min_count = 1;
     g.annotate.table_length = 10;
     let (mut demangle, mut style_none) = (true, false);
+    let mut debug_args: Vec<Option<i32>> = Vec::new();
+    let mut banners: Vec<u32> = Vec::new();
     for Parsed { opt, arg } in opts {
         let refuse = |what: String| Refusal {
             message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
@@ -446,6 +448,13 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                         .map_err(|m| refuse(format!("-{c} {spec} ({m})")))?;
                 }
             }
+            // gprof: `debug_level |= atoi (optarg) | ANYDEBUG`, or every bit for a bare -d,
+            // and each -d prints the level.
+            (Opt::Short('d'), arg) => {
+                debug_args.push(arg.as_deref().map(|a| atoi(a) as i32));
+                g.debug = profil_report::gprof::debug::level_of(&debug_args);
+                banners.push(g.debug);
+            }
             (Opt::Short('h'), _) => {
                 return Err(Refusal {
                     message: "--gprof takes GNU gprof 2.40's options: see `man gprof`".into(),
@@ -510,6 +519,25 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             code: 2,
         });
     }
+    if g.debug != 0 {
+        // The traces of these paths are not reproduced (crate::gprof::debug).
+        let what = if g.sum {
+            Some("-d with -s")
+        } else if !specs.is_empty() {
+            Some("-d with symbol specs (-p NAME, -q NAME, -k, -e, -f, -n, …)")
+        } else if g.external_symbols.is_some() {
+            Some("-d with -S")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(Refusal {
+                message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
+                code: 2,
+            });
+        }
+    }
+    g.debug_banners = Box::leak(banners.into_boxed_slice());
     // GPROF_PATH comes after the -I directories.
     if let Some(p) = std::env::var_os("GPROF_PATH") {
         search.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));

@@ -211,6 +211,8 @@ impl ReportArgs {
                 file_format: Default::default(),
                 annotate: Default::default(),
                 external_symbols: None,
+                debug: 0,
+                debug_banners: &[],
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

@@ -134,7 +134,8 @@ pub fn print(
             continue;
         }
         let name = String::from_utf8_lossy(&path).into_owned();
-        let Some(source) = open_source(&name, opts.search) else {
+        let tried = a.trace.on(super::debug::SRCDEBUG).then_some(&mut *out);
+        let Some(source) = open_source(&name, opts.search, tried) else {
             warnings.push(format!("could not locate `{name}'"));
             continue;
         };
@@ -274,14 +275,23 @@ fn annotation(
 }
 
 /// `annotate_source`'s search: the path itself, then each search directory joined with the
-/// path (relative paths only), then each joined with the base name.
-fn open_source(name: &str, search: &[PathBuf]) -> Option<Vec<u8>> {
-    if let Ok(b) = std::fs::read(name) {
+/// path (relative paths only), then each joined with the base name. Under `-d` with
+/// `SRCDEBUG`, `tried` gets gprof's line for each attempt.
+fn open_source(name: &str, search: &[PathBuf], mut tried: Option<&mut Vec<u8>>) -> Option<Vec<u8>> {
+    let mut attempt = |path: &str| {
+        if let Some(out) = tried.as_deref_mut() {
+            out.extend_from_slice(
+                format!("[annotate_source]: looking for {name}, trying {path}\n").as_bytes(),
+            );
+        }
+        std::fs::read(path).ok()
+    };
+    if let Some(b) = attempt(name) {
         return Some(b);
     }
     if !name.starts_with('/') {
         for dir in search {
-            if let Ok(b) = std::fs::read(format!("{}/{name}", dir.display())) {
+            if let Some(b) = attempt(&format!("{}/{name}", dir.display())) {
                 return Some(b);
             }
         }
@@ -289,7 +299,7 @@ fn open_source(name: &str, search: &[PathBuf]) -> Option<Vec<u8>> {
     let base = name.rsplit('/').next().unwrap_or(name);
     if base.len() != name.len() {
         for dir in search {
-            if let Ok(b) = std::fs::read(format!("{}/{base}", dir.display())) {
+            if let Some(b) = attempt(&format!("{}/{base}", dir.display())) {
                 return Some(b);
             }
         }

@@ -19,6 +19,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::debug::{self, Trace};
 use super::msort::{msort, NameKey};
 use super::symtab::{AddrIndex, SymTab};
 
@@ -315,6 +316,202 @@ impl CallGraph {
         self.arc_add(symtab, parent, child, count);
     }
 
+    /// [`CallGraph::tally_if`] as gprof runs it with its traces (`cg_read_rec`, `sym_lookup`,
+    /// `cg_tally`, `arc_add`, `arc_lookup`): only used when `trace` has a level.
+    pub fn tally_traced(
+        &mut self,
+        symtab: &SymTab<'_>,
+        (from_pc, self_pc, count): (u64, u64, u64),
+        allowed: impl Fn(usize, usize) -> bool,
+        trace: &mut Trace,
+    ) {
+        if trace.on(debug::SAMPLEDEBUG) {
+            trace.fmt(format_args!(
+                "[cg_read_rec] frompc 0x{from_pc:x} selfpc 0x{self_pc:x} count {count}\n"
+            ));
+        }
+        let parent = symtab.lookup_traced(from_pc, trace);
+        let child = symtab.lookup_traced(self_pc, trace);
+        let (Some(parent), Some(mut child)) = (parent, child) else {
+            return;
+        };
+        while !symtab.syms[child].is_func {
+            if child == 0 {
+                return;
+            }
+            child -= 1;
+        }
+        if !allowed(parent, child) {
+            return;
+        }
+        self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
+        if trace.on(debug::TALLYDEBUG) {
+            trace.put(b"[cg_tally] arc from ");
+            trace.put(symtab.syms[parent].name);
+            trace.put(b" to ");
+            trace.put(symtab.syms[child].name);
+            trace.fmt(format_args!(" traversed {count} times\n"));
+        }
+        self.arc_add_traced(symtab, parent, child, count, trace);
+    }
+
+    /// `arc_lookup` walking the children list as gprof does, with its `LOOKUPDEBUG` trace.
+    fn arc_lookup_traced(
+        &self,
+        symtab: &SymTab<'_>,
+        parent: usize,
+        child: usize,
+        trace: &mut Trace,
+    ) -> Option<usize> {
+        let on = trace.on(debug::LOOKUPDEBUG);
+        if on {
+            trace.put(b"[arc_lookup] parent ");
+            trace.put(symtab.syms[parent].name);
+            trace.put(b" child ");
+            trace.put(symtab.syms[child].name);
+            trace.put(b"\n");
+        }
+        let c = &symtab.syms[child];
+        let mut a = self.nodes[parent].children;
+        while let Some(i) = a {
+            let arc = &self.arcs[i];
+            if on {
+                trace.put(b"[arc_lookup]\t parent ");
+                trace.put(symtab.syms[arc.parent].name);
+                trace.put(b" child ");
+                trace.put(symtab.syms[arc.child].name);
+                trace.put(b"\n");
+            }
+            let k = &symtab.syms[arc.child];
+            if c.addr >= k.addr && c.end_addr <= k.end_addr {
+                return Some(i);
+            }
+            a = arc.next_child;
+        }
+        None
+    }
+
+    /// [`CallGraph::arc_add`] with gprof's `TALLYDEBUG` and `LOOKUPDEBUG` traces.
+    fn arc_add_traced(
+        &mut self,
+        symtab: &SymTab<'_>,
+        parent: usize,
+        child: usize,
+        count: u64,
+        trace: &mut Trace,
+    ) {
+        if trace.on(debug::TALLYDEBUG) {
+            trace.fmt(format_args!("[arc_add] {count} arcs from "));
+            trace.put(symtab.syms[parent].name);
+            trace.put(b" to ");
+            trace.put(symtab.syms[child].name);
+            trace.put(b"\n");
+        }
+        if let Some(i) = self.arc_lookup_traced(symtab, parent, child, trace) {
+            if trace.on(debug::TALLYDEBUG) {
+                trace.fmt(format_args!(
+                    "[tally] hit {} += {count}\n",
+                    self.arcs[i].count
+                ));
+            }
+            self.arcs[i].count = self.arcs[i].count.wrapping_add(count);
+            return;
+        }
+        self.arc_add(symtab, parent, child, count);
+    }
+
+    /// [`StaticCalls::find`] and the arcs it adds for the symbol `p` (up to `end`), as gprof's
+    /// `i386_find_call` runs with its `CALLDEBUG` traces (and those of the lookups and arcs).
+    fn find_calls_traced(
+        &mut self,
+        calls: &StaticCalls<'_>,
+        symtab: &SymTab<'_>,
+        p: usize,
+        end: u64,
+        trace: &mut Trace,
+    ) {
+        let (mut low, mut high) = (symtab.syms[p].addr, end);
+        // `hist_clip_symbol_address`: no overlap leaves an empty range at `low`.
+        match calls
+            .ranges
+            .iter()
+            .map(|&(lo, hi)| (lo.max(low), hi.min(high)))
+            .find(|&(l, h)| l < h)
+        {
+            Some((l, h)) => (low, high) = (l, h),
+            None => high = low,
+        }
+        let on = trace.on(debug::CALLDEBUG);
+        if on {
+            trace.put(b"[findcall] ");
+            trace.put(symtab.syms[p].name);
+            trace.fmt(format_args!(": 0x{low:x} to 0x{high:x}\n"));
+        }
+        let (vma, bytes) = calls.text;
+        let byte = |pc: u64| -> Option<u8> {
+            let off = pc.checked_sub(vma)?;
+            bytes.get(usize::try_from(off).ok()?).copied()
+        };
+        let mut pc = low;
+        while pc < high {
+            if byte(pc) != Some(0xe8) {
+                pc += 1;
+                continue;
+            }
+            if on {
+                trace.fmt(format_args!("[findcall]\t0x{pc:x}:call"));
+            }
+            let disp = (1..5).try_fold(0u32, |acc, k| {
+                byte(pc + k).map(|b| acc | u32::from(b) << (8 * (k - 1)))
+            });
+            if let Some(disp) = disp {
+                let dest = u64::from(disp).wrapping_add(pc).wrapping_add(5);
+                let dest32 = dest & 0xffff_ffff;
+                if calls.ranges.iter().any(|&(l, h)| l <= dest32 && dest32 < h) {
+                    let child = symtab
+                        .lookup_traced(dest, trace)
+                        .filter(|&c| symtab.syms[c].addr == dest);
+                    if let Some(child) = child {
+                        if on {
+                            trace.fmt(format_args!("\tdestpc 0x{dest:x} ("));
+                            trace.put(symtab.syms[child].name);
+                            trace.put(b")\n");
+                        }
+                        self.arc_add_traced(symtab, p, child, 0, trace);
+                        pc += 5;
+                        continue;
+                    }
+                }
+            }
+            if on {
+                trace.put(b"\tbut it's a botch\n");
+            }
+            pc += 1;
+        }
+    }
+
+    /// gprof's `print_name` of `node` into the trace: its name with the debugging
+    /// decorations, `<cycle N>`, and its index once it has one.
+    fn trace_name(&self, node: usize, trace: &mut Trace) {
+        let n = &self.nodes[node];
+        if node < self.num_syms {
+            if let Some(name) = trace.names.get(node) {
+                trace.out.extend_from_slice(name);
+            }
+            debug::push_decorations(trace.level, n.top_order, n.prop_fract, &mut trace.out);
+        }
+        if n.cyc_num != 0 {
+            trace.fmt(format_args!(" <cycle {}>", n.cyc_num));
+        }
+        if n.index != 0 {
+            if n.print_flag {
+                trace.fmt(format_args!(" [{}]", n.index));
+            } else {
+                trace.fmt(format_args!(" ({})", n.index));
+            }
+        }
+    }
+
     /// `arc_lookup`: an arc from `parent` whose child's range covers `child`'s.
     fn arc_lookup(&self, symtab: &SymTab<'_>, parent: usize, child: usize) -> Option<usize> {
         let c = &symtab.syms[child];
@@ -367,7 +564,7 @@ impl CallGraph {
     /// `cg_assemble`. `time[i]` is each symbol's `hist.time`; `names` the raw names (for the
     /// call graph's sort).
     pub fn assemble(&mut self, symtab: &SymTab<'_>, time: &[f64], excl: &Exclusions) {
-        self.assemble_with(symtab, time, excl, None);
+        self.assemble_with(symtab, time, excl, None, &mut Trace::default());
     }
 
     /// [`CallGraph::assemble`], with `-c`'s static call graph when `calls` is given: after
@@ -379,12 +576,18 @@ impl CallGraph {
         time: &[f64],
         excl: &Exclusions,
         calls: Option<&StaticCalls<'_>>,
+        trace: &mut Trace,
     ) {
         let n = self.num_syms;
+        let traced = trace.level != 0;
         for (p, &t) in time.iter().enumerate().take(n) {
             self.nodes[p].time = t;
             self.nodes[p].child_time = 0.0;
-            let self_arc = self.arc_lookup(symtab, p, p);
+            let self_arc = if traced {
+                self.arc_lookup_traced(symtab, p, p, trace)
+            } else {
+                self.arc_lookup(symtab, p, p)
+            };
             match self_arc {
                 Some(a) if self.arcs[a].child == p => {
                     let c = self.arcs[a].count;
@@ -403,9 +606,14 @@ impl CallGraph {
             node.cyc_head = p;
             node.cyc_next = None;
             if let Some(c) = calls {
-                let end = symtab.syms.get(p + 1).map_or(u64::MAX, |s| s.addr);
-                for child in c.find(symtab, symtab.syms[p].addr, end) {
-                    self.arc_add(symtab, p, child, 0);
+                let last_end = symtab.after_last.unwrap_or(u64::MAX);
+                let end = symtab.syms.get(p + 1).map_or(last_end, |s| s.addr);
+                if traced {
+                    self.find_calls_traced(c, symtab, p, end, trace);
+                } else {
+                    for child in c.find(symtab, symtab.syms[p].addr, end) {
+                        self.arc_add(symtab, p, child, 0);
+                    }
                 }
             }
         }
@@ -417,15 +625,24 @@ impl CallGraph {
         };
         for p in 0..n {
             if self.nodes[p].top_order == DFN_NAN {
-                self.dfn(&mut dfn, p);
+                self.dfn(&mut dfn, p, trace);
             }
         }
-        self.cycle_link();
+        self.cycle_link(trace);
         self.top_sorted = top_order(&self.nodes[..n]);
-        self.propagate_flags(excl);
+        if trace.on(debug::DFNDEBUG) {
+            trace.put(b"[cg_assemble] topological sort listing\n");
+            for i in 0..n {
+                let s = self.top_sorted[i];
+                trace.fmt(format_args!("[cg_assemble] {}:", self.nodes[s].top_order));
+                self.trace_name(s, trace);
+                trace.put(b"\n");
+            }
+        }
+        self.propagate_flags(excl, trace);
         self.cycle_time();
         for i in 0..n {
-            self.propagate_time(self.top_sorted[i]);
+            self.propagate_time(self.top_sorted[i], trace);
         }
         let ts = total_order(&self.nodes[..n + self.num_cycles], symtab, n);
         for (i, &node) in ts.iter().enumerate() {
@@ -440,60 +657,93 @@ impl CallGraph {
     }
 
     /// `cg_dfn`, with an explicit stack instead of recursion.
-    fn dfn(&mut self, st: &mut Dfn, root: usize) {
+    fn dfn(&mut self, st: &mut Dfn, root: usize, trace: &mut Trace) {
+        let traced = trace.on(debug::DFNDEBUG);
+        if traced {
+            self.trace_dfn(root, trace);
+        }
         if self.is_numbered(root) {
             return;
         }
         if self.nodes[root].top_order != DFN_NAN {
-            self.find_cycle(st, root);
+            self.find_cycle(st, root, trace);
             return;
         }
-        self.pre_visit(st, root);
+        self.pre_visit(st, root, trace);
         let mut frames: Vec<(usize, Option<usize>)> = vec![(root, self.nodes[root].children)];
         while let Some(frame) = frames.last_mut() {
             match frame.1 {
                 Some(a) => {
                     frame.1 = self.arcs[a].next_child;
                     let c = self.arcs[a].child;
+                    if traced {
+                        self.trace_dfn(c, trace);
+                    }
                     if self.is_numbered(c) {
                         continue;
                     }
                     if self.nodes[c].top_order != DFN_NAN {
-                        self.find_cycle(st, c);
+                        self.find_cycle(st, c, trace);
                         continue;
                     }
-                    self.pre_visit(st, c);
+                    self.pre_visit(st, c, trace);
                     frames.push((c, self.nodes[c].children));
                 }
                 None => {
                     let p = frame.0;
                     frames.pop();
-                    self.post_visit(st, p);
+                    self.post_visit(st, p, trace);
                 }
             }
         }
     }
 
-    fn pre_visit(&mut self, st: &mut Dfn, p: usize) {
+    /// `[dfn] dfn( NAME )`.
+    fn trace_dfn(&self, node: usize, trace: &mut Trace) {
+        trace.put(b"[dfn] dfn( ");
+        self.trace_name(node, trace);
+        trace.put(b")\n");
+    }
+
+    fn pre_visit(&mut self, st: &mut Dfn, p: usize, trace: &mut Trace) {
         st.position[p] = st.stack.len();
         st.stack.push(p);
         self.nodes[p].top_order = DFN_BUSY;
+        if trace.on(debug::DFNDEBUG) {
+            trace.fmt(format_args!("[pre_visit]\t\t{}:", st.stack.len() - 1));
+            self.trace_name(p, trace);
+            trace.put(b"\n");
+        }
     }
 
-    fn post_visit(&mut self, st: &mut Dfn, p: usize) {
+    fn post_visit(&mut self, st: &mut Dfn, p: usize, trace: &mut Trace) {
+        let traced = trace.on(debug::DFNDEBUG);
+        if traced {
+            trace.fmt(format_args!("[post_visit]\t{}: ", st.stack.len() - 1));
+            self.trace_name(p, trace);
+            trace.put(b"\n");
+        }
         if self.nodes[p].cyc_head == p {
             st.counter += 1;
             let mut m = Some(p);
             while let Some(x) = m {
                 self.nodes[x].top_order = st.counter;
+                if traced {
+                    trace.put(b"[post_visit]\t\tmember ");
+                    self.trace_name(x, trace);
+                    trace.fmt(format_args!("-> cg.top_order = {}\n", st.counter));
+                }
                 m = self.nodes[x].cyc_next;
             }
+        } else if traced {
+            trace.put(b"[post_visit]\t\tis part of a cycle\n");
         }
         st.stack.pop();
         st.position[p] = 0;
     }
 
-    fn find_cycle(&mut self, st: &mut Dfn, child: usize) {
+    fn find_cycle(&mut self, st: &mut Dfn, child: usize, trace: &mut Trace) {
+        let traced = trace.on(debug::DFNDEBUG);
         let depth = st.stack.len() - 1;
         // gprof scans the stack down from the top for `child` or, if `child` is in a cycle,
         // the cycle's head: the higher of their stack positions (a node is on the stack at
@@ -508,21 +758,62 @@ impl CallGraph {
             // gprof aborts ("couldn't find head of cycle"); cannot happen for a busy node.
             return;
         }
+        if traced {
+            trace.fmt(format_args!(
+                "[find_cycle] dfn_depth {depth} cycle_top {cycle_top} "
+            ));
+            self.trace_name(st.stack[cycle_top], trace);
+            trace.put(b"\n");
+        }
         if cycle_top == depth {
+            if traced {
+                trace.put(b"[find_cycle] ");
+                self.trace_name(child, trace);
+                trace.put(b"\n");
+            }
             return; // direct self-recursion
         }
         // Every node's `cyc_head` is the head of the whole list it is on, whose last node is
         // kept in `st.tail` (gprof walks the list to find it).
-        let head = self.nodes[st.stack[cycle_top]].cyc_head;
+        let top = st.stack[cycle_top];
+        if traced {
+            let mut t = top;
+            while let Some(next) = self.nodes[t].cyc_next {
+                trace.put(b"[find_cycle] tail ");
+                self.trace_name(t, trace);
+                trace.put(b"\n");
+                t = next;
+            }
+        }
+        let head = self.nodes[top].cyc_head;
+        if traced && head != top {
+            trace.put(b"[find_cycle] new cyclehead ");
+            self.trace_name(head, trace);
+            trace.put(b"\n");
+        }
         let mut tail = st.tail[head];
         for index in cycle_top + 1..=depth {
             let c = st.stack[index];
             if self.nodes[c].cyc_head == c {
                 self.nodes[tail].cyc_next = Some(c);
                 self.nodes[c].cyc_head = head;
+                if traced {
+                    trace.put(b"[find_cycle] glomming ");
+                    self.trace_name(c, trace);
+                    trace.put(b" onto ");
+                    self.trace_name(head, trace);
+                    trace.put(b"\n");
+                }
                 tail = c;
                 while let Some(next) = self.nodes[tail].cyc_next {
                     self.nodes[next].cyc_head = head;
+                    if traced {
+                        trace.put(b"[find_cycle] and its tail ");
+                        self.trace_name(next, trace);
+                        trace.put(b" onto ");
+                        self.trace_name(head, trace);
+                        trace.put(b"\n");
+                    }
                     tail = next;
                 }
             }
@@ -531,7 +822,7 @@ impl CallGraph {
         st.tail[head] = tail;
     }
 
-    fn cycle_link(&mut self) {
+    fn cycle_link(&mut self, trace: &mut Trace) {
         let n = self.num_syms;
         let mut num = 0;
         for s in 0..n {
@@ -545,6 +836,11 @@ impl CallGraph {
             node.cyc_num = num;
             node.cyc_next = Some(s);
             self.nodes.push(node);
+            if trace.on(debug::CYCLEDEBUG) {
+                trace.put(b"[cycle_link] ");
+                self.trace_name(s, trace);
+                trace.fmt(format_args!(" is the head of cycle {num}\n"));
+            }
             let mut m = Some(s);
             while let Some(x) = m {
                 self.nodes[x].cyc_num = num;
@@ -622,7 +918,8 @@ impl CallGraph {
         }
     }
 
-    fn propagate_flags(&mut self, excl: &Exclusions) {
+    fn propagate_flags(&mut self, excl: &Exclusions, trace: &mut Trace) {
+        let traced = trace.on(debug::PROPDEBUG);
         let mut old_head = usize::MAX;
         self.print_time = 0.0;
         for idx in (0..self.num_syms).rev() {
@@ -630,6 +927,16 @@ impl CallGraph {
             if self.nodes[child].cyc_head != old_head {
                 old_head = self.nodes[child].cyc_head;
                 self.inherit_flags(child);
+            }
+            if traced {
+                trace.put(b"[prop_flags] ");
+                self.trace_name(child, trace);
+                let n = &self.nodes[child];
+                trace.fmt(format_args!(
+                    "inherits print-flag {} and prop-fract {}\n",
+                    u8::from(n.print_flag),
+                    debug::f6(n.prop_fract)
+                ));
             }
             let excl_graph = excl.graph.get(child).copied().unwrap_or(false);
             let excl_time = excl.time.get(child).copied().unwrap_or(false);
@@ -652,6 +959,22 @@ impl CallGraph {
             }
             node.prop_self = node.time * node.prop_fract;
             self.print_time += node.prop_self;
+            if traced {
+                trace.put(b"[prop_flags] ");
+                self.trace_name(child, trace);
+                let n = &self.nodes[child];
+                trace.fmt(format_args!(
+                    " ends up with printflag {} and prop-fract {}\n",
+                    u8::from(n.print_flag),
+                    debug::f6(n.prop_fract)
+                ));
+                trace.fmt(format_args!(
+                    "[prop_flags] time {} propself {} print_time {}\n",
+                    debug::f6(n.time),
+                    debug::f6(n.prop_self),
+                    debug::f6(self.print_time)
+                ));
+            }
         }
     }
 
@@ -669,7 +992,7 @@ impl CallGraph {
         }
     }
 
-    fn propagate_time(&mut self, parent: usize) {
+    fn propagate_time(&mut self, parent: usize, trace: &mut Trace) {
         if self.nodes[parent].prop_fract == 0.0 {
             return;
         }
@@ -707,6 +1030,20 @@ impl CallGraph {
             if head != parent {
                 self.nodes[head].child_time += share;
                 self.nodes[head].prop_child += prop_share;
+            }
+            if trace.on(debug::PROPDEBUG) {
+                trace.put(b"[prop_time] child \t");
+                self.trace_name(child, trace);
+                let c = &self.nodes[child];
+                trace.fmt(format_args!(
+                    " with {} {} {count}/{}\n",
+                    debug::f6(c.time),
+                    debug::f6(c.child_time),
+                    c.ncalls
+                ));
+                trace.put(b"[prop_time] parent\t");
+                self.trace_name(parent, trace);
+                trace.fmt(format_args!("\n[prop_time] share {}\n", debug::f6(share)));
             }
         }
     }
@@ -860,6 +1197,7 @@ mod tests {
                     is_static: false,
                 })
                 .collect(),
+            after_last: None,
         }
     }
 

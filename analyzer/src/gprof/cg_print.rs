@@ -18,7 +18,9 @@
 //!   `-nan` (x86's default NaN) and `inf`; [`c_div`] gives the same bits.
 
 use std::cmp::Ordering;
+use std::io::Write;
 
+use super::debug;
 use super::msort::NameKey;
 use super::printf;
 use super::Analysis;
@@ -157,8 +159,15 @@ pub(super) fn print_exec_counts(
 
 /// `-i`: what each gmon file held, as gprof prints it while reading the file.
 pub(crate) fn print_file_info(a: &Analysis<'_>, out: &mut Vec<u8>) {
-    let plural = |n: u64| if n == 1 { "" } else { "s" };
     for f in &a.files {
+        print_one_file_info(f, out);
+    }
+}
+
+/// `-i`'s lines for one gmon file.
+pub fn print_one_file_info(f: &super::FileInfo, out: &mut Vec<u8>) {
+    let plural = |n: u64| if n == 1 { "" } else { "s" };
+    {
         out.extend_from_slice(b"File `");
         out.extend_from_slice(f.name.as_bytes());
         out.extend_from_slice(
@@ -226,7 +235,7 @@ pub fn c_div(x: f64, y: f64) -> f64 {
 pub(super) fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
     let n = &a.cg.nodes[node];
     if node < a.cg.num_syms {
-        a.push_display_name(node, out);
+        let _ = a.push_display_name(node, out);
     }
     if n.cyc_num != 0 {
         out.extend_from_slice(b" <cycle ");
@@ -365,6 +374,51 @@ fn arcs_consistent(a: &Analysis<'_>, list: impl Iterator<Item = usize>) -> bool 
     true
 }
 
+/// [`sorted_parents`] (`parents`) or [`sorted_children`], with `cmp_arc`'s `TIMEDEBUG`
+/// trace of every comparison gprof's insertion sort makes written to `out`.
+fn sorted_arcs_traced(
+    a: &Analysis<'_>,
+    node: usize,
+    parents: bool,
+    out: &mut Vec<u8>,
+) -> Vec<usize> {
+    if !a.trace.on(debug::TIMEDEBUG) {
+        return match parents {
+            true => sorted_parents(a, node),
+            false => sorted_children(a, node),
+        };
+    }
+    let asked = std::cell::RefCell::new(Vec::new());
+    let cmp = |x, s| {
+        asked.borrow_mut().push((x, s));
+        cmp_arc(a, x, s)
+    };
+    // The literal insertion sort (the comparisons are the trace).
+    let sorted = match parents {
+        true => gprof_sort(a.cg.parents(node), InsertBefore::NotGreater, false, cmp),
+        false => gprof_sort(a.cg.children(node), InsertBefore::NotLess, false, cmp),
+    };
+    for (x, s) in asked.into_inner() {
+        for arc in [x, s] {
+            let r = &a.cg.arcs[arc];
+            out.extend_from_slice(b"[cmp_arc] ");
+            print_name(a, r.parent, out);
+            out.extend_from_slice(b" calls ");
+            print_name(a, r.child, out);
+            let _ = writeln!(
+                out,
+                " {} + {} {}/{}",
+                debug::f6(r.time),
+                debug::f6(r.child_time),
+                r.count,
+                a.cg.nodes[r.child].ncalls
+            );
+        }
+        out.push(b'\n');
+    }
+    sorted
+}
+
 /// A node's parent arcs in printing order (`sort_parents`).
 pub fn sorted_parents(a: &Analysis<'_>, node: usize) -> Vec<usize> {
     let ok = arcs_consistent(a, a.cg.parents(node));
@@ -442,7 +496,7 @@ fn print_parents(a: &Analysis<'_>, child: usize, cw: usize, out: &mut Vec<u8>) {
         return;
     }
     let head_calls = nodes[nodes[child].cyc_head].ncalls;
-    for arc in sorted_parents(a, child) {
+    for arc in sorted_arcs_traced(a, child, true, out) {
         let parent = a.cg.arcs[arc].parent;
         let cyc = nodes[child].cyc_num;
         let inside = child == parent || (cyc != 0 && nodes[parent].cyc_num == cyc);
@@ -454,7 +508,7 @@ fn print_parents(a: &Analysis<'_>, child: usize, cw: usize, out: &mut Vec<u8>) {
 
 fn print_children(a: &Analysis<'_>, parent: usize, cw: usize, out: &mut Vec<u8>) {
     let nodes = &a.cg.nodes;
-    for arc in sorted_children(a, parent) {
+    for arc in sorted_arcs_traced(a, parent, false, out) {
         let child = a.cg.arcs[arc].child;
         let cyc = nodes[child].cyc_num;
         let inside = child == parent || (cyc != 0 && cyc == nodes[parent].cyc_num);
@@ -698,8 +752,8 @@ pub fn print_index(
             out.push(b' ');
             if j < nnames {
                 let start = out.len();
-                a.push_display_name(node, out);
-                col += out.len() - start;
+                let decorations = a.push_display_name(node, out);
+                col += out.len() - start - decorations;
                 if let Some(Some(file)) = files.get(node) {
                     out.extend_from_slice(b" (");
                     out.extend_from_slice(file);

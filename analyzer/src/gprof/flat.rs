@@ -228,7 +228,7 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
         if opts.bsd {
             super::cg_print::print_name(a, i, out);
         } else {
-            a.push_display_name(i, out);
+            let _ = a.push_display_name(i, out);
         }
         out.push(b'\n');
     }

@@ -1,6 +1,7 @@
 //! Histogram records as gprof 2.40 accumulates them over several files (`hist_read_rec`,
 //! the BSD branch of `gmon_out_read`) and assigns them to symbols (`hist_assign_samples`).
 
+use super::debug::{self, Trace};
 use super::symtab::SymTab;
 
 /// One accumulated histogram range.
@@ -242,6 +243,98 @@ pub fn assign_samples(symtab: &SymTab<'_>, hist: &Histograms, excluded: &[bool])
     Assigned { time, total_time }
 }
 
+/// `hist_read_rec`'s `SAMPLEDEBUG` trace after the record `[low, high)` was added: its header
+/// and every bin's accumulated count, at gprof's (integer) bin addresses.
+pub fn trace_record(hist: &Histograms, low: u64, high: u64, trace: &mut Trace) {
+    let Some(r) = hist
+        .ranges
+        .iter()
+        .find(|r| r.low_pc == low && r.high_pc == high)
+    else {
+        return;
+    };
+    let n = r.samples.len() as u64;
+    trace.fmt(format_args!(
+        "[hist_read_rec] n_lowpc 0x{low:x} n_highpc 0x{high:x} ncnt {n}\n"
+    ));
+    let span = high.wrapping_sub(low);
+    for (i, &v) in r.samples.iter().enumerate() {
+        let at = low.wrapping_add((i as u64).wrapping_mul(span) / n);
+        trace.fmt(format_args!("[hist_read_rec] 0x{at:x}: {v}\n"));
+    }
+}
+
+/// [`assign_samples`] with gprof's `SAMPLEDEBUG` traces: each non-empty bin, each credit,
+/// and the running total after each histogram.
+pub fn assign_samples_traced(
+    symtab: &SymTab<'_>,
+    hist: &Histograms,
+    excluded: &[bool],
+    trace: &mut Trace,
+) -> Assigned {
+    let syms = &symtab.syms;
+    let n = syms.len();
+    let mut time = vec![0.0f64; n];
+    let mut total_time = 0.0f64;
+    let scaled: Vec<u64> = syms.iter().map(|s| s.addr / 2).collect();
+    let scale = hist.scale;
+    for r in &hist.ranges {
+        let lowpc = r.low_pc / 2;
+        let mut k: usize = 1;
+        for (i, &count) in r.samples.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let bin_lo = lowpc.wrapping_add((scale * (i as u32) as f64) as u64);
+            let bin_hi = lowpc.wrapping_add((scale * (i as u32).wrapping_add(1) as f64) as u64);
+            let count_time = f64::from(count);
+            trace.fmt(format_args!(
+                "[assign_samples] bin_low_pc=0x{:x}, bin_high_pc=0x{:x}, bin_count={count}\n",
+                bin_lo.wrapping_mul(2),
+                bin_hi.wrapping_mul(2)
+            ));
+            total_time += count_time;
+            let mut j = k - 1;
+            while j < n {
+                let s_lo = scaled[j];
+                let s_hi = if j + 1 < n { scaled[j + 1] } else { 0 };
+                if bin_hi < s_lo {
+                    break;
+                }
+                if bin_lo < s_hi {
+                    let overlap = bin_hi.min(s_hi).wrapping_sub(bin_lo.max(s_lo));
+                    if overlap > 0 {
+                        let credit = overlap as f64 * count_time / scale;
+                        trace.fmt(format_args!(
+                            "[assign_samples] [0x{:x},0x{:x}) ",
+                            syms[j].addr,
+                            s_hi.wrapping_mul(2)
+                        ));
+                        trace.put(syms[j].name);
+                        trace.fmt(format_args!(
+                            " gets {} ticks {} overlap\n",
+                            debug::f6(credit),
+                            overlap as i64
+                        ));
+                        if excluded[j] {
+                            total_time -= credit;
+                        } else {
+                            time[j] += credit;
+                        }
+                    }
+                }
+                j += 1;
+                k = j;
+            }
+        }
+        trace.fmt(format_args!(
+            "[assign_samples] total_time {}\n",
+            debug::f6(total_time)
+        ));
+    }
+    Assigned { time, total_time }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,6 +410,7 @@ mod tests {
                 sym("b", 0x18, 0x1f),
                 sym("last", 0x20, 0x2f),
             ],
+            after_last: None,
         };
         // Bins of 4 bytes from 0x08: [0x08,0x0c) below every symbol, then a, a, b, b, last.
         let h = hist(0x08, 0x24, &[5, 0, 1, 2, 3, 4, 9]);
@@ -335,6 +429,7 @@ mod tests {
         // 3 bins over 12 bytes of 2-byte units, but hist_scale = 6/4 = 1.5 with 4 bins.
         let t = SymTab {
             syms: vec![sym("a", 0x0, 0x5), sym("b", 0x6, 0xb), sym("end", 0xc, 0xc)],
+            after_last: None,
         };
         let h = hist(0x0, 0xc, &[2, 2, 2, 2]);
         assert_eq!(h.scale, 1.5);

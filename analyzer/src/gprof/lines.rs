@@ -47,6 +47,7 @@ use profil_symbols::ElfImage;
 
 use super::cg::CallGraph;
 use super::cg_print::{GraphOptions, Sections};
+use super::debug;
 use super::symspec::Selection;
 use super::symtab::SymTab;
 use super::{Analysis, Options, DEFAULT_EXCLUDED};
@@ -228,7 +229,8 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     let (lo, hi) = (text.addr, text.addr.saturating_add(text.size));
     let lines = line_map_with(data, &[(lo, hi)], true);
     let inl = inline_map_with(data, &[(lo, hi)], true);
-    let base = Analysis::new(image, exe_name, req.options)?;
+    let mut base = Analysis::new(image, exe_name, req.options)?;
+    base.trace_classes_first(image, data);
     // BFD's fallback name (`_bfd_elf_find_function`, for bytes no DWARF function covers):
     // the `.symtab` symbol of `.text` with the highest address at or below the address. BFD's
     // candidates (`_bfd_elf_maybe_function_sym`) are all symbols of the section but section,
@@ -327,6 +329,17 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         });
     }
     let names = names.list;
+    if base.trace.on(debug::AOUTDEBUG | debug::LOOKUPDEBUG) {
+        trace_line_passes(
+            &mut base,
+            image,
+            (lo, hi),
+            &src,
+            &lines.files,
+            &line_syms,
+            &names,
+        );
+    }
     let mut merged: Vec<GprofSymbol<'_>> = line_syms
         .iter()
         .map(|l| GprofSymbol {
@@ -354,21 +367,33 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
             }),
     );
     let mut a = base.clone();
-    a.symtab = SymTab::finalize(&merged, hi);
-    // Function symbols keep the end address of their own table (symtab_finalize only fills in
-    // end addresses that are still 0); both tables are sorted by address, one symbol each.
+    a.symtab = SymTab::finalize_favors(&merged, hi, &mut a.trace);
+    // Symbols of the function table keep the end address of that table (symtab_finalize only
+    // fills in end addresses that are still 0); both tables are sorted by address, one symbol
+    // each.
     let old = &base.symtab.syms;
     let mut k = 0usize;
     for s in &mut a.symtab.syms {
         while old.get(k).is_some_and(|o| o.addr < s.addr) {
             k += 1;
         }
-        if s.is_func {
-            if let Some(o) = old.get(k).filter(|o| o.addr == s.addr) {
-                s.end_addr = o.end_addr;
-            }
+        // Any symbol of the function table (`etext`, not a function, too); a line symbol
+        // has another name or is not a function.
+        let from_functions = |o: &&super::symtab::Sym<'_>| {
+            o.addr == s.addr && (s.is_func || (o.name == s.name && !o.is_func))
+        };
+        if let Some(o) = old.get(k).filter(from_functions) {
+            s.end_addr = o.end_addr;
         }
     }
+    // gprof's table also had the symbols dropped for an empty range.
+    let removed = line_syms.len() + base.symtab.len() - a.symtab.len();
+    let mut all: Vec<u64> = line_syms.iter().map(|l| l.addr).collect();
+    all.extend(base.symtab.syms.iter().map(|s| s.addr));
+    let kept = a.symtab.len();
+    a.symtab.after_last = (kept < all.len()).then(|| *all.select_nth_unstable(kept).1);
+    a.symtab.trace_table(removed, &mut a.trace);
+    a.trace_sym_id_parse();
     a.excluded = a
         .symtab
         .syms
@@ -416,7 +441,68 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         super::sum::write(std::path::Path::new("gmon.sum"), &super::sum::bytes(&a)?)?;
     }
     a.finish();
+    a.take_traces(req.sections.file_info, out);
     super::report::print_report(&a, req.sections, req.graph, &last, data, out)
+}
+
+/// `core_create_line_syms`' traces (`-d` with `AOUTDEBUG`, `LOOKUPDEBUG`): its two passes over
+/// every byte of `.text` (`lo..hi`), each asking `get_src_info`, the second also creating the
+/// line symbols `line_syms` (after a `sym_lookup` in the function table when the file or
+/// function changes).
+fn trace_line_passes(
+    a: &mut Analysis<'_>,
+    image: &ElfImage<'_>,
+    (lo, hi): (u64, u64),
+    src: &SrcInfo<'_, '_>,
+    files: &[String],
+    line_syms: &[LineSym],
+    names: &[&[u8]],
+) {
+    let find = match image.symtab.as_ref() {
+        Some(t) => profil_symbols::gprof::FindFunction::new(image, t),
+        None => return,
+    };
+    let src_info = a.trace.on(debug::AOUTDEBUG);
+    for pass in 0..2 {
+        let mut at = src.clone();
+        let mut k = 0usize;
+        for addr in lo..hi {
+            if src_info {
+                let found = at.at(addr);
+                let (file, func) = find.at(addr);
+                let answer = found.as_ref().map(|(span, source)| {
+                    let name = match source {
+                        NameSource::Dwarf(_, n) | NameSource::Elf(_, n) => *n,
+                    };
+                    ((files[span.file as usize].as_bytes(), span.line), name)
+                });
+                profil_symbols::gprof::src_info_trace(
+                    addr,
+                    answer.map(|a| a.0),
+                    file,
+                    answer.map(|a| a.1).or(func),
+                    &mut a.trace.out,
+                );
+            }
+            if pass == 0 || line_syms.get(k).is_none_or(|l| l.addr != addr) {
+                continue;
+            }
+            let l = &line_syms[k];
+            let same_function = k > 0 && {
+                let p = &line_syms[k - 1];
+                p.file == l.file && p.name == l.name
+            };
+            if !same_function {
+                let _ = a.symtab.lookup_traced(addr, &mut a.trace);
+            }
+            if src_info {
+                a.trace.fmt(format_args!("[core_create_line_syms] {k} "));
+                a.trace.put(names[l.name as usize]);
+                a.trace.fmt(format_args!(" 0x{addr:x}\n"));
+            }
+            k += 1;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,12 @@
 //!    counts (`-C`), [`annotate`] (`-A`) and [`ordering`] (`-r`); `-T` reorders and restyles
 //!    them, and without `-b` gprof's explanations (recorded from its output, `blurbs/`) follow.
 //!
+//! Under `-d` ([`debug`]) every step also writes gprof's trace lines into the analysis'
+//! [`debug::Trace`], which goes to stdout before the report (`-i`'s lines among them, where
+//! gprof prints them); the report adds `cmp_arc`'s and the names' decorations itself. At level
+//! 0 nothing is formatted: the hot loops (arc tally, sample assignment) take their untraced
+//! versions.
+//!
 //! Around that: [`symspec`] turns the symbol specs of `-p/-P/-q/-Q/-e/-E/-f/-F/-n/-N/-k/-C/-Z/
 //! -A/-J NAME` into gprof's INCL/EXCL tables, [`cg::StaticCalls`] is `-c`'s scan for direct
 //! calls, and [`sum`] writes `-s`'s gmon.sum.
@@ -34,6 +40,7 @@
 pub mod annotate;
 pub mod cg;
 pub mod cg_print;
+pub mod debug;
 pub mod flat;
 pub mod hist;
 pub mod lines;
@@ -88,6 +95,8 @@ pub struct Options {
     pub external_symbols: Option<&'static std::path::Path>,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
+    /// `-d`: gprof's debugging level ([`debug`]; 0: no traces).
+    pub debug: u32,
 }
 
 /// `-O` (`--file-format`): how gprof reads the gmon files.
@@ -165,6 +174,8 @@ pub struct Analysis<'data> {
     pub lines: Option<lines::LineLocations>,
     /// What each gmon file held, in reading order (`-i`).
     pub files: Vec<FileInfo>,
+    /// `-d`'s traces of the analysis (printed before the report) and level.
+    pub trace: debug::Trace,
     target: Target,
 }
 
@@ -176,6 +187,7 @@ impl<'data> Analysis<'data> {
             .section_by_name(".text")
             .or_else(|| exe.section_by_name("$CODE$"))
             .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
+        let mut trace = debug::Trace::new(opts.debug);
         let gsyms = match opts.external_symbols {
             Some(path) => {
                 let text = std::fs::read(path).map_err(|_| {
@@ -188,24 +200,34 @@ impl<'data> Analysis<'data> {
                 }
                 gsyms
             }
-            None => gprof_symbols(
-                exe,
-                exe.symtab.as_ref().ok_or_else(no_symbols)?,
-                ClassOptions {
+            None => {
+                let table = exe.symtab.as_ref().ok_or_else(no_symbols)?;
+                let class = ClassOptions {
                     no_static: opts.no_static,
                     ignore_non_functions: opts.ignore_non_functions,
-                },
-            ),
+                };
+                gprof_symbols(exe, table, class)
+            }
         };
         if gsyms.is_empty() {
             return Err(no_symbols());
         }
-        let symtab = SymTab::finalize(&gsyms, text.addr.wrapping_add(text.size));
+        let text_end = text.addr.wrapping_add(text.size);
+        let symtab = SymTab::finalize_traced(&gsyms, text_end, &mut trace);
         let excluded: Vec<bool> = symtab
             .syms
             .iter()
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
+        if opts.debug != 0 && excluded.iter().any(|&e| e) {
+            // gprof's exclusion tables are then not empty: their traces (symtab_finalize's,
+            // sym_lookup's probes at every look-up) are not reproduced.
+            return Err(Error::input(
+                "--gprof: -d with a symbol gprof excludes by default (mcount, _mcount, __mcount, \
+                 __mcount_internal, __mcleanup, _gprof_mcount) is not emulated (yet): run gprof \
+                 itself for it",
+            ));
+        }
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
         let select = Selection::new(&symtab, &excluded, opts.specs);
@@ -233,6 +255,7 @@ impl<'data> Analysis<'data> {
             has_call_graph: false,
             lines: None,
             files: Vec::new(),
+            trace,
             target,
         })
     }
@@ -244,19 +267,22 @@ impl<'data> Analysis<'data> {
         exe: &ElfImage<'data>,
         opts: Options,
     ) -> Result<Self> {
-        Self::of_inputs_into(inputs, exe, opts, &mut Vec::new())
+        Self::of_inputs_into(inputs, exe, opts, false, &mut Vec::new())
     }
 
-    /// [`Analysis::of_inputs`]; when a gmon file fails to read, `-i`'s lines for the files
-    /// read before it go to `read_so_far` (gprof prints each file's as it reads it, so they
-    /// are on its stdout when it fails on a later one).
+    /// [`Analysis::of_inputs`]; when a gmon file fails to read, what gprof printed before
+    /// failing goes to `read_so_far`: `-i`'s lines for the files read before it (`file_info`;
+    /// gprof prints each file's as it reads it) and, under `-d`, the traces so far.
     pub fn of_inputs_into(
         inputs: &'data crate::profile::input::Inputs,
         exe: &ElfImage<'data>,
         opts: Options,
+        file_info: bool,
         read_so_far: &mut Vec<u8>,
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
+        a.trace_classes_first(exe, &inputs.exe.data);
+        a.trace_sym_id_parse();
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
         }
@@ -265,12 +291,81 @@ impl<'data> Analysis<'data> {
         }
         for g in &inputs.gmons {
             if let Err(e) = g.bytes().and_then(|b| a.read_gmon(&g.name(), &b)) {
-                cg_print::print_file_info(&a, read_so_far);
+                if a.trace.level != 0 {
+                    a.take_traces(file_info, read_so_far);
+                } else if file_info {
+                    cg_print::print_file_info(&a, read_so_far);
+                }
                 return Err(e);
             }
         }
         a.finish();
         Ok(a)
+    }
+
+    /// Under `-d` with `AOUTDEBUG`: put `core_create_function_syms`' traces (of `exe`, whose
+    /// bytes are `data`) before those [`Analysis::new`] wrote (`symtab_finalize`'s).
+    pub fn trace_classes_first(&mut self, exe: &ElfImage<'_>, data: &[u8]) {
+        if !self.trace.on(debug::AOUTDEBUG) || self.external_symbols {
+            return;
+        }
+        let Some(table) = exe.symtab.as_ref() else {
+            return;
+        };
+        let addrs: Vec<u64> = table.symbols.iter().map(|s| s.value).collect();
+        let located = profil_symbols::gprof::source_locations(data, &addrs);
+        let mut first = Vec::new();
+        profil_symbols::gprof::class_traces(exe, table, self.class_options, &located, &mut first);
+        first.append(&mut self.trace.out);
+        self.trace.out = first;
+    }
+
+    /// Under `-d` with `IDDEBUG`: `sym_id_parse`'s traces of the default exclusions (gprof's
+    /// list is in reverse order, each name in three tables) and its twelve tables (empty
+    /// unless a symbol has one of the names).
+    pub fn trace_sym_id_parse(&mut self) {
+        let trace = &mut self.trace;
+        if !trace.on(debug::IDDEBUG) {
+            return;
+        }
+        for name in DEFAULT_EXCLUDED.iter().rev() {
+            for _ in 0..3 {
+                trace.fmt(format_args!("[parse_id] {name} -> *:{name}\n"));
+            }
+        }
+        for table in [
+            "INCL_GRAPH",
+            "EXCL_GRAPH",
+            "INCL_ARCS",
+            "EXCL_ARCS",
+            "INCL_FLAT",
+            "EXCL_FLAT",
+            "INCL_TIME",
+            "EXCL_TIME",
+            "INCL_ANNO",
+            "EXCL_ANNO",
+            "INCL_EXEC",
+            "EXCL_EXEC",
+        ] {
+            trace.fmt(format_args!("[sym_id_parse] syms[{table}]:\n"));
+        }
+    }
+
+    /// Move the analysis' traces to `out` (the report's stdout), with `-i`'s lines for each
+    /// gmon file (`file_info`) where gprof prints them: after the file's own traces.
+    pub fn take_traces(&mut self, file_info: bool, out: &mut Vec<u8>) {
+        let traces = std::mem::take(&mut self.trace.out);
+        if !file_info {
+            out.extend_from_slice(&traces);
+            return;
+        }
+        let mut at = 0;
+        for (f, &end) in self.files.iter().zip(&self.trace.file_ends) {
+            out.extend_from_slice(&traces[at..end]);
+            cg_print::print_one_file_info(f, out);
+            at = end;
+        }
+        out.extend_from_slice(&traces[at..]);
     }
 
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
@@ -286,21 +381,33 @@ impl<'data> Analysis<'data> {
             name: name.to_string(),
             ..FileInfo::default()
         };
-        let format = read_records(name, data, self.target, &mut self.hist, |rec| match rec {
-            Seen::Histogram { high_pc, bins } => {
-                info.histograms += 1;
-                last_hist = Some((high_pc, bins));
-            }
-            Seen::BasicBlocks => info.basic_blocks += 1,
-            Seen::Arc(from, to, count) => {
-                info.arcs += 1;
-                if filter {
-                    cg.tally_if(symtab, from, to, count, |p, c| select.arc_allowed(p, c));
-                } else {
-                    cg.tally(symtab, from, to, count);
+        let trace = &mut self.trace;
+        let traced = trace.level != 0;
+        let format = read_records(
+            name,
+            data,
+            self.target,
+            &mut self.hist,
+            trace,
+            |rec, trace| match rec {
+                Seen::Histogram { high_pc, bins } => {
+                    info.histograms += 1;
+                    last_hist = Some((high_pc, bins));
                 }
-            }
-        })?;
+                Seen::BasicBlocks => info.basic_blocks += 1,
+                Seen::Arc(from, to, count) => {
+                    info.arcs += 1;
+                    if traced {
+                        let allowed = |p, c| !filter || select.arc_allowed(p, c);
+                        cg.tally_traced(symtab, (from, to, count), allowed, trace);
+                    } else if filter {
+                        cg.tally_if(symtab, from, to, count, |p, c| select.arc_allowed(p, c));
+                    } else {
+                        cg.tally(symtab, from, to, count);
+                    }
+                }
+            },
+        )?;
         if let Some((high, bins)) = last_hist {
             let size = sum::header_size_field(format, bins, self.target.ptr_size);
             self.last_hist_header = Some((high, size));
@@ -323,8 +430,18 @@ impl<'data> Analysis<'data> {
         if let Some(message) = wrong {
             return Err(Error::gprof_fatal(message));
         }
+        if self.trace.level != 0 && !format.is_gnu() {
+            // gmon_out_read's own traces of the BSD formats are not reproduced.
+            return Err(Error::input(format!(
+                "--gprof: -d with a BSD-format gmon file ({name}) is not emulated (yet): run \
+                 gprof itself for it"
+            )));
+        }
         let arcs = info.arcs > 0;
         self.files.push(info);
+        if self.trace.level != 0 {
+            self.trace.file_ends.push(self.trace.out.len());
+        }
         if arcs || !format.is_gnu() {
             self.has_call_graph = true;
         }
@@ -341,7 +458,14 @@ impl<'data> Analysis<'data> {
         let sel = &self.select;
         let n = self.symtab.len();
         let not_flat: Vec<bool> = (0..n).map(|i| !sel.flat.on(i)).collect();
-        let assigned = hist::assign_samples(&self.symtab, &self.hist, &not_flat);
+        if self.trace.level != 0 {
+            self.trace.names = (0..n).map(|i| self.plain_name(i)).collect();
+        }
+        let assigned = if self.trace.on(debug::SAMPLEDEBUG) {
+            hist::assign_samples_traced(&self.symtab, &self.hist, &not_flat, &mut self.trace)
+        } else {
+            hist::assign_samples(&self.symtab, &self.hist, &not_flat)
+        };
         self.time = assigned.time;
         self.total_time = assigned.total_time;
         let excl = Exclusions {
@@ -364,8 +488,18 @@ impl<'data> Analysis<'data> {
             }),
             _ => None,
         };
+        // gprof assembles the call graph only when a file had arcs: without, it prints none of
+        // that step's traces and every name's decorations stay `{0}    0% `.
+        let mut silent = debug::Trace::default();
+        let trace = match self.has_call_graph {
+            true => &mut self.trace,
+            false => {
+                self.trace.unassembled = true;
+                &mut silent
+            }
+        };
         self.cg
-            .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref());
+            .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref(), trace);
     }
 
     /// `--inline-file-names`: look up each symbol's source file and line (BFD's answer at
@@ -406,14 +540,41 @@ impl<'data> Analysis<'data> {
     /// The name gprof prints for symbol `i` (demangled with libiberty's rules).
     pub fn display_name(&self, i: usize) -> Vec<u8> {
         let mut out = Vec::new();
-        self.push_display_name(i, &mut out);
+        let _ = self.push_display_name(i, &mut out);
         out
     }
 
     /// Append [`Analysis::display_name`] of symbol `i` to `out` without an allocation for
     /// names that cannot be mangled (most C names). Under `-l` the name is followed by its
     /// `(file:line @ addr)`, as gprof's `print_name_only` prints it everywhere.
-    pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) {
+    ///
+    /// Under `-d` with `DFNDEBUG` or `PROPDEBUG` the name ends in gprof's decorations
+    /// ([`debug::push_decorations`]); returns their length (0 otherwise), which gprof's
+    /// widths leave out.
+    pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) -> usize {
+        self.push_plain_name(i, out);
+        let level = self.trace.level;
+        if level & (debug::DFNDEBUG | debug::PROPDEBUG) == 0 {
+            return 0;
+        }
+        let start = out.len();
+        let n = &self.cg.nodes[i];
+        match self.trace.unassembled {
+            true => debug::push_decorations(level, 0, 0.0, out),
+            false => debug::push_decorations(level, n.top_order, n.prop_fract, out),
+        }
+        out.len() - start
+    }
+
+    /// The name gprof prints for symbol `i`, without `-d`'s decorations.
+    fn plain_name(&self, i: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.push_plain_name(i, &mut out);
+        out
+    }
+
+    /// [`Analysis::push_display_name`] without `-d`'s decorations.
+    fn push_plain_name(&self, i: usize, out: &mut Vec<u8>) {
         let raw = self.symtab.syms[i].name;
         if self.no_demangle || !may_be_mangled(raw) {
             out.extend_from_slice(raw);
@@ -539,7 +700,8 @@ pub fn read_records(
     data: &[u8],
     target: Target,
     hist: &mut Histograms,
-    mut on_record: impl FnMut(Seen),
+    trace: &mut debug::Trace,
+    mut on_record: impl FnMut(Seen, &mut debug::Trace),
 ) -> Result<gmon::Format> {
     let fail = |msg: String| Error::input(format!("{name}: {msg}"));
     let (header, records) = gmon::read::records(data, target).map_err(|e| fail(e.to_string()))?;
@@ -562,13 +724,19 @@ pub fn read_records(
                     hist.add_bsd(&input, h.prof_rate)
                 };
                 r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-                on_record(Seen::Histogram {
-                    high_pc: h.high_pc,
-                    bins: h.hist_size,
-                });
+                if trace.on(debug::SAMPLEDEBUG) && header.format.is_gnu() {
+                    hist::trace_record(hist, h.low_pc, h.high_pc, trace);
+                }
+                on_record(
+                    Seen::Histogram {
+                        high_pc: h.high_pc,
+                        bins: h.hist_size,
+                    },
+                    trace,
+                );
             }
-            Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count)),
-            Record::BasicBlocks(_) => on_record(Seen::BasicBlocks),
+            Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count), trace),
+            Record::BasicBlocks(_) => on_record(Seen::BasicBlocks, trace),
         }
     }
     Ok(header.format)

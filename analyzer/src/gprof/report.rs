@@ -22,7 +22,8 @@ pub fn print_report(
     exe: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<Vec<String>> {
-    if req.file_info {
+    // Under -d the caller has put each file's lines among the traces, where gprof prints them.
+    if req.file_info && a.trace.level == 0 {
         cg_print::print_file_info(a, out);
     }
     let (flat, graph) = cg_print::choose_sections(a, req, gmon)?;

@@ -3,6 +3,8 @@
 
 use profil_symbols::gprof::GprofSymbol;
 
+use super::debug::{Trace, AOUTDEBUG, IDDEBUG, LOOKUPDEBUG};
+
 /// One entry of gprof's symbol table after `symtab_finalize`.
 #[derive(Debug, Clone)]
 pub struct Sym<'data> {
@@ -24,6 +26,11 @@ pub struct Sym<'data> {
 pub struct SymTab<'data> {
     /// The symbols.
     pub syms: Vec<Sym<'data>>,
+    /// What gprof's `find_call` (`-c`) takes for the end of the last symbol, the address of
+    /// the entry after it (`(parent + 1)->addr`): the sorted table's entry left over at that
+    /// position when `symtab_finalize` removed some. `None` when it removed none: gprof then
+    /// reads past its allocation, and the scan goes to the end of the histogram here.
+    pub after_last: Option<u64>,
 }
 
 /// `src` replaces the kept `dst` at the same address (gprof's preference order).
@@ -64,6 +71,21 @@ impl<'data> SymTab<'data> {
     /// `symtab_finalize`: a stable sort by (address, functions first, globals first), then
     /// one symbol per address, then end addresses. `text_end` is `.text`'s vma + size.
     pub fn finalize(input: &[GprofSymbol<'data>], text_end: u64) -> Self {
+        Self::finalize_traced(input, text_end, &mut Trace::default())
+    }
+
+    /// [`SymTab::finalize`], with gprof's traces under `AOUTDEBUG | IDDEBUG`: each duplicate
+    /// (which one is favoured), the number removed, and the table with its ranges.
+    pub fn finalize_traced(input: &[GprofSymbol<'data>], text_end: u64, trace: &mut Trace) -> Self {
+        let table = Self::finalize_favors(input, text_end, trace);
+        table.trace_table(input.len() - table.len(), trace);
+        table
+    }
+
+    /// [`SymTab::finalize`] with only the traces of its duplicates (the caller prints the
+    /// rest with [`SymTab::trace_table`]).
+    pub fn finalize_favors(input: &[GprofSymbol<'data>], text_end: u64, trace: &mut Trace) -> Self {
+        let traced = trace.on(AOUTDEBUG | IDDEBUG);
         let sorted = address_order(input).into_iter().map(|i| {
             let g = &input[i];
             Sym {
@@ -77,14 +99,36 @@ impl<'data> SymTab<'data> {
         let mut syms: Vec<Sym<'data>> = Vec::with_capacity(input.len());
         let mut sorted = sorted.peekable();
         let Some(first) = sorted.peek() else {
-            return SymTab { syms };
+            return SymTab {
+                syms,
+                after_last: None,
+            };
         };
         let mut prev_addr = first.addr.wrapping_sub(1);
         for src in sorted {
             if src.addr == prev_addr {
                 // Same address as the kept symbol (always the last one pushed).
                 if let Some(dst) = syms.last_mut() {
-                    if favors(&src, dst) {
+                    let favored = favors(&src, dst);
+                    if traced {
+                        let (w, l) = if favored {
+                            (&src, &*dst)
+                        } else {
+                            (&*dst, &src)
+                        };
+                        trace.put(b"[symtab_finalize] favor ");
+                        for (k, s) in [w, l].into_iter().enumerate() {
+                            if k == 1 {
+                                trace.put(b" over ");
+                            }
+                            trace.put(s.name);
+                            let st = if s.is_static { 't' } else { 'T' };
+                            let fu = if s.is_func { 'F' } else { 'f' };
+                            trace.fmt(format_args!("@{st}{fu}"));
+                        }
+                        trace.fmt(format_args!(" (addr={:x})\n", src.addr));
+                    }
+                    if favored {
                         *dst = src;
                     }
                 }
@@ -103,7 +147,31 @@ impl<'data> SymTab<'data> {
                 last.end_addr = text_end.wrapping_sub(1);
             }
         }
-        SymTab { syms }
+        let mut addrs: Vec<u64> = input.iter().map(|g| g.addr).collect();
+        let after_last = (syms.len() < addrs.len()).then(|| {
+            let k = syms.len();
+            *addrs.select_nth_unstable(k).1
+        });
+        SymTab { syms, after_last }
+    }
+
+    /// The end of `symtab_finalize`'s traces (`AOUTDEBUG | IDDEBUG`): how many entries were
+    /// `removed`, then the table with its ranges.
+    pub fn trace_table(&self, removed: usize, trace: &mut Trace) {
+        if !trace.on(AOUTDEBUG | IDDEBUG) {
+            return;
+        }
+        trace.fmt(format_args!(
+            "[symtab_finalize]: removed {removed} duplicate entries\n"
+        ));
+        for s in &self.syms {
+            trace.fmt(format_args!(
+                "[symtab_finalize] 0x{:x}-0x{:x}\t",
+                s.addr, s.end_addr
+            ));
+            trace.put(s.name);
+            trace.put(b"\n");
+        }
     }
 
     /// Number of symbols.
@@ -114,6 +182,54 @@ impl<'data> SymTab<'data> {
     /// True when there are no symbols.
     pub fn is_empty(&self) -> bool {
         self.syms.is_empty()
+    }
+
+    /// `sym_lookup` as gprof runs it, binary search and `LOOKUPDEBUG` trace of its probes
+    /// included (the same answer as [`SymTab::lookup`]; only used when tracing).
+    pub fn lookup_traced(&self, addr: u64, trace: &mut Trace) -> Option<usize> {
+        let sym = &self.syms;
+        let len = sym.len();
+        if len == 0 {
+            return None;
+        }
+        let (mut low, mut high) = (0usize, len - 1);
+        let mut mid = usize::MAX;
+        let mut probes = 0;
+        while low != high {
+            probes += 1;
+            mid = (high + low) / 2;
+            if sym[mid].addr <= addr && sym[mid + 1].addr > addr {
+                if addr > sym[mid].end_addr {
+                    return None;
+                }
+                if trace.on(LOOKUPDEBUG) {
+                    trace.fmt(format_args!(
+                        "[sym_lookup] {probes} probes (symtab->len={})\n",
+                        len - 1
+                    ));
+                }
+                return Some(mid);
+            }
+            if sym[mid].addr > addr {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        let next = mid.wrapping_add(1);
+        if sym.get(next)?.addr <= addr {
+            if addr > sym[next].end_addr {
+                return None;
+            }
+            if trace.on(LOOKUPDEBUG) {
+                trace.fmt(format_args!(
+                    "[sym_lookup] {probes} ({}) probes, fall off\n",
+                    len - 1
+                ));
+            }
+            return Some(next);
+        }
+        None
     }
 
     /// `sym_lookup`: the last symbol starting at or before `addr`, if `addr` is not past its
@@ -217,6 +333,50 @@ impl AddrIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// gprof's own binary search (traced under `-d`) finds what the partition search finds,
+    /// gaps, the last symbol (found by "falling off") and an end below the start included.
+    #[test]
+    fn traced_lookup_answers_like_lookup() {
+        let mut rng = super::super::TestRng(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = move |k: u64| rng.below(k);
+        for _ in 0..300 {
+            let n = 1 + next(40) as usize;
+            let mut addr = next(8);
+            let syms: Vec<Sym<'static>> = (0..n)
+                .map(|i| {
+                    let start = addr;
+                    addr += 1 + next(16);
+                    // Some gaps; the last symbol may end below its start (as `data_start`).
+                    let end = match (i + 1 == n, next(4)) {
+                        (true, 0) => start.saturating_sub(1 + next(4)),
+                        (_, 0) => start + next(addr - start),
+                        _ => addr - 1,
+                    };
+                    Sym {
+                        name: b"f",
+                        addr: start,
+                        end_addr: end,
+                        is_func: true,
+                        is_static: false,
+                    }
+                })
+                .collect();
+            let t = SymTab {
+                syms,
+                after_last: None,
+            };
+            let mut trace = Trace::new(LOOKUPDEBUG);
+            let mut found = 0;
+            for a in 0..addr + 20 {
+                let want = t.lookup(a);
+                assert_eq!(t.lookup_traced(a, &mut trace), want, "{a:#x}");
+                found += usize::from(want.is_some());
+            }
+            // Each symbol found printed its probes.
+            assert_eq!(trace.out.iter().filter(|&&b| b == b'\n').count(), found);
+        }
+    }
 
     #[test]
     fn addr_index_counts_like_a_binary_search() {

@@ -546,6 +546,7 @@ mod tests {
                         is_static: false,
                     })
                     .collect(),
+                after_last: None,
             };
             let time: Vec<f64> = (0..n).map(|_| rnd(6) as f64 * 0.5).collect();
             let mut theirs = CallGraph::new(&t);

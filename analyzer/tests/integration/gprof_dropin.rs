@@ -236,7 +236,7 @@ cases!(threads, "work_a");
 /// `-c` (`--static-call-graph`) on a program built at `-O0`, where functions are laid out in
 /// source order so that some calls go forwards (gprof's x86-64 scan finds only those): the
 /// never-executed call `mid → never` and `unused_caller`'s calls become arcs with count 0.
-mod static_calls {
+pub(crate) mod static_calls {
     use crate::support::gprof;
 
     pub(super) const SOURCE: &str = r#"#include <stdio.h>
@@ -959,5 +959,275 @@ fn function_ordering() {
         let gmon = format!("{p}.gmon");
         same_in(&fixtures, &["-r", p, &gmon]);
         same_in(&fixtures, &["-r", "-b", "-q", p, &gmon]);
+    }
+}
+
+/// `-d[N]` / `--debug[=N]`: Debian's gprof 2.40 is built with `DEBUG`, so `-d` prints its
+/// trace lines (symbol table, gmon records, sample assignment, call-graph assembly, the
+/// decorations `{top_order} fract% ` after every name, `cmp_arc`'s comparisons…) on stdout,
+/// interleaved with the report. Every bit alone, every bit together (bare `-d`) with each
+/// section, on each fixture program; then `-pg` programs with file symbols, forward calls
+/// (`-c` finds some) and DWARF (`get_src_info` answers, `-A`'s search).
+mod debug_traces {
+    macro_rules! debug_cases {
+        ($program:ident, $func:expr) => {
+            mod $program {
+                debug_cases!(@tests $program, $func;
+                    all_default: ["-d", "P", "G"],
+                    all_brief: ["-d", "-b", "P", "G"],
+                    all_flat_brief: ["-d", "-b", "-p", "P", "G"],
+                    all_graph_brief: ["-d", "-b", "-q", "P", "G"],
+                    all_exec_counts: ["-d", "-C", "P", "G"],
+                    all_annotated_source: ["-d", "-A", "P", "G"],
+                    all_file_info: ["-d", "-i", "P", "G"],
+                    all_file_info_two_files: ["-d", "-i", "-b", "-p", "P", "G", "G"],
+                    all_traditional: ["-d", "-T", "P", "G"],
+                    all_function_order: ["-d", "-r", "P", "G"],
+                    all_zeros_no_static: ["-d", "-z", "-a", "-b", "P", "G"],
+                    all_ignore_non_functions: ["-d", "-D", "-b", "-q", "P", "G"],
+                    all_width: ["-d", "-w", "200", "P", "G"],
+                    all_print_path: ["-d", "-L", "-b", "P", "G"],
+                    all_lines: ["-d", "-l", "P", "G"],
+                    all_lines_flat_brief: ["-d", "-l", "-b", "-p", "P", "G"],
+                    all_lines_graph_brief: ["-d", "-l", "-b", "-q", "P", "G"],
+                    all_lines_zeros_file_info: ["-d", "-l", "-z", "-i", "P", "G"],
+                    aout_lines: ["-d128", "-l", "-b", "-p", "P", "G"],
+                    lookup_lines: ["-d512", "-l", "-b", "-p", "P", "G"],
+                    long_debug: ["--debug", "-b", "-p", "P", "G"],
+                    long_debug_level: ["--debug=6", "-b", "-q", "P", "G"],
+                    bit_0_any: ["-d0", "-b", "P", "G"],
+                    bit_1_any: ["-d1", "-b", "P", "G"],
+                    bit_2_dfn: ["-d2", "-b", "P", "G"],
+                    bit_4_cycle: ["-d4", "-b", "P", "G"],
+                    bit_8_arc: ["-d8", "-b", "P", "G"],
+                    bit_16_tally: ["-d16", "-b", "P", "G"],
+                    bit_32_time: ["-d32", "-b", "P", "G"],
+                    bit_64_sample: ["-d64", "-b", "P", "G"],
+                    bit_128_aout: ["-d128", "-b", "P", "G"],
+                    bit_512_lookup: ["-d512", "-b", "P", "G"],
+                    bit_1024_prop: ["-d1024", "-b", "P", "G"],
+                    bit_2048_bb: ["-d2048", "-b", "P", "G"],
+                    bit_4096_id: ["-d4096", "-b", "P", "G"],
+                    bit_8192_src: ["-d8192", "-A", "P", "G"],
+                    bits_dfn_and_prop_default: ["-d1026", "P", "G"],
+                    two_levels_or: ["-d2", "-d1024", "-b", "-q", "P", "G"],
+                    level_then_all: ["-d4", "-d", "-b", "-p", "P", "G"],
+                    level_not_a_number: ["-dxyz", "-b", "-p", "P", "G"],
+                    level_negative: ["-d-1", "-b", "-p", "P", "G"],
+                    level_high_bits: ["-d65536", "-b", "-p", "P", "G"],
+                );
+            }
+        };
+        (@tests $program:ident, $func:expr; $($case:ident: [$($arg:expr),*],)*) => {
+            $(
+                #[test]
+                fn $case() {
+                    super::super::same(stringify!($program), $func, &[$($arg),*]);
+                }
+            )*
+        };
+    }
+
+    debug_cases!(loop2, "inner");
+    debug_cases!(recursion, "fib");
+    debug_cases!(cycle, "ping");
+    debug_cases!(threads, "work_a");
+
+    /// `gprof ARGS` and `profil-report --gprof ARGS` in `dir` (`ARGS` end with the
+    /// executable and its gmon file), with `-c`: the same status and stdout, except that
+    /// gprof's `[findcall]` lines for a "call" byte outside `.text` are left out of its side.
+    /// There gprof reads before or after its copy of `.text` (`_init`, in `.init`, is scanned
+    /// from the heap memory before it), so what it finds depends on its heap; we find nothing.
+    fn same_but_heap_calls(dir: &std::path::Path, args: &[&str]) {
+        let exe = std::fs::read(dir.join(args[args.len() - 2])).unwrap();
+        let image = profil_symbols::ElfImage::parse(&exe).unwrap();
+        let text = image.section_by_name(".text").unwrap();
+        let (lo, hi) = (text.addr, text.addr + text.size);
+        let want = crate::support::gprof(dir, args);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = crate::support::ours(dir, &ours_args);
+        assert_eq!(
+            got.status.code(),
+            want.status.code(),
+            "{args:?}: exit status"
+        );
+        let outside = |line: &[u8]| {
+            let Some(rest) = line.strip_prefix(b"[findcall]\t0x") else {
+                return false;
+            };
+            let end = rest.iter().position(|&b| b == b':').unwrap_or(0);
+            let addr = u64::from_str_radix(std::str::from_utf8(&rest[..end]).unwrap_or(""), 16);
+            addr.is_ok_and(|a| a < lo || a >= hi)
+        };
+        // A heap "call" that is looked up ends its line with the lookup's trace; its botch
+        // comes on the next line. (One that hit a symbol would add an arc: then we differ.)
+        let mut kept = Vec::new();
+        let mut left_out = 0;
+        let mut botch_follows = false;
+        for line in want.stdout.split_inclusive(|&b| b == b'\n') {
+            if botch_follows && line == b"\tbut it's a botch\n" {
+                botch_follows = false;
+                continue;
+            }
+            botch_follows = false;
+            if outside(line) {
+                left_out += 1;
+                botch_follows = !line.ends_with(b"\tbut it's a botch\n");
+            } else {
+                kept.extend_from_slice(line);
+            }
+        }
+        assert!(
+            kept == got.stdout,
+            "{args:?}: stdout differs from gprof's ({left_out} heap lines left out):\n{}",
+            crate::support::diff(&kept, &got.stdout)
+        );
+    }
+
+    /// `-c` with every trace and with `CALLDEBUG` alone, on each fixture program.
+    #[test]
+    fn static_calls_on_the_fixtures() {
+        let dir = crate::support::fixtures_dir("gcc-pg");
+        for p in ["loop2", "recursion", "cycle", "threads"] {
+            let gmon = format!("{p}.gmon");
+            for flags in [
+                &["-d", "-c"][..],
+                &["-d", "-c", "-b", "-q"],
+                &["-d256", "-c", "-b"],
+                &["-d768", "-c", "-b", "-p"],
+            ] {
+                let mut args = flags.to_vec();
+                args.extend_from_slice(&[p, &gmon]);
+                same_but_heap_calls(&dir, &args);
+            }
+        }
+    }
+
+    /// A `-O0 -pg` program whose `.symtab` has file symbols (`get_src_info` names the file of
+    /// the function it finds) and forward calls (`-c`'s traces of hits, their lookups and arcs).
+    #[test]
+    fn file_symbols_and_static_calls() {
+        let dir = super::profiled("gcc", "fwd.c", super::static_calls::SOURCE, "fwd", &["-O0"]);
+        let found = crate::support::gprof(dir.path(), &["-d256", "-c", "-b", "fwd", "fwd.gmon"]);
+        assert!(
+            String::from_utf8_lossy(&found.stdout).contains("\tdestpc "),
+            "-c found no call"
+        );
+        for flags in [
+            &["-d"][..],
+            &["-d", "-a", "-b"],
+            &["-d", "-b", "-q", "-z"],
+            &["-d", "-l"],
+            &["-d", "-l", "-b", "-q", "-z"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+        for flags in [
+            &["-d", "-c"][..],
+            &["-d", "-c", "-b", "-q", "-z"],
+            &["-d768", "-c", "-b"],
+            &["-d", "-c", "-T"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            same_but_heap_calls(dir.path(), &args);
+        }
+    }
+
+    /// An inlined function (`-O2 -g`): under `-l` BFD names the inlined copy's lines after it.
+    #[test]
+    fn inlined_lines() {
+        const SOURCE: &str = r#"#include <stdio.h>
+static volatile long sink;
+static inline long sq(long x) { return x * x; }
+__attribute__((noinline)) long work(long n) { long s = 0; for (long i = 0; i < n; i++) s += sq(i) + sink; return s; }
+int main(void) { long t = 0; for (int k = 0; k < 2000; k++) t += work(10000); printf("%ld\n", t); return 0; }
+"#;
+        let dir = super::profiled("gcc", "inl.c", SOURCE, "inl", &["-O2", "-g"]);
+        for flags in [&["-d", "-l", "-b"][..], &["-d", "-l"], &["-d", "-b"]] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["inl", "inl.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+        same_but_heap_calls(
+            dir.path(),
+            &["-d", "-l", "-b", "-q", "-c", "inl", "inl.gmon"],
+        );
+    }
+
+    /// At `-O2` everything is inlined into `main`, so the profile has no arcs: gprof never
+    /// assembles the call graph (none of its traces, every name decorated `{0}    0% `), and
+    /// `-q` fails after the traces.
+    #[test]
+    fn without_arcs() {
+        let dir = super::profiled(
+            "gcc",
+            "fwd.c",
+            super::static_calls::SOURCE,
+            "fwd",
+            &["-O2", "-g"],
+        );
+        let plain = crate::support::gprof(dir.path(), &["-d", "-b", "fwd", "fwd.gmon"]);
+        let text = String::from_utf8_lossy(&plain.stdout);
+        assert!(!text.contains("[cg_read_rec]"), "the profile has arcs");
+        assert!(text.contains("{0}    0% "), "no undecorated name");
+        for flags in [
+            &["-d", "-b"][..],
+            &["-d", "-b", "-p"],
+            &["-d", "-q"],
+            &["-d", "-l", "-b"],
+            &["-d", "-l", "-q"],
+            &["-d", "-C"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            // `-q` fails (status 1) with the traces on stdout: compared like the rest.
+            super::same_status_and_stdout(dir.path(), &args);
+        }
+    }
+
+    /// With `-g`: `get_src_info` answers from the line table (whole path, line, function), and
+    /// `-A` traces its search for the source (`SRCDEBUG`), found or not.
+    #[test]
+    fn debug_info_and_annotated_source() {
+        let dir = super::profiled(
+            "gcc",
+            "src/fwd.c",
+            super::static_calls::SOURCE,
+            "fwd",
+            &["-O0", "-g"],
+        );
+        let found = crate::support::gprof(dir.path(), &["-d128", "-b", "fwd", "fwd.gmon"]);
+        assert!(
+            String::from_utf8_lossy(&found.stdout).contains("fwd.c:5 (mid)"),
+            "no line information"
+        );
+        let run = |flags: &[&str]| {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_in(dir.path(), &args);
+        };
+        for flags in [
+            &["-d"][..],
+            &["-d", "-b", "-q"],
+            &["-d", "-A", "-b"],
+            &["-d8192", "-A"],
+            &["-d", "-C", "-b"],
+            &["-d", "-L", "-b"],
+            &["-d", "-l"],
+            &["-d", "-l", "-L", "-b", "-q"],
+            &["-d640", "-l", "-b", "-p"],
+        ] {
+            run(flags);
+        }
+        same_but_heap_calls(dir.path(), &["-d", "-l", "-c", "-b", "fwd", "fwd.gmon"]);
+        // The source moved: gprof tries its path, then each -I directory with its base name.
+        std::fs::create_dir_all(dir.join("moved")).unwrap();
+        std::fs::rename(dir.join("src/fwd.c"), dir.join("moved/fwd.c")).unwrap();
+        run(&["-d8192", "-A", "-b", "-Isrc:moved"]);
+        run(&["-d", "-A", "-b"]);
     }
 }

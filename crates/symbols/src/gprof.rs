@@ -287,6 +287,199 @@ pub fn gprof_symbols<'data>(
         .collect()
 }
 
+/// The traces of gprof's `core_create_function_syms` under `-d` with `AOUTDEBUG` (128), into
+/// `out`: its first pass classifies every symbol (`[core_sym_class] NAME is of class C` for
+/// the letters it does not keep, `NAME: not a function` for locals under `-a`), the second
+/// does it again and then says of each symbol whether it is rejected (with BFD's
+/// section-relative value) or becomes the next function, after `get_src_info`'s line.
+///
+/// `located` holds what the DWARF line table says of symbol addresses ([`source_locations`]:
+/// the whole path and a non-zero line); for those `get_src_info` succeeds, with the function
+/// named by the nearest symbol (BFD names the DWARF function, whose linkage name or name is the
+/// symbol's at a function's entry).
+///
+/// Elsewhere `get_src_info` is given as BFD answers it without DWARF: the nearest function symbol of
+/// `.text` at or below the address (`elf_find_function`: any symbol of `.text` that is not an
+/// object, TLS, section or file symbol; the larger size wins at the same address; an address
+/// below `.text` wraps to a huge offset) with the file of the `STT_FILE` symbol before it,
+/// and line 0, so "no info".
+pub fn class_traces(
+    image: &ElfImage<'_>,
+    table: &SymbolTable<'_>,
+    opts: ClassOptions,
+    located: &HashMap<u64, (Vec<u8>, u64)>,
+    out: &mut Vec<u8>,
+) {
+    use std::io::Write;
+    let find = FindFunction::new(image, table);
+    let class_line = |sym: &RawSymbol, out: &mut Vec<u8>| {
+        if sym.typ == elf::STT_SECTION.0 || sym.typ == elf::STT_FILE.0 {
+            return;
+        }
+        let name = table.name(sym);
+        if opts.no_static && sym.bind == elf::STB_LOCAL.0 {
+            out.extend_from_slice(b"[core_sym_class] ");
+            out.extend_from_slice(name);
+            out.extend_from_slice(b": not a function\n");
+            return;
+        }
+        let c = nm_letter(image, sym);
+        if !matches!(c, 'T' | 'W' | 't') {
+            out.extend_from_slice(b"[core_sym_class] ");
+            out.extend_from_slice(name);
+            let _ = writeln!(out, " is of class {c}");
+        }
+    };
+    for sym in &table.symbols {
+        class_line(sym, out);
+    }
+    let mut kept = 0usize;
+    for sym in &table.symbols {
+        class_line(sym, out);
+        let name = table.name(sym);
+        if gprof_class(image, table, sym, opts).is_none() {
+            let _ = write!(
+                out,
+                "[core_create_function_syms] rejecting: 0x{:x} ",
+                bfd_value(image, sym)
+            );
+            out.extend_from_slice(name);
+            out.push(b'\n');
+            continue;
+        }
+        let (file, func) = find.at(sym.value);
+        let found = located.get(&sym.value).map(|(p, l)| (p.as_slice(), *l));
+        src_info_trace(sym.value, found, file, func, out);
+        let _ = write!(out, "[core_create_function_syms] {kept} ");
+        out.extend_from_slice(name);
+        let _ = writeln!(out, " 0x{:x}", sym.value);
+        kept += 1;
+    }
+}
+
+/// `get_src_info`'s `AOUTDEBUG` line for `addr`: with `found` (path and line from the line
+/// table) and a function, its answer; else "no info", with the file and function of the
+/// symbol-table fallback.
+pub fn src_info_trace(
+    addr: u64,
+    found: Option<(&[u8], u64)>,
+    file: Option<&[u8]>,
+    func: Option<&[u8]>,
+    out: &mut Vec<u8>,
+) {
+    use std::io::Write;
+    match (found, func) {
+        (Some((path, line)), Some(func)) => {
+            let _ = write!(out, "[get_src_info] 0x{addr:x} -> ");
+            out.extend_from_slice(path);
+            let _ = write!(out, ":{line} (");
+            out.extend_from_slice(func);
+            out.extend_from_slice(b")\n");
+        }
+        _ => {
+            let _ = write!(out, "[get_src_info] no info for 0x{addr:x} (");
+            out.extend_from_slice(file.unwrap_or(b"<unknown>"));
+            out.extend_from_slice(b":0,");
+            out.extend_from_slice(func.unwrap_or(b"<unknown>"));
+            out.extend_from_slice(b")\n");
+        }
+    }
+}
+
+/// BFD's `value` of an ELF symbol of an executable: relative to its section, if it has one.
+fn bfd_value(image: &ElfImage<'_>, sym: &RawSymbol) -> u64 {
+    let special = sym.shndx == 0 || sym.shndx >= u32::from(elf::SHN_LORESERVE);
+    match image.sections.get(sym.shndx as usize).filter(|_| !special) {
+        Some(sec) => sym.value.wrapping_sub(sec.addr),
+        None => sym.value,
+    }
+}
+
+/// `elf_find_function` without DWARF: the file and function BFD names for an address (see
+/// [`class_traces`]), by a binary search over `.text`'s candidate symbols.
+#[derive(Debug, Clone)]
+pub struct FindFunction<'data> {
+    vma: u64,
+    /// (offset in `.text`, size (at least 1), reversed `.symtab` position, name, file),
+    /// ascending: the last one at or below an offset is BFD's answer.
+    candidates: Vec<FindCandidate<'data>>,
+}
+
+type FindCandidate<'data> = (
+    u64,
+    u64,
+    std::cmp::Reverse<usize>,
+    &'data [u8],
+    Option<&'data [u8]>,
+);
+
+impl<'data> FindFunction<'data> {
+    /// The candidates of `table` in `image`'s `.text` (none without one).
+    pub fn new(image: &ElfImage<'_>, table: &SymbolTable<'data>) -> Self {
+        let text = image
+            .sections
+            .iter()
+            .position(|s| s.name == b".text")
+            .or_else(|| image.sections.iter().position(|s| s.name == b"$CODE$"));
+        let Some(text) = text else {
+            return FindFunction {
+                vma: 0,
+                candidates: Vec::new(),
+            };
+        };
+        let vma = image.sections[text].addr;
+        let mut file: Option<&RawSymbol> = None;
+        let (mut symbol_seen, mut file_after_symbol) = (false, false);
+        let mut candidates = Vec::new();
+        for (k, sym) in table.symbols.iter().enumerate() {
+            if sym.typ == elf::STT_FILE.0 {
+                file = Some(sym);
+                file_after_symbol |= symbol_seen;
+                continue;
+            }
+            symbol_seen = true;
+            let excluded = [
+                elf::STT_SECTION.0,
+                elf::STT_OBJECT.0,
+                elf::STT_TLS.0,
+                elf::STT_COMMON.0,
+            ];
+            // annobin's labels (hidden local untyped, size 0) are no candidates for BFD.
+            let annobin = sym.size == 0
+                && sym.bind == elf::STB_LOCAL.0
+                && sym.typ == elf::STT_NOTYPE.0
+                && sym.visibility == elf::STV_HIDDEN.0;
+            if excluded.contains(&sym.typ) || annobin || sym.shndx as usize != text {
+                continue;
+            }
+            let f = file
+                .filter(|_| sym.bind == elf::STB_LOCAL.0 || !file_after_symbol)
+                .map(|f| table.name(f));
+            let off = sym.value.wrapping_sub(vma);
+            candidates.push((
+                off,
+                sym.size.max(1),
+                std::cmp::Reverse(k),
+                table.name(sym),
+                f,
+            ));
+        }
+        candidates.sort_unstable_by_key(|c| (c.0, c.1, c.2));
+        FindFunction { vma, candidates }
+    }
+
+    /// The file (of the `STT_FILE` symbol before the function, as BFD keeps it) and function
+    /// BFD names for `addr` (an address below `.text` is a huge offset: the last function).
+    pub fn at(&self, addr: u64) -> (Option<&'data [u8]>, Option<&'data [u8]>) {
+        let offset = addr.wrapping_sub(self.vma);
+        let k = self.candidates.partition_point(|c| c.0 <= offset);
+        match k.checked_sub(1).map(|k| &self.candidates[k]) {
+            Some(c) => (c.4, Some(c.3)),
+            None => (None, None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
