@@ -52,7 +52,7 @@ use profil_symbols::ElfImage;
 use crate::{Error, Result};
 use cg::{CallGraph, Exclusions};
 use hist::{HistInput, Histograms};
-use symspec::{Selection, SymSpec};
+use symspec::{Selection, SourceInfo, SymSpec};
 use symtab::SymTab;
 
 /// Names gprof always excludes from the flat profile, time propagation and the call graph.
@@ -208,7 +208,7 @@ impl<'data> Analysis<'data> {
             .collect();
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
-        let select = Selection::new(&symtab, &excluded, opts.specs);
+        let select = Selection::new(&symtab, &excluded, opts.specs, None);
         Ok(Analysis {
             symtab,
             excluded,
@@ -257,6 +257,10 @@ impl<'data> Analysis<'data> {
         read_so_far: &mut Vec<u8>,
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
+        if symspec::needs_source(opts.specs) && !a.external_symbols {
+            let src = a.function_source_info(exe, &inputs.exe.data);
+            a.select = Selection::new(&a.symtab, &a.excluded, a.specs, Some(&src));
+        }
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
         }
@@ -295,7 +299,9 @@ impl<'data> Analysis<'data> {
             Seen::Arc(from, to, count) => {
                 info.arcs += 1;
                 if filter {
-                    cg.tally_if(symtab, from, to, count, |p, c| select.arc_allowed(p, c));
+                    cg.tally_if(symtab, from, to, count, |p, c| {
+                        select.arc_allowed(symtab, p, c)
+                    });
                 } else {
                     cg.tally(symtab, from, to, count);
                 }
@@ -396,6 +402,40 @@ impl<'data> Analysis<'data> {
             })
             .collect();
         self.inline_files = Some(l);
+    }
+
+    /// The source file and line of every symbol of the table, as gprof sets them while it
+    /// builds its symbol table (`get_src_info` at each symbol's address), for the symbol specs
+    /// that name a file or a line. `exe` is the executable, `data` its bytes. Only asked for
+    /// when a spec needs it ([`symspec::needs_source`]): it reads the DWARF line table.
+    pub fn function_source_info(&self, exe: &ElfImage<'_>, data: &[u8]) -> SourceInfo {
+        // gprof's file list grows as `core_create_function_syms` meets the symbols, in
+        // `.symtab` order (also those `symtab_finalize` drops later).
+        let order: Vec<u64> = exe
+            .symtab
+            .as_ref()
+            .map(|t| {
+                gprof_symbols(exe, t, self.class_options)
+                    .iter()
+                    .map(|s| s.addr)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let found = profil_symbols::gprof::source_locations(data, &order);
+        let mut src = SourceInfo::default();
+        let mut at = std::collections::HashMap::new();
+        for addr in &order {
+            if let Some((path, line)) = found.get(addr) {
+                at.insert(*addr, (src.intern(path), *line));
+            }
+        }
+        src.at = self
+            .symtab
+            .syms
+            .iter()
+            .map(|s| at.get(&s.addr).copied())
+            .collect();
+        src
     }
 
     /// The executable's address size and byte order (those of its gmon files).
