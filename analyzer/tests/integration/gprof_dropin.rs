@@ -217,6 +217,8 @@ macro_rules! cases {
             exec_counts_after_flat: ["-C", "-p", "-b", "P", "G"],
             exec_counts_lines: ["-C", "-l", "-z", "P", "G"],
             exec_counts_long: ["--exec-counts=main", "-b", "-q", "P", "G"],
+            // -A under -l: no source file without debug information (the flat profile only).
+            annotated_lines_flat: ["-A", "-l", "-p", "-b", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
@@ -326,7 +328,7 @@ mod sum_file {
     }
 
     /// Run `args` with gprof, keep its gmon.sum as `want.sum`, then with us; compare all.
-    fn same(dir: &TempDir, args: &[&str]) {
+    pub(super) fn same(dir: &TempDir, args: &[&str]) {
         let sum = dir.join("gmon.sum");
         let _ = std::fs::remove_file(&sum);
         let want = gprof(dir.path(), args);
@@ -819,6 +821,15 @@ int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); 
             &["-A", "-y", "-z"],
             &["--annotated-source", "-C", "-b"],
             &["-y", "-b"],
+            // Under -l: line symbols count as executable lines.
+            &["-A", "-l"],
+            &["-A", "-l", "-b", "-p"],
+            &["-A", "-l", "-x", "-z"],
+            &["-A", "-l", "-m", "5000", "-t1"],
+            &["-A", "-l", "-y"],
+            &["-Awork_b", "-l"],
+            &["-Ab.c", "-l", "-x"],
+            &["-s", "-A"],
         ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&["multi", "multi.gmon"]);
@@ -855,6 +866,11 @@ int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); 
             &["-A", "multi", "multi.gmon"],
             &[("GPROF_PATH", "moved")],
         );
+        same(
+            dir.path(),
+            &["-A", "-l", "-I", "moved", "multi", "multi.gmon"],
+            &[],
+        );
     }
 
     #[test]
@@ -866,7 +882,15 @@ int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); 
             "cpp",
             &["-g", "-O1"],
         );
-        for flags in [&["-A"][..], &["-A", "-x", "-z"], &["-A", "-y", "-b"]] {
+        for flags in [
+            &["-A"][..],
+            &["-A", "-x", "-z"],
+            &["-A", "-y", "-b"],
+            // Under -l the headers' files come from line symbols too.
+            &["-A", "-l"],
+            &["-A", "-l", "-z", "-x"],
+            &["-A", "-l", "-y", "-b"],
+        ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&["cpp", "cpp.gmon"]);
             same(dir.path(), &args, &[]);
@@ -985,9 +1009,26 @@ fn external_symbol_table() {
         &["-b", "-S", "fwd.syms", "stripped", "fwd.gmon"],
         &["-S", "no-such.syms", "fwd", "fwd.gmon"],
         &["-S", "empty.syms", "fwd", "fwd.gmon"],
+        // Under -l gprof makes no line symbols from the -S table.
+        &["-l", "-S", "fwd.syms", "fwd", "fwd.gmon"],
+        &[
+            "-b",
+            "-l",
+            "-z",
+            "-Sfwd.syms",
+            "-pmain",
+            "-q",
+            "fwd",
+            "fwd.gmon",
+        ],
+        &["-l", "-S", "hand.syms", "-A", "-C", "-b", "fwd", "fwd.gmon"],
+        &["-l", "-S", "no-such.syms", "fwd", "fwd.gmon"],
     ] {
         same_in(dir.path(), args);
     }
+    // -s (which implies -l) writes the sum of what -S's symbols kept.
+    sum_file::same(&dir, &["-s", "-S", "fwd.syms", "fwd", "fwd.gmon"]);
+    sum_file::same(&dir, &["-s", "-b", "-p", "-Shand.syms", "fwd", "fwd.gmon"]);
 }
 
 /// `-r` (`--function-ordering`) on a program of 240 functions (enough called ones for gprof's
