@@ -7,9 +7,13 @@
 //! * A symbol belongs to the source file and line BFD gives for its address
 //!   ([`profil_symbols::gprof::source_locations`]); the annotation tables (`-A NAME`,
 //!   `-J NAME`) choose which symbols count. A file's length is its largest such line.
-//! * Files come in the reverse order of their first appearance among the accepted symbols in
-//!   `.symtab` order (gprof prepends each new file to its list). With `-z` off, a file whose
-//!   symbols have no call at all is skipped.
+//! * Files come in the reverse order of their creation (gprof prepends each new file to its
+//!   list): by first appearance among the function symbols in `.symtab` order, then under
+//!   `-l` among the line symbols in address order (so files known only from line symbols,
+//!   such as headers, come first). With `-z` off, a file whose symbols have no call at all is
+//!   skipped.
+//! * Under `-l` the line symbols (no calls, not functions) are symbols of their lines like any
+//!   other: each counts as an executable line, annotated blank (or with `-x` the last count).
 //! * Each line gets a 16-column annotation: blank for a line without a symbol, `N -> ` right
 //!   aligned for a function's line (`##### -> ` below `-m`, default 1), blank for other
 //!   symbols' lines (with `-x`, the last count printed). Several symbols on one line add up.
@@ -19,8 +23,6 @@
 //!   each goes to `BASENAME-ann` in the current directory instead, without the heading.
 //! * A source that cannot be opened (by its path, then in each `-I` directory and
 //!   `GPROF_PATH`, with its path and then its base name) is skipped with a message.
-//!
-//! Not reproduced (refused by the command line): `-A` with `-l`.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;

@@ -16,6 +16,9 @@
 //! function" is BFD's: the smallest DWARF function or inlined-copy range holding the address,
 //! by its linkage name (a C name counts as one); without one, the ELF symbol's.
 //!
+//! With `-S` (symbols from a file) gprof makes no line symbols: `-l` and `-s` then run the
+//! function-granularity pipeline (no symbol has a file, so names get no suffix).
+//!
 //! Damaged DWARF: BFD gives up on a whole unit whose line program does not decode (gimli
 //! reads on past an extended opcode BFD does not know) or whose DIE tree does not (a missing
 //! abbreviation): no address of the unit gets an answer, so gprof prints no line symbols there

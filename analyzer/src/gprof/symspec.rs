@@ -3,16 +3,36 @@
 //! into what each of gprof's tables selects.
 //!
 //! gprof keeps one table of address ranges per purpose (flat profile, time propagation, call
-//! graph, arcs; each an INCL and an EXCL table) and asks "is this address in the table". A
-//! spec that names a function matches the symbols of that raw (mangled) name, and each table
-//! entry covers whole symbols, so the question has the same answer for every address of a
-//! symbol: here each table is one flag per symbol. The default exclusions (`mcount` & co.)
-//! are in every EXCL table. A table counts as empty when no symbol matched, whatever specs
-//! were given (so `-pnosuch` is `-p`).
+//! graph, arcs; each an INCL and an EXCL table) and asks "is this address in the table" (for a
+//! symbol: its address). Each spec side matches symbols (`match`): by source file, line and
+//! function name, each only if the side gives it (`parse_spec`):
 //!
-//! Only function names are reproduced. gprof's other spec forms (`file.c`, `file:function`,
-//! `file:line`, `line`) need the source file and line of every symbol; the command line
-//! refuses them.
+//! * `NAME` or `:NAME`: the symbols of that raw (mangled) name;
+//! * `FILE.c` (a name with a `.`) or `FILE:`: every symbol whose source file is the file gprof
+//!   finds by that **base name** (`source_file_lookup_name`: among the files it created, the
+//!   newest, so of two `u.c` in two directories the one met last; a name with a directory
+//!   never matches, and matches nothing then);
+//! * `LINE` (a leading digit) or `FILE:LINE`: the symbols at that line (`atoi`; line 0 is
+//!   "any line", so `-p0` is every symbol); `FILE:FUNCTION` both.
+//!
+//! A symbol's file and line are BFD's answer at its address (`get_src_info`, as gprof sets them
+//! while building its symbol table; under `-l` line symbols have theirs); gprof creates its
+//! files in the order it meets them, function symbols in `.symtab` order first, then line
+//! symbols by address ([`SourceInfo`]). They are computed only when a spec names a file or a
+//! line ([`needs_source`]): names alone cost nothing per symbol. With `-S` no symbol has a
+//! file or line.
+//!
+//! Each run of consecutive matched symbols becomes one range (`extend_match`: from the first
+//! one's address to the last one's end), the table is sorted with same-address entries
+//! merged, and lookups use gprof's binary search (`sym_lookup`), which checks only the entry
+//! starting last at or below the address. Without `-l` symbols do not overlap and that is the
+//! same as a flag per matched symbol; under `-l` a function symbol's range covers its line
+//! symbols, so `-l -qm.c:6` (the line of `main`'s function symbol) selects all of `main`'s
+//! lines. The arc tables keep, per range, the ranges of the spec's right side: an arc is in
+//! the table when a range holds the caller's address and one of its callee ranges holds the
+//! whole callee. The default exclusions (`mcount` & co.) are in every EXCL table (as flags:
+//! they match only themselves). A table counts as empty when no symbol matched, whatever
+//! specs were given (so `-pnosuch` and `-pnosuch.c` are `-p`).
 
 use std::collections::HashMap;
 

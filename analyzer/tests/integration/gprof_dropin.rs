@@ -6,7 +6,7 @@
 //! `fixtures/gcc-pg` (a loop, direct recursion, a cycle, threads). The cases cover gprof's
 //! default (non-brief) output with its explanations, each section option with and without
 //! `-b`, `-z`, `-a`, `-l`, `-i`, symbol specs (`-pNAME`, `-Q/NAME`, `-k FROM/TO`,
-//! `-e/-E/-f/-F/-n/-N NAME`), the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
+//! `-e/-E/-f/-F/-n/-N NAME`; names, files and lines), the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
 //! abbreviations, operands before options and after `--`, and getopt's failures (status 1).
 
 use crate::support::{diff, fixtures_dir, gprof, ours};
@@ -195,7 +195,7 @@ macro_rules! cases {
             width_one: ["-bw1", "P", "G"],
             width_not_a_number: ["-b", "-wxyz", "P", "G"],
             width_long: ["--width=40", "-b", "-q", "P", "G"],
-            // Options that only set up refused outputs (annotation, execution counts): no effect.
+            // Annotation settings without -A: no effect.
             annotation_settings: ["-b", "-x", "-m", "3", "-t5", "-I/tmp", "P", "G"],
             // -O: the input format (auto), or gprof's failures.
             file_format_auto: ["-b", "-Oa", "P", "G"],
