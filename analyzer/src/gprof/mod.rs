@@ -421,19 +421,29 @@ impl<'data> Analysis<'data> {
                     .collect()
             })
             .unwrap_or_default();
-        let found = profil_symbols::gprof::source_locations(data, &order);
+        // `source_locations`' answers (BFD's line table reading, only rows with a line), by
+        // file number: no allocation per symbol.
+        let wanted: Vec<(u64, u64)> = order.iter().map(|&a| (a, a.saturating_add(1))).collect();
+        let map = profil_symbols::lines::line_map_with(data, &wanted, true);
+        let at = |addr: u64| map.lookup(addr).filter(|s| s.line != 0);
         let mut src = SourceInfo::default();
-        let mut at = std::collections::HashMap::new();
-        for addr in &order {
-            if let Some((path, line)) = found.get(addr) {
-                at.insert(*addr, (src.intern(path), *line));
+        let mut ids = vec![u32::MAX; map.files.len()];
+        for &addr in &order {
+            if let Some(span) = at(addr) {
+                if let Some(id) = ids.get_mut(span.file as usize).filter(|i| **i == u32::MAX) {
+                    *id = src.intern(map.file(span).as_bytes());
+                }
             }
         }
         src.at = self
             .symtab
             .syms
             .iter()
-            .map(|s| at.get(&s.addr).copied())
+            .map(|s| {
+                let span = at(s.addr)?;
+                let id = *ids.get(span.file as usize)?;
+                (id != u32::MAX).then_some((id, span.line))
+            })
             .collect();
         src
     }

@@ -403,3 +403,52 @@ impl Selection {
         !self.incl_arcs.is_empty() || !self.excl_arcs.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(file: Option<&'static str>, line: i32, name: Option<&'static str>) -> Pattern<'static> {
+        Pattern { file, line, name }
+    }
+
+    /// `parse_spec`'s forms.
+    #[test]
+    fn spec_forms() {
+        assert_eq!(parse("main"), p(None, 0, Some("main")));
+        assert_eq!(parse(":main.x"), p(None, 0, Some("main.x")));
+        assert_eq!(parse("a.c"), p(Some("a.c"), 0, None));
+        assert_eq!(parse("a:"), p(Some("a"), 0, None));
+        assert_eq!(parse("a.c:f"), p(Some("a.c"), 0, Some("f")));
+        assert_eq!(parse("a.c:12x"), p(Some("a.c"), 12, None));
+        assert_eq!(parse("d:a.c:12"), p(Some("d:a.c"), 12, None));
+        assert_eq!(parse("12"), p(None, 12, None));
+        assert_eq!(parse("0"), p(None, 0, None));
+        assert_eq!(parse(""), p(None, 0, None));
+        assert_eq!(parse(":"), p(None, 0, None));
+        // strtol saturates, the cast to int keeps the low 32 bits.
+        assert_eq!(parse("4294967308"), p(None, 12, None));
+        assert!(needs_source(&[SymSpec {
+            table: Table::InclFlat,
+            spec: "main/a.c",
+        }]));
+        assert!(!needs_source(&[SymSpec {
+            table: Table::InclFlat,
+            spec: ":main/0",
+        }]));
+    }
+
+    /// `sym_lookup` checks only the entry starting last at or below the address.
+    #[test]
+    fn lookup_is_gprofs_binary_search() {
+        let e = |addr, end| Entry {
+            addr,
+            end,
+            children: Default::default(),
+        };
+        let t = [e(10, 100), e(20, 29), e(200, 210)];
+        assert!(lookup(&t, 15) && lookup(&t, 25) && lookup(&t, 205));
+        assert!(!lookup(&t, 50) && !lookup(&t, 5) && !lookup(&t, 300));
+        assert!(!lookup(&[], 5));
+    }
+}
