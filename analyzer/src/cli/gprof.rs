@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use profil_report::gprof::cg_print::Sections;
-use profil_report::gprof::symspec::{self, SymSpec, Table};
+use profil_report::gprof::symspec::{SymSpec, Table};
 use profil_report::gprof::FileFormat;
 use profil_report::request::{GprofRequest, Mode, Request};
 
@@ -226,14 +226,12 @@ fn find_long(name: &str) -> Result<(&'static str, Arg, Opt), String> {
     }
 }
 
-/// Add `spec` to `table`, if it is a form the emulation reproduces (a function name).
-fn add_spec(specs: &mut Vec<SymSpec>, table: Table, spec: &str) -> Result<(), String> {
-    symspec::check(spec).map_err(|what| format!("{what} is not reproduced"))?;
+/// Add `spec` to `table` (every form of gprof's `parse_spec` is reproduced).
+fn add_spec(specs: &mut Vec<SymSpec>, table: Table, spec: &str) {
     specs.push(SymSpec {
         table,
         spec: Box::leak(spec.to_string().into_boxed_str()),
     });
-    Ok(())
 }
 
 /// C's `atoi`: leading blanks, an optional sign, then digits; 0 without any.
@@ -339,8 +337,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                     } else {
                         Table::ExclAnno
                     };
-                    add_spec(&mut specs, table, &spec)
-                        .map_err(|m| refuse(format!("-{c}{spec} ({m})")))?;
+                    add_spec(&mut specs, table, &spec);
                 }
             }
             (Opt::Short('y'), _) => g.annotate.separate_files = true,
@@ -412,8 +409,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                         ('Q', false) => Table::ExclGraph,
                         _ => Table::ExclArcs,
                     };
-                    add_spec(&mut specs, table, &spec)
-                        .map_err(|m| refuse(format!("-{c}{spec} ({m})")))?;
+                    add_spec(&mut specs, table, &spec);
                 }
             }
             (Opt::Short(c @ ('C' | 'Z')), arg) => {
@@ -429,8 +425,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                     } else {
                         Table::ExclExec
                     };
-                    add_spec(&mut specs, table, &spec)
-                        .map_err(|m| refuse(format!("-{c}{spec} ({m})")))?;
+                    add_spec(&mut specs, table, &spec);
                 }
             }
             (Opt::Short(c @ ('e' | 'E' | 'f' | 'F' | 'n' | 'N' | 'k')), Some(spec)) => {
@@ -444,8 +439,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                     _ => &[Table::ExclArcs],
                 };
                 for &t in tables {
-                    add_spec(&mut specs, t, &spec)
-                        .map_err(|m| refuse(format!("-{c} {spec} ({m})")))?;
+                    add_spec(&mut specs, t, &spec);
                 }
             }
             // gprof: `debug_level |= atoi (optarg) | ANYDEBUG`, or every bit for a bare -d,
@@ -506,19 +500,6 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             guess_exec_counts: false,
         }
     };
-    if g.external_symbols.is_some() && g.lines {
-        return Err(Refusal {
-            message: "--gprof: -S with -l (or -s) is not emulated (yet)".into(),
-            code: 2,
-        });
-    }
-    if style & STYLE_ANNO != 0 && g.lines {
-        return Err(Refusal {
-            // Files known only from line symbols (headers) come in an order not reproduced.
-            message: "--gprof: -A with -l (or -s) is not emulated (yet)".into(),
-            code: 2,
-        });
-    }
     if g.debug != 0 {
         // The traces of these paths are not reproduced (crate::gprof::debug).
         let what = if g.sum {

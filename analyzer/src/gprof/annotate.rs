@@ -7,9 +7,13 @@
 //! * A symbol belongs to the source file and line BFD gives for its address
 //!   ([`profil_symbols::gprof::source_locations`]); the annotation tables (`-A NAME`,
 //!   `-J NAME`) choose which symbols count. A file's length is its largest such line.
-//! * Files come in the reverse order of their first appearance among the accepted symbols in
-//!   `.symtab` order (gprof prepends each new file to its list). With `-z` off, a file whose
-//!   symbols have no call at all is skipped.
+//! * Files come in the reverse order of their creation (gprof prepends each new file to its
+//!   list): by first appearance among the function symbols in `.symtab` order, then under
+//!   `-l` among the line symbols in address order (so files known only from line symbols,
+//!   such as headers, come first). With `-z` off, a file whose symbols have no call at all is
+//!   skipped.
+//! * Under `-l` the line symbols (no calls, not functions) are symbols of their lines like any
+//!   other: each counts as an executable line, annotated blank (or with `-x` the last count).
 //! * Each line gets a 16-column annotation: blank for a line without a symbol, `N -> ` right
 //!   aligned for a function's line (`##### -> ` below `-m`, default 1), blank for other
 //!   symbols' lines (with `-x`, the last count printed). Several symbols on one line add up.
@@ -19,10 +23,9 @@
 //!   each goes to `BASENAME-ann` in the current directory instead, without the heading.
 //! * A source that cannot be opened (by its path, then in each `-I` directory and
 //!   `GPROF_PATH`, with its path and then its base name) is skipped with a message.
-//!
-//! Not reproduced (refused by the command line): `-A` with `-l`.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -75,57 +78,69 @@ pub fn print(
     }
     let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
     let found = source_locations(exe, &addrs);
-    // gprof's file list: newest first, by first appearance in `.symtab` order.
+    // gprof's file list: newest first, by first appearance among the function symbols in
+    // `.symtab` order, then (under -l) among the line symbols in address order.
     let mut files: Vec<Vec<u8>> = Vec::new();
+    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut add = |path: &Vec<u8>| {
+        if !index.contains_key(path) {
+            index.insert(path.clone(), files.len());
+            files.push(path.clone());
+        }
+    };
     if let Ok(image) = ElfImage::parse(exe) {
         if let Some(table) = image.symtab.as_ref() {
             let gsyms = gprof_symbols(&image, table, a.class_options);
             let order: Vec<u64> = gsyms.iter().map(|s| s.addr).collect();
-            let locs = source_locations(exe, &order);
-            for addr in order {
-                if let Some((path, _)) = locs.get(&addr) {
-                    if !files.contains(path) {
-                        files.push(path.clone());
-                    }
+            let in_symtab_order = source_locations(exe, &order);
+            for addr in &order {
+                if let Some((path, _)) = in_symtab_order.get(addr) {
+                    add(path);
                 }
             }
         }
     }
-    files.reverse();
-    let mut last_count = 0u64;
-    let mut first_file = true;
-    for path in files {
-        // The file's symbols: its length, its lines, its total.
-        let mut num_lines = 0u64;
-        for (i, s) in syms.iter().enumerate() {
-            if let Some((p, line)) = found.get(&s.addr) {
-                if *p == path && a.select.anno.on(i) {
-                    num_lines = num_lines.max(*line);
+    if a.lines.is_some() {
+        // The line symbols the table kept (a dropped one shares its address, and so its
+        // file, with a function symbol).
+        for addr in &addrs {
+            if let Some((path, _)) = found.get(addr) {
+                add(path);
+            }
+        }
+    }
+    // Each file's symbols (those the annotation tables accept), in table order.
+    let mut of_file: Vec<Vec<(usize, u64)>> = vec![Vec::new(); files.len()];
+    for (i, s) in syms.iter().enumerate() {
+        if let Some((p, line)) = found.get(&s.addr) {
+            if let Some(&k) = index.get(p) {
+                if a.select.anno.on(i) && *line != 0 {
+                    of_file[k].push((i, *line));
                 }
             }
         }
+    }
+    let mut last_count = 0u64;
+    let mut first_file = true;
+    for (k, path) in files.iter().enumerate().rev() {
+        // The file's symbols: its length, its lines, its total.
+        let num_lines = of_file[k].iter().map(|&(_, l)| l).max().unwrap_or(0);
         if num_lines == 0 {
             continue;
         }
         let mut lines: Vec<Option<LineStat>> = vec![None; num_lines as usize];
         let mut total = 0u64;
-        for (i, s) in syms.iter().enumerate() {
-            let Some((p, line)) = found.get(&s.addr) else {
-                continue;
-            };
-            if *p != path || !a.select.anno.on(i) || *line == 0 {
-                continue;
-            }
+        for &(i, line) in &of_file[k] {
             let calls = a.cg.nodes[i].ncalls;
             total = total.wrapping_add(calls);
-            let slot = &mut lines[*line as usize - 1];
+            let slot = &mut lines[line as usize - 1];
             match slot {
                 Some(st) => st.calls = st.calls.wrapping_add(calls),
                 None => {
                     *slot = Some(LineStat {
-                        line: *line,
+                        line,
                         calls,
-                        is_func: s.is_func,
+                        is_func: syms[i].is_func,
                     })
                 }
             }
@@ -133,7 +148,7 @@ pub fn print(
         if !zeros && total == 0 {
             continue;
         }
-        let name = String::from_utf8_lossy(&path).into_owned();
+        let name = String::from_utf8_lossy(path).into_owned();
         let tried = a.trace.on(super::debug::SRCDEBUG).then_some(&mut *out);
         let Some(source) = open_source(&name, opts.search, tried) else {
             warnings.push(format!("could not locate `{name}'"));
@@ -149,7 +164,7 @@ pub fn print(
                 target.extend_from_slice(b"\x0c\n");
             }
             target.extend_from_slice(b"*** File ");
-            target.extend_from_slice(&path);
+            target.extend_from_slice(path);
             target.extend_from_slice(b":\n");
             first_output = false;
         }
@@ -220,7 +235,7 @@ pub fn print(
         printf::push_f(target, 9, 2, avg);
         target.extend_from_slice(b"   Average executions per line\n");
         if opts.separate_files {
-            let base = super::base_name(&path);
+            let base = super::base_name(path);
             let mut file_name = base.to_vec();
             file_name.extend_from_slice(b"-ann");
             let file_name = String::from_utf8_lossy(&file_name).into_owned();

@@ -16,6 +16,9 @@
 //! function" is BFD's: the smallest DWARF function or inlined-copy range holding the address,
 //! by its linkage name (a C name counts as one); without one, the ELF symbol's.
 //!
+//! With `-S` (symbols from a file) gprof makes no line symbols: `-l` and `-s` then run the
+//! function-granularity pipeline (no symbol has a file, so names get no suffix).
+//!
 //! Damaged DWARF: BFD gives up on a whole unit whose line program does not decode (gimli
 //! reads on past an extended opcode BFD does not know) or whose DIE tree does not (a missing
 //! abbreviation): no address of the unit gets an answer, so gprof prints no line symbols there
@@ -226,6 +229,15 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     let text = image
         .section_by_name(".text")
         .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
+    if req.options.external_symbols.is_some() {
+        // gprof builds its symbols from the -S file and makes no line symbols: the
+        // function-granularity pipeline (no symbol has a file, so no name gets a suffix).
+        let mut a = Analysis::new(image, exe_name, req.options)?;
+        if req.options.static_calls {
+            a.static_text = super::text_bytes(data);
+        }
+        return read_and_print(a, data, gmons, req, out);
+    }
     let (lo, hi) = (text.addr, text.addr.saturating_add(text.size));
     let lines = line_map_with(data, &[(lo, hi)], true);
     let inl = inline_map_with(data, &[(lo, hi)], true);
@@ -400,7 +412,6 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         .iter()
         .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
         .collect();
-    a.select = Selection::new(&a.symtab, &a.excluded, a.specs);
     if req.options.static_calls {
         a.static_text = super::text_bytes(data);
     }
@@ -423,6 +434,38 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
             .map(|s| at_sym.at(s.addr).map(|(span, _)| (span.file, span.line)))
             .collect(),
     });
+    // The specs' tables, with every symbol's file and line if a spec names one: gprof creates
+    // the files of the function symbols first, then those of the line symbols.
+    let src = match super::symspec::needs_source(a.specs) {
+        true => {
+            let mut src = base.function_source_info(image, data);
+            for l in &line_syms {
+                src.intern(lines.files[l.file as usize].as_bytes());
+            }
+            let at = a.lines.as_ref().map_or(&[][..], |l| &l.at[..]);
+            src.at = at
+                .iter()
+                .map(|f| {
+                    f.map(|(file, line)| (src.intern(lines.files[file as usize].as_bytes()), line))
+                })
+                .collect();
+            Some(src)
+        }
+        false => None,
+    };
+    a.select = Selection::new(&a.symtab, &a.excluded, a.specs, src.as_ref());
+    read_and_print(a, data, gmons, req, out)
+}
+
+/// The rest of gprof's run once the symbol table is built: read the gmon files `gmons` in
+/// order into `a`, write `-s`'s gmon.sum, assemble the call graph and print the report.
+fn read_and_print<B: std::ops::Deref<Target = [u8]>>(
+    mut a: Analysis<'_>,
+    data: &[u8],
+    gmons: impl IntoIterator<Item = Result<(String, B)>>,
+    req: Request,
+    out: &mut Vec<u8>,
+) -> Result<Vec<String>> {
     let mut last = String::new();
     for gmon in gmons {
         // -i's lines of the files read before a failing one are on gprof's stdout.

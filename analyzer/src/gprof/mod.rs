@@ -59,7 +59,7 @@ use profil_symbols::ElfImage;
 use crate::{Error, Result};
 use cg::{CallGraph, Exclusions};
 use hist::{HistInput, Histograms};
-use symspec::{Selection, SymSpec};
+use symspec::{Selection, SourceInfo, SymSpec};
 use symtab::SymTab;
 
 /// Names gprof always excludes from the flat profile, time propagation and the call graph.
@@ -230,7 +230,7 @@ impl<'data> Analysis<'data> {
         }
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
-        let select = Selection::new(&symtab, &excluded, opts.specs);
+        let select = Selection::new(&symtab, &excluded, opts.specs, None);
         Ok(Analysis {
             symtab,
             excluded,
@@ -282,6 +282,10 @@ impl<'data> Analysis<'data> {
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
         a.trace_classes_first(exe, &inputs.exe.data);
+        if symspec::needs_source(opts.specs) && !a.external_symbols {
+            let src = a.function_source_info(exe, &inputs.exe.data);
+            a.select = Selection::new(&a.symtab, &a.excluded, a.specs, Some(&src));
+        }
         a.trace_sym_id_parse();
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
@@ -398,10 +402,12 @@ impl<'data> Analysis<'data> {
                 Seen::Arc(from, to, count) => {
                     info.arcs += 1;
                     if traced {
-                        let allowed = |p, c| !filter || select.arc_allowed(p, c);
+                        let allowed = |p, c| !filter || select.arc_allowed(symtab, p, c);
                         cg.tally_traced(symtab, (from, to, count), allowed, trace);
                     } else if filter {
-                        cg.tally_if(symtab, from, to, count, |p, c| select.arc_allowed(p, c));
+                        cg.tally_if(symtab, from, to, count, |p, c| {
+                            select.arc_allowed(symtab, p, c)
+                        });
                     } else {
                         cg.tally(symtab, from, to, count);
                     }
@@ -530,6 +536,50 @@ impl<'data> Analysis<'data> {
             })
             .collect();
         self.inline_files = Some(l);
+    }
+
+    /// The source file and line of every symbol of the table, as gprof sets them while it
+    /// builds its symbol table (`get_src_info` at each symbol's address), for the symbol specs
+    /// that name a file or a line. `exe` is the executable, `data` its bytes. Only asked for
+    /// when a spec needs it ([`symspec::needs_source`]): it reads the DWARF line table.
+    pub fn function_source_info(&self, exe: &ElfImage<'_>, data: &[u8]) -> SourceInfo {
+        // gprof's file list grows as `core_create_function_syms` meets the symbols, in
+        // `.symtab` order (also those `symtab_finalize` drops later).
+        let order: Vec<u64> = exe
+            .symtab
+            .as_ref()
+            .map(|t| {
+                gprof_symbols(exe, t, self.class_options)
+                    .iter()
+                    .map(|s| s.addr)
+                    .collect()
+            })
+            .unwrap_or_default();
+        // `source_locations`' answers (BFD's line table reading, only rows with a line), by
+        // file number: no allocation per symbol.
+        let wanted: Vec<(u64, u64)> = order.iter().map(|&a| (a, a.saturating_add(1))).collect();
+        let map = profil_symbols::lines::line_map_with(data, &wanted, true);
+        let at = |addr: u64| map.lookup(addr).filter(|s| s.line != 0);
+        let mut src = SourceInfo::default();
+        let mut ids = vec![u32::MAX; map.files.len()];
+        for &addr in &order {
+            if let Some(span) = at(addr) {
+                if let Some(id) = ids.get_mut(span.file as usize).filter(|i| **i == u32::MAX) {
+                    *id = src.intern(map.file(span).as_bytes());
+                }
+            }
+        }
+        src.at = self
+            .symtab
+            .syms
+            .iter()
+            .map(|s| {
+                let span = at(s.addr)?;
+                let id = *ids.get(span.file as usize)?;
+                (id != u32::MAX).then_some((id, span.line))
+            })
+            .collect();
+        src
     }
 
     /// The executable's address size and byte order (those of its gmon files).

@@ -6,14 +6,14 @@
 //! `fixtures/gcc-pg` (a loop, direct recursion, a cycle, threads). The cases cover gprof's
 //! default (non-brief) output with its explanations, each section option with and without
 //! `-b`, `-z`, `-a`, `-l`, `-i`, symbol specs (`-pNAME`, `-Q/NAME`, `-k FROM/TO`,
-//! `-e/-E/-f/-F/-n/-N NAME`), the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
+//! `-e/-E/-f/-F/-n/-N NAME`; names, files and lines), the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
 //! abbreviations, operands before options and after `--`, and getopt's failures (status 1).
 
 use crate::support::{diff, fixtures_dir, gprof, ours};
 
 /// Run one gprof command line both ways in `fixtures/gcc-pg`: `P` in `args` stands for the
-/// program, `G` for its gmon file, and `{f}` inside an argument for `func`, a function of the
-/// program that has calls and time.
+/// program, `G` for its gmon file, `{f}` inside an argument for `func`, a function of the
+/// program that has calls and time, and `{p}` for the program's name.
 fn same(program: &str, func: &str, args: &[&str]) {
     let dir = fixtures_dir("gcc-pg");
     let gmon = format!("{program}.gmon");
@@ -22,7 +22,7 @@ fn same(program: &str, func: &str, args: &[&str]) {
         .map(|&a| match a {
             "P" => program.to_string(),
             "G" => gmon.clone(),
-            a => a.replace("{f}", func),
+            a => a.replace("{f}", func).replace("{p}", program),
         })
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -156,6 +156,18 @@ macro_rules! cases {
             long_flat_of: ["--flat-profile={f}", "-b", "P", "G"],
             long_graph_without: ["--no-graph={f}", "-b", "P", "G"],
             lines_flat_of: ["-l", "-b", "-p{f}", "P", "G"],
+            // Specs naming a source file or a line: the fixtures have no debug information,
+            // so no symbol has a file or a line (a table of no symbol is empty: `-pFILE` is
+            // `-p`); line 0 is "any line", every symbol.
+            file_flat_of: ["-b", "-p{p}.c", "P", "G"],
+            file_function_flat_of: ["-b", "-p{p}.c:{f}", "P", "G"],
+            file_line_graph_of: ["-b", "-q{p}.c:12", "P", "G"],
+            line_flat_of_lines: ["-b", "-p", "-l", "-p12", "P", "G"],
+            line_zero_flat_without: ["-b", "-P0", "P", "G"],
+            file_without_dot_graph_without: ["-b", "-Q{p}:", "P", "G"],
+            file_arcs_without: ["-b", "-k", "{p}.c/{f}", "P", "G"],
+            file_exec_counts_of: ["-C{p}.c", "-z", "P", "G"],
+            file_function_time_and_graph_of: ["-b", "-F", "{p}.c:{f}", "P", "G"],
             // Arc specs: -q/-Q FROM/TO and -k FROM/TO.
             arcs_into: ["-b", "-q/{f}", "P", "G"],
             arcs_from_main: ["-b", "-qmain/", "P", "G"],
@@ -183,7 +195,7 @@ macro_rules! cases {
             width_one: ["-bw1", "P", "G"],
             width_not_a_number: ["-b", "-wxyz", "P", "G"],
             width_long: ["--width=40", "-b", "-q", "P", "G"],
-            // Options that only set up refused outputs (annotation, execution counts): no effect.
+            // Annotation settings without -A: no effect.
             annotation_settings: ["-b", "-x", "-m", "3", "-t5", "-I/tmp", "P", "G"],
             // -O: the input format (auto), or gprof's failures.
             file_format_auto: ["-b", "-Oa", "P", "G"],
@@ -205,6 +217,8 @@ macro_rules! cases {
             exec_counts_after_flat: ["-C", "-p", "-b", "P", "G"],
             exec_counts_lines: ["-C", "-l", "-z", "P", "G"],
             exec_counts_long: ["--exec-counts=main", "-b", "-q", "P", "G"],
+            // -A under -l: no source file without debug information (the flat profile only).
+            annotated_lines_flat: ["-A", "-l", "-p", "-b", "P", "G"],
             // getopt's failures and gprof's: status 1, nothing on stdout.
             invalid_option: ["-j", "P", "G"],
             invalid_option_in_cluster: ["-bj", "P", "G"],
@@ -314,7 +328,7 @@ mod sum_file {
     }
 
     /// Run `args` with gprof, keep its gmon.sum as `want.sum`, then with us; compare all.
-    fn same(dir: &TempDir, args: &[&str]) {
+    pub(super) fn same(dir: &TempDir, args: &[&str]) {
         let sum = dir.join("gmon.sum");
         let _ = std::fs::remove_file(&sum);
         let want = gprof(dir.path(), args);
@@ -807,6 +821,15 @@ int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); 
             &["-A", "-y", "-z"],
             &["--annotated-source", "-C", "-b"],
             &["-y", "-b"],
+            // Under -l: line symbols count as executable lines.
+            &["-A", "-l"],
+            &["-A", "-l", "-b", "-p"],
+            &["-A", "-l", "-x", "-z"],
+            &["-A", "-l", "-m", "5000", "-t1"],
+            &["-A", "-l", "-y"],
+            &["-Awork_b", "-l"],
+            &["-Ab.c", "-l", "-x"],
+            &["-s", "-A"],
         ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&["multi", "multi.gmon"]);
@@ -843,6 +866,11 @@ int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); 
             &["-A", "multi", "multi.gmon"],
             &[("GPROF_PATH", "moved")],
         );
+        same(
+            dir.path(),
+            &["-A", "-l", "-I", "moved", "multi", "multi.gmon"],
+            &[],
+        );
     }
 
     #[test]
@@ -854,10 +882,85 @@ int main(void) { long s = 0; for (int k = 0; k < 3000; k++) s += work_a(10000); 
             "cpp",
             &["-g", "-O1"],
         );
-        for flags in [&["-A"][..], &["-A", "-x", "-z"], &["-A", "-y", "-b"]] {
+        for flags in [
+            &["-A"][..],
+            &["-A", "-x", "-z"],
+            &["-A", "-y", "-b"],
+            // Under -l the headers' files come from line symbols too.
+            &["-A", "-l"],
+            &["-A", "-l", "-z", "-x"],
+            &["-A", "-l", "-y", "-b"],
+        ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&["cpp", "cpp.gmon"]);
             same(dir.path(), &args, &[]);
+        }
+    }
+}
+
+/// Symbol specs naming a source file or a line (`FILE.c`, `FILE:`, `FILE:FUNCTION`,
+/// `FILE:LINE`, `LINE`) on a program of three source files, two of them with the same base
+/// name in two directories (a file spec names the base name; gprof takes the file it met
+/// last), and a header whose static function is known by its line symbols under `-l`.
+mod source_specs {
+    use crate::support::{compile, profile_run, TempDir};
+
+    const MAIN: &str = "#include <stdio.h>\n#include \"h.h\"\nlong fx(long);\nlong fy(long);\n\
+        int main(void)\n{\n  long s = 0;\n  for (int k = 0; k < 2000; k++)\n    \
+        s += fx(20000) + fy(10000) + hh(k);\n  printf(\"%ld\\n\", s);\n  return 0;\n}\n";
+    const HEADER: &str = "static long hh(long k)\n{\n  return k * 3;\n}\n";
+    const X: &str = "long fx(long n)\n{\n  long s = 0;\n  for (long i = 0; i < n; i++)\n    \
+        s += i;\n  return s;\n}\n";
+    const Y: &str = "\n\nlong fy(long n)\n{\n  long s = 0;\n  for (long i = 0; i < n; i++)\n    \
+        s += i * 2;\n  return s;\n}\n";
+
+    #[test]
+    fn files_lines_and_functions_match_gprof() {
+        let dir = TempDir::new("gprof-dropin-specs");
+        for (path, text) in [("m.c", MAIN), ("h.h", HEADER), ("x/u.c", X), ("y/u.c", Y)] {
+            if let Some(parent) = std::path::Path::new(path).parent() {
+                std::fs::create_dir_all(dir.join(&parent.to_string_lossy())).unwrap();
+            }
+            std::fs::write(dir.join(path), text).unwrap();
+        }
+        compile(
+            dir.path(),
+            "gcc",
+            &["-pg", "-g", "-O0", "-o", "specs", "m.c", "x/u.c", "y/u.c"],
+        );
+        profile_run(dir.path(), "specs", &[], "specs.gmon");
+        let specs = [
+            "m.c", "u.c", "x/u.c", "h.h", "u.c:", "u.c:fx", "u.c:fy", "m.c:6", "u.c:3", "1", "3",
+            "6", "9", "0", "nosuch.c", "m:", ":main",
+        ];
+        for spec in specs {
+            for lines in [false, true] {
+                for opt in ["-p", "-P", "-q", "-Q", "-F"] {
+                    let glued = format!("{opt}{spec}");
+                    let mut args = vec!["-b"];
+                    if lines {
+                        args.push("-l");
+                    }
+                    if opt == "-F" {
+                        args.extend_from_slice(&["-F", spec]);
+                    } else {
+                        args.push(&glued);
+                    }
+                    args.extend_from_slice(&["specs", "specs.gmon"]);
+                    super::same_status_and_stdout(dir.path(), &args);
+                }
+            }
+        }
+        // Arcs between files and lines; execution counts of a file.
+        for args in [
+            &["-b", "-qm.c/u.c", "specs", "specs.gmon"][..],
+            &["-b", "-Qm.c:9/fx", "specs", "specs.gmon"],
+            &["-b", "-k", "main/u.c", "specs", "specs.gmon"],
+            &["-b", "-l", "-k", "m.c/h.h", "specs", "specs.gmon"],
+            &["-Cu.c", "-z", "specs", "specs.gmon"],
+            &["-Zm.c", "-z", "specs", "specs.gmon"],
+        ] {
+            super::same_status_and_stdout(dir.path(), args);
         }
     }
 }
@@ -906,9 +1009,26 @@ fn external_symbol_table() {
         &["-b", "-S", "fwd.syms", "stripped", "fwd.gmon"],
         &["-S", "no-such.syms", "fwd", "fwd.gmon"],
         &["-S", "empty.syms", "fwd", "fwd.gmon"],
+        // Under -l gprof makes no line symbols from the -S table.
+        &["-l", "-S", "fwd.syms", "fwd", "fwd.gmon"],
+        &[
+            "-b",
+            "-l",
+            "-z",
+            "-Sfwd.syms",
+            "-pmain",
+            "-q",
+            "fwd",
+            "fwd.gmon",
+        ],
+        &["-l", "-S", "hand.syms", "-A", "-C", "-b", "fwd", "fwd.gmon"],
+        &["-l", "-S", "no-such.syms", "fwd", "fwd.gmon"],
     ] {
         same_in(dir.path(), args);
     }
+    // -s (which implies -l) writes the sum of what -S's symbols kept.
+    sum_file::same(&dir, &["-s", "-S", "fwd.syms", "fwd", "fwd.gmon"]);
+    sum_file::same(&dir, &["-s", "-b", "-p", "-Shand.syms", "fwd", "fwd.gmon"]);
 }
 
 /// `-r` (`--function-ordering`) on a program of 240 functions (enough called ones for gprof's

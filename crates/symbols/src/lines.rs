@@ -268,15 +268,32 @@ fn unit_spans(
     let quirk = quirk && program.header().version() >= 5;
     // No row of the current sequence has had a file other than 1 yet.
     let mut default_file = true;
-    let mut local: HashMap<u64, u32> = HashMap::new();
+    // Map ids by the program's file number (small numbers: a vector, not a hash per row).
+    let mut local: Vec<u32> = Vec::new();
     let mut rows = program.rows();
+    // The first wanted range ending after the current row's start: rows ascend within a
+    // sequence, so it only moves forward there (by a search from where it is).
+    let mut cursor = 0usize;
+    let mut last_start = 0u64;
     // (address, file index, line) of the row that covers the bytes from `address` on.
     let mut prev: Option<(u64, u64, u64)> = None;
     while let Some((_, row)) = rows.next_row()? {
         let addr = row.address();
         if let Some((start, file, line)) = prev {
-            if addr > start && intersects(wanted, start, addr) {
-                let id = match local.get(&file) {
+            if start < last_start {
+                cursor = 0;
+            }
+            last_start = start;
+            if wanted.get(cursor).is_some_and(|r| r.1 <= start) {
+                cursor += wanted[cursor..].partition_point(|r| r.1 <= start);
+            }
+            let hit = wanted.get(cursor).is_some_and(|r| r.0 < addr);
+            if addr > start && hit {
+                let known = usize::try_from(file)
+                    .ok()
+                    .and_then(|f| local.get(f))
+                    .filter(|&&id| id != u32::MAX);
+                let id = match known {
                     Some(&id) => id,
                     None => {
                         // gprof's quirks come with BFD's path joining.
@@ -291,7 +308,14 @@ fn unit_spans(
                         if id == next {
                             map.files.push(name);
                         }
-                        local.insert(file, id);
+                        if let Ok(f) = usize::try_from(file) {
+                            if f < 1 << 16 {
+                                if local.len() <= f {
+                                    local.resize(f + 1, u32::MAX);
+                                }
+                                local[f] = id;
+                            }
+                        }
                         id
                     }
                 };
