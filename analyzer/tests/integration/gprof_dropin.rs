@@ -465,7 +465,7 @@ fn file_info_then_a_bad_file() {
 /// functions' bare names. gimli reads on past such an opcode, and up to such a DIE. HP's
 /// `source_file_correlation` (0x80) BFD skips, and `.debug_aranges` it never reads.
 mod damaged_debug_info {
-    const SOURCE: &str = r#"#include <stdio.h>
+    pub(super) const SOURCE: &str = r#"#include <stdio.h>
 volatile unsigned long sink;
 static unsigned long gen(unsigned long x) {
   unsigned long s = x;
@@ -558,6 +558,176 @@ int main(void) {
             assert_eq!(abbrev[0], 1, "the table starts with abbreviation 1");
             abbrev[0] = 0x7f;
         });
+    }
+}
+
+/// Basic-block count records (GNU tag 2), which gcc no longer emits: written here with
+/// `gmon::write` after a real profile, at the program's line addresses (from its line table),
+/// inside lines, twice at one address, eleven and more in one line (gprof keeps ten per
+/// symbol) and below `.text` (no symbol). Without `-l` gprof ignores them (a warning on
+/// stderr); with `-l` they count for the line symbol holding them, `-C` lists them, and `-s`
+/// writes them back.
+mod basic_blocks {
+    use crate::support::{diff, gprof, ours, TempDir};
+    use gmon::write::Writer;
+    use gmon::{Endian, PtrSize, Target};
+
+    /// `drv` (the damaged-DWARF module's program) and its profile `drv.gmon`, with
+    /// `bb.gmon` (the profile and two block records), `bbonly.gmon` (the header and one block
+    /// record: no histogram, no arcs) and `empty.gmon` (the profile and a record of no blocks).
+    fn scratch() -> TempDir {
+        use object::{Object, ObjectSection};
+        let dir = super::profiled(
+            "gcc",
+            "drv.c",
+            super::damaged_debug_info::SOURCE,
+            "drv",
+            &["-g", "-O1", "-fno-inline"],
+        );
+        let exe = std::fs::read(dir.join("drv")).unwrap();
+        let text = {
+            let file = object::File::parse(&*exe).unwrap();
+            let t = file.section_by_name(".text").unwrap();
+            (t.address(), t.address() + t.size())
+        };
+        let map = profil_symbols::lines::line_map(&exe, &[text]);
+        let spans: Vec<(u64, u64)> = map
+            .spans
+            .iter()
+            .filter(|s| s.line != 0)
+            .map(|s| (s.start, s.end))
+            .collect();
+        assert!(spans.len() > 5, "too few lines: {spans:?}");
+        let mut first: Vec<(u64, u64)> = Vec::new();
+        for (k, &(start, end)) in spans.iter().enumerate() {
+            first.push((start, 10 * (k as u64 + 1)));
+            if end - start > 2 {
+                first.push((start + 1, k as u64 + 3));
+            }
+        }
+        first.push((spans[0].0, 5));
+        first.push((0x10, 9));
+        // Fourteen blocks in the longest line: the symbol has at most ten.
+        let &(long, _) = spans.iter().max_by_key(|s| s.1 - s.0).unwrap();
+        let second: Vec<(u64, u64)> = (0..14).map(|i| (long + i, i + 1)).collect();
+        let target = Target {
+            endian: Endian::Little,
+            ptr_size: PtrSize::Eight,
+        };
+        let gmon = std::fs::read(dir.join("drv.gmon")).unwrap();
+        let write = |name: &str, base: &[u8], records: &[&[(u64, u64)]]| {
+            let mut w = Writer::new(Vec::new(), target);
+            w.write_raw(base).unwrap();
+            for r in records {
+                w.gnu_basic_blocks(r.len() as u32, r.iter().copied())
+                    .unwrap();
+            }
+            std::fs::write(dir.join(name), w.into_inner()).unwrap();
+        };
+        write("bb.gmon", &gmon, &[&first, &second]);
+        write("bbonly.gmon", &gmon[..20], &[&first]);
+        write("empty.gmon", &gmon, &[&[]]);
+        dir
+    }
+
+    fn same(dir: &TempDir, args: &[&str]) {
+        super::same_in(dir.path(), args);
+    }
+
+    /// Run `args` (with `-s`) with gprof, then with us: the same status, stdout and gmon.sum
+    /// (but for its header's spare bytes, which gprof leaves uninitialised when it read no
+    /// histogram: they change from run to run).
+    fn same_sum(dir: &TempDir, args: &[&str], spare_bytes_set: bool) {
+        let sum = dir.join("gmon.sum");
+        let _ = std::fs::remove_file(&sum);
+        let want = gprof(dir.path(), args);
+        let want_sum = std::fs::read(&sum).ok();
+        let _ = std::fs::remove_file(&sum);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = ours(dir.path(), &ours_args);
+        let got_sum = std::fs::read(&sum).ok();
+        assert_eq!(
+            got.status.code(),
+            want.status.code(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&got.stderr)
+        );
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs from gprof's:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+        let (Some(mut want_sum), Some(mut got_sum)) = (want_sum, got_sum) else {
+            panic!("{args:?}: no gmon.sum");
+        };
+        if !spare_bytes_set && want_sum.len() >= 20 && got_sum.len() >= 20 {
+            want_sum[8..20].fill(0);
+            got_sum[8..20].fill(0);
+        }
+        assert!(
+            want_sum == got_sum,
+            "{args:?}: gmon.sum differs from gprof's"
+        );
+    }
+
+    /// `-C` with `-l`: each line symbol's blocks after its own count (summed per address,
+    /// ten at most), with `-z`, over two files, and with `-i`; the flat profile and call graph
+    /// (which the blocks do not change).
+    #[test]
+    fn execution_counts_list_the_blocks_under_lines() {
+        let dir = scratch();
+        for args in [
+            &["-b", "-C", "-l", "drv", "bb.gmon"][..],
+            &["-C", "-l", "-z", "drv", "bb.gmon"],
+            &["-b", "-C", "-l", "drv", "bb.gmon", "bb.gmon", "drv.gmon"],
+            &["-i", "-C", "-l", "drv", "bb.gmon", "empty.gmon"],
+            &["-b", "-p", "-l", "drv", "bb.gmon"],
+            &["-b", "-q", "-l", "drv", "bb.gmon"],
+        ] {
+            same(&dir, args);
+        }
+    }
+
+    /// Without a histogram or arcs gprof prints the execution counts, here with the blocks;
+    /// without `-l` it ignores the blocks (and warns).
+    #[test]
+    fn blocks_alone_give_the_execution_counts() {
+        let dir = scratch();
+        for args in [
+            &["-l", "drv", "bbonly.gmon"][..],
+            &["-b", "-l", "-z", "drv", "bbonly.gmon"],
+            &["-z", "drv", "bbonly.gmon"],
+            &["-b", "-C", "drv", "bb.gmon"],
+            &["-i", "drv", "bbonly.gmon"],
+        ] {
+            same(&dir, args);
+        }
+        let want = gprof(dir.path(), &["-b", "drv", "bb.gmon"]);
+        assert!(
+            String::from_utf8_lossy(&want.stderr).contains("ignoring basic-block exec counts"),
+            "gprof did not warn"
+        );
+        let got = ours(dir.path(), &["--gprof", "-b", "drv", "bb.gmon"]);
+        assert!(String::from_utf8_lossy(&got.stderr).contains("ignoring basic-block exec counts"));
+    }
+
+    /// `-s` writes one block record after the arcs (when any input had one, even empty),
+    /// which reads back.
+    #[test]
+    fn sum_writes_the_blocks() {
+        let dir = scratch();
+        same_sum(&dir, &["-s", "drv", "bb.gmon"], true);
+        same_sum(&dir, &["-s", "-b", "-p", "drv", "empty.gmon"], true);
+        same_sum(
+            &dir,
+            &["-s", "-b", "drv", "bb.gmon", "drv.gmon", "bb.gmon"],
+            true,
+        );
+        std::fs::rename(dir.join("gmon.sum"), dir.join("first.sum")).unwrap();
+        same(&dir, &["-b", "-C", "-l", "drv", "first.sum"]);
+        same_sum(&dir, &["-s", "-b", "drv", "first.sum", "bb.gmon"], true);
+        same_sum(&dir, &["-s", "drv", "bbonly.gmon"], false);
     }
 }
 
