@@ -19,8 +19,11 @@
 //! Damaged DWARF: BFD gives up on a whole unit whose line program does not decode (gimli
 //! reads on past an extended opcode BFD does not know) or whose DIE tree does not (a missing
 //! abbreviation): no address of the unit gets an answer, so gprof prints no line symbols there
-//! and bare function names. Both are reproduced ([`LineMap`](profil_symbols::lines::LineMap)
-//! drops such a unit's spans, [`InlineMap::damaged`] lists such units' ranges).
+//! and bare function names (and the index no `(file)` after static functions). Both are
+//! reproduced ([`LineMap`](profil_symbols::lines::LineMap) in BFD mode drops such a unit's
+//! spans, [`InlineMap::damaged`] lists the ranges of units whose functions do not read).
+//! Names and file names are bytes as the DWARF has them, UTF-8 or not (gprof prints them
+//! raw); an empty file name, or a file index past the table, is BFD's `<unknown>`.
 //!
 //! Known limits (the output can then differ from gprof's):
 //!
@@ -153,9 +156,9 @@ where
             .frames
             .at(addr)
             .filter(|f| f.is_linkage)
-            .and_then(|f| Some((f.name as usize, self.inl.names.get(f.name as usize)?)));
+            .and_then(|f| Some((f.name as usize, self.inl.name_bytes(f.name)?)));
         let source = match dwarf {
-            Some((k, n)) => NameSource::Dwarf(k, n.as_bytes()),
+            Some((k, n)) => NameSource::Dwarf(k, n),
             None => {
                 let k = self
                     .elf_funcs
@@ -383,12 +386,13 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     // Every symbol, line or function, gets the file and line BFD gives at its address.
     let mut at_sym = src;
     a.lines = Some(LineLocations {
-        files: lines
-            .files
-            .iter()
-            .map(|path| match req.options.print_path {
-                true => path.as_bytes().to_vec(),
-                false => path.rsplit('/').next().unwrap_or(path).as_bytes().to_vec(),
+        files: (0..lines.files.len() as u32)
+            .map(|k| {
+                let path = lines.file_bytes(k);
+                match req.options.print_path {
+                    true => path.to_vec(),
+                    false => super::base_name(path).to_vec(),
+                }
             })
             .collect(),
         at: a

@@ -505,6 +505,10 @@ int main(void) {
             &["-b", "-p", "-l"],
             &["-b", "-q", "-l"],
             &["-b", "-l", "-z"],
+            // The index's file names of static functions, and -C's files, without -l.
+            &["-b", "-q"],
+            &["-b", "-C", "-z"],
+            &["-b", "-l", "-L"],
         ] {
             let mut args = flags.to_vec();
             args.extend_from_slice(&["drv", "drv.gmon"]);
@@ -550,8 +554,47 @@ int main(void) {
         });
     }
 
+    /// The bytes of `needle` (a whole string, NUL-terminated) in a string section.
+    fn string_at(section: &[u8], needle: &[u8]) -> usize {
+        let mut whole = needle.to_vec();
+        whole.push(0);
+        (0..section.len())
+            .find(|&i| section[i..].starts_with(&whole) && (i == 0 || section[i - 1] == 0))
+            .unwrap_or_else(|| panic!("{:?} not in the section", String::from_utf8_lossy(needle)))
+    }
+
+    /// A function name (`work`, in `.debug_str`) that is not UTF-8: gprof prints its bytes.
+    #[test]
+    fn an_invalid_utf8_function_name_prints_raw() {
+        compare_damaged(".debug_str", |s| {
+            let at = string_at(s, b"work");
+            s[at + 1] = 0x90;
+        });
+    }
+
+    /// The source file's name (`drv.c`, in `.debug_line_str`) that is not UTF-8: gprof
+    /// prints its bytes.
+    #[test]
+    fn an_invalid_utf8_file_name_prints_raw() {
+        compare_damaged(".debug_line_str", |s| {
+            let at = string_at(s, b"drv.c");
+            s[at + 1] = 0x8d;
+        });
+    }
+
+    /// An empty file name is none to BFD: the file is `<unknown>` (also under `-L`).
+    #[test]
+    fn an_empty_file_name_is_unknown() {
+        compare_damaged(".debug_line_str", |s| {
+            let at = string_at(s, b"drv.c");
+            s[at] = 0;
+        });
+    }
+
     /// Abbreviation 1 (the first of the table, used by DIEs after the unit's own) is
-    /// renumbered 0x7f, which no DIE uses: the unit's DIE reads, the tree then fails.
+    /// renumbered 0x7f, which no DIE uses: the unit's DIE reads, the tree then fails. The
+    /// unit then answers no address at all: no line symbols, and no `(file)` after static
+    /// functions in the index.
     #[test]
     fn a_missing_abbreviation_leaves_the_unit_without_lines() {
         compare_damaged(".debug_abbrev", |abbrev| {

@@ -54,8 +54,10 @@ pub struct Frame {
 pub struct InlineMap {
     /// All frames, sorted by `start` (they nest; they do not partition).
     pub frames: Vec<Frame>,
-    /// Names (raw, usually mangled).
+    /// Names (raw, usually mangled; invalid UTF-8 replaced).
     pub names: Vec<String>,
+    /// The bytes of the names that are not UTF-8, by index into `names`.
+    pub raw_names: HashMap<u32, Vec<u8>>,
     /// Files of call sites.
     pub files: Vec<String>,
     /// Address ranges of the units whose DIE tree could not be read to its end (a missing
@@ -101,6 +103,14 @@ impl InlineMap {
             next: 0,
             active: Vec::new(),
             last: 0,
+        }
+    }
+
+    /// Name `index` as its bytes (what gprof prints).
+    pub fn name_bytes(&self, index: u32) -> Option<&[u8]> {
+        match self.raw_names.get(&index) {
+            Some(raw) => Some(raw),
+            None => self.names.get(index as usize).map(|n| n.as_bytes()),
         }
     }
 
@@ -182,7 +192,7 @@ pub fn inline_map_with(data: &[u8], wanted: &[(u64, u64)], bfd: bool) -> InlineM
     }
     let mut map = with_dwarf(data, |dwarf| {
         let mut map = InlineMap::default();
-        let mut names: HashMap<String, u32> = HashMap::new();
+        let mut names: HashMap<Vec<u8>, u32> = HashMap::new();
         let mut files: HashMap<String, u32> = HashMap::new();
         let mut order = 0u32;
         let mut units = Units::default();
@@ -228,13 +238,14 @@ fn unmangled(lang: Option<gimli::DwLang>) -> bool {
     )
 }
 
+/// A string attribute's bytes (valid UTF-8 or not: gprof prints names raw).
 fn attr_str<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     unit: &gimli::Unit<R<'a>>,
     v: AttributeValue<R<'a>>,
-) -> Option<String> {
+) -> Option<Vec<u8>> {
     let s = dwarf.attr_string(unit, v).ok()?;
-    Some(String::from_utf8_lossy(s.slice()).into_owned())
+    Some(s.slice().to_vec())
 }
 
 /// Units by `.debug_info` offset, parsed on demand, for references into other units
@@ -290,8 +301,8 @@ fn die_name<'a>(
     entry: &gimli::DebuggingInformationEntry<R<'a>>,
     c_unit: bool,
     units: &mut Units<'a>,
-) -> gimli::Result<Option<(String, bool)>> {
-    let mut plain: Option<String> = None;
+) -> gimli::Result<Option<(Vec<u8>, bool)>> {
+    let mut plain: Option<Vec<u8>> = None;
     let mut current = entry.clone();
     let mut other: Option<Rc<gimli::Unit<R<'a>>>> = None;
     for _ in 0..8 {
@@ -335,10 +346,33 @@ fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, s: String) -
     id
 }
 
+/// [`intern`] for a name's bytes: distinct bytes are distinct names, and a name that is not
+/// UTF-8 is listed with its invalid bytes replaced and kept whole in `raw`.
+fn intern_bytes(
+    table: &mut HashMap<Vec<u8>, u32>,
+    list: &mut Vec<String>,
+    raw: &mut HashMap<u32, Vec<u8>>,
+    s: Vec<u8>,
+) -> u32 {
+    let next = list.len() as u32;
+    let id = *table.entry(s.clone()).or_insert(next);
+    if id == next {
+        match String::from_utf8(s) {
+            Ok(text) => list.push(text),
+            Err(e) => {
+                let bytes = e.into_bytes();
+                list.push(String::from_utf8_lossy(&bytes).into_owned());
+                raw.insert(id, bytes);
+            }
+        }
+    }
+    id
+}
+
 /// What [`scan`] fills in.
 struct Tables<'t, 'a> {
     map: &'t mut InlineMap,
-    names: &'t mut HashMap<String, u32>,
+    names: &'t mut HashMap<Vec<u8>, u32>,
     files: &'t mut HashMap<String, u32>,
     order: &'t mut u32,
     units: &'t mut Units<'a>,
@@ -389,7 +423,10 @@ fn scan<'a>(
         }
         *order += 1;
         let (name, is_linkage) = match die_name(dwarf, unit, entry, c_unit, units)? {
-            Some((n, l)) => (intern(names, &mut map.names, n), l),
+            Some((n, l)) => (
+                intern_bytes(names, &mut map.names, &mut map.raw_names, n),
+                l,
+            ),
             None => (u32::MAX, false),
         };
         let (call_file, call_line) = if tag == gimli::DW_TAG_inlined_subroutine {
@@ -444,6 +481,7 @@ mod tests {
         InlineMap {
             frames,
             names: (0..10).map(|i| format!("f{i}")).collect(),
+            raw_names: HashMap::new(),
             files: Vec::new(),
             damaged: Vec::new(),
             max_len,

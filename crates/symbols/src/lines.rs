@@ -42,8 +42,10 @@ pub struct LineSpan {
 /// The line spans of the wanted address ranges.
 #[derive(Debug, Clone, Default)]
 pub struct LineMap {
-    /// File paths, as [`crate::dwarf::Location`] spells them.
+    /// File paths, as [`crate::dwarf::Location`] spells them (invalid UTF-8 replaced).
     pub files: Vec<String>,
+    /// The bytes of the file paths that are not UTF-8, by index into `files`.
+    pub raw_files: HashMap<u32, Vec<u8>>,
     /// Sorted by `start`, non-overlapping.
     pub spans: Vec<LineSpan>,
     /// Compilation units whose line program was decoded (for benchmarks and tests).
@@ -72,6 +74,17 @@ impl LineMap {
         let i = self.spans.partition_point(|s| s.end <= lo);
         let j = i + self.spans[i..].partition_point(|s| s.start < hi);
         &self.spans[i..j]
+    }
+
+    /// File `index`'s path as its bytes (what gprof prints).
+    pub fn file_bytes(&self, index: u32) -> &[u8] {
+        match self.raw_files.get(&index) {
+            Some(raw) => raw,
+            None => self
+                .files
+                .get(index as usize)
+                .map_or(b"??", |f| f.as_bytes()),
+        }
     }
 
     /// The file path of a span.
@@ -208,7 +221,7 @@ pub(crate) fn for_each_wanted_unit<'a>(
 
 fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> LineMap {
     let mut map = LineMap::default();
-    let mut file_ids: HashMap<String, u32> = HashMap::new();
+    let mut file_ids: HashMap<Vec<u8>, u32> = HashMap::new();
     for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
         map.units_decoded += 1;
         let first = map.spans.len();
@@ -216,6 +229,11 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
         // section"): then the unit answers no address. Elsewhere the rows read before the
         // error are kept.
         if unit_spans(dwarf, unit, wanted, quirk, &mut map, &mut file_ids).is_err() && quirk {
+            map.spans.truncate(first);
+        }
+        // Nor does a unit whose DIE tree does not read (BFD's `scan_unit_for_symbols`: a
+        // missing abbreviation, an unknown form, a DIE past the unit's end).
+        if quirk && map.spans.len() > first && die_tree_reads(unit).is_err() {
             map.spans.truncate(first);
         }
     });
@@ -250,13 +268,25 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
     map
 }
 
+/// Read every DIE of `unit` without decoding the attributes' values: an error where an
+/// abbreviation is missing, a form unknown or the data ends early.
+fn die_tree_reads(unit: &gimli::Unit<R<'_>>) -> gimli::Result<()> {
+    let mut entries = unit.entries_raw(None)?;
+    while !entries.is_empty() {
+        if let Some(abbrev) = entries.read_abbreviation()? {
+            entries.skip_attributes(abbrev.attributes())?;
+        }
+    }
+    Ok(())
+}
+
 fn unit_spans(
     dwarf: &gimli::Dwarf<R<'_>>,
     unit: &gimli::Unit<R<'_>>,
     wanted: &[(u64, u64)],
     quirk: bool,
     map: &mut LineMap,
-    file_ids: &mut HashMap<String, u32>,
+    file_ids: &mut HashMap<Vec<u8>, u32>,
 ) -> gimli::Result<()> {
     let Some(program) = unit.line_program.clone() else {
         return Ok(());
@@ -280,16 +310,23 @@ fn unit_spans(
                     Some(&id) => id,
                     None => {
                         // gprof's quirks come with BFD's path joining.
-                        let name = if bfd_paths {
+                        let name: Vec<u8> = if bfd_paths {
                             crate::dwarf::bfd_file_name(dwarf, unit, file)
                         } else {
-                            file_name(dwarf, unit, file)
-                        };
-                        let name = name.unwrap_or_else(|| "??".into());
+                            file_name(dwarf, unit, file).map(String::into_bytes)
+                        }
+                        .unwrap_or_else(|| b"??".to_vec());
                         let next = map.files.len() as u32;
                         let id = *file_ids.entry(name.clone()).or_insert(next);
                         if id == next {
-                            map.files.push(name);
+                            match String::from_utf8(name) {
+                                Ok(text) => map.files.push(text),
+                                Err(e) => {
+                                    let raw = e.into_bytes();
+                                    map.files.push(String::from_utf8_lossy(&raw).into_owned());
+                                    map.raw_files.insert(id, raw);
+                                }
+                            }
                         }
                         local.insert(file, id);
                         id
@@ -362,6 +399,7 @@ mod tests {
             files: vec!["a.c".into()],
             spans: vec![span(0, 4, 1), span(4, 10, 2), span(12, 14, 3)],
             units_decoded: 1,
+            ..LineMap::default()
         };
         assert_eq!(m.lookup(3).map(|s| s.line), Some(1));
         assert_eq!(m.lookup(4).map(|s| s.line), Some(2));
