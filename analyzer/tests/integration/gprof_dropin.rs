@@ -563,6 +563,23 @@ int main(void) {
             .unwrap_or_else(|| panic!("{:?} not in the section", String::from_utf8_lossy(needle)))
     }
 
+    /// `gen`'s DIE (its name inline, the first attribute) becomes a null entry: it closes the
+    /// unit DIE's children, and BFD reads no further (gimli reads on into the rest as DIEs
+    /// and fails). The unit keeps its lines; `gen` is then named after its ELF symbol.
+    #[test]
+    fn a_null_entry_ends_the_die_tree() {
+        compare_damaged(".debug_info", |info| {
+            let at = (1..info.len())
+                .find(|&i| info[i..].starts_with(b"gen\0"))
+                .expect("gen's inline name");
+            assert!(
+                (1..0x80).contains(&info[at - 1]),
+                "an abbreviation code before the name"
+            );
+            info[at - 1] = 0;
+        });
+    }
+
     /// A function name (`work`, in `.debug_str`) that is not UTF-8: gprof prints its bytes.
     #[test]
     fn an_invalid_utf8_function_name_prints_raw() {

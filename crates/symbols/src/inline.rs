@@ -393,7 +393,14 @@ fn scan<'a>(
     // Tree depth of each enclosing function DIE, innermost last.
     let mut stack: Vec<isize> = Vec::new();
     let mut c_unit = false;
-    while let Some(entry) = cursor.next_dfs()? {
+    // BFD reads no further than the end of the unit DIE's children (damaged DWARF can have
+    // DIEs after it).
+    // The DIEs before that read (the same reading), so gimli's error in reading on is past it.
+    let end = crate::lines::bfd_die_end(unit)?;
+    while let Ok(Some(entry)) = cursor.next_dfs() {
+        if entry.offset() >= end {
+            break;
+        }
         let depth = entry.depth();
         while stack.last().is_some_and(|&d| d >= depth) {
             stack.pop();

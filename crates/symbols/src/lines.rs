@@ -233,7 +233,7 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
         }
         // Nor does a unit whose DIE tree does not read (BFD's `scan_unit_for_symbols`: a
         // missing abbreviation, an unknown form, a DIE past the unit's end).
-        if quirk && map.spans.len() > first && die_tree_reads(unit).is_err() {
+        if quirk && map.spans.len() > first && bfd_die_end(unit).is_err() {
             map.spans.truncate(first);
         }
     });
@@ -268,16 +268,33 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
     map
 }
 
-/// Read every DIE of `unit` without decoding the attributes' values: an error where an
-/// abbreviation is missing, a form unknown or the data ends early.
-fn die_tree_reads(unit: &gimli::Unit<R<'_>>) -> gimli::Result<()> {
+/// Read the DIEs of `unit` as BFD's `scan_unit_for_symbols` does, without decoding the
+/// attributes' values: an error where an abbreviation is missing, a form unknown or an
+/// attribute runs past the unit. BFD stops at the null entry that closes the unit DIE's
+/// children (what follows it is never read) or at the end of the unit: returns the offset
+/// of the first DIE it does not read.
+pub(crate) fn bfd_die_end(unit: &gimli::Unit<R<'_>>) -> gimli::Result<gimli::UnitOffset> {
     let mut entries = unit.entries_raw(None)?;
+    let mut depth = 0i64;
+    let mut root = true;
     while !entries.is_empty() {
-        if let Some(abbrev) = entries.read_abbreviation()? {
-            entries.skip_attributes(abbrev.attributes())?;
+        match entries.read_abbreviation()? {
+            Some(abbrev) => {
+                entries.skip_attributes(abbrev.attributes())?;
+                if abbrev.has_children() {
+                    depth += 1;
+                } else if root {
+                    break;
+                }
+            }
+            None => depth -= 1,
+        }
+        root = false;
+        if depth <= 0 {
+            break;
         }
     }
-    Ok(())
+    Ok(entries.next_offset())
 }
 
 fn unit_spans(
