@@ -158,6 +158,9 @@ where
             .filter(|f| f.is_linkage)
             .and_then(|f| Some((f.name as usize, self.inl.name_bytes(f.name)?)));
         let source = match dwarf {
+            // BFD reads an empty name as none: a linkage (or C) name that is empty leaves
+            // the function nameless, and gprof takes no answer without a name.
+            Some((_, [])) => return None,
             Some((k, n)) => NameSource::Dwarf(k, n),
             None => {
                 let k = self
