@@ -23,7 +23,11 @@
 //! reproduced ([`LineMap`](profil_symbols::lines::LineMap) in BFD mode drops such a unit's
 //! spans, [`InlineMap::damaged`] lists the ranges of units whose functions do not read).
 //! Names and file names are bytes as the DWARF has them, UTF-8 or not (gprof prints them
-//! raw); an empty file name, or a file index past the table, is BFD's `<unknown>`.
+//! raw); an empty file name, or a file index past the table, is BFD's `<unknown>`. BFD reads
+//! a unit's DIEs only up to the null entry closing the unit DIE's children, reads an empty
+//! or unreadable name as none (a function without a name: no answer at its addresses),
+//! refuses a line table with an entry format it does not know, and searches a unit without
+//! any address range for every address; all as here.
 //!
 //! Known limits (the output can then differ from gprof's):
 //!

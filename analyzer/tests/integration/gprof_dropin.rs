@@ -494,15 +494,29 @@ int main(void) {
 
     /// [`compare_damaged`]; without `without_l`, only the ways of asking with `-l`.
     fn compare_damaged_lines(section: &str, damage: impl FnOnce(&mut [u8]), without_l: bool) {
+        compare_damaged_file(
+            |exe| {
+                let (off, size) = file_range(exe, section);
+                damage(&mut exe[off..off + size]);
+            },
+            without_l,
+        );
+    }
+
+    /// Where section `name` lies in the executable `exe`.
+    fn file_range(exe: &[u8], name: &str) -> (usize, usize) {
         use object::{Object, ObjectSection};
+        let file = object::File::parse(exe).unwrap();
+        let s = file.section_by_name(name).expect(name);
+        let (off, size) = s.file_range().expect("in the file");
+        (off as usize, size as usize)
+    }
+
+    /// [`compare_damaged_lines`] with `damage` given the whole executable.
+    fn compare_damaged_file(damage: impl FnOnce(&mut [u8]), without_l: bool) {
         let dir = super::profiled("gcc", "drv.c", SOURCE, "drv", &["-g", "-O1", "-fno-inline"]);
         let mut exe = std::fs::read(dir.join("drv")).unwrap();
-        let (off, size) = {
-            let file = object::File::parse(&*exe).unwrap();
-            let s = file.section_by_name(section).expect(section);
-            s.file_range().expect("in the file")
-        };
-        damage(&mut exe[off as usize..(off + size) as usize]);
+        damage(&mut exe);
         std::fs::write(dir.join("drv"), &exe).unwrap();
         for flags in [
             &["-b", "-l"][..],
@@ -599,6 +613,61 @@ int main(void) {
             s[at] = 0;
         };
         compare_damaged_lines(".debug_str", damage, false);
+    }
+
+    /// `main`'s name points past `.debug_str`: BFD reads it as none (as an empty one), so
+    /// gprof gets no answer at `main`'s addresses.
+    #[test]
+    fn an_unreadable_function_name_gives_no_lines() {
+        let damage = |exe: &mut [u8]| {
+            let (str_off, str_size) = file_range(exe, ".debug_str");
+            let at = string_at(&exe[str_off..str_off + str_size], b"main") as u32;
+            let (off, size) = file_range(exe, ".debug_info");
+            let info = &mut exe[off..off + size];
+            let hits: Vec<usize> = (0..info.len() - 4)
+                .filter(|&i| info[i..i + 4] == at.to_le_bytes())
+                .collect();
+            assert_eq!(hits.len(), 1, "one reference to main's name");
+            info[hits[0]..hits[0] + 4].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+        };
+        compare_damaged_file(damage, false);
+    }
+
+    /// The unit DIE's `DW_AT_high_pc` (DWARF 5: after the header, the abbreviation code,
+    /// producer, language, name, directory and `DW_AT_low_pc`) becomes 0: the unit has no
+    /// address range, and BFD then searches it for every address.
+    #[test]
+    fn a_unit_without_a_range_is_searched() {
+        compare_damaged(".debug_info", |info| {
+            assert_eq!(info[4..6], [5, 0], "DWARF 5");
+            let high = u64::from_le_bytes(info[34..42].try_into().unwrap());
+            assert!(0 < high && high < 0x1000, "high_pc {high:#x} as a length");
+            info[34..42].fill(0);
+        });
+    }
+
+    /// The line table's file name format names content type 0 (for the directory index):
+    /// BFD refuses the whole line table ("unknown format content type"), gimli reads it.
+    #[test]
+    fn an_unknown_line_table_content_type_drops_the_lines() {
+        compare_damaged(".debug_line", |line| {
+            assert_eq!(line[4..6], [5, 0], "DWARF 5");
+            let opcode_base = line[17] as usize;
+            let formats = 18 + opcode_base - 1;
+            assert_eq!(
+                line[formats..formats + 3],
+                [1, 1, 0x1f],
+                "one directory format: DW_LNCT_path as DW_FORM_line_strp"
+            );
+            let dirs = line[formats + 3] as usize;
+            let files = formats + 4 + 4 * dirs;
+            assert_eq!(
+                line[files + 1..files + 4],
+                [1, 0x1f, 2],
+                "the file format: DW_LNCT_path, then DW_LNCT_directory_index"
+            );
+            line[files + 3] = 0;
+        });
     }
 
     /// A function name (`work`, in `.debug_str`) that is not UTF-8: gprof prints its bytes.

@@ -238,6 +238,19 @@ fn unmangled(lang: Option<gimli::DwLang>) -> bool {
     )
 }
 
+/// Whether an attribute value has a string form (BFD's `is_str_form`: others in a name
+/// attribute are ignored).
+fn is_string_form(v: &AttributeValue<R<'_>>) -> bool {
+    matches!(
+        v,
+        AttributeValue::String(_)
+            | AttributeValue::DebugStrRef(_)
+            | AttributeValue::DebugStrRefSup(_)
+            | AttributeValue::DebugLineStrRef(_)
+            | AttributeValue::DebugStrOffsetsIndex(_)
+    )
+}
+
 /// A string attribute's bytes (valid UTF-8 or not: gprof prints names raw).
 fn attr_str<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
@@ -307,16 +320,16 @@ fn die_name<'a>(
     let mut other: Option<Rc<gimli::Unit<R<'a>>>> = None;
     for _ in 0..8 {
         let u: &gimli::Unit<R<'a>> = other.as_deref().unwrap_or(unit);
+        // A string BFD cannot read (an offset past its section) is none to it, as an empty
+        // one is: the function keeps no name.
         for at in [gimli::DW_AT_linkage_name, gimli::DW_AT_MIPS_linkage_name] {
-            if let Some(v) = current.attr_value(at) {
-                if let Some(s) = attr_str(dwarf, u, v) {
-                    return Ok(Some((s, true)));
-                }
+            if let Some(v) = current.attr_value(at).filter(is_string_form) {
+                return Ok(Some((attr_str(dwarf, u, v).unwrap_or_default(), true)));
             }
         }
         if plain.is_none() {
-            if let Some(v) = current.attr_value(gimli::DW_AT_name) {
-                plain = attr_str(dwarf, u, v);
+            if let Some(v) = current.attr_value(gimli::DW_AT_name).filter(is_string_form) {
+                plain = Some(attr_str(dwarf, u, v).unwrap_or_default());
             }
         }
         let next = current

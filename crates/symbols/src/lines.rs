@@ -202,16 +202,18 @@ pub(crate) fn for_each_wanted_unit<'a>(
             continue;
         };
         if by_aranges.is_none() {
-            let mut hit = false;
+            let (mut hit, mut any) = (false, false);
             if let Ok(mut ranges) = dwarf.unit_ranges(&unit) {
                 while let Ok(Some(r)) = ranges.next() {
+                    any |= r.begin < r.end;
                     if intersects(wanted, r.begin, r.end) {
                         hit = true;
                         break;
                     }
                 }
             }
-            if !hit {
+            // BFD also searches every unit that has no address range at all.
+            if !hit && (use_aranges || any) {
                 continue;
             }
         }
@@ -379,6 +381,14 @@ fn unit_spans(
 /// HP's `source_file_correlation` (0x80), which it skips.
 fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<()> {
     let header = program.header();
+    // BFD knows the DWARF 5 entry contents path, directory index, timestamp, size and MD5
+    // ("unknown format content type" otherwise).
+    let known = |f: &gimli::FileEntryFormat| (1..=5).contains(&f.content_type.0);
+    if !header.directory_entry_format().iter().all(known)
+        || !header.file_name_entry_format().iter().all(known)
+    {
+        return Err(gimli::Error::UnsupportedOpcodeOperandsTable);
+    }
     let mut instructions = header.instructions();
     while let Some(i) = instructions.next_instruction(header)? {
         if let gimli::LineInstruction::UnknownExtended(op, _) = i {
