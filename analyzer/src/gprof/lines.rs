@@ -38,6 +38,14 @@
 //! * Two different files with the same path spelled differently are one file for BFD only
 //!   after its own path joining; here the spellings of [`profil_symbols::dwarf::Location`]
 //!   are compared.
+//! * Damage that gimli refuses where BFD reads on: an abbreviation table with a tag of 0 or
+//!   an attribute specification gimli does not accept, an unknown unit type, a DWARF 5 line
+//!   table header with an address size of 0. Such a unit has no lines here (gprof's has).
+//!   Found with `analyzer/bench/gprof_damage.py` (single-byte damage to every byte of the
+//!   debug sections of a small program); everything else it found is reproduced.
+//! * Without `-l`, `-C`'s files and the index's `(file)` come from the line table alone: a
+//!   function whose DWARF name is empty or unreadable still gets its file there (gprof's
+//!   `get_src_info` needs a function name, so it prints none).
 //! * gprof 2.40 itself fails ("somebody miscounted", exit 1) on some optimized C++ programs:
 //!   BFD renames a DWARF function after its ELF symbol on the first lookup, so gprof's two
 //!   passes over `.text` disagree. This mode prints the profile there instead.
