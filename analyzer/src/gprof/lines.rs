@@ -40,7 +40,10 @@
 //!   are compared.
 //! * Damage that gimli refuses where BFD reads on: an abbreviation table with a tag of 0 or
 //!   an attribute specification gimli does not accept, an unknown unit type, a DWARF 5 line
-//!   table header with an address size of 0. Such a unit has no lines here (gprof's has).
+//!   table header with an address size of 0, an extended line opcode whose length does not
+//!   match its operand (BFD reads the operand and ignores the length). Such a unit has no
+//!   lines here (gprof's has). The reverse also exists: a line table of no files, whose rows
+//!   BFD refuses as a mangled section, keeps its lines here (as `<unknown>`).
 //!   Found with `analyzer/bench/gprof_damage.py` (single-byte damage to every byte of the
 //!   debug sections of a small program); everything else it found is reproduced.
 //! * Without `-l`, `-C`'s files and the index's `(file)` come from the line table alone: a
