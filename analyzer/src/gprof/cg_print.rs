@@ -113,8 +113,9 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
 /// `print_exec_counts` (`-C`): for each symbol the execution-count table selects, in
 /// `cmp_bb` order (source file, then line, when both have one; else address: an inconsistent
 /// order, sorted as glibc's merge sort sorts it), `file:line: (name:0xaddr) N executions`
-/// for those called (or all, with `-z`). The file is BFD's whole path, `<unknown>` without
-/// one; the name is raw.
+/// for those called (or all, with `-z`), each followed by the same line for each of its
+/// basic blocks (`-l`), with the block's address and count. The file is BFD's whole path,
+/// `<unknown>` without one; the name is raw.
 pub(super) fn print_exec_counts(
     a: &Analysis<'_>,
     opts: GraphOptions,
@@ -142,18 +143,20 @@ pub(super) fn print_exec_counts(
         syms[l].addr.cmp(&syms[r].addr)
     });
     for i in order {
-        let calls = a.cg.nodes[i].ncalls;
-        if calls == 0 && !opts.zeros {
-            continue;
-        }
         let (file, line) = match loc(i) {
             Some((f, l)) => (f.as_slice(), *l),
             None => (&b"<unknown>"[..], 0),
         };
-        out.extend_from_slice(file);
-        out.extend_from_slice(format!(":{line}: (").as_bytes());
-        out.extend_from_slice(syms[i].name);
-        out.extend_from_slice(format!(":0x{:x}) {calls} executions\n", syms[i].addr).as_bytes());
+        let blocks = a.basic_blocks(i);
+        for (addr, calls) in std::iter::once((syms[i].addr, a.cg.nodes[i].ncalls)).chain(blocks) {
+            if calls == 0 && !opts.zeros {
+                continue;
+            }
+            out.extend_from_slice(file);
+            out.extend_from_slice(format!(":{line}: (").as_bytes());
+            out.extend_from_slice(syms[i].name);
+            out.extend_from_slice(format!(":0x{addr:x}) {calls} executions\n").as_bytes());
+        }
     }
 }
 

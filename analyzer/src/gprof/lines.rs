@@ -22,8 +22,15 @@
 //! Damaged DWARF: BFD gives up on a whole unit whose line program does not decode (gimli
 //! reads on past an extended opcode BFD does not know) or whose DIE tree does not (a missing
 //! abbreviation): no address of the unit gets an answer, so gprof prints no line symbols there
-//! and bare function names. Both are reproduced ([`LineMap`](profil_symbols::lines::LineMap)
-//! drops such a unit's spans, [`InlineMap::damaged`] lists such units' ranges).
+//! and bare function names (and the index no `(file)` after static functions). Both are
+//! reproduced ([`LineMap`](profil_symbols::lines::LineMap) in BFD mode drops such a unit's
+//! spans, [`InlineMap::damaged`] lists the ranges of units whose functions do not read).
+//! Names and file names are bytes as the DWARF has them, UTF-8 or not (gprof prints them
+//! raw); an empty file name, or a file index past the table, is BFD's `<unknown>`. BFD reads
+//! a unit's DIEs only up to the null entry closing the unit DIE's children, reads an empty
+//! or unreadable name as none (a function without a name: no answer at its addresses),
+//! refuses a line table with an entry format it does not know, and searches a unit without
+//! any address range for every address; all as here.
 //!
 //! Known limits (the output can then differ from gprof's):
 //!
@@ -34,6 +41,17 @@
 //! * Two different files with the same path spelled differently are one file for BFD only
 //!   after its own path joining; here the spellings of [`profil_symbols::dwarf::Location`]
 //!   are compared.
+//! * Damage that gimli refuses where BFD reads on: an abbreviation table with a tag of 0 or
+//!   an attribute specification gimli does not accept, an unknown unit type, a DWARF 5 line
+//!   table header with an address size of 0, an extended line opcode whose length does not
+//!   match its operand (BFD reads the operand and ignores the length). Such a unit has no
+//!   lines here (gprof's has). The reverse also exists: a line table of no files, whose rows
+//!   BFD refuses as a mangled section, keeps its lines here (as `<unknown>`).
+//!   Found with `analyzer/bench/gprof_damage.py` (single-byte damage to every byte of the
+//!   debug sections of a small program); everything else it found is reproduced.
+//! * Without `-l`, `-C`'s files and the index's `(file)` come from the line table alone: a
+//!   function whose DWARF name is empty or unreadable still gets its file there (gprof's
+//!   `get_src_info` needs a function name, so it prints none).
 //! * gprof 2.40 itself fails ("somebody miscounted", exit 1) on some optimized C++ programs:
 //!   BFD renames a DWARF function after its ELF symbol on the first lookup, so gprof's two
 //!   passes over `.text` disagree. This mode prints the profile there instead.
@@ -157,9 +175,12 @@ where
             .frames
             .at(addr)
             .filter(|f| f.is_linkage)
-            .and_then(|f| Some((f.name as usize, self.inl.names.get(f.name as usize)?)));
+            .and_then(|f| Some((f.name as usize, self.inl.name_bytes(f.name)?)));
         let source = match dwarf {
-            Some((k, n)) => NameSource::Dwarf(k, n.as_bytes()),
+            // BFD reads an empty name as none: a linkage (or C) name that is empty leaves
+            // the function nameless, and gprof takes no answer without a name.
+            Some((_, [])) => return None,
+            Some((k, n)) => NameSource::Dwarf(k, n),
             None => {
                 let k = self
                     .elf_funcs
@@ -419,12 +440,13 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     // Every symbol, line or function, gets the file and line BFD gives at its address.
     let mut at_sym = src;
     a.lines = Some(LineLocations {
-        files: lines
-            .files
-            .iter()
-            .map(|path| match req.options.print_path {
-                true => path.as_bytes().to_vec(),
-                false => path.rsplit('/').next().unwrap_or(path).as_bytes().to_vec(),
+        files: (0..lines.files.len() as u32)
+            .map(|k| {
+                let path = lines.file_bytes(k);
+                match req.options.print_path {
+                    true => path.to_vec(),
+                    false => super::base_name(path).to_vec(),
+                }
             })
             .collect(),
         at: a

@@ -5,7 +5,9 @@
 //! 1. [`symtab`]: `core_sym_class` (in `profil_symbols::gprof`), then `symtab_finalize`.
 //! 2. Every gmon file in order ([`Analysis::read_gmon`]): histogram records are summed with
 //!    gprof's multi-record and multi-file rules ([`hist`]), arcs are tallied immediately
-//!    ([`cg::CallGraph::tally`]), so their list order is file order.
+//!    ([`cg::CallGraph::tally`]), so their list order is file order. Basic-block counts (tag
+//!    2) count under `-l` for the line symbol holding each block ([`Analysis::add_basic_block`],
+//!    listed by `-C`, written by `-s`); without `-l` gprof ignores them with a warning.
 //! 3. [`hist::assign_samples`]: bins to symbols in 2-byte units, with gprof's truncations.
 //! 4. [`cg::CallGraph::assemble`]: self calls, cycles, and time propagation, which gives the
 //!    `calls` and `total/call` columns (and everything the call-graph printer needs).
@@ -176,8 +178,23 @@ pub struct Analysis<'data> {
     pub files: Vec<FileInfo>,
     /// `-d`'s traces of the analysis (printed before the report) and level.
     pub trace: debug::Trace,
+    /// Basic-block counts (GNU tag 2) as gprof's `bb_read_rec` keeps them under `-l`: per
+    /// symbol of the table that has any, [`BB_SLOTS`] (address, summed count) slots
+    /// ([`Analysis::add_basic_block`]).
+    pub bb_counts: std::collections::BTreeMap<usize, [(u64, u64); BB_SLOTS]>,
+    /// Whether any basic-block record was read (gprof's `INPUT_BB_COUNTS`: `-s` then writes one).
+    pub bb_seen: bool,
+    /// A basic-block record was read without `-l`: gprof warns once that it ignores them.
+    pub bb_ignored: bool,
     target: Target,
 }
+
+/// gprof's `NBBS`: a symbol keeps the counts of at most this many distinct block addresses;
+/// a further address's counts are dropped.
+pub const BB_SLOTS: usize = 10;
+
+/// gprof's warning when it reads basic-block counts without `-l`.
+pub const BB_IGNORED: &str = "ignoring basic-block exec counts (use -l or --line)";
 
 impl<'data> Analysis<'data> {
     /// Build gprof's symbol table for `exe`. `exe_name` is only used in messages.
@@ -256,6 +273,9 @@ impl<'data> Analysis<'data> {
             lines: None,
             files: Vec::new(),
             trace,
+            bb_counts: Default::default(),
+            bb_seen: false,
+            bb_ignored: false,
             target,
         })
     }
@@ -375,6 +395,9 @@ impl<'data> Analysis<'data> {
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
     pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
         let (symtab, cg, select) = (&self.symtab, &mut self.cg, &self.select);
+        let line_granularity = self.lines.is_some();
+        let mut blocks: Vec<(u64, u64)> = Vec::new();
+        let mut nblocks = 0u64;
         let filter = select.filters_arcs();
         // No arc record is shorter than two addresses and a 4-byte count: reserving for that
         // many arcs (address space only, proportional to the file) spares the arc list its
@@ -398,7 +421,13 @@ impl<'data> Analysis<'data> {
                     info.histograms += 1;
                     last_hist = Some((high_pc, bins));
                 }
-                Seen::BasicBlocks => info.basic_blocks += 1,
+                Seen::BasicBlocks(record) => {
+                    info.basic_blocks += 1;
+                    nblocks += u64::from(record.nblocks);
+                    if line_granularity {
+                        blocks.extend(record.blocks());
+                    }
+                }
                 Seen::Arc(from, to, count) => {
                     info.arcs += 1;
                     if traced {
@@ -444,6 +473,14 @@ impl<'data> Analysis<'data> {
             )));
         }
         let arcs = info.arcs > 0;
+        if info.basic_blocks > 0 {
+            self.bb_seen = true;
+            // gprof warns at a block, so a record of no blocks warns nothing.
+            self.bb_ignored |= !line_granularity && nblocks > 0;
+        }
+        for (addr, count) in blocks {
+            self.add_basic_block(addr, count);
+        }
         self.files.push(info);
         if self.trace.level != 0 {
             self.trace.file_ends.push(self.trace.out.len());
@@ -457,6 +494,29 @@ impl<'data> Analysis<'data> {
             self.hist.end_of_file();
         }
         Ok(())
+    }
+
+    /// `bb_read_rec` under `-l`: the block at `addr` counts for the symbol holding it (none:
+    /// dropped), in the first slot that holds its address or is free (address 0); none left:
+    /// dropped.
+    pub fn add_basic_block(&mut self, addr: u64, count: u64) {
+        let Some(sym) = self.symtab.lookup(addr) else {
+            return;
+        };
+        let slots = self.bb_counts.entry(sym).or_default();
+        if let Some(slot) = slots.iter_mut().find(|s| s.0 == 0 || s.0 == addr) {
+            slot.0 = addr;
+            slot.1 = slot.1.wrapping_add(count);
+        }
+    }
+
+    /// The basic blocks of symbol `sym` as gprof lists them: its slots up to the first free
+    /// one.
+    pub fn basic_blocks(&self, sym: usize) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.bb_counts
+            .get(&sym)
+            .into_iter()
+            .flat_map(|s| s.iter().copied().take_while(|b| b.0 != 0))
     }
 
     /// Assign samples and assemble the call graph.
@@ -726,7 +786,7 @@ fn may_be_mangled(name: &[u8]) -> bool {
 
 /// A record [`read_records`] reports, in file order.
 #[derive(Debug, Clone, Copy)]
-pub enum Seen {
+pub enum Seen<'a> {
     /// A histogram (already added): its end address and number of bins.
     Histogram {
         /// `high_pc`.
@@ -736,8 +796,8 @@ pub enum Seen {
     },
     /// An arc: caller address, callee address, count (link-time addresses).
     Arc(u64, u64, u64),
-    /// A basic-block count record (ignored).
-    BasicBlocks,
+    /// A basic-block count record.
+    BasicBlocks(gmon::read::BasicBlocks<'a>),
 }
 
 /// Decode the records of one gmon file (`name` is used in messages) in file order: add its
@@ -751,7 +811,7 @@ pub fn read_records(
     target: Target,
     hist: &mut Histograms,
     trace: &mut debug::Trace,
-    mut on_record: impl FnMut(Seen, &mut debug::Trace),
+    mut on_record: impl FnMut(Seen<'_>, &mut debug::Trace),
 ) -> Result<gmon::Format> {
     let fail = |msg: String| Error::input(format!("{name}: {msg}"));
     let (header, records) = gmon::read::records(data, target).map_err(|e| fail(e.to_string()))?;
@@ -786,7 +846,7 @@ pub fn read_records(
                 );
             }
             Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count), trace),
-            Record::BasicBlocks(_) => on_record(Seen::BasicBlocks, trace),
+            Record::BasicBlocks(b) => on_record(Seen::BasicBlocks(b), trace),
         }
     }
     Ok(header.format)

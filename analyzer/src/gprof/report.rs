@@ -22,6 +22,10 @@ pub fn print_report(
     exe: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    if a.bb_ignored {
+        warnings.push(super::BB_IGNORED.to_string());
+    }
     // Under -d the caller has put each file's lines among the traces, where gprof prints them.
     if req.file_info && a.trace.level == 0 {
         cg_print::print_file_info(a, out);
@@ -71,7 +75,6 @@ pub fn print_report(
         cg_print::print_exec_counts(a, opts, exe, out);
         first = false;
     }
-    let mut warnings = Vec::new();
     if req.annotated_source {
         super::annotate::print(
             a,

@@ -7,15 +7,18 @@
 //!   hold is what its stack held: with Debian's x86-64 build, the last histogram header it
 //!   read, i.e. that record's `high_pc` (8 bytes) and its size field (the bin count of a GNU
 //!   record, `ncnt` of a BSD one: bins in bytes plus the header). They are reproduced as
-//!   observed, zeros when no histogram was read;
+//!   observed; when no histogram was read they are whatever else was on its stack (they
+//!   change from run to run) and here zeros;
 //! * one histogram record per distinct range, in the order the ranges first appeared, with the
 //!   summed bins (cut to 16 bits), the rate gprof settled on and the first file's unit;
 //! * one arc record per arc, symbol by symbol in address order, each symbol's arcs in its
 //!   list order (newest first), from the caller *symbol's* address to the callee's, count cut
-//!   to 32 bits. `-s` implies `-l`, so callers are line symbols.
+//!   to 32 bits. `-s` implies `-l`, so callers are line symbols;
+//! * when any input had a basic-block record (even one of no blocks), one basic-block record:
+//!   every symbol's blocks ([`Analysis::basic_blocks`]) in address order, with their summed
+//!   counts.
 //!
-//! Under `-Ob`/`-O4` the sum is a BSD file instead (see `bsd_bytes`). Basic-block records
-//! are not reproduced: a file that has them is refused.
+//! Under `-Ob`/`-O4` the sum is a BSD file instead (see `bsd_bytes`), without basic blocks.
 
 use std::path::Path;
 
@@ -27,11 +30,6 @@ use crate::{Error, Result};
 
 /// The bytes of the `gmon.sum` gprof would write for `a` (read, not yet assembled).
 pub fn bytes(a: &Analysis<'_>) -> Result<Vec<u8>> {
-    if a.files.iter().any(|f| f.basic_blocks > 0) {
-        return Err(Error::input(
-            "--gprof -s: inputs with basic-block count records are not reproduced",
-        ));
-    }
     let target = a.target();
     let mut w = Writer::new(Vec::new(), target);
     let fail = |e: gmon::write::WriteError<std::convert::Infallible>| {
@@ -87,6 +85,11 @@ pub fn bytes(a: &Analysis<'_>) -> Result<Vec<u8>> {
                 .map_err(fail)?;
             }
         }
+    }
+    if a.bb_seen {
+        let blocks = || (0..a.symtab.len()).flat_map(|i| a.basic_blocks(i));
+        let n = blocks().count() as u32;
+        w.gnu_basic_blocks(n, blocks()).map_err(fail)?;
     }
     Ok(w.into_inner())
 }

@@ -479,7 +479,7 @@ fn file_info_then_a_bad_file() {
 /// functions' bare names. gimli reads on past such an opcode, and up to such a DIE. HP's
 /// `source_file_correlation` (0x80) BFD skips, and `.debug_aranges` it never reads.
 mod damaged_debug_info {
-    const SOURCE: &str = r#"#include <stdio.h>
+    pub(super) const SOURCE: &str = r#"#include <stdio.h>
 volatile unsigned long sink;
 static unsigned long gen(unsigned long x) {
   unsigned long s = x;
@@ -503,15 +503,34 @@ int main(void) {
     /// Build the program, let `damage` change the bytes of `section` (checking what it
     /// replaces), and compare gprof and us under each way of asking for lines.
     fn compare_damaged(section: &str, damage: impl FnOnce(&mut [u8])) {
+        compare_damaged_lines(section, damage, true);
+    }
+
+    /// [`compare_damaged`]; without `without_l`, only the ways of asking with `-l`.
+    fn compare_damaged_lines(section: &str, damage: impl FnOnce(&mut [u8]), without_l: bool) {
+        compare_damaged_file(
+            |exe| {
+                let (off, size) = file_range(exe, section);
+                damage(&mut exe[off..off + size]);
+            },
+            without_l,
+        );
+    }
+
+    /// Where section `name` lies in the executable `exe`.
+    fn file_range(exe: &[u8], name: &str) -> (usize, usize) {
         use object::{Object, ObjectSection};
+        let file = object::File::parse(exe).unwrap();
+        let s = file.section_by_name(name).expect(name);
+        let (off, size) = s.file_range().expect("in the file");
+        (off as usize, size as usize)
+    }
+
+    /// [`compare_damaged_lines`] with `damage` given the whole executable.
+    fn compare_damaged_file(damage: impl FnOnce(&mut [u8]), without_l: bool) {
         let dir = super::profiled("gcc", "drv.c", SOURCE, "drv", &["-g", "-O1", "-fno-inline"]);
         let mut exe = std::fs::read(dir.join("drv")).unwrap();
-        let (off, size) = {
-            let file = object::File::parse(&*exe).unwrap();
-            let s = file.section_by_name(section).expect(section);
-            s.file_range().expect("in the file")
-        };
-        damage(&mut exe[off as usize..(off + size) as usize]);
+        damage(&mut exe);
         std::fs::write(dir.join("drv"), &exe).unwrap();
         for flags in [
             &["-b", "-l"][..],
@@ -519,7 +538,14 @@ int main(void) {
             &["-b", "-p", "-l"],
             &["-b", "-q", "-l"],
             &["-b", "-l", "-z"],
+            // The index's file names of static functions, and -C's files, without -l.
+            &["-b", "-q"],
+            &["-b", "-C", "-z"],
+            &["-b", "-l", "-L"],
         ] {
+            if !without_l && !flags.contains(&"-l") {
+                continue;
+            }
             let mut args = flags.to_vec();
             args.extend_from_slice(&["drv", "drv.gmon"]);
             super::same_in(dir.path(), &args);
@@ -564,14 +590,308 @@ int main(void) {
         });
     }
 
+    /// The bytes of `needle` (a whole string, NUL-terminated) in a string section.
+    fn string_at(section: &[u8], needle: &[u8]) -> usize {
+        let mut whole = needle.to_vec();
+        whole.push(0);
+        (0..section.len())
+            .find(|&i| section[i..].starts_with(&whole) && (i == 0 || section[i - 1] == 0))
+            .unwrap_or_else(|| panic!("{:?} not in the section", String::from_utf8_lossy(needle)))
+    }
+
+    /// `gen`'s DIE (its name inline, the first attribute) becomes a null entry: it closes the
+    /// unit DIE's children, and BFD reads no further (gimli reads on into the rest as DIEs
+    /// and fails). The unit keeps its lines; `gen` is then named after its ELF symbol.
+    #[test]
+    fn a_null_entry_ends_the_die_tree() {
+        compare_damaged(".debug_info", |info| {
+            let at = (1..info.len())
+                .find(|&i| info[i..].starts_with(b"gen\0"))
+                .expect("gen's inline name");
+            assert!(
+                (1..0x80).contains(&info[at - 1]),
+                "an abbreviation code before the name"
+            );
+            info[at - 1] = 0;
+        });
+    }
+
+    /// An empty function name (`work`'s, in `.debug_str`) is none to BFD: a C function without
+    /// a name, whose addresses gprof then gets no answer for (no line symbols, the bare name).
+    /// Under `-l` only: without it, the source files of `-C` and the index come from the line
+    /// table alone (a known difference: gprof gives such a function no file there either).
+    #[test]
+    fn an_empty_function_name_gives_no_lines() {
+        let damage = |s: &mut [u8]| {
+            let at = string_at(s, b"work");
+            s[at] = 0;
+        };
+        compare_damaged_lines(".debug_str", damage, false);
+    }
+
+    /// `main`'s name points past `.debug_str`: BFD reads it as none (as an empty one), so
+    /// gprof gets no answer at `main`'s addresses.
+    #[test]
+    fn an_unreadable_function_name_gives_no_lines() {
+        let damage = |exe: &mut [u8]| {
+            let (str_off, str_size) = file_range(exe, ".debug_str");
+            let at = string_at(&exe[str_off..str_off + str_size], b"main") as u32;
+            let (off, size) = file_range(exe, ".debug_info");
+            let info = &mut exe[off..off + size];
+            let hits: Vec<usize> = (0..info.len() - 4)
+                .filter(|&i| info[i..i + 4] == at.to_le_bytes())
+                .collect();
+            assert_eq!(hits.len(), 1, "one reference to main's name");
+            info[hits[0]..hits[0] + 4].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+        };
+        compare_damaged_file(damage, false);
+    }
+
+    /// The unit DIE's `DW_AT_high_pc` (DWARF 5: after the header, the abbreviation code,
+    /// producer, language, name, directory and `DW_AT_low_pc`) becomes 0: the unit has no
+    /// address range, and BFD then searches it for every address.
+    #[test]
+    fn a_unit_without_a_range_is_searched() {
+        compare_damaged(".debug_info", |info| {
+            assert_eq!(info[4..6], [5, 0], "DWARF 5");
+            let high = u64::from_le_bytes(info[34..42].try_into().unwrap());
+            assert!(0 < high && high < 0x1000, "high_pc {high:#x} as a length");
+            info[34..42].fill(0);
+        });
+    }
+
+    /// The line table's file name format names content type 0 (for the directory index):
+    /// BFD refuses the whole line table ("unknown format content type"), gimli reads it.
+    #[test]
+    fn an_unknown_line_table_content_type_drops_the_lines() {
+        compare_damaged(".debug_line", |line| {
+            assert_eq!(line[4..6], [5, 0], "DWARF 5");
+            let opcode_base = line[17] as usize;
+            let formats = 18 + opcode_base - 1;
+            assert_eq!(
+                line[formats..formats + 3],
+                [1, 1, 0x1f],
+                "one directory format: DW_LNCT_path as DW_FORM_line_strp"
+            );
+            let dirs = line[formats + 3] as usize;
+            let files = formats + 4 + 4 * dirs;
+            assert_eq!(
+                line[files + 1..files + 4],
+                [1, 0x1f, 2],
+                "the file format: DW_LNCT_path, then DW_LNCT_directory_index"
+            );
+            line[files + 3] = 0;
+        });
+    }
+
+    /// A function name (`work`, in `.debug_str`) that is not UTF-8: gprof prints its bytes.
+    #[test]
+    fn an_invalid_utf8_function_name_prints_raw() {
+        compare_damaged(".debug_str", |s| {
+            let at = string_at(s, b"work");
+            s[at + 1] = 0x90;
+        });
+    }
+
+    /// The source file's name (`drv.c`, in `.debug_line_str`) that is not UTF-8: gprof
+    /// prints its bytes.
+    #[test]
+    fn an_invalid_utf8_file_name_prints_raw() {
+        compare_damaged(".debug_line_str", |s| {
+            let at = string_at(s, b"drv.c");
+            s[at + 1] = 0x8d;
+        });
+    }
+
+    /// An empty file name is none to BFD: the file is `<unknown>` (also under `-L`).
+    #[test]
+    fn an_empty_file_name_is_unknown() {
+        compare_damaged(".debug_line_str", |s| {
+            let at = string_at(s, b"drv.c");
+            s[at] = 0;
+        });
+    }
+
     /// Abbreviation 1 (the first of the table, used by DIEs after the unit's own) is
-    /// renumbered 0x7f, which no DIE uses: the unit's DIE reads, the tree then fails.
+    /// renumbered 0x7f, which no DIE uses: the unit's DIE reads, the tree then fails. The
+    /// unit then answers no address at all: no line symbols, and no `(file)` after static
+    /// functions in the index.
     #[test]
     fn a_missing_abbreviation_leaves_the_unit_without_lines() {
         compare_damaged(".debug_abbrev", |abbrev| {
             assert_eq!(abbrev[0], 1, "the table starts with abbreviation 1");
             abbrev[0] = 0x7f;
         });
+    }
+}
+
+/// Basic-block count records (GNU tag 2), which gcc no longer emits: written here with
+/// `gmon::write` after a real profile, at the program's line addresses (from its line table),
+/// inside lines, twice at one address, eleven and more in one line (gprof keeps ten per
+/// symbol) and below `.text` (no symbol). Without `-l` gprof ignores them (a warning on
+/// stderr); with `-l` they count for the line symbol holding them, `-C` lists them, and `-s`
+/// writes them back.
+mod basic_blocks {
+    use crate::support::{diff, gprof, ours, TempDir};
+    use gmon::write::Writer;
+    use gmon::{Endian, PtrSize, Target};
+
+    /// `drv` (the damaged-DWARF module's program) and its profile `drv.gmon`, with
+    /// `bb.gmon` (the profile and two block records), `bbonly.gmon` (the header and one block
+    /// record: no histogram, no arcs) and `empty.gmon` (the profile and a record of no blocks).
+    fn scratch() -> TempDir {
+        use object::{Object, ObjectSection};
+        let dir = super::profiled(
+            "gcc",
+            "drv.c",
+            super::damaged_debug_info::SOURCE,
+            "drv",
+            &["-g", "-O1", "-fno-inline"],
+        );
+        let exe = std::fs::read(dir.join("drv")).unwrap();
+        let text = {
+            let file = object::File::parse(&*exe).unwrap();
+            let t = file.section_by_name(".text").unwrap();
+            (t.address(), t.address() + t.size())
+        };
+        let map = profil_symbols::lines::line_map(&exe, &[text]);
+        let spans: Vec<(u64, u64)> = map
+            .spans
+            .iter()
+            .filter(|s| s.line != 0)
+            .map(|s| (s.start, s.end))
+            .collect();
+        assert!(spans.len() > 5, "too few lines: {spans:?}");
+        let mut first: Vec<(u64, u64)> = Vec::new();
+        for (k, &(start, end)) in spans.iter().enumerate() {
+            first.push((start, 10 * (k as u64 + 1)));
+            if end - start > 2 {
+                first.push((start + 1, k as u64 + 3));
+            }
+        }
+        first.push((spans[0].0, 5));
+        first.push((0x10, 9));
+        // Fourteen blocks in the longest line: the symbol has at most ten.
+        let &(long, _) = spans.iter().max_by_key(|s| s.1 - s.0).unwrap();
+        let second: Vec<(u64, u64)> = (0..14).map(|i| (long + i, i + 1)).collect();
+        let target = Target {
+            endian: Endian::Little,
+            ptr_size: PtrSize::Eight,
+        };
+        let gmon = std::fs::read(dir.join("drv.gmon")).unwrap();
+        let write = |name: &str, base: &[u8], records: &[&[(u64, u64)]]| {
+            let mut w = Writer::new(Vec::new(), target);
+            w.write_raw(base).unwrap();
+            for r in records {
+                w.gnu_basic_blocks(r.len() as u32, r.iter().copied())
+                    .unwrap();
+            }
+            std::fs::write(dir.join(name), w.into_inner()).unwrap();
+        };
+        write("bb.gmon", &gmon, &[&first, &second]);
+        write("bbonly.gmon", &gmon[..20], &[&first]);
+        write("empty.gmon", &gmon, &[&[]]);
+        dir
+    }
+
+    fn same(dir: &TempDir, args: &[&str]) {
+        super::same_in(dir.path(), args);
+    }
+
+    /// Run `args` (with `-s`) with gprof, then with us: the same status, stdout and gmon.sum
+    /// (but for its header's spare bytes, which gprof leaves uninitialised when it read no
+    /// histogram: they change from run to run).
+    fn same_sum(dir: &TempDir, args: &[&str], spare_bytes_set: bool) {
+        let sum = dir.join("gmon.sum");
+        let _ = std::fs::remove_file(&sum);
+        let want = gprof(dir.path(), args);
+        let want_sum = std::fs::read(&sum).ok();
+        let _ = std::fs::remove_file(&sum);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = ours(dir.path(), &ours_args);
+        let got_sum = std::fs::read(&sum).ok();
+        assert_eq!(
+            got.status.code(),
+            want.status.code(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&got.stderr)
+        );
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs from gprof's:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+        let (Some(mut want_sum), Some(mut got_sum)) = (want_sum, got_sum) else {
+            panic!("{args:?}: no gmon.sum");
+        };
+        if !spare_bytes_set && want_sum.len() >= 20 && got_sum.len() >= 20 {
+            want_sum[8..20].fill(0);
+            got_sum[8..20].fill(0);
+        }
+        assert!(
+            want_sum == got_sum,
+            "{args:?}: gmon.sum differs from gprof's"
+        );
+    }
+
+    /// `-C` with `-l`: each line symbol's blocks after its own count (summed per address,
+    /// ten at most), with `-z`, over two files, and with `-i`; the flat profile and call graph
+    /// (which the blocks do not change).
+    #[test]
+    fn execution_counts_list_the_blocks_under_lines() {
+        let dir = scratch();
+        for args in [
+            &["-b", "-C", "-l", "drv", "bb.gmon"][..],
+            &["-C", "-l", "-z", "drv", "bb.gmon"],
+            &["-b", "-C", "-l", "drv", "bb.gmon", "bb.gmon", "drv.gmon"],
+            &["-i", "-C", "-l", "drv", "bb.gmon", "empty.gmon"],
+            &["-b", "-p", "-l", "drv", "bb.gmon"],
+            &["-b", "-q", "-l", "drv", "bb.gmon"],
+        ] {
+            same(&dir, args);
+        }
+    }
+
+    /// Without a histogram or arcs gprof prints the execution counts, here with the blocks;
+    /// without `-l` it ignores the blocks (and warns).
+    #[test]
+    fn blocks_alone_give_the_execution_counts() {
+        let dir = scratch();
+        for args in [
+            &["-l", "drv", "bbonly.gmon"][..],
+            &["-b", "-l", "-z", "drv", "bbonly.gmon"],
+            &["-z", "drv", "bbonly.gmon"],
+            &["-b", "-C", "drv", "bb.gmon"],
+            &["-i", "drv", "bbonly.gmon"],
+        ] {
+            same(&dir, args);
+        }
+        let want = gprof(dir.path(), &["-b", "drv", "bb.gmon"]);
+        assert!(
+            String::from_utf8_lossy(&want.stderr).contains("ignoring basic-block exec counts"),
+            "gprof did not warn"
+        );
+        let got = ours(dir.path(), &["--gprof", "-b", "drv", "bb.gmon"]);
+        assert!(String::from_utf8_lossy(&got.stderr).contains("ignoring basic-block exec counts"));
+    }
+
+    /// `-s` writes one block record after the arcs (when any input had one, even empty),
+    /// which reads back.
+    #[test]
+    fn sum_writes_the_blocks() {
+        let dir = scratch();
+        same_sum(&dir, &["-s", "drv", "bb.gmon"], true);
+        same_sum(&dir, &["-s", "-b", "-p", "drv", "empty.gmon"], true);
+        same_sum(
+            &dir,
+            &["-s", "-b", "drv", "bb.gmon", "drv.gmon", "bb.gmon"],
+            true,
+        );
+        std::fs::rename(dir.join("gmon.sum"), dir.join("first.sum")).unwrap();
+        same(&dir, &["-b", "-C", "-l", "drv", "first.sum"]);
+        same_sum(&dir, &["-s", "-b", "drv", "first.sum", "bb.gmon"], true);
+        same_sum(&dir, &["-s", "drv", "bbonly.gmon"], false);
     }
 }
 

@@ -143,18 +143,27 @@ pub(crate) fn bfd_file_name(
     dwarf: &gimli::Dwarf<R<'_>>,
     unit: &gimli::Unit<R<'_>>,
     index: u64,
-) -> Option<String> {
+) -> Option<Vec<u8>> {
     let program = unit.line_program.as_ref()?;
     let header = program.header();
-    let entry = header.file(index)?;
+    // A file BFD cannot name (no such entry, no name, an empty one) is `<unknown>`.
+    let unknown = || Some(b"<unknown>".to_vec());
+    let Some(entry) = header.file(index) else {
+        return unknown();
+    };
+    // Bytes as they are: gprof prints them raw, valid UTF-8 or not. BFD reads an empty
+    // string as none.
     let text = |v: AttributeValue<R<'_>>| {
         dwarf
             .attr_string(unit, v)
             .ok()
-            .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+            .map(|s| s.slice().to_vec())
+            .filter(|s| !s.is_empty())
     };
-    let name = text(entry.path_name())?;
-    if name.starts_with('/') {
+    let Some(name) = text(entry.path_name()) else {
+        return unknown();
+    };
+    if name.starts_with(b"/") {
         return Some(name);
     }
     // Before DWARF 5, directory 0 is "no directory entry" to BFD.
@@ -165,18 +174,20 @@ pub(crate) fn bfd_file_name(
     };
     let comp_dir = unit
         .comp_dir
-        .map(|d| String::from_utf8_lossy(d.slice()).into_owned());
+        .map(|d| d.slice().to_vec())
+        .filter(|d| !d.is_empty());
     let mut dir = match &subdir {
-        Some(d) if d.starts_with('/') => None,
+        Some(d) if d.starts_with(b"/") => None,
         _ => comp_dir,
     };
     if dir.is_none() {
         dir = subdir.take();
     }
+    let join = |parts: &[&[u8]]| parts.join(&b'/');
     Some(match (dir, subdir) {
         (None, _) => name,
-        (Some(d), Some(sub)) => format!("{d}/{sub}/{name}"),
-        (Some(d), None) => format!("{d}/{name}"),
+        (Some(d), Some(sub)) => join(&[&d, &sub, &name]),
+        (Some(d), None) => join(&[&d, &name]),
     })
 }
 

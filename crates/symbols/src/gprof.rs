@@ -85,7 +85,7 @@ pub fn source_locations(data: &[u8], addrs: &[u64]) -> HashMap<u64, (Vec<u8>, u6
         let Some(span) = map.lookup(a).filter(|s| s.line != 0) else {
             continue;
         };
-        out.insert(a, (map.file(span).as_bytes().to_vec(), span.line));
+        out.insert(a, (map.file_bytes(span.file).to_vec(), span.line));
     }
     out
 }

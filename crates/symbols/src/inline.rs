@@ -54,8 +54,10 @@ pub struct Frame {
 pub struct InlineMap {
     /// All frames, sorted by `start` (they nest; they do not partition).
     pub frames: Vec<Frame>,
-    /// Names (raw, usually mangled).
+    /// Names (raw, usually mangled; invalid UTF-8 replaced).
     pub names: Vec<String>,
+    /// The bytes of the names that are not UTF-8, by index into `names`.
+    pub raw_names: HashMap<u32, Vec<u8>>,
     /// Files of call sites.
     pub files: Vec<String>,
     /// Address ranges of the units whose DIE tree could not be read to its end (a missing
@@ -101,6 +103,14 @@ impl InlineMap {
             next: 0,
             active: Vec::new(),
             last: 0,
+        }
+    }
+
+    /// Name `index` as its bytes (what gprof prints).
+    pub fn name_bytes(&self, index: u32) -> Option<&[u8]> {
+        match self.raw_names.get(&index) {
+            Some(raw) => Some(raw),
+            None => self.names.get(index as usize).map(|n| n.as_bytes()),
         }
     }
 
@@ -182,7 +192,7 @@ pub fn inline_map_with(data: &[u8], wanted: &[(u64, u64)], bfd: bool) -> InlineM
     }
     let mut map = with_dwarf(data, |dwarf| {
         let mut map = InlineMap::default();
-        let mut names: HashMap<String, u32> = HashMap::new();
+        let mut names: HashMap<Vec<u8>, u32> = HashMap::new();
         let mut files: HashMap<String, u32> = HashMap::new();
         let mut order = 0u32;
         let mut units = Units::default();
@@ -228,13 +238,27 @@ fn unmangled(lang: Option<gimli::DwLang>) -> bool {
     )
 }
 
+/// Whether an attribute value has a string form (BFD's `is_str_form`: others in a name
+/// attribute are ignored).
+fn is_string_form(v: &AttributeValue<R<'_>>) -> bool {
+    matches!(
+        v,
+        AttributeValue::String(_)
+            | AttributeValue::DebugStrRef(_)
+            | AttributeValue::DebugStrRefSup(_)
+            | AttributeValue::DebugLineStrRef(_)
+            | AttributeValue::DebugStrOffsetsIndex(_)
+    )
+}
+
+/// A string attribute's bytes (valid UTF-8 or not: gprof prints names raw).
 fn attr_str<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     unit: &gimli::Unit<R<'a>>,
     v: AttributeValue<R<'a>>,
-) -> Option<String> {
+) -> Option<Vec<u8>> {
     let s = dwarf.attr_string(unit, v).ok()?;
-    Some(String::from_utf8_lossy(s.slice()).into_owned())
+    Some(s.slice().to_vec())
 }
 
 /// Units by `.debug_info` offset, parsed on demand, for references into other units
@@ -290,22 +314,22 @@ fn die_name<'a>(
     entry: &gimli::DebuggingInformationEntry<R<'a>>,
     c_unit: bool,
     units: &mut Units<'a>,
-) -> gimli::Result<Option<(String, bool)>> {
-    let mut plain: Option<String> = None;
+) -> gimli::Result<Option<(Vec<u8>, bool)>> {
+    let mut plain: Option<Vec<u8>> = None;
     let mut current = entry.clone();
     let mut other: Option<Rc<gimli::Unit<R<'a>>>> = None;
     for _ in 0..8 {
         let u: &gimli::Unit<R<'a>> = other.as_deref().unwrap_or(unit);
+        // A string BFD cannot read (an offset past its section) is none to it, as an empty
+        // one is: the function keeps no name.
         for at in [gimli::DW_AT_linkage_name, gimli::DW_AT_MIPS_linkage_name] {
-            if let Some(v) = current.attr_value(at) {
-                if let Some(s) = attr_str(dwarf, u, v) {
-                    return Ok(Some((s, true)));
-                }
+            if let Some(v) = current.attr_value(at).filter(is_string_form) {
+                return Ok(Some((attr_str(dwarf, u, v).unwrap_or_default(), true)));
             }
         }
         if plain.is_none() {
-            if let Some(v) = current.attr_value(gimli::DW_AT_name) {
-                plain = attr_str(dwarf, u, v);
+            if let Some(v) = current.attr_value(gimli::DW_AT_name).filter(is_string_form) {
+                plain = Some(attr_str(dwarf, u, v).unwrap_or_default());
             }
         }
         let next = current
@@ -335,10 +359,33 @@ fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, s: String) -
     id
 }
 
+/// [`intern`] for a name's bytes: distinct bytes are distinct names, and a name that is not
+/// UTF-8 is listed with its invalid bytes replaced and kept whole in `raw`.
+fn intern_bytes(
+    table: &mut HashMap<Vec<u8>, u32>,
+    list: &mut Vec<String>,
+    raw: &mut HashMap<u32, Vec<u8>>,
+    s: Vec<u8>,
+) -> u32 {
+    let next = list.len() as u32;
+    let id = *table.entry(s.clone()).or_insert(next);
+    if id == next {
+        match String::from_utf8(s) {
+            Ok(text) => list.push(text),
+            Err(e) => {
+                let bytes = e.into_bytes();
+                list.push(String::from_utf8_lossy(&bytes).into_owned());
+                raw.insert(id, bytes);
+            }
+        }
+    }
+    id
+}
+
 /// What [`scan`] fills in.
 struct Tables<'t, 'a> {
     map: &'t mut InlineMap,
-    names: &'t mut HashMap<String, u32>,
+    names: &'t mut HashMap<Vec<u8>, u32>,
     files: &'t mut HashMap<String, u32>,
     order: &'t mut u32,
     units: &'t mut Units<'a>,
@@ -359,7 +406,14 @@ fn scan<'a>(
     // Tree depth of each enclosing function DIE, innermost last.
     let mut stack: Vec<isize> = Vec::new();
     let mut c_unit = false;
-    while let Some(entry) = cursor.next_dfs()? {
+    // BFD reads no further than the end of the unit DIE's children (damaged DWARF can have
+    // DIEs after it).
+    // The DIEs before that read (the same reading), so gimli's error in reading on is past it.
+    let end = crate::lines::bfd_die_end(unit)?;
+    while let Ok(Some(entry)) = cursor.next_dfs() {
+        if entry.offset() >= end {
+            break;
+        }
         let depth = entry.depth();
         while stack.last().is_some_and(|&d| d >= depth) {
             stack.pop();
@@ -389,7 +443,10 @@ fn scan<'a>(
         }
         *order += 1;
         let (name, is_linkage) = match die_name(dwarf, unit, entry, c_unit, units)? {
-            Some((n, l)) => (intern(names, &mut map.names, n), l),
+            Some((n, l)) => (
+                intern_bytes(names, &mut map.names, &mut map.raw_names, n),
+                l,
+            ),
             None => (u32::MAX, false),
         };
         let (call_file, call_line) = if tag == gimli::DW_TAG_inlined_subroutine {
@@ -444,6 +501,7 @@ mod tests {
         InlineMap {
             frames,
             names: (0..10).map(|i| format!("f{i}")).collect(),
+            raw_names: HashMap::new(),
             files: Vec::new(),
             damaged: Vec::new(),
             max_len,

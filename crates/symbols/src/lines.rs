@@ -42,8 +42,10 @@ pub struct LineSpan {
 /// The line spans of the wanted address ranges.
 #[derive(Debug, Clone, Default)]
 pub struct LineMap {
-    /// File paths, as [`crate::dwarf::Location`] spells them.
+    /// File paths, as [`crate::dwarf::Location`] spells them (invalid UTF-8 replaced).
     pub files: Vec<String>,
+    /// The bytes of the file paths that are not UTF-8, by index into `files`.
+    pub raw_files: HashMap<u32, Vec<u8>>,
     /// Sorted by `start`, non-overlapping.
     pub spans: Vec<LineSpan>,
     /// Compilation units whose line program was decoded (for benchmarks and tests).
@@ -72,6 +74,17 @@ impl LineMap {
         let i = self.spans.partition_point(|s| s.end <= lo);
         let j = i + self.spans[i..].partition_point(|s| s.start < hi);
         &self.spans[i..j]
+    }
+
+    /// File `index`'s path as its bytes (what gprof prints).
+    pub fn file_bytes(&self, index: u32) -> &[u8] {
+        match self.raw_files.get(&index) {
+            Some(raw) => raw,
+            None => self
+                .files
+                .get(index as usize)
+                .map_or(b"??", |f| f.as_bytes()),
+        }
     }
 
     /// The file path of a span.
@@ -189,16 +202,18 @@ pub(crate) fn for_each_wanted_unit<'a>(
             continue;
         };
         if by_aranges.is_none() {
-            let mut hit = false;
+            let (mut hit, mut any) = (false, false);
             if let Ok(mut ranges) = dwarf.unit_ranges(&unit) {
                 while let Ok(Some(r)) = ranges.next() {
+                    any |= r.begin < r.end;
                     if intersects(wanted, r.begin, r.end) {
                         hit = true;
                         break;
                     }
                 }
             }
-            if !hit {
+            // BFD also searches every unit that has no address range at all.
+            if !hit && (use_aranges || any) {
                 continue;
             }
         }
@@ -208,7 +223,7 @@ pub(crate) fn for_each_wanted_unit<'a>(
 
 fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> LineMap {
     let mut map = LineMap::default();
-    let mut file_ids: HashMap<String, u32> = HashMap::new();
+    let mut file_ids: HashMap<Vec<u8>, u32> = HashMap::new();
     for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
         map.units_decoded += 1;
         let first = map.spans.len();
@@ -216,6 +231,11 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
         // section"): then the unit answers no address. Elsewhere the rows read before the
         // error are kept.
         if unit_spans(dwarf, unit, wanted, quirk, &mut map, &mut file_ids).is_err() && quirk {
+            map.spans.truncate(first);
+        }
+        // Nor does a unit whose DIE tree does not read (BFD's `scan_unit_for_symbols`: a
+        // missing abbreviation, an unknown form, a DIE past the unit's end).
+        if quirk && map.spans.len() > first && bfd_die_end(unit).is_err() {
             map.spans.truncate(first);
         }
     });
@@ -250,13 +270,42 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
     map
 }
 
+/// Read the DIEs of `unit` as BFD's `scan_unit_for_symbols` does, without decoding the
+/// attributes' values: an error where an abbreviation is missing, a form unknown or an
+/// attribute runs past the unit. BFD stops at the null entry that closes the unit DIE's
+/// children (what follows it is never read) or at the end of the unit: returns the offset
+/// of the first DIE it does not read.
+pub(crate) fn bfd_die_end(unit: &gimli::Unit<R<'_>>) -> gimli::Result<gimli::UnitOffset> {
+    let mut entries = unit.entries_raw(None)?;
+    let mut depth = 0i64;
+    let mut root = true;
+    while !entries.is_empty() {
+        match entries.read_abbreviation()? {
+            Some(abbrev) => {
+                entries.skip_attributes(abbrev.attributes())?;
+                if abbrev.has_children() {
+                    depth += 1;
+                } else if root {
+                    break;
+                }
+            }
+            None => depth -= 1,
+        }
+        root = false;
+        if depth <= 0 {
+            break;
+        }
+    }
+    Ok(entries.next_offset())
+}
+
 fn unit_spans(
     dwarf: &gimli::Dwarf<R<'_>>,
     unit: &gimli::Unit<R<'_>>,
     wanted: &[(u64, u64)],
     quirk: bool,
     map: &mut LineMap,
-    file_ids: &mut HashMap<String, u32>,
+    file_ids: &mut HashMap<Vec<u8>, u32>,
 ) -> gimli::Result<()> {
     let Some(program) = unit.line_program.clone() else {
         return Ok(());
@@ -297,16 +346,23 @@ fn unit_spans(
                     Some(&id) => id,
                     None => {
                         // gprof's quirks come with BFD's path joining.
-                        let name = if bfd_paths {
+                        let name: Vec<u8> = if bfd_paths {
                             crate::dwarf::bfd_file_name(dwarf, unit, file)
                         } else {
-                            file_name(dwarf, unit, file)
-                        };
-                        let name = name.unwrap_or_else(|| "??".into());
+                            file_name(dwarf, unit, file).map(String::into_bytes)
+                        }
+                        .unwrap_or_else(|| b"??".to_vec());
                         let next = map.files.len() as u32;
                         let id = *file_ids.entry(name.clone()).or_insert(next);
                         if id == next {
-                            map.files.push(name);
+                            match String::from_utf8(name) {
+                                Ok(text) => map.files.push(text),
+                                Err(e) => {
+                                    let raw = e.into_bytes();
+                                    map.files.push(String::from_utf8_lossy(&raw).into_owned());
+                                    map.raw_files.insert(id, raw);
+                                }
+                            }
                         }
                         if let Ok(f) = usize::try_from(file) {
                             if f < 1 << 16 {
@@ -349,6 +405,14 @@ fn unit_spans(
 /// HP's `source_file_correlation` (0x80), which it skips.
 fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<()> {
     let header = program.header();
+    // BFD knows the DWARF 5 entry contents path, directory index, timestamp, size and MD5
+    // ("unknown format content type" otherwise).
+    let known = |f: &gimli::FileEntryFormat| (1..=5).contains(&f.content_type.0);
+    if !header.directory_entry_format().iter().all(known)
+        || !header.file_name_entry_format().iter().all(known)
+    {
+        return Err(gimli::Error::UnsupportedOpcodeOperandsTable);
+    }
     let mut instructions = header.instructions();
     while let Some(i) = instructions.next_instruction(header)? {
         if let gimli::LineInstruction::UnknownExtended(op, _) = i {
@@ -386,6 +450,7 @@ mod tests {
             files: vec!["a.c".into()],
             spans: vec![span(0, 4, 1), span(4, 10, 2), span(12, 14, 3)],
             units_decoded: 1,
+            ..LineMap::default()
         };
         assert_eq!(m.lookup(3).map(|s| s.line), Some(1));
         assert_eq!(m.lookup(4).map(|s| s.line), Some(2));
