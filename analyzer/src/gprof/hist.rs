@@ -196,51 +196,7 @@ pub struct Assigned {
 /// with gprof's truncations. `excluded[i]` marks symbols whose credit is dropped and taken
 /// out of the total (`mcount` and friends). The last symbol never receives samples.
 pub fn assign_samples(symtab: &SymTab<'_>, hist: &Histograms, excluded: &[bool]) -> Assigned {
-    let syms = &symtab.syms;
-    let n = syms.len();
-    let mut time = vec![0.0f64; n];
-    let mut total_time = 0.0f64;
-    let scaled: Vec<u64> = syms.iter().map(|s| s.addr / 2).collect();
-    let scale = hist.scale;
-    for r in &hist.ranges {
-        let lowpc = r.low_pc / 2;
-        let mut k: usize = 1;
-        for (i, &sum) in r.samples.iter().enumerate() {
-            // The C accumulator is an `int`, read back as `unsigned int`.
-            let count = sum;
-            if count == 0 {
-                continue;
-            }
-            // C: (bfd_vma) (hist_scale * i), with i an unsigned int.
-            let bin_lo = lowpc.wrapping_add((scale * (i as u32) as f64) as u64);
-            let bin_hi = lowpc.wrapping_add((scale * (i as u32).wrapping_add(1) as f64) as u64);
-            let count_time = f64::from(count);
-            total_time += count_time;
-            let mut j = k - 1;
-            while j < n {
-                let s_lo = scaled[j];
-                // Reading one past the end: a stale entry with scaled_addr 0.
-                let s_hi = if j + 1 < n { scaled[j + 1] } else { 0 };
-                if bin_hi < s_lo {
-                    break;
-                }
-                if bin_lo < s_hi {
-                    let overlap = bin_hi.min(s_hi).wrapping_sub(bin_lo.max(s_lo));
-                    if overlap > 0 {
-                        let credit = overlap as f64 * count_time / scale;
-                        if excluded[j] {
-                            total_time -= credit;
-                        } else {
-                            time[j] += credit;
-                        }
-                    }
-                }
-                j += 1;
-                k = j;
-            }
-        }
-    }
-    Assigned { time, total_time }
+    assign(symtab, hist, excluded, None)
 }
 
 /// `hist_read_rec`'s `SAMPLEDEBUG` trace after the record `[low, high)` was added: its header
@@ -272,6 +228,16 @@ pub fn assign_samples_traced(
     excluded: &[bool],
     trace: &mut Trace,
 ) -> Assigned {
+    assign(symtab, hist, excluded, Some(trace))
+}
+
+/// Both: the traces cost a test per non-empty bin and per credit when `trace` is `None`.
+fn assign(
+    symtab: &SymTab<'_>,
+    hist: &Histograms,
+    excluded: &[bool],
+    mut trace: Option<&mut Trace>,
+) -> Assigned {
     let syms = &symtab.syms;
     let n = syms.len();
     let mut time = vec![0.0f64; n];
@@ -281,22 +247,27 @@ pub fn assign_samples_traced(
     for r in &hist.ranges {
         let lowpc = r.low_pc / 2;
         let mut k: usize = 1;
+        // The C accumulator is an `int`, read back as `unsigned int`.
         for (i, &count) in r.samples.iter().enumerate() {
             if count == 0 {
                 continue;
             }
+            // C: (bfd_vma) (hist_scale * i), with i an unsigned int.
             let bin_lo = lowpc.wrapping_add((scale * (i as u32) as f64) as u64);
             let bin_hi = lowpc.wrapping_add((scale * (i as u32).wrapping_add(1) as f64) as u64);
             let count_time = f64::from(count);
-            trace.fmt(format_args!(
-                "[assign_samples] bin_low_pc=0x{:x}, bin_high_pc=0x{:x}, bin_count={count}\n",
-                bin_lo.wrapping_mul(2),
-                bin_hi.wrapping_mul(2)
-            ));
+            if let Some(trace) = trace.as_deref_mut() {
+                trace.fmt(format_args!(
+                    "[assign_samples] bin_low_pc=0x{:x}, bin_high_pc=0x{:x}, bin_count={count}\n",
+                    bin_lo.wrapping_mul(2),
+                    bin_hi.wrapping_mul(2)
+                ));
+            }
             total_time += count_time;
             let mut j = k - 1;
             while j < n {
                 let s_lo = scaled[j];
+                // Reading one past the end: a stale entry with scaled_addr 0.
                 let s_hi = if j + 1 < n { scaled[j + 1] } else { 0 };
                 if bin_hi < s_lo {
                     break;
@@ -305,17 +276,19 @@ pub fn assign_samples_traced(
                     let overlap = bin_hi.min(s_hi).wrapping_sub(bin_lo.max(s_lo));
                     if overlap > 0 {
                         let credit = overlap as f64 * count_time / scale;
-                        trace.fmt(format_args!(
-                            "[assign_samples] [0x{:x},0x{:x}) ",
-                            syms[j].addr,
-                            s_hi.wrapping_mul(2)
-                        ));
-                        trace.put(syms[j].name);
-                        trace.fmt(format_args!(
-                            " gets {} ticks {} overlap\n",
-                            debug::f6(credit),
-                            overlap as i64
-                        ));
+                        if let Some(trace) = trace.as_deref_mut() {
+                            trace.fmt(format_args!(
+                                "[assign_samples] [0x{:x},0x{:x}) ",
+                                syms[j].addr,
+                                s_hi.wrapping_mul(2)
+                            ));
+                            trace.put(syms[j].name);
+                            trace.fmt(format_args!(
+                                " gets {} ticks {} overlap\n",
+                                debug::f6(credit),
+                                overlap as i64
+                            ));
+                        }
                         if excluded[j] {
                             total_time -= credit;
                         } else {
@@ -327,10 +300,12 @@ pub fn assign_samples_traced(
                 k = j;
             }
         }
-        trace.fmt(format_args!(
-            "[assign_samples] total_time {}\n",
-            debug::f6(total_time)
-        ));
+        if let Some(trace) = trace.as_deref_mut() {
+            trace.fmt(format_args!(
+                "[assign_samples] total_time {}\n",
+                debug::f6(total_time)
+            ));
+        }
     }
     Assigned { time, total_time }
 }
