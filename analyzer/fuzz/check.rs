@@ -74,6 +74,7 @@ pub fn check(data: &[u8]) {
         inline_file_names: flags & 32 != 0,
         file_format: Default::default(),
         external_symbols: None,
+        file_ordering: None,
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;
@@ -87,6 +88,7 @@ pub fn check(data: &[u8]) {
             exec_counts: flags & 64 != 0,
             annotated_source: false,
             function_order: flags & 128 != 0,
+            file_order: false,
             guess_exec_counts: true,
         };
         let mut buf = Vec::new();

@@ -193,6 +193,7 @@ impl ReportArgs {
                     exec_counts: false,
                     annotated_source: false,
                     function_order: false,
+                    file_order: false,
                     guess_exec_counts: true,
                 },
                 zeros: self.zeros,
@@ -211,6 +212,7 @@ impl ReportArgs {
                 file_format: Default::default(),
                 annotate: Default::default(),
                 external_symbols: None,
+                file_ordering: None,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

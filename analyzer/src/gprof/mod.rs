@@ -34,6 +34,7 @@
 pub mod annotate;
 pub mod cg;
 pub mod cg_print;
+pub mod file_order;
 pub mod flat;
 pub mod hist;
 pub mod lines;
@@ -86,6 +87,8 @@ pub struct Options {
     pub file_format: FileFormat,
     /// `-S FILE`: the symbols, `nm`-style, instead of the executable's.
     pub external_symbols: Option<&'static std::path::Path>,
+    /// `-R MAP`: the map of functions to object files ([`file_order`]).
+    pub file_ordering: Option<&'static std::path::Path>,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
 }
@@ -147,6 +150,8 @@ pub struct Analysis<'data> {
     pub file_format: FileFormat,
     /// `-S`: the symbols came from a file, so none has a source file or line.
     pub external_symbols: bool,
+    /// `-R`: the map of functions to object files ([`file_order`]).
+    pub function_map: Option<file_order::FunctionMap>,
     /// `--inline-file-names`: the `(file:line)` of each symbol ([`Analysis::add_file_names`]).
     pub inline_files: Option<lines::LineLocations>,
     /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
@@ -176,6 +181,20 @@ impl<'data> Analysis<'data> {
             .section_by_name(".text")
             .or_else(|| exe.section_by_name("$CODE$"))
             .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
+        let function_map = match opts.file_ordering {
+            Some(path) => {
+                let text = std::fs::read(path).map_err(|_| {
+                    Error::gprof_fatal(format!("could not open {}.", path.display()))
+                })?;
+                // The names live as long as the symbol table, which lives for the run.
+                let text: &'static [u8] = Box::leak(text.into_boxed_slice());
+                Some(file_order::FunctionMap::parse(text).map_err(|()| {
+                    Error::gprof_fatal(format!("unable to parse mapping file {}.", path.display()))
+                })?)
+            }
+            None => None,
+        };
+        let mut mapped = Vec::new();
         let gsyms = match opts.external_symbols {
             Some(path) => {
                 let text = std::fs::read(path).map_err(|_| {
@@ -188,19 +207,25 @@ impl<'data> Analysis<'data> {
                 }
                 gsyms
             }
-            None => gprof_symbols(
-                exe,
-                exe.symtab.as_ref().ok_or_else(no_symbols)?,
-                ClassOptions {
-                    no_static: opts.no_static,
-                    ignore_non_functions: opts.ignore_non_functions,
-                },
-            ),
+            None => {
+                let mut gsyms = gprof_symbols(
+                    exe,
+                    exe.symtab.as_ref().ok_or_else(no_symbols)?,
+                    ClassOptions {
+                        no_static: opts.no_static,
+                        ignore_non_functions: opts.ignore_non_functions,
+                    },
+                );
+                if let Some(map) = &function_map {
+                    mapped = map.apply(&mut gsyms);
+                }
+                gsyms
+            }
         };
         if gsyms.is_empty() {
             return Err(no_symbols());
         }
-        let symtab = SymTab::finalize(&gsyms, text.addr.wrapping_add(text.size));
+        let symtab = SymTab::finalize_mapped(&gsyms, &mapped, text.addr.wrapping_add(text.size));
         let excluded: Vec<bool> = symtab
             .syms
             .iter()
@@ -224,6 +249,7 @@ impl<'data> Analysis<'data> {
             },
             file_format: opts.file_format,
             external_symbols: opts.external_symbols.is_some(),
+            function_map,
             inline_files: None,
             last_hist_header: None,
             hist: Histograms::default(),

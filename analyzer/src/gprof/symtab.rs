@@ -17,6 +17,8 @@ pub struct Sym<'data> {
     pub is_func: bool,
     /// Local (`t`) symbol.
     pub is_static: bool,
+    /// Renamed to its object file by `-R`'s map ([`super::file_order`]).
+    pub mapped: bool,
 }
 
 /// The finalized table, sorted by address, one symbol per address.
@@ -64,6 +66,12 @@ impl<'data> SymTab<'data> {
     /// `symtab_finalize`: a stable sort by (address, functions first, globals first), then
     /// one symbol per address, then end addresses. `text_end` is `.text`'s vma + size.
     pub fn finalize(input: &[GprofSymbol<'data>], text_end: u64) -> Self {
+        Self::finalize_mapped(input, &[], text_end)
+    }
+
+    /// [`SymTab::finalize`], where `mapped[i]` says whether `input[i]` is a symbol `-R`'s
+    /// map renamed (missing entries: not mapped).
+    pub fn finalize_mapped(input: &[GprofSymbol<'data>], mapped: &[bool], text_end: u64) -> Self {
         let sorted = address_order(input).into_iter().map(|i| {
             let g = &input[i];
             Sym {
@@ -72,6 +80,7 @@ impl<'data> SymTab<'data> {
                 end_addr: 0,
                 is_func: g.is_func,
                 is_static: g.is_static,
+                mapped: mapped.get(i).copied().unwrap_or(false),
             }
         });
         let mut syms: Vec<Sym<'data>> = Vec::with_capacity(input.len());

@@ -233,6 +233,285 @@ cases!(recursion, "fib");
 cases!(cycle, "ping");
 cases!(threads, "work_a");
 
+/// `-i` when a later gmon file cannot be read: gprof prints what the files before it hold
+/// (it prints each file's lines as it reads it), then fails with status 1.
+mod file_info_then_failure {
+    use crate::support::fixtures_dir;
+
+    #[test]
+    fn later_gmon_file_missing() {
+        let dir = fixtures_dir("gcc-pg");
+        for args in [
+            &["-i", "loop2", "loop2.gmon", "no-such.gmon"][..],
+            &["-i", "cycle", "cycle.gmon", "cycle.gmon", "no-such.gmon"],
+            &[
+                "-i",
+                "-b",
+                "-p",
+                "recursion",
+                "recursion.gmon",
+                "no-such.gmon",
+            ],
+            &["-i", "-l", "loop2", "loop2.gmon", "no-such.gmon"],
+            &["-i", "loop2", "loop2.gmon", "no-such.gmon", "loop2.gmon"],
+            &["loop2", "loop2.gmon", "no-such.gmon"],
+        ] {
+            let (want, _) = super::same_status_and_stdout(&dir, args);
+            assert!(!want.status.success(), "{args:?}: gprof succeeded");
+            if args[0] == "-i" {
+                assert!(!want.stdout.is_empty(), "{args:?}: vacuous");
+            }
+        }
+    }
+}
+
+/// `-R MAP` (`--file-ordering`): the map's files in gprof's suggested link order, and every
+/// section with the mapped functions renamed to their files. gprof runs with `malloc`'s fresh
+/// memory zeroed: it reads its map entries' run-start flag uninitialised (see
+/// `gprof::file_order`), and zeroed memory gives what its code means.
+mod file_ordering {
+    use crate::support::GPROF_ADDRESS_SPACE;
+    use crate::support::{diff, fixtures_dir, limit_address_space, ours, TempDir};
+    use std::path::Path;
+    use std::process::{Command, Output};
+
+    fn gprof(dir: &Path, args: &[&str]) -> Output {
+        let mut cmd = Command::new("gprof");
+        limit_address_space(&mut cmd, GPROF_ADDRESS_SPACE)
+            .args(args)
+            .current_dir(dir)
+            .env("LC_ALL", "C")
+            .env("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0")
+            .env("MALLOC_PERTURB_", "255")
+            .output()
+            .expect("GNU gprof")
+    }
+
+    fn scratch() -> TempDir {
+        let dir = TempDir::new("gprof-dropin-file-order");
+        for f in ["loop2", "cycle", "recursion", "threads"] {
+            for name in [f.to_string(), format!("{f}.gmon")] {
+                std::fs::copy(fixtures_dir("gcc-pg").join(&name), dir.join(&name)).unwrap();
+            }
+        }
+        dir
+    }
+
+    /// Our run of `args`, checked against gprof's run of `gprof_args` (the same command
+    /// unless gprof crashes on it): status and stdout.
+    fn check(dir: &Path, args: &[&str], gprof_args: &[&str]) -> Output {
+        let want = gprof(dir, gprof_args);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = ours(dir, &ours_args);
+        assert_eq!(
+            got.status.code(),
+            want.status.code(),
+            "{args:?}: exit status (gprof: {}; ours: {})",
+            String::from_utf8_lossy(&want.stderr),
+            String::from_utf8_lossy(&got.stderr)
+        );
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs from gprof's:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+        want
+    }
+
+    /// Write `map` as `map` in `dir` and run `-R map ARGS` both ways.
+    fn same(dir: &TempDir, map: &str, args: &[&str]) -> Output {
+        std::fs::write(dir.join("map"), map).unwrap();
+        let mut all = vec!["-R", "map"];
+        all.extend_from_slice(args);
+        check(dir.path(), &all, &all)
+    }
+
+    const LOOP2: &[&str] = &["loop2", "loop2.gmon"];
+
+    fn with<'a>(flags: &[&'a str], files: &[&'a str]) -> Vec<&'a str> {
+        flags.iter().chain(files).copied().collect()
+    }
+
+    #[test]
+    fn one_object_file() {
+        let dir = scratch();
+        let map = "loop2.o: inner\nloop2.o: outer\nloop2.o: main\n";
+        let out = same(&dir, map, LOOP2);
+        assert_eq!(out.stdout, b"loop2.o\n", "not what the brief saw");
+        for flags in [
+            &["-p"][..],
+            &["-b", "-p", "-q"],
+            &["-q"],
+            &["-z", "-b", "-q"],
+            &["-a", "-b", "-p"],
+            &["-i"],
+            &["-T"],
+            &["-c", "-b", "-q"],
+            &["--file-ordering=map", "-b"],
+        ] {
+            same(&dir, map, &with(flags, LOOP2));
+        }
+    }
+
+    #[test]
+    fn several_object_files_and_runs() {
+        let dir = scratch();
+        for (map, files) in [
+            ("a.o: inner\nb.o: outer\nc.o: main\n", LOOP2),
+            ("a.o: inner\nb.o: outer\na.o: main\n", LOOP2),
+            ("b.o: main\na.o: inner\na.o: outer\n", LOOP2),
+            (
+                "x.o: ping\ny.o: pong\nz.o: main\n",
+                &["cycle", "cycle.gmon"][..],
+            ),
+            (
+                "x.o: ping\nx.o: pong\nz.o: main\n",
+                &["cycle", "cycle.gmon"],
+            ),
+            (
+                "f.o: fib\nl.o: leaf\nm.o: main\n",
+                &["recursion", "recursion.gmon"],
+            ),
+            ("f.o: fib\nf.o: leaf\n", &["recursion", "recursion.gmon"]),
+            (
+                "w.o: worker\na.o: work_a\nb.o: work_b\nm.o: main\n",
+                &["threads", "threads.gmon"],
+            ),
+        ] {
+            for flags in [&[][..], &["-b"], &["-b", "-p", "-q"], &["-z", "-q"]] {
+                same(&dir, map, &with(flags, files));
+            }
+        }
+    }
+
+    #[test]
+    fn symbols_absent_and_lines_skipped() {
+        let dir = scratch();
+        for map in [
+            "a.o: zzz\n",
+            "a.o: zzz\na.o: inner\nb.o: outer\n",
+            "No symbols in empty.o\na.o: inner\nNo symbols in other.o\nb.o: outer\n",
+            "No symbols in empty.o\n",
+            "a.o: inner\nNo symbols in x.o",
+            "z.o: inner\na.o: outer\nm.o: nosuch\nb.o: nosuch2\n",
+            "a.o: inner\nb.o: inner\n",
+            "  a.o: inner\n   b.o: outer x  \n",
+            "a.o:0000000000000000 T inner\nb.o:0000000000000000 T outer\n",
+            "a.o: inner\nb c",
+            "\u{e9}.o: inner\na.o: outer\n",
+        ] {
+            same(&dir, map, LOOP2);
+            same(&dir, map, &with(&["-b", "-p"], LOOP2));
+        }
+    }
+
+    #[test]
+    fn gprofs_failures() {
+        let dir = scratch();
+        for map in [
+            ":x\n",
+            "a.o: inner\nb.o\nc.o: main\n",
+            "\n",
+            "a.o: inner\n:x\n",
+        ] {
+            let out = same(&dir, map, LOOP2);
+            assert_eq!(out.status.code(), Some(1), "{map:?}");
+        }
+        let out = check(
+            dir.path(),
+            &["-R", "nosuch", "loop2", "loop2.gmon"],
+            &["-R", "nosuch", "loop2", "loop2.gmon"],
+        );
+        assert_eq!(out.status.code(), Some(1));
+        std::fs::write(dir.join("map"), "a.o: inner\n").unwrap();
+        for args in [&["-r", "-R", "map"][..], &["-R", "map", "-r"]] {
+            let out = check(dir.path(), &with(args, LOOP2), &with(args, LOOP2));
+            assert_eq!(out.status.code(), Some(1));
+        }
+    }
+
+    /// Where gprof segfaults, the emulation does what the code means: an empty map maps
+    /// nothing; a symbol part without a space is the text after the colon (all of it without
+    /// one). Each is checked against gprof on the map as it was meant.
+    #[test]
+    fn where_gprof_crashes() {
+        let dir = scratch();
+        let run = |map: &str, meant: &str, flags: &[&str]| {
+            std::fs::write(dir.join("map"), map).unwrap();
+            std::fs::write(dir.join("meant"), meant).unwrap();
+            let crashed = gprof(dir.path(), &with(&with(&["-R", "map"], flags), LOOP2));
+            assert_eq!(
+                crashed.status.code(),
+                None,
+                "{map:?}: gprof no longer crashes"
+            );
+            check(
+                dir.path(),
+                &with(&with(&["-R", "map"], flags), LOOP2),
+                &with(&with(&["-R", "meant"], flags), LOOP2),
+            );
+        };
+        for flags in [&[][..], &["-b", "-p", "-q"]] {
+            run("a.o:inner\nb.o:outer\n", "a.o: inner\nb.o: outer\n", flags);
+            run("a.o: inner\nb.o", "a.o: inner\nb.o: b.o\n", flags);
+            run("a.o:\nb.o: outer\n", "a.o: \nb.o: outer\n", flags);
+        }
+        // An empty map: nothing mapped, nothing to order.
+        std::fs::write(dir.join("map"), "").unwrap();
+        assert_eq!(
+            gprof(dir.path(), &with(&["-R", "map"], LOOP2))
+                .status
+                .code(),
+            None
+        );
+        let got = ours(dir.path(), &with(&["--gprof", "-R", "map"], LOOP2));
+        assert!(got.status.success() && got.stdout.is_empty());
+        check(
+            dir.path(),
+            &with(&["-R", "map", "-b", "-p", "-q"], LOOP2),
+            &with(&["-b", "-p", "-q"], LOOP2),
+        );
+    }
+
+    /// The intended producer: `nm --extern-only --defined-only -v --print-file-name` on the
+    /// object files (gprof's manual), for a program of three files.
+    #[test]
+    fn nm_map_of_object_files() {
+        use crate::support::{compile, profile_run};
+        let dir = TempDir::new("gprof-dropin-file-order-nm");
+        let sources = [
+            ("main.c", "void a_work(long); void b_work(long);\nint main(void) { for (int i = 0; i < 30; i++) { a_work(300000); b_work(100000); } return 0; }\n"),
+            ("a.c", "static volatile long s; void b_work(long);\nstatic void a_helper(long n) { for (long i = 0; i < n; i++) s += i; }\nvoid a_work(long n) { a_helper(n); b_work(n / 10); }\n"),
+            ("b.c", "static volatile long t;\nvoid b_work(long n) { for (long i = 0; i < n; i++) t ^= i; }\nvoid b_unused(void) { t = 0; }\n"),
+            ("empty.c", "int nothing_here;\n"),
+        ];
+        for (name, text) in sources {
+            std::fs::write(dir.join(name), text).unwrap();
+            compile(dir.path(), "gcc", &["-pg", "-O1", "-c", name]);
+        }
+        compile(
+            dir.path(),
+            "gcc",
+            &["-pg", "-o", "prog", "main.o", "a.o", "b.o", "empty.o"],
+        );
+        profile_run(dir.path(), "prog", &[], "prog.gmon");
+        let nm = Command::new("nm")
+            .args(["--extern-only", "--defined-only", "-v", "--print-file-name"])
+            .args(["main.o", "a.o", "b.o", "empty.o"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(nm.status.success());
+        std::fs::write(dir.join("map"), &nm.stdout).unwrap();
+        for flags in [&[][..], &["-b"], &["-b", "-p", "-q"], &["-a", "-z"]] {
+            let args = with(&with(&["-R", "map"], flags), &["prog", "prog.gmon"]);
+            let out = check(dir.path(), &args, &args);
+            assert!(out.status.success());
+        }
+    }
+}
+
 /// `-c` (`--static-call-graph`) on a program built at `-O0`, where functions are laid out in
 /// source order so that some calls go forwards (gprof's x86-64 scan finds only those): the
 /// never-executed call `mid → never` and `unused_caller`'s calls become arcs with count 0.
