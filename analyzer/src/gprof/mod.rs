@@ -15,7 +15,8 @@
 //!    `-i`'s file summary, [`flat::print`], then [`cg_print::print`] and
 //!    [`cg_print::print_index`] (whose file names of static functions come from the DWARF
 //!    line table as BFD 2.40 reads it, [`profil_symbols::gprof::source_files`]), the execution
-//!    counts (`-C`), [`annotate`] (`-A`) and [`ordering`] (`-r`); `-T` reorders and restyles
+//!    counts (`-C`), [`annotate`] (`-A`), [`ordering`] (`-r`) and [`file_order`] (`-R`, whose
+//!    map also renames symbols in step 1); `-T` reorders and restyles
 //!    them, and without `-b` gprof's explanations (recorded from its output, `blurbs/`) follow.
 //!
 //! Around that: [`symspec`] turns the symbol specs of `-p/-P/-q/-Q/-e/-E/-f/-F/-n/-N/-k/-C/-Z/
