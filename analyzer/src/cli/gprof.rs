@@ -468,7 +468,9 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                     "gnu-v3" => g.demangle_style = DemangleStyle::GnuV3,
                     "rust" => g.demangle_style = DemangleStyle::Rust,
                     "none" => style_none = true,
-                    "java" | "gnat" | "dlang" => return Err(refuse(format!("--demangle={style}"))),
+                    "java" => g.demangle_style = DemangleStyle::Java,
+                    "gnat" => g.demangle_style = DemangleStyle::Gnat,
+                    "dlang" => g.demangle_style = DemangleStyle::Dlang,
                     _ => {
                         return Err(Refusal {
                             message: format!("--gprof: unknown demangling style `{style}'"),

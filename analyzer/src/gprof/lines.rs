@@ -355,6 +355,9 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     );
     let mut a = base.clone();
     a.symtab = SymTab::finalize(&merged, hi);
+    if !a.no_demangle {
+        super::check_demangling(&a.symtab, a.demangle_style)?;
+    }
     // Function symbols keep the end address of their own table (symtab_finalize only fills in
     // end addresses that are still 0); both tables are sorted by address, one symbol each.
     let old = &base.symtab.syms;

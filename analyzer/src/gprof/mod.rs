@@ -232,6 +232,9 @@ impl<'data> Analysis<'data> {
             .iter()
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
+        if !opts.no_demangle {
+            check_demangling(&symtab, opts.demangle_style)?;
+        }
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
         let select = Selection::new(&symtab, &excluded, opts.specs);
@@ -442,7 +445,8 @@ impl<'data> Analysis<'data> {
     /// `(file:line @ addr)`, as gprof's `print_name_only` prints it everywhere.
     pub fn push_display_name(&self, i: usize, out: &mut Vec<u8>) {
         let raw = self.symtab.syms[i].name;
-        if self.no_demangle || !may_be_mangled(raw) {
+        let gnat = self.demangle_style == profil_symbols::demangle::Style::Gnat;
+        if self.no_demangle || (!gnat && !may_be_mangled(raw)) {
             out.extend_from_slice(raw);
         } else {
             match std::str::from_utf8(raw) {
@@ -461,6 +465,30 @@ impl<'data> Analysis<'data> {
             l.push_file_line(i, out);
         }
     }
+}
+
+/// Refuse (status 2) a demangling style whose demangler is not reproduced for a name of
+/// `symtab` (`--demangle=java` on C++ names, `dlang` on D names; see
+/// [`profil_symbols::demangle::reproduced`]).
+pub fn check_demangling(symtab: &SymTab<'_>, style: profil_symbols::demangle::Style) -> Result<()> {
+    use profil_symbols::demangle::{reproduced, Style};
+    if !matches!(style, Style::Java | Style::Dlang) {
+        return Ok(());
+    }
+    for s in &symtab.syms {
+        let name = String::from_utf8_lossy(s.name);
+        if !reproduced(&name, style) {
+            return Err(Error::refusal(format!(
+                "--gprof: --demangle={} of {name} is not emulated (yet): run gprof itself for it",
+                if style == Style::Java {
+                    "java"
+                } else {
+                    "dlang"
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `core_create_syms_from` (`-S`): every line `ADDRESS TYPE NAME` (as `sscanf ("%s %c %s")`

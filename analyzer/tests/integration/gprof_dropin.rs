@@ -909,6 +909,171 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
     }
 }
 
+/// `--demangle=gnat` and `--demangle=dlang` on a C program whose functions carry chosen
+/// symbol names (asm labels): GNAT's encodings and what is not one (printed `<name>`), D's
+/// `_Dmain`, C++ and Rust names; in the flat profile, the call graph, its index, `-l`, `-T`.
+/// `--demangle=java` is reproduced where it changes nothing (no C++ name) and refused (status
+/// 2) on a C++ name, as `dlang` is on a D name other than `_Dmain`.
+mod demangling_styles {
+    use crate::support::{gprof, ours};
+
+    const NAMES: &[&str] = &[
+        "pkg__sub",
+        "pkg__sub__2",
+        "pkg__sub__2_1X",
+        "pkg__subXnb",
+        "pkg__sub__3Xb",
+        "_ada_main_prog",
+        "_ada_Foo",
+        "pkg__Oadd",
+        "pkg__Osubtract__2",
+        "pkg__Oxyz",
+        "pkg__t___elabb",
+        "pkg__t___elabs",
+        "pkg__t___assign",
+        "pkg__t___size",
+        "pkg__t___alignment",
+        "pkg__t___bogus",
+        "pkg__tTKB",
+        "pkg__tTK__inner",
+        "pkg__tTKx",
+        "pkg__eE",
+        "pkg__pP",
+        "pkg__qN",
+        "pkg__sS",
+        "pkg__tSR",
+        "pkg__tSW__2",
+        "pkg__tSI",
+        "pkg__tSO",
+        "pkg__tSZ",
+        "pkg__tDF",
+        "pkg__tDA",
+        "pkg__tDZ",
+        "pkg__e_B12s",
+        "pkg__e_E3s",
+        "pkg__e_B1x",
+        "pkg__f_x",
+        "pkg__f.3",
+        "pkg__g.12x",
+        "Upper",
+        "a__b__c",
+        "a___",
+        "a__",
+        "a_",
+        "x1_2y",
+        "_start_like",
+        "_Dmain",
+        "_ZN4core3fmt5write17h0123456789abcdefE",
+        "_ZN2ns3Box3getEi",
+    ];
+
+    fn source() -> String {
+        let mut src = String::from("static volatile long sink;\n");
+        for (i, name) in NAMES.iter().enumerate() {
+            src += &format!(
+                "__attribute__((noinline)) void f{i}(long n) __asm__(\"{name}\");\n\
+                 void f{i}(long n) {{ for (long k = 0; k < n; k++) sink += k; }}\n"
+            );
+        }
+        src += "int main(void) {\n";
+        for i in 0..NAMES.len() {
+            src += &format!("  f{i}({});\n", 200_000 * (i % 5 + 1));
+        }
+        src + "  return 0;\n}\n"
+    }
+
+    #[test]
+    fn gnat_and_dlang_match_gprof() {
+        let dir = super::profiled("gcc", "names.c", &source(), "names", &["-O1", "-g"]);
+        let raw = gprof(
+            dir.path(),
+            &["-b", "-z", "--no-demangle", "names", "names.gmon"],
+        );
+        let gnat = gprof(
+            dir.path(),
+            &["-b", "-z", "--demangle=gnat", "names", "names.gmon"],
+        );
+        assert_ne!(raw.stdout, gnat.stdout, "--demangle=gnat changed nothing");
+        for style in ["--demangle=gnat", "--demangle=gnat,x"] {
+            for flags in [
+                &["-b"][..],
+                &["-b", "-z", "-p"],
+                &["-z", "-q"],
+                &["-b", "-l", "-p"],
+                &["-T", "-b"],
+                &["--no-demangle", "-b", "-p"],
+                &["--demangle", "-b", "-p"],
+            ] {
+                let mut args = vec![style];
+                args.extend_from_slice(flags);
+                args.extend_from_slice(&["names", "names.gmon"]);
+                super::same_in(dir.path(), &args);
+            }
+        }
+        // _Dmain is `D main`; the D names of other programs are refused.
+        let got = ours(
+            dir.path(),
+            &[
+                "--gprof",
+                "-b",
+                "-p",
+                "--demangle=dlang",
+                "names",
+                "names.gmon",
+            ],
+        );
+        assert!(String::from_utf8_lossy(&got.stdout).contains("D main"));
+        super::same_in(
+            dir.path(),
+            &["-b", "-p", "--demangle=dlang", "names", "names.gmon"],
+        );
+        super::same_in(
+            dir.path(),
+            &["-b", "-q", "-z", "--demangle=dlang", "names", "names.gmon"],
+        );
+    }
+
+    /// C programs: every style; C++: gnat and dlang (raw), java refused by name.
+    #[test]
+    fn styles_on_c_and_cplusplus_programs() {
+        let c = super::profiled("gcc", "fwd.c", super::static_calls::SOURCE, "fwd", &["-O0"]);
+        for style in ["--demangle=java", "--demangle=gnat", "--demangle=dlang"] {
+            for flags in [&["-b"][..], &["-z"], &["-b", "-l"], &["-T", "-b", "-z"]] {
+                let mut args = vec![style];
+                args.extend_from_slice(flags);
+                args.extend_from_slice(&["fwd", "fwd.gmon"]);
+                super::same_in(c.path(), &args);
+            }
+        }
+        let cpp = super::profiled(
+            "g++",
+            "cpp.cc",
+            super::demangling::SOURCE,
+            "cpp",
+            &["-O1", "-fno-inline"],
+        );
+        for style in ["--demangle=gnat", "--demangle=dlang"] {
+            for flags in [&["-b"][..], &["-z", "-q"], &["-b", "-l"], &["-T", "-b"]] {
+                let mut args = vec![style];
+                args.extend_from_slice(flags);
+                args.extend_from_slice(&["cpp", "cpp.gmon"]);
+                super::same_in(cpp.path(), &args);
+            }
+        }
+        let got = ours(
+            cpp.path(),
+            &["--gprof", "-b", "--demangle=java", "cpp", "cpp.gmon"],
+        );
+        assert_eq!(got.status.code(), Some(2), "java on C++ names");
+        assert!(got.stdout.is_empty());
+        // --no-demangle after it prints raw names, as gprof.
+        super::same_in(
+            cpp.path(),
+            &["-b", "--demangle=java", "--no-demangle", "cpp", "cpp.gmon"],
+        );
+    }
+}
+
 /// `-L` (`--print-path`) and `--inline-file-names` on programs with debug info: the source
 /// path BFD makes of the line table (joined to the compilation directory), after names, in the
 /// index after static functions and under `-l`; DWARF 5 and 4, a source given by a relative

@@ -28,6 +28,40 @@ pub enum Style {
     GnuV3,
     /// `rust`: Rust's only: C++ names are printed raw.
     Rust,
+    /// `java`: libiberty's `java_demangle_v3` (the C++ demangler printing Java: `.` between
+    /// names, Java type names, the return type after the parameters). Only names that need
+    /// none of that are reproduced: a name that starts with neither `_Z` nor `_GLOBAL_` is
+    /// printed raw; [`reproduced`] says which others are.
+    Java,
+    /// `gnat`: libiberty's `ada_demangle`, which every name goes through: GNAT's encoding
+    /// (`pkg__sub` is `pkg.sub`) is decoded, and a name that is not one is printed in angle
+    /// brackets (`<_start>`).
+    Gnat,
+    /// `dlang`: libiberty's `dlang_demangle`: only names starting `_D` change (`_Dmain` is
+    /// `D main`); [`reproduced`] says which are reproduced.
+    Dlang,
+}
+
+/// Whether [`gprof_demangle_style`] gives what gprof prints for `name` under `style`: always,
+/// but for the D names of `dlang` (other than `_Dmain`) and the C++ names of `java`, whose
+/// demanglers are not written here.
+pub fn reproduced(name: &str, style: Style) -> bool {
+    let core = bfd_core(name).1;
+    match style {
+        Style::Java => !core.starts_with("_Z") && !core.starts_with("_GLOBAL_"),
+        Style::Dlang => !core.starts_with("_D") || core == "_Dmain",
+        _ => true,
+    }
+}
+
+/// BFD's split of `name`: leading `.`/`$` characters, the name, a `@suffix`.
+fn bfd_core(name: &str) -> (&str, &str, &str) {
+    let trimmed = name.trim_start_matches(['.', '$']);
+    let prefix = &name[..name.len() - trimmed.len()];
+    match trimmed.find('@') {
+        Some(i) => (prefix, &trimmed[..i], &trimmed[i..]),
+        None => (prefix, trimmed, ""),
+    }
 }
 
 /// Demangle `name` as gprof does; returns `None` when the name is not mangled (printed as is).
@@ -37,16 +71,16 @@ pub fn gprof_demangle(name: &str) -> Option<String> {
 
 /// [`gprof_demangle`] under `--demangle=STYLE`.
 pub fn gprof_demangle_style(name: &str, style: Style) -> Option<String> {
-    let trimmed = name.trim_start_matches(['.', '$']);
-    let prefix = &name[..name.len() - trimmed.len()];
-    let (core, suffix) = match trimmed.find('@') {
-        Some(i) => (&trimmed[..i], &trimmed[i..]),
-        None => (trimmed, ""),
-    };
+    let (prefix, core, suffix) = bfd_core(name);
     let demangled = match style {
         Style::Auto => rust_demangle(core).or_else(|| cxx_demangle(core))?,
         Style::GnuV3 => cxx_demangle(core)?,
         Style::Rust => rust_demangle(core)?,
+        // Names outside `reproduced` are left raw here (the caller refuses them).
+        Style::Java => return None,
+        Style::Gnat => ada_demangle(core),
+        Style::Dlang if core == "_Dmain" => "D main".to_string(),
+        Style::Dlang => return None,
     };
     Some(format!("{prefix}{demangled}{suffix}"))
 }
@@ -57,6 +91,181 @@ pub fn display_name(name: &str) -> Cow<'_, str> {
         Some(s) => Cow::Owned(s),
         None => Cow::Borrowed(name),
     }
+}
+
+/// libiberty's `ada_demangle`: GNAT's encoding of Ada names (`gcc/ada/exp_dbug.ads`) decoded,
+/// and anything else in angle brackets.
+pub fn ada_demangle(name: &str) -> String {
+    let name = name.strip_prefix("_ada_").unwrap_or(name);
+    ada_decode(name.as_bytes()).unwrap_or_else(|| {
+        if name.starts_with('<') {
+            name.to_string()
+        } else {
+            format!("<{name}>")
+        }
+    })
+}
+
+/// The decoding proper: `None` where the name is not GNAT's encoding.
+fn ada_decode(p: &[u8]) -> Option<String> {
+    const OPERATORS: [(&str, &str); 19] = [
+        ("Oabs", "abs"),
+        ("Oand", "and"),
+        ("Omod", "mod"),
+        ("Onot", "not"),
+        ("Oor", "or"),
+        ("Orem", "rem"),
+        ("Oxor", "xor"),
+        ("Oeq", "="),
+        ("One", "/="),
+        ("Olt", "<"),
+        ("Ole", "<="),
+        ("Ogt", ">"),
+        ("Oge", ">="),
+        ("Oadd", "+"),
+        ("Osubtract", "-"),
+        ("Oconcat", "&"),
+        ("Omultiply", "*"),
+        ("Odivide", "/"),
+        ("Oexpon", "**"),
+    ];
+    const SPECIAL: [(&str, &str); 5] = [
+        ("_elabb", "'Elab_Body"),
+        ("_elabs", "'Elab_Spec"),
+        ("_size", "'Size"),
+        ("_alignment", "'Alignment"),
+        ("_assign", ".\":=\""),
+    ];
+    // Past the end reads as NUL, as in C.
+    let at = |i: usize| p.get(i).copied().unwrap_or(0);
+    let lower = |c: u8| c.is_ascii_lowercase();
+    let digit = |c: u8| c.is_ascii_digit();
+    if !lower(at(0)) {
+        return None;
+    }
+    let mut d = String::new();
+    let mut i = 0;
+    loop {
+        // An entity name: a lower-case identifier, or an operator.
+        if lower(at(i)) {
+            loop {
+                d.push(at(i) as char);
+                i += 1;
+                let c = at(i);
+                if !(lower(c) || digit(c) || (c == b'_' && (lower(at(i + 1)) || digit(at(i + 1)))))
+                {
+                    break;
+                }
+            }
+        } else if at(i) == b'O' {
+            let (code, op) = OPERATORS
+                .iter()
+                .find(|(code, _)| p[i..].starts_with(code.as_bytes()))?;
+            i += code.len();
+            d.push('"');
+            d.push_str(op);
+            d.push('"');
+        } else {
+            return None;
+        }
+        // Upper-case letters that may follow.
+        if at(i) == b'T' && at(i + 1) == b'K' {
+            if at(i + 2) == b'B' && at(i + 3) == 0 {
+                break;
+            } else if at(i + 2) == b'_' && at(i + 3) == b'_' {
+                i += 4;
+                d.push('.');
+                continue;
+            } else {
+                return None;
+            }
+        }
+        if at(i) == b'E' && at(i + 1) == 0 {
+            return None;
+        }
+        if (at(i) == b'P' || at(i) == b'N') && at(i + 1) == 0 {
+            break;
+        }
+        if (at(i) == b'N' || at(i) == b'S') && at(i + 1) == 0 {
+            return None;
+        }
+        if at(i) == b'X' {
+            i += 1;
+            while at(i) == b'n' || at(i) == b'b' {
+                i += 1;
+            }
+        }
+        if at(i) == b'S' && at(i + 1) != 0 && (at(i + 2) == b'_' || at(i + 2) == 0) {
+            d.push_str(match at(i + 1) {
+                b'R' => "'Read",
+                b'W' => "'Write",
+                b'I' => "'Input",
+                b'O' => "'Output",
+                _ => return None,
+            });
+            i += 2;
+        } else if at(i) == b'D' {
+            d.push_str(match at(i + 1) {
+                b'F' => ".Finalize",
+                b'A' => ".Adjust",
+                _ => return None,
+            });
+            break;
+        }
+        if at(i) == b'_' {
+            if at(i + 1) == b'_' {
+                i += 2;
+                if digit(at(i)) {
+                    // An overloading number.
+                    loop {
+                        i += 1;
+                        if !(digit(at(i)) || (at(i) == b'_' && digit(at(i + 1)))) {
+                            break;
+                        }
+                    }
+                    if at(i) == b'X' {
+                        i += 1;
+                        while at(i) == b'n' || at(i) == b'b' {
+                            i += 1;
+                        }
+                    }
+                } else if at(i) == b'_' && at(i + 1) != b'_' {
+                    let (code, text) = SPECIAL
+                        .iter()
+                        .find(|(code, _)| p[i..].starts_with(code.as_bytes()))?;
+                    let _ = code;
+                    d.push_str(text);
+                    break;
+                } else {
+                    d.push('.');
+                    continue;
+                }
+            } else if at(i + 1) == b'B' || at(i + 1) == b'E' {
+                i += 2;
+                while digit(at(i)) {
+                    i += 1;
+                }
+                if at(i) == b's' && at(i + 1) == 0 {
+                    break;
+                }
+                return None;
+            } else {
+                return None;
+            }
+        }
+        if at(i) == b'.' && digit(at(i + 1)) {
+            // A nested subprogram.
+            i += 2;
+            while digit(at(i)) {
+                i += 1;
+            }
+        }
+        if at(i) == 0 {
+            break;
+        }
+        return None;
+    }
+    Some(d)
 }
 
 fn rust_demangle(sym: &str) -> Option<String> {
