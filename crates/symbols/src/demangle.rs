@@ -17,6 +17,8 @@
 
 use std::borrow::Cow;
 
+mod java;
+
 /// libiberty's demangling styles gprof's `--demangle=STYLE` reproduces here.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Style {
@@ -29,9 +31,9 @@ pub enum Style {
     /// `rust`: Rust's only: C++ names are printed raw.
     Rust,
     /// `java`: libiberty's `java_demangle_v3` (the C++ demangler printing Java: `.` between
-    /// names, Java type names, the return type after the parameters). Only names that need
-    /// none of that are reproduced: a name that starts with neither `_Z` nor `_GLOBAL_` is
-    /// printed raw; [`reproduced`] says which others are.
+    /// names, Java type names, no `*`, the return type after the parameters), for the common
+    /// part of the C++ grammar ([`java`]); a name that starts with neither `_Z` nor `_GLOBAL_`
+    /// is printed raw; [`reproduced`] says which others are.
     Java,
     /// `gnat`: libiberty's `ada_demangle`, which every name goes through: GNAT's encoding
     /// (`pkg__sub` is `pkg.sub`) is decoded, and a name that is not one is printed in angle
@@ -43,15 +45,23 @@ pub enum Style {
 }
 
 /// Whether [`gprof_demangle_style`] gives what gprof prints for `name` under `style`: always,
-/// but for the D names of `dlang` (other than `_Dmain`) and the C++ names of `java`, whose
-/// demanglers are not written here.
+/// but for the D names of `dlang` (other than `_Dmain`), whose demangler is not written here,
+/// and the C++ names of `java` outside the grammar [`java`] parses (or whose C++ rendering
+/// there is not libiberty's).
 pub fn reproduced(name: &str, style: Style) -> bool {
     let core = bfd_core(name).1;
     match style {
-        Style::Java => !core.starts_with("_Z") && !core.starts_with("_GLOBAL_"),
+        Style::Java if core.starts_with("_Z") => java_v3(core).is_some(),
+        Style::Java => !core.starts_with("_GLOBAL_"),
         Style::Dlang => !core.starts_with("_D") || core == "_Dmain",
         _ => true,
     }
+}
+
+/// `java_demangle_v3` of the `_Z` name `core`: `Some(None)` where it fails, `None` where it
+/// is not reproduced ([`java`]).
+fn java_v3(core: &str) -> Option<Option<String>> {
+    java::java_demangle(core, cxx_demangle(core).as_deref())
 }
 
 /// BFD's split of `name`: leading `.`/`$` characters, the name, a `@suffix`.
@@ -77,6 +87,7 @@ pub fn gprof_demangle_style(name: &str, style: Style) -> Option<String> {
         Style::GnuV3 => cxx_demangle(core)?,
         Style::Rust => rust_demangle(core)?,
         // Names outside `reproduced` are left raw here (the caller refuses them).
+        Style::Java if core.starts_with("_Z") => java_v3(core).flatten()?,
         Style::Java => return None,
         Style::Gnat => ada_demangle(core),
         Style::Dlang if core == "_Dmain" => "D main".to_string(),
