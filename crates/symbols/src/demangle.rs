@@ -14,6 +14,12 @@
 //! demangled by the system's `libstdc++.so.6`, loaded at run time ([`cxa`]); the
 //! `cpp_demangle` crate is the fallback when it cannot be loaded. It differs from libiberty
 //! on some names (pack expansions of references, literal operators).
+//!
+//! gprof's `--demangle=STYLE` sets libiberty's style ([`Style`]): `java` prints C++ names the
+//! Java way ([`java`], checked name by name against the C++ rendering above), `gnat` decodes
+//! GNAT's Ada names and brackets every other name ([`ada_demangle`]), `dlang` changes only D
+//! names (of which `_Dmain` is reproduced). [`reproduced`] tells the names whose rendering is
+//! not written here, which the gprof emulation refuses rather than print differently.
 
 use std::borrow::Cow;
 
