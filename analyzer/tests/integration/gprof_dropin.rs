@@ -929,9 +929,9 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
     }
 }
 
-/// `--demangle=gnat` and `--demangle=dlang` on a C program whose functions carry chosen
-/// symbol names (asm labels): GNAT's encodings and what is not one (printed `<name>`), D's
-/// `_Dmain`, C++ and Rust names; in the flat profile, the call graph, its index, `-l`, `-T`.
+/// `--demangle=gnat`, `java` and `dlang` on a C program whose functions carry chosen symbol
+/// names (asm labels): GNAT's encodings and what is not one (printed `<name>`), D's `_Dmain`,
+/// C++ and (legacy) Rust names; in the flat profile, the call graph, its index, `-l`, `-T`.
 /// `--demangle=java` on C and C++ programs, refused (status 2) on a C++ name outside the
 /// grammar reproduced, as `dlang` is on a D name other than `_Dmain`.
 mod demangling_styles {
@@ -985,6 +985,8 @@ mod demangling_styles {
         "_Dmain",
         "_ZN4core3fmt5write17h0123456789abcdefE",
         "_ZN2ns3Box3getEi",
+        "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE",
+        "_ZN4core3ptr13drop_in_place17hfedcba9876543210E",
     ];
 
     fn source() -> String {
@@ -1003,7 +1005,7 @@ mod demangling_styles {
     }
 
     #[test]
-    fn gnat_and_dlang_match_gprof() {
+    fn gnat_java_and_dlang_match_gprof() {
         let dir = super::profiled("gcc", "names.c", &source(), "names", &["-O1", "-g"]);
         let raw = gprof(
             dir.path(),
@@ -1014,7 +1016,7 @@ mod demangling_styles {
             &["-b", "-z", "--demangle=gnat", "names", "names.gmon"],
         );
         assert_ne!(raw.stdout, gnat.stdout, "--demangle=gnat changed nothing");
-        for style in ["--demangle=gnat", "--demangle=gnat,x"] {
+        for style in ["--demangle=gnat", "--demangle=java", "--demangle=dlang"] {
             for flags in [
                 &["-b"][..],
                 &["-b", "-z", "-p"],
