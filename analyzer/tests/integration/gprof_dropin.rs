@@ -1086,6 +1086,62 @@ int main() {
 }
 "#;
 
+    /// The standard library's names: `std::vector` and `std::string` (argument packs and
+    /// their expansions, literals, local classes), `std::sort` with lambdas, `std::tuple`.
+    const JAVA_STD_SOURCES: [(&str, &str); 2] = [
+        (
+            "j.cc",
+            r#"#include <vector>
+#include <string>
+namespace ns {
+struct Box { long v; Box(long x); ~Box(); long get(int k) const; bool same(const Box& o) const; static char* name(char c, unsigned u, long long q, wchar_t w); };
+Box::Box(long x) : v(x) {}
+Box::~Box() { v = 0; }
+long Box::get(int k) const { return v * k; }
+bool Box::same(const Box& o) const { return o.v == v; }
+char* Box::name(char, unsigned, long long, wchar_t) { return nullptr; }
+template <typename T> T twice(T x) { return x + x; }
+template long twice<long>(long);
+namespace inner { void deep(ns::Box*, const char*, double, float, short, unsigned char) {} }
+}
+void plain(int, bool) {}
+void takes_vec(std::vector<int>& v) { v.push_back(1); }
+void takes_str(const std::string& s) { (void)s; }
+int main() { ns::Box b(3); volatile long s = b.get(2) + b.same(b) + ns::twice(4L); plain(1, true); ns::inner::deep(&b, "x", 1, 1, 1, 1); std::vector<int> v; takes_vec(v); takes_str("x"); return (int)s & 0; }
+"#,
+        ),
+        (
+            "l.cc",
+            r#"#include <vector>
+#include <algorithm>
+#include <tuple>
+struct Item { int k; long w; };
+template <typename... T> long total(T... t) { return (0 + ... + (long)t); }
+int main() {
+  std::vector<Item> v; for (int i = 0; i < 3000; i++) v.push_back(Item{(i * 7919) % 1000, i});
+  std::sort(v.begin(), v.end(), [](const Item& a, const Item& b) { return a.k > b.k; });
+  auto sq = [](int x) { return x * x; };
+  long s = 0; for (auto& it : v) s += sq(it.k);
+  std::tuple<int, long> t(1, 2L);
+  return (int)(s + total(1, 2L, 'c') + std::get<0>(t)) & 0;
+}
+"#,
+        ),
+    ];
+
+    #[test]
+    fn java_on_standard_library_names_matches_gprof() {
+        for (src, text) in JAVA_STD_SOURCES {
+            let dir = super::profiled("g++", src, text, "std", &["-O0", "-std=c++17"]);
+            for flags in [&["-b", "-z", "-p"][..], &["-z", "-q"], &["-b", "-l", "-p"]] {
+                let mut args = vec!["--demangle=java"];
+                args.extend_from_slice(flags);
+                args.extend_from_slice(&["std", "std.gmon"]);
+                super::same_in(dir.path(), &args);
+            }
+        }
+    }
+
     #[test]
     fn java_on_cplusplus_names_matches_gprof() {
         let dir = super::profiled("g++", "k.cc", JAVA_SOURCE, "k", &["-O0"]);
@@ -1110,7 +1166,8 @@ int main() {
     }
 
     /// C programs: every style; C++: gnat and dlang (raw), java refused by name where a
-    /// name is outside the grammar reproduced (argument packs here).
+    /// name is outside the grammar reproduced (function types here: `std::function<long
+    /// (long)>`).
     #[test]
     fn styles_on_c_and_cplusplus_programs() {
         let c = super::profiled("gcc", "fwd.c", super::static_calls::SOURCE, "fwd", &["-O0"]);
@@ -1123,8 +1180,9 @@ int main() {
             }
         }
         let source = format!(
-            "{}\ntemplate <typename... A> long count(A... a) {{ return sizeof...(a); }}\n\
-             long use_count() {{ return count(1, 2L, 'c'); }}\n",
+            "{}\n#include <functional>\n\
+             long call_it(std::function<long(long)> f) {{ return f(2); }}\n\
+             long use_call() {{ return call_it([](long x) {{ return x; }}); }}\n",
             super::demangling::SOURCE
         );
         let cpp = super::profiled("g++", "cpp.cc", &source, "cpp", &["-O1", "-fno-inline"]);

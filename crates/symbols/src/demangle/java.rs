@@ -1,9 +1,12 @@
 //! libiberty's `java_demangle_v3` for the C++ names of `-pg` programs: the Itanium demangler
 //! printing Java (`DMGL_JAVA | DMGL_PARAMS | DMGL_RET_POSTFIX`).
 //!
-//! The name is parsed here into a small tree (the common part of the grammar: nested and
-//! template names, constructors, destructors, operators, `std` abbreviations, builtin,
-//! qualified, pointer and reference types, substitutions and template parameters) and printed
+//! The name is parsed here into a small tree (the common part of the grammar: nested, local
+//! and template names, constructors, destructors, operators, lambdas, `std` abbreviations,
+//! builtin, qualified, pointer and reference types with reference collapsing, substitutions,
+//! template parameters, argument packs and their expansions, literals, scoped-name and
+//! template-parameter expressions, clone suffixes; not function types, other expressions,
+//! inheriting constructors, vendor types) and printed
 //! twice: the C++ way, which must equal libiberty's own output for the name (else the name is
 //! not reproduced), and the Java way, from the same tree:
 //!
@@ -33,6 +36,18 @@ enum Node {
     Builtin(u8),
     /// A type with a modifier: `*`, `&`, `&&`, ` const`, ` volatile`, ` restrict`.
     Modified(Box<Node>, Modifier),
+    /// A lambda's closure type: its parameters and number (`{lambda(int)#1}`).
+    Lambda(Vec<Node>, usize),
+    /// A template argument pack (`J…E`): its arguments, printed in line.
+    Pack(Vec<Node>),
+    /// A pack expansion (`Dp`): the pattern, to be expanded over the pack it holds.
+    Expansion(Box<Node>),
+    /// A literal template argument (`L type value E`).
+    Literal {
+        ty: Box<Node>,
+        negative: bool,
+        value: String,
+    },
     /// A function: name, return type, parameters, the method's qualifiers.
     Function {
         name: Box<Node>,
@@ -236,6 +251,26 @@ impl Parser<'_> {
                 dtor: c == b'D',
                 name: self.last_name.clone(),
             })
+        } else if c == b'U' && self.peek_at(1) == b'l' {
+            self.at += 2;
+            let mut params = Vec::new();
+            while !self.eat(b'E') {
+                let t = self.typ()?;
+                push_expanded(&mut params, t)?;
+            }
+            if params.len() == 1 && matches!(params[0], Node::Builtin(b'v')) {
+                params.clear();
+            }
+            let n = if self.eat(b'_') {
+                1
+            } else {
+                let n = self.number()?;
+                if !self.eat(b'_') {
+                    return None;
+                }
+                n + 2
+            };
+            Some(Node::Lambda(params, n))
         } else if c.is_ascii_lowercase() {
             let code = [c, self.peek_at(1)];
             let &(_, op) = OPERATORS.iter().find(|(k, _)| k.as_bytes() == code)?;
@@ -254,13 +289,68 @@ impl Parser<'_> {
         let hold = self.last_name.clone();
         let mut args = Vec::new();
         while !self.eat(b'E') {
-            if matches!(self.peek(), b'L' | b'X' | b'J' | 0) {
-                return None;
-            }
-            args.push(self.typ()?);
+            let arg = self.template_arg()?;
+            push_expanded(&mut args, arg)?;
         }
         self.last_name = hold;
         Some(args)
+    }
+
+    fn template_arg(&mut self) -> Option<Node> {
+        match self.peek() {
+            b'L' => {
+                self.at += 1;
+                if self.peek() == b'_' {
+                    return None;
+                }
+                let ty = self.typ()?;
+                let negative = self.eat(b'n');
+                let start = self.at;
+                while !matches!(self.peek(), b'E' | 0) {
+                    self.at += 1;
+                }
+                let value = std::str::from_utf8(&self.s[start..self.at])
+                    .ok()?
+                    .to_string();
+                if !self.eat(b'E') || value.is_empty() {
+                    return None;
+                }
+                Some(Node::Literal {
+                    ty: Box::new(ty),
+                    negative,
+                    value,
+                })
+            }
+            b'J' => {
+                self.at += 1;
+                let mut items = Vec::new();
+                while !self.eat(b'E') {
+                    let arg = self.template_arg()?;
+                    push_expanded(&mut items, arg)?;
+                }
+                Some(Node::Pack(items))
+            }
+            // Of the expressions, a scoped name (`X sr TYPE NAME E`, `T::value`) and a
+            // template parameter.
+            b'X' if self.peek_at(1) == b's' && self.peek_at(2) == b'r' => {
+                self.at += 3;
+                let ty = self.typ()?;
+                let name = self.unqualified()?;
+                let mut n = Node::Qual(Box::new(ty), Box::new(name));
+                if self.peek() == b'I' {
+                    n = Node::Template(Box::new(n), self.template_args()?);
+                }
+                self.eat(b'E').then_some(n)
+            }
+            // A template parameter as an expression (`X T_ E`).
+            b'X' if self.peek_at(1) == b'T' => {
+                self.at += 1;
+                let n = self.template_param()?;
+                self.eat(b'E').then_some(n)
+            }
+            b'X' | 0 => None,
+            _ => self.typ(),
+        }
     }
 
     /// A name; `Ok` also says whether it ends in template arguments and what `N…E`
@@ -332,7 +422,33 @@ impl Parser<'_> {
                 }
                 Some((cur?, is_template, quals))
             }
-            b'Z' => None,
+            b'Z' => {
+                // A local name: the function (printed without its return type), then the
+                // entity's name; a discriminator is not printed.
+                self.at += 1;
+                let function = self.encoding(false)?;
+                if !self.eat(b'E') || self.peek() == b's' {
+                    return None;
+                }
+                let (entity, is_template, quals) = self.name()?;
+                if self.eat(b'_') {
+                    if self.eat(b'_') {
+                        self.number()?;
+                        if !self.eat(b'_') {
+                            return None;
+                        }
+                    } else if self.peek().is_ascii_digit() {
+                        self.at += 1;
+                    } else {
+                        return None;
+                    }
+                }
+                Some((
+                    Node::Qual(Box::new(function), Box::new(entity)),
+                    is_template,
+                    quals,
+                ))
+            }
             b'S' if self.peek_at(1) == b't' => {
                 self.at += 2;
                 let n = self.unqualified()?;
@@ -398,15 +514,21 @@ impl Parser<'_> {
                 return None;
             }
             let inner = self.typ()?;
-            if matches!(m, Modifier::Ref | Modifier::RvalueRef)
-                && matches!(
-                    inner,
-                    Node::Modified(_, Modifier::Ref | Modifier::RvalueRef)
-                )
-            {
-                return None;
-            }
-            let t = Node::Modified(Box::new(inner), m);
+            let t = match (&inner, m) {
+                // Reference collapsing: `&` wins.
+                (
+                    Node::Modified(base, inner_m @ (Modifier::Ref | Modifier::RvalueRef)),
+                    Modifier::Ref | Modifier::RvalueRef,
+                ) => {
+                    let m = if *inner_m == Modifier::RvalueRef && m == Modifier::RvalueRef {
+                        Modifier::RvalueRef
+                    } else {
+                        Modifier::Ref
+                    };
+                    Node::Modified(base.clone(), m)
+                }
+                _ => Node::Modified(Box::new(inner), m),
+            };
             self.subs.push(t.clone());
             return Some(t);
         }
@@ -444,14 +566,19 @@ impl Parser<'_> {
                 }
                 n
             }
-            b'N' | b'1'..=b'9' => self.name()?.0,
+            b'N' | b'Z' | b'1'..=b'9' => self.name()?.0,
+            b'D' if self.peek_at(1) == b'p' => {
+                self.at += 2;
+                Node::Expansion(Box::new(self.typ()?))
+            }
             _ => return None,
         };
         self.subs.push(t.clone());
         Some(t)
     }
 
-    fn encoding(&mut self) -> Option<Node> {
+    /// An encoding: the whole name (`top`), or a local name's function, which ends at `E`.
+    fn encoding(&mut self, top: bool) -> Option<Node> {
         if matches!(self.peek(), b'T' | b'G') {
             return None;
         }
@@ -460,7 +587,12 @@ impl Parser<'_> {
         if let Node::Template(_, args) = &name {
             self.template_args = args.clone();
         }
-        if self.at == self.s.len() || self.peek() == b'.' {
+        let end = |p: &Self| p.at == p.s.len() || p.peek() == b'.' || (!top && p.peek() == b'E');
+        if end(self) {
+            if !top {
+                // A local name's enclosing entity that is not a function.
+                return (quals.is_empty() && !is_template).then_some(name);
+            }
             if !quals.is_empty() || is_template {
                 return None;
             }
@@ -479,16 +611,22 @@ impl Parser<'_> {
             last = r;
         }
         let structor = matches!(last, Node::Structor { .. });
-        let ret = if is_template && !structor {
+        let mut ret = if is_template && !structor {
             Some(Box::new(self.typ()?))
         } else {
             None
         };
-        let mut params = Vec::new();
-        while self.at < self.s.len() && self.peek() != b'.' {
-            params.push(self.typ()?);
+        if !top {
+            ret = None;
         }
-        if params.is_empty() {
+        let mut params = Vec::new();
+        let mut any = false;
+        while !end(self) {
+            let t = self.typ()?;
+            push_expanded(&mut params, t)?;
+            any = true;
+        }
+        if !any || params.is_empty() {
             return None;
         }
         if params.len() == 1 && matches!(params[0], Node::Builtin(b'v')) {
@@ -496,7 +634,7 @@ impl Parser<'_> {
         } else if params.iter().any(|p| matches!(p, Node::Builtin(b'v'))) {
             return None;
         }
-        let clones = self.clones()?;
+        let clones = if top { self.clones()? } else { Vec::new() };
         Some(Node::Function {
             name: Box::new(name),
             ret,
@@ -538,6 +676,59 @@ impl Parser<'_> {
             );
         }
         (self.at == self.s.len()).then_some(out)
+    }
+}
+
+/// Push `node` onto `list`, a pack expansion as one element per member of its pack (`None`
+/// where the pattern holds no pack, or a pack appears where it is not expanded).
+fn push_expanded(list: &mut Vec<Node>, node: Node) -> Option<()> {
+    match node {
+        Node::Expansion(pattern) => {
+            let members = find_pack(&pattern)?.to_vec();
+            for m in members {
+                list.push(replace_pack(&pattern, &m));
+            }
+        }
+        other => list.push(other),
+    }
+    Some(())
+}
+
+fn find_pack(n: &Node) -> Option<&[Node]> {
+    match n {
+        Node::Pack(items) => Some(items),
+        Node::Modified(inner, _) => find_pack(inner),
+        _ => None,
+    }
+}
+
+fn replace_pack(n: &Node, with: &Node) -> Node {
+    match n {
+        Node::Pack(_) => with.clone(),
+        Node::Modified(inner, m) => match (replace_pack(inner, with), *m) {
+            (
+                Node::Modified(base, inner_m @ (Modifier::Ref | Modifier::RvalueRef)),
+                Modifier::Ref | Modifier::RvalueRef,
+            ) => {
+                let k = if inner_m == Modifier::RvalueRef && *m == Modifier::RvalueRef {
+                    Modifier::RvalueRef
+                } else {
+                    Modifier::Ref
+                };
+                Node::Modified(base, k)
+            }
+            (r, m) => Node::Modified(Box::new(r), m),
+        },
+        other => other.clone(),
+    }
+}
+
+fn flatten_packs<'n>(args: &'n [Node], out: &mut Vec<&'n Node>) {
+    for a in args {
+        match a {
+            Node::Pack(items) => flatten_packs(items, out),
+            other => out.push(other),
+        }
     }
 }
 
@@ -617,7 +808,10 @@ impl Printer {
                     self.out.push(' ');
                 }
                 self.out.push('<');
-                for (i, a) in args.iter().enumerate() {
+                // Packs print in line; an empty one prints nothing, not even a comma.
+                let mut flat = Vec::new();
+                flatten_packs(args, &mut flat);
+                for (i, a) in flat.into_iter().enumerate() {
                     if i > 0 {
                         self.out.push_str(", ");
                     }
@@ -642,6 +836,71 @@ impl Printer {
                 self.out.push_str(op);
             }
             Node::Builtin(c) => self.builtin(*c),
+            Node::Lambda(params, n) => {
+                self.out.push_str("{lambda(");
+                for (i, p) in params.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.node(p);
+                }
+                self.out.push_str(")#");
+                self.out.push_str(&n.to_string());
+                self.out.push('}');
+            }
+            Node::Pack(items) => {
+                for (i, a) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.node(a);
+                }
+            }
+            Node::Expansion(_) => self.out.push_str("..."),
+            Node::Literal {
+                ty,
+                negative,
+                value,
+            } => {
+                let suffix = match **ty {
+                    Node::Builtin(b'i') => Some(""),
+                    Node::Builtin(b'j') => Some("u"),
+                    Node::Builtin(b'l') => Some("l"),
+                    Node::Builtin(b'm') => Some("ul"),
+                    Node::Builtin(b'x') => Some("ll"),
+                    Node::Builtin(b'y') => Some("ull"),
+                    _ => None,
+                };
+                if let Some(suffix) = suffix {
+                    if *negative {
+                        self.out.push('-');
+                    }
+                    self.out.push_str(value);
+                    self.out.push_str(suffix);
+                    return;
+                }
+                if matches!(**ty, Node::Builtin(b'b')) && !negative {
+                    match value.as_str() {
+                        "0" => return self.out.push_str("false"),
+                        "1" => return self.out.push_str("true"),
+                        _ => {}
+                    }
+                }
+                let float = matches!(**ty, Node::Builtin(b'd' | b'e' | b'f' | b'g'));
+                self.out.push('(');
+                self.node(ty);
+                self.out.push(')');
+                if *negative {
+                    self.out.push('-');
+                }
+                if float {
+                    self.out.push('[');
+                }
+                self.out.push_str(value);
+                if float {
+                    self.out.push(']');
+                }
+            }
             Node::Modified(..) => {
                 let mut mods = Vec::new();
                 let mut base = n;
@@ -701,7 +960,7 @@ fn both(sym: &str) -> Option<(String, String)> {
         template_args: Vec::new(),
         last_name: String::new(),
     };
-    let tree = p.encoding()?;
+    let tree = p.encoding(true)?;
     let print = |java| {
         let mut pr = Printer {
             java,
