@@ -5,8 +5,8 @@
 //! and template names, constructors, destructors, operators, lambdas, `std` abbreviations,
 //! builtin, qualified, pointer and reference types with reference collapsing, substitutions,
 //! template parameters, argument packs and their expansions, literals, scoped-name and
-//! template-parameter expressions, clone suffixes; not function types, other expressions,
-//! inheriting constructors, vendor types) and printed
+//! template-parameter expressions, function types, clone suffixes; not pointers to functions,
+//! other expressions, inheriting constructors, vendor types) and printed
 //! twice: the C++ way, which must equal libiberty's own output for the name (else the name is
 //! not reproduced), and the Java way, from the same tree:
 //!
@@ -36,6 +36,8 @@ enum Node {
     Builtin(u8),
     /// A type with a modifier: `*`, `&`, `&&`, ` const`, ` volatile`, ` restrict`.
     Modified(Box<Node>, Modifier),
+    /// A function type (`int (int)`, printed so in Java too).
+    FnType(Box<Node>, Vec<Node>),
     /// A lambda's closure type: its parameters and number (`{lambda(int)#1}`).
     Lambda(Vec<Node>, usize),
     /// A template argument pack (`J…E`): its arguments, printed in line.
@@ -514,6 +516,10 @@ impl Parser<'_> {
                 return None;
             }
             let inner = self.typ()?;
+            if matches!(inner, Node::FnType(..)) {
+                // Pointers and references to functions print around the parameters.
+                return None;
+            }
             let t = match (&inner, m) {
                 // Reference collapsing: `&` wins.
                 (
@@ -567,6 +573,23 @@ impl Parser<'_> {
                 n
             }
             b'N' | b'Z' | b'1'..=b'9' => self.name()?.0,
+            b'F' => {
+                self.at += 1;
+                self.eat(b'Y');
+                let ret = self.typ()?;
+                let mut params = Vec::new();
+                while !self.eat(b'E') {
+                    if matches!(self.peek(), b'R' | b'O' | 0) && self.peek_at(1) == b'E' {
+                        return None;
+                    }
+                    let t = self.typ()?;
+                    push_expanded(&mut params, t)?;
+                }
+                if params.len() == 1 && matches!(params[0], Node::Builtin(b'v')) {
+                    params.clear();
+                }
+                Node::FnType(Box::new(ret), params)
+            }
             b'D' if self.peek_at(1) == b'p' => {
                 self.at += 2;
                 Node::Expansion(Box::new(self.typ()?))
@@ -836,6 +859,17 @@ impl Printer {
                 self.out.push_str(op);
             }
             Node::Builtin(c) => self.builtin(*c),
+            Node::FnType(ret, params) => {
+                self.node(ret);
+                self.out.push_str(" (");
+                for (i, p) in params.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.node(p);
+                }
+                self.out.push(')');
+            }
             Node::Lambda(params, n) => {
                 self.out.push_str("{lambda(");
                 for (i, p) in params.iter().enumerate() {
