@@ -110,8 +110,8 @@ impl<'a> Scan<'a> {
 }
 
 impl FunctionMap {
-    /// `read_function_mappings` on the map's bytes; `Err` is gprof's "unable to parse".
-    pub fn parse(text: &'static [u8]) -> Result<FunctionMap, ()> {
+    /// `read_function_mappings` on the map's bytes; `None` is gprof's "unable to parse".
+    pub fn parse(text: &'static [u8]) -> Option<FunctionMap> {
         let mut scan = Scan {
             text,
             at: 0,
@@ -122,7 +122,7 @@ impl FunctionMap {
         while !scan.eof {
             match scan.set(b"\n:") {
                 Conv::Read(r) => dummy = r,
-                Conv::NoMatch => return Err(()),
+                Conv::NoMatch => return None,
                 Conv::End => {}
             }
             if dummy.starts_with(b"No symbols in ") {
@@ -135,7 +135,7 @@ impl FunctionMap {
                     dummy = r;
                     scan.blanks();
                 }
-                Conv::NoMatch => return Err(()),
+                Conv::NoMatch => return None,
                 Conv::End => {}
             }
             let function = match dummy.iter().rposition(|&b| b == b' ') {
@@ -152,7 +152,7 @@ impl FunctionMap {
             entries[i].is_first = i == 0 || filename_cmp(entries[i].file, entries[i - 1].file) != 0;
         }
         msort(&mut entries, |l, r| l.function.cmp(r.function));
-        Ok(FunctionMap { entries })
+        Some(FunctionMap { entries })
     }
 
     /// glibc's `bsearch` for `name` among the entries (sorted by function name).
@@ -245,18 +245,20 @@ pub fn print(a: &Analysis<'_>, map: &FunctionMap, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    fn parse(s: &'static str) -> Result<Vec<(String, String, bool)>, ()> {
+    fn parse(s: &'static str) -> Option<Vec<(String, String, bool)>> {
         let m = FunctionMap::parse(s.as_bytes())?;
-        Ok(m.entries
-            .iter()
-            .map(|e| {
-                (
-                    String::from_utf8_lossy(e.file).into_owned(),
-                    String::from_utf8_lossy(e.function).into_owned(),
-                    e.is_first,
-                )
-            })
-            .collect())
+        Some(
+            m.entries
+                .iter()
+                .map(|e| {
+                    (
+                        String::from_utf8_lossy(e.file).into_owned(),
+                        String::from_utf8_lossy(e.function).into_owned(),
+                        e.is_first,
+                    )
+                })
+                .collect(),
+        )
     }
 
     fn e(f: &str, s: &str, first: bool) -> (String, String, bool) {
@@ -280,11 +282,11 @@ mod tests {
         );
         assert_eq!(parse("").unwrap(), vec![]);
         assert_eq!(parse("a.o:f\n").unwrap(), vec![e("a.o", "f", true)]);
-        assert!(parse(":x\n").is_err());
-        assert!(parse("a.o: f\nb.o\nc.o: g\n").is_err());
+        assert!(parse(":x\n").is_none());
+        assert!(parse("a.o: f\nb.o\nc.o: g\n").is_none());
         // gprof segfaults on these (no space after the colon).
         assert_eq!(parse("a.o:\n").unwrap(), vec![e("a.o", "", true)]);
-        assert!(parse("\n").is_err());
+        assert!(parse("\n").is_none());
     }
 
     #[test]

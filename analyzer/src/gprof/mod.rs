@@ -189,7 +189,7 @@ impl<'data> Analysis<'data> {
                 })?;
                 // The names live as long as the symbol table, which lives for the run.
                 let text: &'static [u8] = Box::leak(text.into_boxed_slice());
-                Some(file_order::FunctionMap::parse(text).map_err(|()| {
+                Some(file_order::FunctionMap::parse(text).ok_or_else(|| {
                     Error::gprof_fatal(format!("unable to parse mapping file {}.", path.display()))
                 })?)
             }
