@@ -930,10 +930,12 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
 }
 
 /// `--demangle=gnat`, `java` and `dlang` on a C program whose functions carry chosen symbol
-/// names (asm labels): GNAT's encodings and what is not one (printed `<name>`), D's `_Dmain`,
-/// C++ and (legacy) Rust names; in the flat profile, the call graph, its index, `-l`, `-T`.
+/// names (asm labels): GNAT's encodings and what is not one (printed `<name>`), D's names
+/// (`_Dmain`, functions, nested functions, members, variables, attributes, what libiberty
+/// rejects), C++ and (legacy) Rust names; in the flat profile, the call graph, its index,
+/// `-l`, `-T`.
 /// `--demangle=java` on C and C++ programs, refused (status 2) on a C++ name outside the
-/// grammar reproduced, as `dlang` is on a D name other than `_Dmain`.
+/// grammar reproduced, as `dlang` is on a D name outside D's (templates, back references…).
 mod demangling_styles {
     use crate::support::{gprof, ours};
 
@@ -987,6 +989,24 @@ mod demangling_styles {
         "_ZN2ns3Box3getEi",
         "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE",
         "_ZN4core3ptr13drop_in_place17hfedcba9876543210E",
+        "_D3foo3barFZv",
+        "_D3foo3bazFiZi",
+        "_D4core4time8durationFAyaPxlZb",
+        "_D3app5outerFiZ5innerFZv",
+        "_D3app5outerFZ5innerFZ4deepFkZv",
+        "_D3foo3vari",
+        "_D3foo3bar",
+        "_D3foo3barFZ",
+        "_D3foo3barFZvX",
+        "_D3foo3barFZvv",
+        "_D3foo3barZ",
+        "_D3std5stdio7writelnFNfAyaZv",
+        "_D3std4conv2toFNaNbNiNfAxaZAya",
+        "_D3foo3Bar3bazMFZv",
+        "_D1a1b1c1dFyaxuZw",
+        "_D03fooFZv",
+        "_Dx",
+        "_D",
     ];
 
     fn source() -> String {
@@ -1032,7 +1052,7 @@ mod demangling_styles {
                 super::same_in(dir.path(), &args);
             }
         }
-        // _Dmain is `D main`; the D names of other programs are refused.
+        // _Dmain is `D main`.
         let got = ours(
             dir.path(),
             &[

@@ -46,22 +46,151 @@ pub enum Style {
     /// brackets (`<_start>`).
     Gnat,
     /// `dlang`: libiberty's `dlang_demangle`: only names starting `_D` change (`_Dmain` is
-    /// `D main`); [`reproduced`] says which are reproduced.
+    /// `D main`, `_D3foo3barFiZv` is `foo.bar`); [`reproduced`] says which are reproduced.
     Dlang,
 }
 
 /// Whether [`gprof_demangle_style`] gives what gprof prints for `name` under `style`: always,
-/// but for the D names of `dlang` (other than `_Dmain`), whose demangler is not written here,
-/// and the C++ names of `java` outside the grammar [`java`] parses (or whose C++ rendering
-/// there is not libiberty's).
+/// but for the D names of `dlang` outside the part of D's grammar written here, and the C++
+/// names of `java` outside the grammar [`java`] parses (or whose C++ rendering there is not
+/// libiberty's).
 pub fn reproduced(name: &str, style: Style) -> bool {
     let core = bfd_core(name).1;
     match style {
         Style::Java if core.starts_with("_Z") => java_v3(core).is_some(),
         Style::Java => !core.starts_with("_GLOBAL_"),
-        Style::Dlang => !core.starts_with("_D") || core == "_Dmain",
+        Style::Dlang => !core.starts_with("_D") || dlang_demangle(core).is_some(),
         _ => true,
     }
+}
+
+/// libiberty's `dlang_demangle` for the part of D's grammar written here: `_Dmain`, and
+/// qualified names (identifiers; functions, members too, with their parameters) followed by
+/// the type of a variable or a function's return type (not printed, nor are a function's
+/// attributes; `Z` for artificial
+/// symbols), made of basic, array, pointer, `const` and `immutable` types, with nothing after
+/// it. `Some(None)`: printed raw; `None`: not reproduced (templates, back references,
+/// storage classes, special names, anything else).
+fn dlang_demangle(core: &str) -> Option<Option<String>> {
+    let Some(body) = core.strip_prefix("_D") else {
+        return Some(None);
+    };
+    if core == "_Dmain" {
+        return Some(Some("D main".to_string()));
+    }
+    let b = body.as_bytes();
+    let mut at = 0;
+    let mut out = String::new();
+    let mut names = 0;
+    while b.get(at).is_some_and(u8::is_ascii_digit) {
+        // Anonymous parts (`0`) are skipped.
+        if b[at] == b'0' {
+            at += 1;
+            continue;
+        }
+        // An identifier: its length, then that many bytes.
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        let n: usize = body[start..at].parse().ok()?;
+        let id = body.get(at..at.checked_add(n)?)?;
+        if id.starts_with("__")
+            || id.as_bytes()[0].is_ascii_digit()
+            || !id.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric())
+        {
+            return None;
+        }
+        if names > 0 {
+            out.push('.');
+        }
+        names += 1;
+        out.push_str(id);
+        at += n;
+        // A function (a member function's `M` without modifiers): its parameters.
+        if b.get(at) == Some(&b'M') {
+            at += 1;
+            if b.get(at) != Some(&b'F') {
+                return None;
+            }
+        }
+        if b.get(at) == Some(&b'F') {
+            let mut params = Vec::new();
+            at += 1;
+            // Attributes (`Na` pure, `Nb` nothrow, `Nf` @safe, …) are not printed.
+            while b.get(at) == Some(&b'N')
+                && b.get(at + 1).is_some_and(|c| b"abcdefijlm".contains(c))
+            {
+                at += 2;
+            }
+            while b.get(at) != Some(&b'Z') {
+                let (t, next) = dlang_type(b, at)?;
+                params.push(t);
+                at = next;
+            }
+            at += 1;
+            out.push('(');
+            out.push_str(&params.join(", "));
+            out.push(')');
+        }
+    }
+    if names == 0 {
+        // Not a qualified name: raw, unless it starts as one this subset does not read
+        // (a template instance or a back reference).
+        return (!matches!(b.get(at), Some(b'_' | b'Q'))).then_some(None);
+    }
+    // The declaration's (or return) type, checked but not printed; `Z` for artificial
+    // symbols. Without a type, or with anything after it, libiberty fails: raw.
+    if at == b.len() {
+        return Some(None);
+    }
+    if b[at] == b'Z' {
+        at += 1;
+    } else {
+        at = dlang_type(b, at)?.1;
+    }
+    Some((at == b.len()).then_some(out))
+}
+
+/// One D type of the subset [`dlang_demangle`] reads at `b[at..]`: its text and the next
+/// position.
+fn dlang_type(b: &[u8], at: usize) -> Option<(String, usize)> {
+    let basic = match b.get(at)? {
+        b'v' => "void",
+        b'g' => "byte",
+        b'h' => "ubyte",
+        b's' => "short",
+        b't' => "ushort",
+        b'i' => "int",
+        b'k' => "uint",
+        b'l' => "long",
+        b'm' => "ulong",
+        b'f' => "float",
+        b'd' => "double",
+        b'e' => "real",
+        b'a' => "char",
+        b'u' => "wchar",
+        b'w' => "dchar",
+        b'b' => "bool",
+        b'A' => {
+            let (t, next) = dlang_type(b, at + 1)?;
+            return Some((format!("{t}[]"), next));
+        }
+        b'P' => {
+            let (t, next) = dlang_type(b, at + 1)?;
+            return Some((format!("{t}*"), next));
+        }
+        b'x' => {
+            let (t, next) = dlang_type(b, at + 1)?;
+            return Some((format!("const({t})"), next));
+        }
+        b'y' => {
+            let (t, next) = dlang_type(b, at + 1)?;
+            return Some((format!("immutable({t})"), next));
+        }
+        _ => return None,
+    };
+    Some((basic.to_string(), at + 1))
 }
 
 /// `java_demangle_v3` of the `_Z` name `core`: `Some(None)` where it fails, `None` where it
@@ -96,8 +225,7 @@ pub fn gprof_demangle_style(name: &str, style: Style) -> Option<String> {
         Style::Java if core.starts_with("_Z") => java_v3(core).flatten()?,
         Style::Java => return None,
         Style::Gnat => ada_demangle(core),
-        Style::Dlang if core == "_Dmain" => "D main".to_string(),
-        Style::Dlang => return None,
+        Style::Dlang => dlang_demangle(core)??,
     };
     Some(format!("{prefix}{demangled}{suffix}"))
 }
