@@ -230,11 +230,11 @@ pub fn print(a: &Analysis<'_>, map: &FunctionMap, out: &mut Vec<u8>) {
     let mut files: Vec<&[u8]> = map.entries.iter().map(|m| m.file).collect();
     msort(&mut files, |l, r| filename_cmp(l, r).cmp(&0));
     files.dedup_by(|r, l| filename_cmp(l, r) == 0);
+    // filename_cmp is equality of bytes on POSIX: a set of the mapped names answers.
+    let carried: std::collections::HashSet<&[u8]> =
+        syms.iter().filter(|s| s.mapped).map(|s| s.name).collect();
     for file in files {
-        if !syms
-            .iter()
-            .any(|s| s.mapped && filename_cmp(s.name, file) == 0)
-        {
+        if !carried.contains(file) {
             out.extend_from_slice(file);
             out.push(b'\n');
         }

@@ -602,6 +602,26 @@ mod tests {
     }
 
     #[test]
+    fn gnat_and_dlang_styles() {
+        let g = |n: &str| gprof_demangle_style(n, Style::Gnat);
+        assert_eq!(g("pkg__sub__2").as_deref(), Some("pkg.sub"));
+        assert_eq!(g("pkg__Oadd").as_deref(), Some("pkg.\"+\""));
+        assert_eq!(g("_start").as_deref(), Some("<_start>"));
+        assert_eq!(g("_ada_Foo").as_deref(), Some("<Foo>"));
+        assert_eq!(g("main").as_deref(), Some("main"));
+        let d = |n: &str| gprof_demangle_style(n, Style::Dlang);
+        assert_eq!(d("_Dmain").as_deref(), Some("D main"));
+        assert_eq!(
+            d("_D3app5outerFiZ5innerFZv").as_deref(),
+            Some("app.outer(int).inner()")
+        );
+        assert_eq!(d("_D3foo3barFZvv"), None);
+        assert_eq!(d("main"), None);
+        assert!(!reproduced("_D3foo__T3barTiZ3barFZv", Style::Dlang));
+        assert!(reproduced("_D3foo3barFZvv", Style::Dlang));
+    }
+
+    #[test]
     fn cxx_and_plain() {
         assert_eq!(gprof_demangle("_Z3fooi").as_deref(), Some("foo(int)"));
         assert_eq!(gprof_demangle("_ZN3FooC2Ev").as_deref(), Some("Foo::Foo()"));
