@@ -76,6 +76,7 @@ pub fn check(data: &[u8]) {
         external_symbols: None,
         // gprof's -d (every trace) with bits 4 and 5 together.
         debug: if flags & 48 == 48 { !0 } else { 0 },
+        file_ordering: None,
     };
     if let Ok(a) = profil_report::gprof::Analysis::of_inputs(&inputs, &image, opts) {
         let sel = flags >> 6;
@@ -89,6 +90,7 @@ pub fn check(data: &[u8]) {
             exec_counts: flags & 64 != 0,
             annotated_source: false,
             function_order: flags & 128 != 0,
+            file_order: false,
             guess_exec_counts: true,
         };
         let mut buf = Vec::new();

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use profil_symbols::ElfImage;
 
 use crate::gprof::{self, Analysis, Options};
-use crate::profile::input::{load_inputs, parse_exe, read_file, GmonInput, Inputs};
+use crate::profile::input::{load_inputs_deferring, parse_exe, read_file, GmonInput, Inputs};
 use crate::render;
 use crate::report::{self, compare, default as default_report, objects as objects_report};
 use crate::request::{Format, GprofRequest, Mode, Request};
@@ -37,7 +37,7 @@ pub struct Written {
 /// Write the report `req` asks for to `out`.
 pub fn run(req: &Request, out: &mut impl Write) -> Result<Written> {
     let mut warnings = Vec::new();
-    let inputs = load_inputs(&req.files)?;
+    let inputs = load_inputs_deferring(&req.files, matches!(req.mode, Mode::Gprof(_)))?;
     let image = parse_exe(&inputs.exe)?;
     if let Some(pc) = inputs
         .gmons
@@ -126,6 +126,7 @@ pub fn report(
                 file_format: g.file_format,
                 external_symbols: g.external_symbols,
                 debug: g.debug,
+                file_ordering: g.file_ordering,
             };
             let mut read_so_far = Vec::new();
             for level in g.debug_banners {
@@ -372,6 +373,7 @@ fn gprof_lines(
                 file_format: args.file_format,
                 external_symbols: args.external_symbols,
                 debug: args.debug,
+                file_ordering: args.file_ordering,
             },
             sum: args.sum,
         },

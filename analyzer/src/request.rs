@@ -67,6 +67,8 @@ pub struct GprofRequest {
     pub file_format: crate::gprof::FileFormat,
     /// `-S FILE`: the symbols, `nm`-style, instead of the executable's.
     pub external_symbols: Option<&'static std::path::Path>,
+    /// `-R MAP`: the map of functions to object files, for the file ordering.
+    pub file_ordering: Option<&'static std::path::Path>,
     /// `-y`, `-x`, `-m`, `-t`, `-I`: how `-A` annotates.
     pub annotate: crate::gprof::annotate::AnnotateOptions,
     /// `-d[N]`: gprof's debugging level (0: none; [`crate::gprof::debug`]).

@@ -270,6 +270,7 @@ const STYLE_OTHER: u32 = 4;
 const STYLE_EXEC: u32 = 8;
 const STYLE_ANNO: u32 = 16;
 const STYLE_ORDER: u32 = 32;
+const STYLE_FILE_ORDER: u32 = 64;
 
 /// The request for `profil-report ARGS…` in gprof mode (`args` without the program name;
 /// `--gprof` itself is dropped wherever it stands).
@@ -344,6 +345,11 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('r'), _) => {
                 style |= STYLE_ORDER;
                 user |= STYLE_ORDER;
+            }
+            (Opt::Short('R'), Some(file)) => {
+                g.file_ordering = Some(Box::leak(PathBuf::from(file).into_boxed_path()));
+                style |= STYLE_FILE_ORDER;
+                user |= STYLE_FILE_ORDER;
             }
             (Opt::Short('S'), Some(file)) => {
                 g.external_symbols = Some(Box::leak(PathBuf::from(file).into_boxed_path()));
@@ -465,7 +471,9 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                     "gnu-v3" => g.demangle_style = DemangleStyle::GnuV3,
                     "rust" => g.demangle_style = DemangleStyle::Rust,
                     "none" => style_none = true,
-                    "java" | "gnat" | "dlang" => return Err(refuse(format!("--demangle={style}"))),
+                    "java" => g.demangle_style = DemangleStyle::Java,
+                    "gnat" => g.demangle_style = DemangleStyle::Gnat,
+                    "dlang" => g.demangle_style = DemangleStyle::Dlang,
                     _ => {
                         return Err(Refusal {
                             message: format!("--gprof: unknown demangling style `{style}'"),
@@ -497,9 +505,18 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             exec_counts: style & STYLE_EXEC != 0,
             annotated_source: style & STYLE_ANNO != 0,
             function_order: style & STYLE_ORDER != 0,
+            file_order: style & STYLE_FILE_ORDER != 0,
             guess_exec_counts: false,
         }
     };
+    if style & STYLE_ORDER != 0 && style & STYLE_FILE_ORDER != 0 {
+        return Err(Refusal {
+            message: "--gprof: Only one of --function-ordering and --file-ordering may be \
+                      specified."
+                .into(),
+            code: 1,
+        });
+    }
     if g.debug != 0 {
         // The traces of these paths are not reproduced (crate::gprof::debug).
         let what = if g.sum {
@@ -517,6 +534,12 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 code: 2,
             });
         }
+    }
+    if g.file_ordering.is_some() && g.lines {
+        return Err(Refusal {
+            message: "--gprof: -R with -l (or -s) is not emulated (yet)".into(),
+            code: 2,
+        });
     }
     g.debug_banners = Box::leak(banners.into_boxed_slice());
     // GPROF_PATH comes after the -I directories.

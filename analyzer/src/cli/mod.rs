@@ -193,6 +193,7 @@ impl ReportArgs {
                     exec_counts: false,
                     annotated_source: false,
                     function_order: false,
+                    file_order: false,
                     guess_exec_counts: true,
                 },
                 zeros: self.zeros,
@@ -213,6 +214,7 @@ impl ReportArgs {
                 external_symbols: None,
                 debug: 0,
                 debug_banners: &[],
+                file_ordering: None,
             })
         } else if self.compare_gprof {
             Mode::CompareGprof

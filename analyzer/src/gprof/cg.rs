@@ -1195,6 +1195,7 @@ mod tests {
                     end_addr: 0x100 * (i as u64 + 2) - 1,
                     is_func: true,
                     is_static: false,
+                    mapped: false,
                 })
                 .collect(),
             after_last: None,

@@ -82,6 +82,8 @@ pub struct Sections {
     pub annotated_source: bool,
     /// `-r`: the suggested function order (last).
     pub function_order: bool,
+    /// `-R`: the suggested order of object files (last; never with `-r`).
+    pub file_order: bool,
     /// No output style was asked for (and `-Z` not given): a profile with neither histogram
     /// nor arcs then gets the execution counts, as in gprof.
     pub guess_exec_counts: bool,

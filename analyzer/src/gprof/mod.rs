@@ -17,7 +17,8 @@
 //!    `-i`'s file summary, [`flat::print`], then [`cg_print::print`] and
 //!    [`cg_print::print_index`] (whose file names of static functions come from the DWARF
 //!    line table as BFD 2.40 reads it, [`profil_symbols::gprof::source_files`]), the execution
-//!    counts (`-C`), [`annotate`] (`-A`) and [`ordering`] (`-r`); `-T` reorders and restyles
+//!    counts (`-C`), [`annotate`] (`-A`), [`ordering`] (`-r`) and [`file_order`] (`-R`, whose
+//!    map also renames symbols in step 1); `-T` reorders and restyles
 //!    them, and without `-b` gprof's explanations (recorded from its output, `blurbs/`) follow.
 //!
 //! Under `-d` ([`debug`]) every step also writes gprof's trace lines into the analysis'
@@ -43,6 +44,7 @@ pub mod annotate;
 pub mod cg;
 pub mod cg_print;
 pub mod debug;
+pub mod file_order;
 pub mod flat;
 pub mod hist;
 pub mod lines;
@@ -95,6 +97,8 @@ pub struct Options {
     pub file_format: FileFormat,
     /// `-S FILE`: the symbols, `nm`-style, instead of the executable's.
     pub external_symbols: Option<&'static std::path::Path>,
+    /// `-R MAP`: the map of functions to object files ([`file_order`]).
+    pub file_ordering: Option<&'static std::path::Path>,
     /// The symbol specs of `-p/-P/-q/-Q NAME`, `-e/-E/-f/-F/-n/-N`, `-k` ([`symspec`]).
     pub specs: &'static [SymSpec],
     /// `-d`: gprof's debugging level ([`debug`]; 0: no traces).
@@ -158,6 +162,8 @@ pub struct Analysis<'data> {
     pub file_format: FileFormat,
     /// `-S`: the symbols came from a file, so none has a source file or line.
     pub external_symbols: bool,
+    /// `-R`: the map of functions to object files ([`file_order`]).
+    pub function_map: Option<file_order::FunctionMap>,
     /// `--inline-file-names`: the `(file:line)` of each symbol ([`Analysis::add_file_names`]).
     pub inline_files: Option<lines::LineLocations>,
     /// `-c`: `.text` (link-time address and bytes) to scan for direct calls.
@@ -205,6 +211,20 @@ impl<'data> Analysis<'data> {
             .or_else(|| exe.section_by_name("$CODE$"))
             .ok_or_else(|| Error::input(format!("{exe_name}: has no .text section")))?;
         let mut trace = debug::Trace::new(opts.debug);
+        let function_map = match opts.file_ordering {
+            Some(path) => {
+                let text = std::fs::read(path).map_err(|_| {
+                    Error::gprof_fatal(format!("could not open {}.", path.display()))
+                })?;
+                // The names live as long as the symbol table, which lives for the run.
+                let text: &'static [u8] = Box::leak(text.into_boxed_slice());
+                Some(file_order::FunctionMap::parse(text).ok_or_else(|| {
+                    Error::gprof_fatal(format!("unable to parse mapping file {}.", path.display()))
+                })?)
+            }
+            None => None,
+        };
+        let mut mapped = Vec::new();
         let gsyms = match opts.external_symbols {
             Some(path) => {
                 let text = std::fs::read(path).map_err(|_| {
@@ -223,14 +243,18 @@ impl<'data> Analysis<'data> {
                     no_static: opts.no_static,
                     ignore_non_functions: opts.ignore_non_functions,
                 };
-                gprof_symbols(exe, table, class)
+                let mut gsyms = gprof_symbols(exe, table, class);
+                if let Some(map) = &function_map {
+                    mapped = map.apply(&mut gsyms);
+                }
+                gsyms
             }
         };
         if gsyms.is_empty() {
             return Err(no_symbols());
         }
         let text_end = text.addr.wrapping_add(text.size);
-        let symtab = SymTab::finalize_traced(&gsyms, text_end, &mut trace);
+        let symtab = SymTab::finalize_traced(&gsyms, &mapped, text_end, &mut trace);
         let excluded: Vec<bool> = symtab
             .syms
             .iter()
@@ -244,6 +268,9 @@ impl<'data> Analysis<'data> {
                  __mcount_internal, __mcleanup, _gprof_mcount) is not emulated (yet): run gprof \
                  itself for it",
             ));
+        }
+        if !opts.no_demangle {
+            check_demangling(&symtab, opts.demangle_style)?;
         }
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
@@ -263,6 +290,7 @@ impl<'data> Analysis<'data> {
             },
             file_format: opts.file_format,
             external_symbols: opts.external_symbols.is_some(),
+            function_map,
             inline_files: None,
             last_hist_header: None,
             hist: Histograms::default(),
@@ -686,7 +714,8 @@ impl<'data> Analysis<'data> {
     /// [`Analysis::push_display_name`] without `-d`'s decorations.
     fn push_plain_name(&self, i: usize, out: &mut Vec<u8>) {
         let raw = self.symtab.syms[i].name;
-        if self.no_demangle || !may_be_mangled(raw) {
+        let gnat = self.demangle_style == profil_symbols::demangle::Style::Gnat;
+        if self.no_demangle || (!gnat && !may_be_mangled(raw)) {
             out.extend_from_slice(raw);
         } else {
             match std::str::from_utf8(raw) {
@@ -705,6 +734,30 @@ impl<'data> Analysis<'data> {
             l.push_file_line(i, out);
         }
     }
+}
+
+/// Refuse (status 2) a demangling style whose demangler is not reproduced for a name of
+/// `symtab` (`--demangle=java` on C++ names, `dlang` on D names; see
+/// [`profil_symbols::demangle::reproduced`]).
+pub fn check_demangling(symtab: &SymTab<'_>, style: profil_symbols::demangle::Style) -> Result<()> {
+    use profil_symbols::demangle::{reproduced, Style};
+    if !matches!(style, Style::Java | Style::Dlang) {
+        return Ok(());
+    }
+    for s in &symtab.syms {
+        let name = String::from_utf8_lossy(s.name);
+        if !reproduced(&name, style) {
+            return Err(Error::refusal(format!(
+                "--gprof: --demangle={} of {name} is not emulated (yet): run gprof itself for it",
+                if style == Style::Java {
+                    "java"
+                } else {
+                    "dlang"
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `core_create_syms_from` (`-S`): every line `ADDRESS TYPE NAME` (as `sscanf ("%s %c %s")`

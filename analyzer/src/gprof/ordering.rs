@@ -135,15 +135,38 @@ pub fn print(a: &Analysis<'_>, graph: bool, opts: GraphOptions, out: &mut Vec<u8
     }
 }
 
-struct State<'a, 'd> {
+/// The placement state `order_and_dump_functions_by_arcs` works on (shared with `-R`'s
+/// [`super::file_order`]).
+pub(super) struct State<'a, 'd> {
     a: &'a Analysis<'d>,
     place: Vec<Place>,
     arc_placed: Vec<bool>,
 }
 
-impl State<'_, '_> {
+impl<'a, 'd> State<'a, 'd> {
+    /// Symbols placed or not (`placed`, per symbol), arcs placed or not (`arc_placed`), no
+    /// chains.
+    pub(super) fn new(a: &'a Analysis<'d>, placed: Vec<bool>, arc_placed: Vec<bool>) -> Self {
+        State {
+            a,
+            place: placed
+                .into_iter()
+                .map(|placed| Place {
+                    placed,
+                    ..Place::default()
+                })
+                .collect(),
+            arc_placed,
+        }
+    }
+
+    /// Whether symbol `i` has been placed.
+    pub(super) fn is_placed(&self, i: usize) -> bool {
+        self.place[i].placed
+    }
+
     /// `order_and_dump_functions_by_arcs`.
-    fn order_and_dump(
+    pub(super) fn order_and_dump(
         &mut self,
         the_arcs: &[usize],
         all: bool,

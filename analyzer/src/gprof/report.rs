@@ -1,6 +1,6 @@
 //! The whole of gprof's output for one run: which sections, in gprof's order, each printed by
 //! its own module ([`super::flat`], [`super::cg_print`], [`super::annotate`],
-//! [`super::ordering`]). Kept apart from the call-graph printer, which the flat profile and the
+//! [`super::ordering`], [`super::file_order`]). Kept apart from the call-graph printer, which the flat profile and the
 //! function ordering use, so that no module of the emulation imports one that imports it.
 
 use super::cg_print::{self, GraphOptions, Sections};
@@ -10,7 +10,7 @@ use crate::Result;
 
 /// Print what gprof prints for the sections `req` and the options `opts`, in gprof's order
 /// (`-i`'s summary, the flat profile, the call graph and its index, execution counts,
-/// annotated source, function order; `-T` puts the call graph first). With neither a
+/// annotated source, function order, file order; `-T` puts the call graph first). With neither a
 /// histogram nor arcs and no section asked for, gprof falls back to the execution counts
 /// (empty without `-z`); so do we. `exe` is the executable's bytes (its DWARF names source
 /// files). Returns the warnings (sources `-A` could not find).
@@ -88,6 +88,9 @@ pub fn print_report(
     }
     if req.function_order {
         super::ordering::print(a, graph, opts, out);
+    }
+    if let (true, Some(map)) = (req.file_order, &a.function_map) {
+        super::file_order::print(a, map, out);
     }
     Ok(warnings)
 }

@@ -19,6 +19,8 @@ pub struct Sym<'data> {
     pub is_func: bool,
     /// Local (`t`) symbol.
     pub is_static: bool,
+    /// Renamed to its object file by `-R`'s map ([`super::file_order`]).
+    pub mapped: bool,
 }
 
 /// The finalized table, sorted by address, one symbol per address.
@@ -71,20 +73,32 @@ impl<'data> SymTab<'data> {
     /// `symtab_finalize`: a stable sort by (address, functions first, globals first), then
     /// one symbol per address, then end addresses. `text_end` is `.text`'s vma + size.
     pub fn finalize(input: &[GprofSymbol<'data>], text_end: u64) -> Self {
-        Self::finalize_traced(input, text_end, &mut Trace::default())
+        Self::finalize_traced(input, &[], text_end, &mut Trace::default())
     }
 
-    /// [`SymTab::finalize`], with gprof's traces under `AOUTDEBUG | IDDEBUG`: each duplicate
-    /// (which one is favoured), the number removed, and the table with its ranges.
-    pub fn finalize_traced(input: &[GprofSymbol<'data>], text_end: u64, trace: &mut Trace) -> Self {
-        let table = Self::finalize_favors(input, text_end, trace);
+    /// [`SymTab::finalize`], where `mapped[i]` says whether `input[i]` is a symbol `-R`'s map
+    /// renamed (missing entries: not mapped), with gprof's traces under `AOUTDEBUG | IDDEBUG`:
+    /// each duplicate (which one is favoured), the number removed, and the table with its
+    /// ranges.
+    pub fn finalize_traced(
+        input: &[GprofSymbol<'data>],
+        mapped: &[bool],
+        text_end: u64,
+        trace: &mut Trace,
+    ) -> Self {
+        let table = Self::finalize_favors(input, mapped, text_end, trace);
         table.trace_table(input.len() - table.len(), trace);
         table
     }
 
-    /// [`SymTab::finalize`] with only the traces of its duplicates (the caller prints the
-    /// rest with [`SymTab::trace_table`]).
-    pub fn finalize_favors(input: &[GprofSymbol<'data>], text_end: u64, trace: &mut Trace) -> Self {
+    /// [`SymTab::finalize_traced`] with only the traces of its duplicates (the caller prints
+    /// the rest with [`SymTab::trace_table`]).
+    pub fn finalize_favors(
+        input: &[GprofSymbol<'data>],
+        mapped: &[bool],
+        text_end: u64,
+        trace: &mut Trace,
+    ) -> Self {
         let traced = trace.on(AOUTDEBUG | IDDEBUG);
         let sorted = address_order(input).into_iter().map(|i| {
             let g = &input[i];
@@ -94,6 +108,7 @@ impl<'data> SymTab<'data> {
                 end_addr: 0,
                 is_func: g.is_func,
                 is_static: g.is_static,
+                mapped: mapped.get(i).copied().unwrap_or(false),
             }
         });
         let mut syms: Vec<Sym<'data>> = Vec::with_capacity(input.len());

@@ -278,10 +278,31 @@ fn io_reason(e: &std::io::Error) -> String {
 /// Sort `files` by content into the executable (at most one, read) and the gmon files (only
 /// looked at; read by [`GmonInput::bytes`]), in order. No defaults are filled in.
 pub fn sort_inputs(files: &[PathBuf]) -> Result<(Option<Input>, Vec<GmonInput>)> {
+    sort_inputs_deferring(files, false)
+}
+
+/// [`sort_inputs`]; with `defer`, a file after the executable that cannot be opened is taken
+/// as a gmon file whose [`GmonInput::bytes`] fails (gprof opens each gmon file only when it
+/// reads it, after printing what `-i` says of the ones before).
+fn sort_inputs_deferring(
+    files: &[PathBuf],
+    defer: bool,
+) -> Result<(Option<Input>, Vec<GmonInput>)> {
     let mut exe: Option<Input> = None;
     let mut gmons = Vec::new();
     for f in files {
-        let (head, held) = peek(f)?;
+        let (head, held) = match peek(f) {
+            Ok(peeked) => peeked,
+            Err(_) if defer && exe.is_some() => {
+                gmons.push(GmonInput {
+                    path: f.clone(),
+                    head: Vec::new(),
+                    held: None,
+                });
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if profil_symbols::elf::looks_like_elf(&head) {
             if let Some(first) = &exe {
                 return Err(Error::input(format!(
@@ -316,12 +337,18 @@ pub fn sort_inputs(files: &[PathBuf]) -> Result<(Option<Input>, Vec<GmonInput>)>
 /// Tell the executable from the gmon files (by content) and read the executable. gmon
 /// files are only looked at here; their bytes are read by [`GmonInput::bytes`].
 pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs> {
+    load_inputs_deferring(files, false)
+}
+
+/// [`load_inputs`]; with `defer` (the `--gprof` modes), a gmon file after the executable that
+/// cannot be opened fails only when a report reads it ([`GmonInput::bytes`]).
+pub fn load_inputs_deferring(files: &[PathBuf], defer: bool) -> Result<Inputs> {
     let files: Vec<PathBuf> = if files.is_empty() {
         vec![PathBuf::from("a.out"), PathBuf::from("gmon.out")]
     } else {
         files.to_vec()
     };
-    let (exe, mut gmons) = sort_inputs(&files)?;
+    let (exe, mut gmons) = sort_inputs_deferring(&files, defer)?;
     let exe = exe.ok_or_else(|| {
         // Name what was read, so that a damaged or wrong "executable" is recognisable.
         let names: Vec<String> = gmons.iter().map(GmonInput::name).collect();

@@ -8,6 +8,8 @@
 //! `-b`, `-z`, `-a`, `-l`, `-i`, symbol specs (`-pNAME`, `-Q/NAME`, `-k FROM/TO`,
 //! `-e/-E/-f/-F/-n/-N NAME`; names, files and lines), the options' order (`-p -P` and `-P -p` differ), clusters, long options and their
 //! abbreviations, operands before options and after `--`, and getopt's failures (status 1).
+//! Modules after the matrix build programs of their own: `-c`, `-s`, `-D`, demangling (every
+//! style, on C, C++ and Rust-style names), `-R` (map files, with gprof's crashes), `-L`, `-A`.
 
 use crate::support::{diff, fixtures_dir, gprof, ours};
 
@@ -38,7 +40,11 @@ fn same_in(dir: &std::path::Path, args: &[&str]) {
             !want.stdout.is_empty() || args.contains(&"-Q"),
             "{args:?}: vacuous"
         );
-    } else {
+    } else if !args
+        .iter()
+        .any(|a| *a == "-i" || *a == "-bi" || *a == "--file-info")
+    {
+        // Only -i's lines come out before gprof fails (for the files read before a bad one).
         assert!(got.stdout.is_empty(), "{args:?}: printed before failing");
     }
 }
@@ -228,6 +234,20 @@ macro_rules! cases {
             missing_required_argument: ["P", "G", "-k"],
             missing_gmon_file: ["-b", "P", "no-such.gmon"],
             missing_image: ["-b", "no-such-program", "G"],
+            // -i prints the files read before one that is missing, then fails.
+            file_info_later_gmon_missing: ["-i", "P", "G", "no-such.gmon"],
+            file_info_brief_flat_later_gmon_missing: ["-bi", "-p", "P", "G", "G", "no-such.gmon"],
+            // -R: a map that is missing; -r with -R.
+            file_ordering_missing_map: ["-R", "no-such.map", "P", "G"],
+            file_ordering_with_function_ordering: ["-r", "-Rno-such.map", "P", "G"],
+            // --demangle=STYLE: GNAT's brackets every C name that is not Ada-like; java and
+            // dlang change no C name.
+            demangle_gnat: ["--demangle=gnat", "P", "G"],
+            demangle_gnat_zeros_brief: ["-b", "-z", "--demangle=gnat", "P", "G"],
+            demangle_gnat_lines: ["-b", "-l", "--demangle=gnat", "P", "G"],
+            demangle_gnat_traditional: ["-T", "--demangle=gnat", "P", "G"],
+            demangle_java_zeros: ["-z", "--demangle=java", "P", "G"],
+            demangle_dlang_zeros_graph: ["-b", "-z", "-q", "--demangle=dlang", "P", "G"],
 
             );
         }
@@ -246,6 +266,285 @@ cases!(loop2, "inner");
 cases!(recursion, "fib");
 cases!(cycle, "ping");
 cases!(threads, "work_a");
+
+/// `-i` when a later gmon file cannot be read: gprof prints what the files before it hold
+/// (it prints each file's lines as it reads it), then fails with status 1.
+mod file_info_then_failure {
+    use crate::support::fixtures_dir;
+
+    #[test]
+    fn later_gmon_file_missing() {
+        let dir = fixtures_dir("gcc-pg");
+        for args in [
+            &["-i", "loop2", "loop2.gmon", "no-such.gmon"][..],
+            &["-i", "cycle", "cycle.gmon", "cycle.gmon", "no-such.gmon"],
+            &[
+                "-i",
+                "-b",
+                "-p",
+                "recursion",
+                "recursion.gmon",
+                "no-such.gmon",
+            ],
+            &["-i", "-l", "loop2", "loop2.gmon", "no-such.gmon"],
+            &["-i", "loop2", "loop2.gmon", "no-such.gmon", "loop2.gmon"],
+            &["loop2", "loop2.gmon", "no-such.gmon"],
+        ] {
+            let (want, _) = super::same_status_and_stdout(&dir, args);
+            assert!(!want.status.success(), "{args:?}: gprof succeeded");
+            if args[0] == "-i" {
+                assert!(!want.stdout.is_empty(), "{args:?}: vacuous");
+            }
+        }
+    }
+}
+
+/// `-R MAP` (`--file-ordering`): the map's files in gprof's suggested link order, and every
+/// section with the mapped functions renamed to their files. gprof runs with `malloc`'s fresh
+/// memory zeroed: it reads its map entries' run-start flag uninitialised (see
+/// `gprof::file_order`), and zeroed memory gives what its code means.
+mod file_ordering {
+    use crate::support::GPROF_ADDRESS_SPACE;
+    use crate::support::{diff, fixtures_dir, limit_address_space, ours, TempDir};
+    use std::path::Path;
+    use std::process::{Command, Output};
+
+    fn gprof(dir: &Path, args: &[&str]) -> Output {
+        let mut cmd = Command::new("gprof");
+        limit_address_space(&mut cmd, GPROF_ADDRESS_SPACE)
+            .args(args)
+            .current_dir(dir)
+            .env("LC_ALL", "C")
+            .env("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0")
+            .env("MALLOC_PERTURB_", "255")
+            .output()
+            .expect("GNU gprof")
+    }
+
+    fn scratch() -> TempDir {
+        let dir = TempDir::new("gprof-dropin-file-order");
+        for f in ["loop2", "cycle", "recursion", "threads"] {
+            for name in [f.to_string(), format!("{f}.gmon")] {
+                std::fs::copy(fixtures_dir("gcc-pg").join(&name), dir.join(&name)).unwrap();
+            }
+        }
+        dir
+    }
+
+    /// Our run of `args`, checked against gprof's run of `gprof_args` (the same command
+    /// unless gprof crashes on it): status and stdout.
+    fn check(dir: &Path, args: &[&str], gprof_args: &[&str]) -> Output {
+        let want = gprof(dir, gprof_args);
+        let mut ours_args = vec!["--gprof"];
+        ours_args.extend_from_slice(args);
+        let got = ours(dir, &ours_args);
+        assert_eq!(
+            got.status.code(),
+            want.status.code(),
+            "{args:?}: exit status (gprof: {}; ours: {})",
+            String::from_utf8_lossy(&want.stderr),
+            String::from_utf8_lossy(&got.stderr)
+        );
+        assert!(
+            want.stdout == got.stdout,
+            "{args:?}: stdout differs from gprof's:\n{}",
+            diff(&want.stdout, &got.stdout)
+        );
+        want
+    }
+
+    /// Write `map` as `map` in `dir` and run `-R map ARGS` both ways.
+    fn same(dir: &TempDir, map: &str, args: &[&str]) -> Output {
+        std::fs::write(dir.join("map"), map).unwrap();
+        let mut all = vec!["-R", "map"];
+        all.extend_from_slice(args);
+        check(dir.path(), &all, &all)
+    }
+
+    const LOOP2: &[&str] = &["loop2", "loop2.gmon"];
+
+    fn with<'a>(flags: &[&'a str], files: &[&'a str]) -> Vec<&'a str> {
+        flags.iter().chain(files).copied().collect()
+    }
+
+    #[test]
+    fn one_object_file() {
+        let dir = scratch();
+        let map = "loop2.o: inner\nloop2.o: outer\nloop2.o: main\n";
+        let out = same(&dir, map, LOOP2);
+        assert_eq!(out.stdout, b"loop2.o\n", "not what the brief saw");
+        for flags in [
+            &["-p"][..],
+            &["-b", "-p", "-q"],
+            &["-q"],
+            &["-z", "-b", "-q"],
+            &["-a", "-b", "-p"],
+            &["-i"],
+            &["-T"],
+            &["-c", "-b", "-q"],
+            &["--file-ordering=map", "-b"],
+        ] {
+            same(&dir, map, &with(flags, LOOP2));
+        }
+    }
+
+    #[test]
+    fn several_object_files_and_runs() {
+        let dir = scratch();
+        for (map, files) in [
+            ("a.o: inner\nb.o: outer\nc.o: main\n", LOOP2),
+            ("a.o: inner\nb.o: outer\na.o: main\n", LOOP2),
+            ("b.o: main\na.o: inner\na.o: outer\n", LOOP2),
+            (
+                "x.o: ping\ny.o: pong\nz.o: main\n",
+                &["cycle", "cycle.gmon"][..],
+            ),
+            (
+                "x.o: ping\nx.o: pong\nz.o: main\n",
+                &["cycle", "cycle.gmon"],
+            ),
+            (
+                "f.o: fib\nl.o: leaf\nm.o: main\n",
+                &["recursion", "recursion.gmon"],
+            ),
+            ("f.o: fib\nf.o: leaf\n", &["recursion", "recursion.gmon"]),
+            (
+                "w.o: worker\na.o: work_a\nb.o: work_b\nm.o: main\n",
+                &["threads", "threads.gmon"],
+            ),
+        ] {
+            for flags in [&[][..], &["-b"], &["-b", "-p", "-q"], &["-z", "-q"]] {
+                same(&dir, map, &with(flags, files));
+            }
+        }
+    }
+
+    #[test]
+    fn symbols_absent_and_lines_skipped() {
+        let dir = scratch();
+        for map in [
+            "a.o: zzz\n",
+            "a.o: zzz\na.o: inner\nb.o: outer\n",
+            "No symbols in empty.o\na.o: inner\nNo symbols in other.o\nb.o: outer\n",
+            "No symbols in empty.o\n",
+            "a.o: inner\nNo symbols in x.o",
+            "z.o: inner\na.o: outer\nm.o: nosuch\nb.o: nosuch2\n",
+            "a.o: inner\nb.o: inner\n",
+            "  a.o: inner\n   b.o: outer x  \n",
+            "a.o:0000000000000000 T inner\nb.o:0000000000000000 T outer\n",
+            "a.o: inner\nb c",
+            "\u{e9}.o: inner\na.o: outer\n",
+        ] {
+            same(&dir, map, LOOP2);
+            same(&dir, map, &with(&["-b", "-p"], LOOP2));
+        }
+    }
+
+    #[test]
+    fn gprofs_failures() {
+        let dir = scratch();
+        for map in [
+            ":x\n",
+            "a.o: inner\nb.o\nc.o: main\n",
+            "\n",
+            "a.o: inner\n:x\n",
+        ] {
+            let out = same(&dir, map, LOOP2);
+            assert_eq!(out.status.code(), Some(1), "{map:?}");
+        }
+        let out = check(
+            dir.path(),
+            &["-R", "nosuch", "loop2", "loop2.gmon"],
+            &["-R", "nosuch", "loop2", "loop2.gmon"],
+        );
+        assert_eq!(out.status.code(), Some(1));
+        std::fs::write(dir.join("map"), "a.o: inner\n").unwrap();
+        for args in [&["-r", "-R", "map"][..], &["-R", "map", "-r"]] {
+            let out = check(dir.path(), &with(args, LOOP2), &with(args, LOOP2));
+            assert_eq!(out.status.code(), Some(1));
+        }
+    }
+
+    /// Where gprof segfaults, the emulation does what the code means: an empty map maps
+    /// nothing; a symbol part without a space is the text after the colon (all of it without
+    /// one). Each is checked against gprof on the map as it was meant.
+    #[test]
+    fn where_gprof_crashes() {
+        let dir = scratch();
+        let run = |map: &str, meant: &str, flags: &[&str]| {
+            std::fs::write(dir.join("map"), map).unwrap();
+            std::fs::write(dir.join("meant"), meant).unwrap();
+            let crashed = gprof(dir.path(), &with(&with(&["-R", "map"], flags), LOOP2));
+            assert_eq!(
+                crashed.status.code(),
+                None,
+                "{map:?}: gprof no longer crashes"
+            );
+            check(
+                dir.path(),
+                &with(&with(&["-R", "map"], flags), LOOP2),
+                &with(&with(&["-R", "meant"], flags), LOOP2),
+            );
+        };
+        for flags in [&[][..], &["-b", "-p", "-q"]] {
+            run("a.o:inner\nb.o:outer\n", "a.o: inner\nb.o: outer\n", flags);
+            run("a.o: inner\nb.o", "a.o: inner\nb.o: b.o\n", flags);
+            run("a.o:\nb.o: outer\n", "a.o: \nb.o: outer\n", flags);
+        }
+        // An empty map: nothing mapped, nothing to order.
+        std::fs::write(dir.join("map"), "").unwrap();
+        assert_eq!(
+            gprof(dir.path(), &with(&["-R", "map"], LOOP2))
+                .status
+                .code(),
+            None
+        );
+        let got = ours(dir.path(), &with(&["--gprof", "-R", "map"], LOOP2));
+        assert!(got.status.success() && got.stdout.is_empty());
+        check(
+            dir.path(),
+            &with(&["-R", "map", "-b", "-p", "-q"], LOOP2),
+            &with(&["-b", "-p", "-q"], LOOP2),
+        );
+    }
+
+    /// The intended producer: `nm --extern-only --defined-only -v --print-file-name` on the
+    /// object files (gprof's manual), for a program of three files.
+    #[test]
+    fn nm_map_of_object_files() {
+        use crate::support::{compile, profile_run};
+        let dir = TempDir::new("gprof-dropin-file-order-nm");
+        let sources = [
+            ("main.c", "void a_work(long); void b_work(long);\nint main(void) { for (int i = 0; i < 30; i++) { a_work(300000); b_work(100000); } return 0; }\n"),
+            ("a.c", "static volatile long s; void b_work(long);\nstatic void a_helper(long n) { for (long i = 0; i < n; i++) s += i; }\nvoid a_work(long n) { a_helper(n); b_work(n / 10); }\n"),
+            ("b.c", "static volatile long t;\nvoid b_work(long n) { for (long i = 0; i < n; i++) t ^= i; }\nvoid b_unused(void) { t = 0; }\n"),
+            ("empty.c", "int nothing_here;\n"),
+        ];
+        for (name, text) in sources {
+            std::fs::write(dir.join(name), text).unwrap();
+            compile(dir.path(), "gcc", &["-pg", "-O1", "-c", name]);
+        }
+        compile(
+            dir.path(),
+            "gcc",
+            &["-pg", "-o", "prog", "main.o", "a.o", "b.o", "empty.o"],
+        );
+        profile_run(dir.path(), "prog", &[], "prog.gmon");
+        let nm = Command::new("nm")
+            .args(["--extern-only", "--defined-only", "-v", "--print-file-name"])
+            .args(["main.o", "a.o", "b.o", "empty.o"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(nm.status.success());
+        std::fs::write(dir.join("map"), &nm.stdout).unwrap();
+        for flags in [&[][..], &["-b"], &["-b", "-p", "-q"], &["-a", "-z"]] {
+            let args = with(&with(&["-R", "map"], flags), &["prog", "prog.gmon"]);
+            let out = check(dir.path(), &args, &args);
+            assert!(out.status.success());
+        }
+    }
+}
 
 /// `-c` (`--static-call-graph`) on a program built at `-O0`, where functions are laid out in
 /// source order so that some calls go forwards (gprof's x86-64 scan finds only those): the
@@ -961,6 +1260,305 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
             args.extend_from_slice(&["cpp", "cpp.gmon"]);
             super::same_in(dir.path(), &args);
         }
+    }
+}
+
+/// `--demangle=gnat`, `java` and `dlang` on a C program whose functions carry chosen symbol
+/// names (asm labels): GNAT's encodings and what is not one (printed `<name>`), D's names
+/// (`_Dmain`, functions, nested functions, members, variables, attributes, what libiberty
+/// rejects), C++ and (legacy) Rust names; in the flat profile, the call graph, its index,
+/// `-l`, `-T`.
+/// `--demangle=java` on C and C++ programs, refused (status 2) on a C++ name outside the
+/// grammar reproduced, as `dlang` is on a D name outside D's (templates, back references…).
+mod demangling_styles {
+    use crate::support::{gprof, ours};
+
+    const NAMES: &[&str] = &[
+        "pkg__sub",
+        "pkg__sub__2",
+        "pkg__sub__2_1X",
+        "pkg__subXnb",
+        "pkg__sub__3Xb",
+        "_ada_main_prog",
+        "_ada_Foo",
+        "pkg__Oadd",
+        "pkg__Osubtract__2",
+        "pkg__Oxyz",
+        "pkg__t___elabb",
+        "pkg__t___elabs",
+        "pkg__t___assign",
+        "pkg__t___size",
+        "pkg__t___alignment",
+        "pkg__t___bogus",
+        "pkg__tTKB",
+        "pkg__tTK__inner",
+        "pkg__tTKx",
+        "pkg__eE",
+        "pkg__pP",
+        "pkg__qN",
+        "pkg__sS",
+        "pkg__tSR",
+        "pkg__tSW__2",
+        "pkg__tSI",
+        "pkg__tSO",
+        "pkg__tSZ",
+        "pkg__tDF",
+        "pkg__tDA",
+        "pkg__tDZ",
+        "pkg__e_B12s",
+        "pkg__e_E3s",
+        "pkg__e_B1x",
+        "pkg__f_x",
+        "pkg__f.3",
+        "pkg__g.12x",
+        "Upper",
+        "a__b__c",
+        "a___",
+        "a__",
+        "a_",
+        "x1_2y",
+        "_start_like",
+        "_Dmain",
+        "_ZN4core3fmt5write17h0123456789abcdefE",
+        "_ZN2ns3Box3getEi",
+        "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE",
+        "_ZN4core3ptr13drop_in_place17hfedcba9876543210E",
+        "_D3foo3barFZv",
+        "_D3foo3bazFiZi",
+        "_D4core4time8durationFAyaPxlZb",
+        "_D3app5outerFiZ5innerFZv",
+        "_D3app5outerFZ5innerFZ4deepFkZv",
+        "_D3foo3vari",
+        "_D3foo3bar",
+        "_D3foo3barFZ",
+        "_D3foo3barFZvX",
+        "_D3foo3barFZvv",
+        "_D3foo3barZ",
+        "_D3std5stdio7writelnFNfAyaZv",
+        "_D3std4conv2toFNaNbNiNfAxaZAya",
+        "_D3foo3Bar3bazMFZv",
+        "_D1a1b1c1dFyaxuZw",
+        "_D03fooFZv",
+        "_Dx",
+        "_D",
+    ];
+
+    fn source() -> String {
+        let mut src = String::from("static volatile long sink;\n");
+        for (i, name) in NAMES.iter().enumerate() {
+            src += &format!(
+                "__attribute__((noinline)) void f{i}(long n) __asm__(\"{name}\");\n\
+                 void f{i}(long n) {{ for (long k = 0; k < n; k++) sink += k; }}\n"
+            );
+        }
+        src += "int main(void) {\n";
+        for i in 0..NAMES.len() {
+            src += &format!("  f{i}({});\n", 200_000 * (i % 5 + 1));
+        }
+        src + "  return 0;\n}\n"
+    }
+
+    #[test]
+    fn gnat_java_and_dlang_match_gprof() {
+        let dir = super::profiled("gcc", "names.c", &source(), "names", &["-O1", "-g"]);
+        let raw = gprof(
+            dir.path(),
+            &["-b", "-z", "--no-demangle", "names", "names.gmon"],
+        );
+        let gnat = gprof(
+            dir.path(),
+            &["-b", "-z", "--demangle=gnat", "names", "names.gmon"],
+        );
+        assert_ne!(raw.stdout, gnat.stdout, "--demangle=gnat changed nothing");
+        for style in ["--demangle=gnat", "--demangle=java", "--demangle=dlang"] {
+            for flags in [
+                &["-b"][..],
+                &["-b", "-z", "-p"],
+                &["-z", "-q"],
+                &["-b", "-l", "-p"],
+                &["-T", "-b"],
+                &["--no-demangle", "-b", "-p"],
+                &["--demangle", "-b", "-p"],
+            ] {
+                let mut args = vec![style];
+                args.extend_from_slice(flags);
+                args.extend_from_slice(&["names", "names.gmon"]);
+                super::same_in(dir.path(), &args);
+            }
+        }
+        // _Dmain is `D main`.
+        let got = ours(
+            dir.path(),
+            &[
+                "--gprof",
+                "-b",
+                "-p",
+                "--demangle=dlang",
+                "names",
+                "names.gmon",
+            ],
+        );
+        assert!(String::from_utf8_lossy(&got.stdout).contains("D main"));
+        super::same_in(
+            dir.path(),
+            &["-b", "-p", "--demangle=dlang", "names", "names.gmon"],
+        );
+        super::same_in(
+            dir.path(),
+            &["-b", "-q", "-z", "--demangle=dlang", "names", "names.gmon"],
+        );
+    }
+
+    /// A C++ program whose names are in the part of the grammar `--demangle=java` reproduces:
+    /// namespaces, constructors, destructors, operators, const methods, function and member
+    /// templates (return type after the parameters), `std::min`, Java's type names, pointers
+    /// without `*`, `JArray<int>` as `int[]`, function types as template arguments.
+    const JAVA_SOURCE: &str = r#"#include <algorithm>
+template <typename T> struct JArray { T* data; long n; };
+namespace geo {
+struct Vec { double x, y; Vec(double a, double b); ~Vec(); Vec operator+(const Vec& o) const; bool operator==(const Vec& o) const; double& at(int i); static Vec* make(char c, unsigned u, long long q, wchar_t w, bool b); };
+Vec::Vec(double a, double b) : x(a), y(b) {}
+Vec::~Vec() { x = 0; }
+Vec Vec::operator+(const Vec& o) const { return Vec(x + o.x, y + o.y); }
+bool Vec::operator==(const Vec& o) const { return x == o.x; }
+double& Vec::at(int i) { return i ? y : x; }
+Vec* Vec::make(char, unsigned, long long, wchar_t, bool) { return nullptr; }
+template <typename T> T twice(T x) { return x + x; }
+template <typename T> struct Holder { T v; Holder(T a) : v(a) {} T get() const { return v; } template <typename U> U as() const { return (U)v; } };
+namespace detail { long sum(const JArray<int>& a, const signed char* s, unsigned short k, short m, unsigned long long z) { (void)s; return a.n + k + m + (long)z; } }
+}
+static volatile double sink;
+template <typename F> struct Sig { long n; };
+long take_sig(Sig<int(int, char)> s, Sig<void()> t) { return s.n + t.n; }
+long use_min(int a, int b) { return std::min(a, b); }
+int main() {
+  geo::Vec a(1, 2), b(3, 4);
+  for (int i = 0; i < 20000; i++) { geo::Vec c = a + b; sink += c.at(i & 1) + (a == b); }
+  sink += geo::twice(3L) + geo::twice(2.5);
+  geo::Holder<int> h(4); sink += h.get() + h.as<long>();
+  JArray<int> arr{nullptr, 3}; sink += geo::detail::sum(arr, nullptr, 1, 2, 3);
+  sink += use_min(1, 2); geo::Vec::make('a', 1, 2, L'x', true);
+  return 0;
+}
+"#;
+
+    /// The standard library's names: `std::vector` and `std::string` (argument packs and
+    /// their expansions, literals, local classes), `std::sort` with lambdas, `std::tuple`.
+    const JAVA_STD_SOURCES: [(&str, &str); 2] = [
+        (
+            "j.cc",
+            r#"#include <vector>
+#include <string>
+namespace ns {
+struct Box { long v; Box(long x); ~Box(); long get(int k) const; bool same(const Box& o) const; static char* name(char c, unsigned u, long long q, wchar_t w); };
+Box::Box(long x) : v(x) {}
+Box::~Box() { v = 0; }
+long Box::get(int k) const { return v * k; }
+bool Box::same(const Box& o) const { return o.v == v; }
+char* Box::name(char, unsigned, long long, wchar_t) { return nullptr; }
+template <typename T> T twice(T x) { return x + x; }
+template long twice<long>(long);
+namespace inner { void deep(ns::Box*, const char*, double, float, short, unsigned char) {} }
+}
+void plain(int, bool) {}
+void takes_vec(std::vector<int>& v) { v.push_back(1); }
+void takes_str(const std::string& s) { (void)s; }
+int main() { ns::Box b(3); volatile long s = b.get(2) + b.same(b) + ns::twice(4L); plain(1, true); ns::inner::deep(&b, "x", 1, 1, 1, 1); std::vector<int> v; takes_vec(v); takes_str("x"); return (int)s & 0; }
+"#,
+        ),
+        (
+            "l.cc",
+            r#"#include <vector>
+#include <algorithm>
+#include <tuple>
+struct Item { int k; long w; };
+template <typename... T> long total(T... t) { return (0 + ... + (long)t); }
+int main() {
+  std::vector<Item> v; for (int i = 0; i < 3000; i++) v.push_back(Item{(i * 7919) % 1000, i});
+  std::sort(v.begin(), v.end(), [](const Item& a, const Item& b) { return a.k > b.k; });
+  auto sq = [](int x) { return x * x; };
+  long s = 0; for (auto& it : v) s += sq(it.k);
+  std::tuple<int, long> t(1, 2L);
+  return (int)(s + total(1, 2L, 'c') + std::get<0>(t)) & 0;
+}
+"#,
+        ),
+    ];
+
+    #[test]
+    fn java_on_standard_library_names_matches_gprof() {
+        for (src, text) in JAVA_STD_SOURCES {
+            let dir = super::profiled("g++", src, text, "std", &["-O0", "-std=c++17"]);
+            for flags in [&["-b", "-z", "-p"][..], &["-z", "-q"], &["-b", "-l", "-p"]] {
+                let mut args = vec!["--demangle=java"];
+                args.extend_from_slice(flags);
+                args.extend_from_slice(&["std", "std.gmon"]);
+                super::same_in(dir.path(), &args);
+            }
+        }
+    }
+
+    #[test]
+    fn java_on_cplusplus_names_matches_gprof() {
+        let dir = super::profiled("g++", "k.cc", JAVA_SOURCE, "k", &["-O0"]);
+        let java = gprof(dir.path(), &["-b", "-z", "--demangle=java", "k", "k.gmon"]);
+        let cxx = gprof(dir.path(), &["-b", "-z", "k", "k.gmon"]);
+        assert_ne!(java.stdout, cxx.stdout, "--demangle=java changed nothing");
+        assert!(String::from_utf8_lossy(&java.stdout).contains("geo.Vec.Vec(double, double)"));
+        for flags in [
+            &["-b"][..],
+            &["-b", "-z", "-p"],
+            &["-z", "-q"],
+            &["-b", "-l", "-z", "-p"],
+            &["-T", "-b"],
+            &["--demangle=java", "--demangle=gnu-v3", "-b"],
+            &["--demangle=gnu-v3", "--demangle=java", "-b"],
+        ] {
+            let mut args = vec!["--demangle=java"];
+            args.extend_from_slice(flags);
+            args.extend_from_slice(&["k", "k.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    /// C programs: every style; C++: gnat and dlang (raw), java refused by name where a
+    /// name is outside the grammar reproduced (a pointer to a function here).
+    #[test]
+    fn styles_on_c_and_cplusplus_programs() {
+        let c = super::profiled("gcc", "fwd.c", super::static_calls::SOURCE, "fwd", &["-O0"]);
+        for style in ["--demangle=java", "--demangle=gnat", "--demangle=dlang"] {
+            for flags in [&["-b"][..], &["-z"], &["-b", "-l"], &["-T", "-b", "-z"]] {
+                let mut args = vec![style];
+                args.extend_from_slice(flags);
+                args.extend_from_slice(&["fwd", "fwd.gmon"]);
+                super::same_in(c.path(), &args);
+            }
+        }
+        let source = format!(
+            "{}\nlong apply(long (*f)(long), long x) {{ return f(x); }}\n\
+             long id(long x) {{ return x; }}\nlong use_apply() {{ return apply(id, 3); }}\n",
+            super::demangling::SOURCE
+        );
+        let cpp = super::profiled("g++", "cpp.cc", &source, "cpp", &["-O1", "-fno-inline"]);
+        for style in ["--demangle=gnat", "--demangle=dlang"] {
+            for flags in [&["-b"][..], &["-z", "-q"], &["-b", "-l"], &["-T", "-b"]] {
+                let mut args = vec![style];
+                args.extend_from_slice(flags);
+                args.extend_from_slice(&["cpp", "cpp.gmon"]);
+                super::same_in(cpp.path(), &args);
+            }
+        }
+        let got = ours(
+            cpp.path(),
+            &["--gprof", "-b", "--demangle=java", "cpp", "cpp.gmon"],
+        );
+        assert_eq!(got.status.code(), Some(2), "java on C++ names");
+        assert!(got.stdout.is_empty());
+        // --no-demangle after it prints raw names, as gprof.
+        super::same_in(
+            cpp.path(),
+            &["-b", "--demangle=java", "--no-demangle", "cpp", "cpp.gmon"],
+        );
     }
 }
 

@@ -14,8 +14,16 @@
 //! demangled by the system's `libstdc++.so.6`, loaded at run time ([`cxa`]); the
 //! `cpp_demangle` crate is the fallback when it cannot be loaded. It differs from libiberty
 //! on some names (pack expansions of references, literal operators).
+//!
+//! gprof's `--demangle=STYLE` sets libiberty's style ([`Style`]): `java` prints C++ names the
+//! Java way ([`java`], checked name by name against the C++ rendering above), `gnat` decodes
+//! GNAT's Ada names and brackets every other name ([`ada_demangle`]), `dlang` changes only D
+//! names (of which `_Dmain` is reproduced). [`reproduced`] tells the names whose rendering is
+//! not written here, which the gprof emulation refuses rather than print differently.
 
 use std::borrow::Cow;
+
+mod java;
 
 /// libiberty's demangling styles gprof's `--demangle=STYLE` reproduces here.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,6 +36,177 @@ pub enum Style {
     GnuV3,
     /// `rust`: Rust's only: C++ names are printed raw.
     Rust,
+    /// `java`: libiberty's `java_demangle_v3` (the C++ demangler printing Java: `.` between
+    /// names, Java type names, no `*`, the return type after the parameters), for the common
+    /// part of the C++ grammar ([`java`]); a name that starts with neither `_Z` nor `_GLOBAL_`
+    /// is printed raw; [`reproduced`] says which others are.
+    Java,
+    /// `gnat`: libiberty's `ada_demangle`, which every name goes through: GNAT's encoding
+    /// (`pkg__sub` is `pkg.sub`) is decoded, and a name that is not one is printed in angle
+    /// brackets (`<_start>`).
+    Gnat,
+    /// `dlang`: libiberty's `dlang_demangle`: only names starting `_D` change (`_Dmain` is
+    /// `D main`, `_D3foo3barFiZv` is `foo.bar`); [`reproduced`] says which are reproduced.
+    Dlang,
+}
+
+/// Whether [`gprof_demangle_style`] gives what gprof prints for `name` under `style`: always,
+/// but for the D names of `dlang` outside the part of D's grammar written here, and the C++
+/// names of `java` outside the grammar [`java`] parses (or whose C++ rendering there is not
+/// libiberty's).
+pub fn reproduced(name: &str, style: Style) -> bool {
+    let core = bfd_core(name).1;
+    match style {
+        Style::Java if core.starts_with("_Z") => java_v3(core).is_some(),
+        Style::Java => !core.starts_with("_GLOBAL_"),
+        Style::Dlang => !core.starts_with("_D") || dlang_demangle(core).is_some(),
+        _ => true,
+    }
+}
+
+/// libiberty's `dlang_demangle` for the part of D's grammar written here: `_Dmain`, and
+/// qualified names (identifiers; functions, members too, with their parameters) followed by
+/// the type of a variable or a function's return type (not printed, nor are a function's
+/// attributes; `Z` for artificial
+/// symbols), made of basic, array, pointer, `const` and `immutable` types, with nothing after
+/// it. `Some(None)`: printed raw; `None`: not reproduced (templates, back references,
+/// storage classes, special names, anything else).
+fn dlang_demangle(core: &str) -> Option<Option<String>> {
+    let Some(body) = core.strip_prefix("_D") else {
+        return Some(None);
+    };
+    if core == "_Dmain" {
+        return Some(Some("D main".to_string()));
+    }
+    let b = body.as_bytes();
+    let mut at = 0;
+    let mut out = String::new();
+    let mut names = 0;
+    while b.get(at).is_some_and(u8::is_ascii_digit) {
+        // Anonymous parts (`0`) are skipped.
+        if b[at] == b'0' {
+            at += 1;
+            continue;
+        }
+        // An identifier: its length, then that many bytes.
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        let n: usize = body[start..at].parse().ok()?;
+        let id = body.get(at..at.checked_add(n)?)?;
+        if id.starts_with("__")
+            || id.as_bytes()[0].is_ascii_digit()
+            || !id.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric())
+        {
+            return None;
+        }
+        if names > 0 {
+            out.push('.');
+        }
+        names += 1;
+        out.push_str(id);
+        at += n;
+        // A function (a member function's `M` without modifiers): its parameters.
+        if b.get(at) == Some(&b'M') {
+            at += 1;
+            if b.get(at) != Some(&b'F') {
+                return None;
+            }
+        }
+        if b.get(at) == Some(&b'F') {
+            let mut params = Vec::new();
+            at += 1;
+            // Attributes (`Na` pure, `Nb` nothrow, `Nf` @safe, …) are not printed.
+            while b.get(at) == Some(&b'N')
+                && b.get(at + 1).is_some_and(|c| b"abcdefijlm".contains(c))
+            {
+                at += 2;
+            }
+            while b.get(at) != Some(&b'Z') {
+                let (t, next) = dlang_type(b, at)?;
+                params.push(t);
+                at = next;
+            }
+            at += 1;
+            out.push('(');
+            out.push_str(&params.join(", "));
+            out.push(')');
+        }
+    }
+    if names == 0 {
+        // Not a qualified name: raw, unless it starts as one this subset does not read
+        // (a template instance or a back reference).
+        return (!matches!(b.get(at), Some(b'_' | b'Q'))).then_some(None);
+    }
+    // The declaration's (or return) type, checked but not printed; `Z` for artificial
+    // symbols. Without a type, or with anything after it, libiberty fails: raw.
+    if at == b.len() {
+        return Some(None);
+    }
+    if b[at] == b'Z' {
+        at += 1;
+    } else {
+        at = dlang_type(b, at)?.1;
+    }
+    Some((at == b.len()).then_some(out))
+}
+
+/// One D type of the subset [`dlang_demangle`] reads at `b[at..]`: its text and the next
+/// position.
+fn dlang_type(b: &[u8], at: usize) -> Option<(String, usize)> {
+    let basic = match b.get(at)? {
+        b'v' => "void",
+        b'g' => "byte",
+        b'h' => "ubyte",
+        b's' => "short",
+        b't' => "ushort",
+        b'i' => "int",
+        b'k' => "uint",
+        b'l' => "long",
+        b'm' => "ulong",
+        b'f' => "float",
+        b'd' => "double",
+        b'e' => "real",
+        b'a' => "char",
+        b'u' => "wchar",
+        b'w' => "dchar",
+        b'b' => "bool",
+        b'A' => {
+            let (t, next) = dlang_type(b, at + 1)?;
+            return Some((format!("{t}[]"), next));
+        }
+        b'P' => {
+            let (t, next) = dlang_type(b, at + 1)?;
+            return Some((format!("{t}*"), next));
+        }
+        b'x' => {
+            let (t, next) = dlang_type(b, at + 1)?;
+            return Some((format!("const({t})"), next));
+        }
+        b'y' => {
+            let (t, next) = dlang_type(b, at + 1)?;
+            return Some((format!("immutable({t})"), next));
+        }
+        _ => return None,
+    };
+    Some((basic.to_string(), at + 1))
+}
+
+/// `java_demangle_v3` of the `_Z` name `core`: `Some(None)` where it fails, `None` where it
+/// is not reproduced ([`java`]).
+fn java_v3(core: &str) -> Option<Option<String>> {
+    java::java_demangle(core, cxx_demangle(core).as_deref())
+}
+
+/// BFD's split of `name`: leading `.`/`$` characters, the name, a `@suffix`.
+fn bfd_core(name: &str) -> (&str, &str, &str) {
+    let trimmed = name.trim_start_matches(['.', '$']);
+    let prefix = &name[..name.len() - trimmed.len()];
+    match trimmed.find('@') {
+        Some(i) => (prefix, &trimmed[..i], &trimmed[i..]),
+        None => (prefix, trimmed, ""),
+    }
 }
 
 /// Demangle `name` as gprof does; returns `None` when the name is not mangled (printed as is).
@@ -37,16 +216,16 @@ pub fn gprof_demangle(name: &str) -> Option<String> {
 
 /// [`gprof_demangle`] under `--demangle=STYLE`.
 pub fn gprof_demangle_style(name: &str, style: Style) -> Option<String> {
-    let trimmed = name.trim_start_matches(['.', '$']);
-    let prefix = &name[..name.len() - trimmed.len()];
-    let (core, suffix) = match trimmed.find('@') {
-        Some(i) => (&trimmed[..i], &trimmed[i..]),
-        None => (trimmed, ""),
-    };
+    let (prefix, core, suffix) = bfd_core(name);
     let demangled = match style {
         Style::Auto => rust_demangle(core).or_else(|| cxx_demangle(core))?,
         Style::GnuV3 => cxx_demangle(core)?,
         Style::Rust => rust_demangle(core)?,
+        // Names outside `reproduced` are left raw here (the caller refuses them).
+        Style::Java if core.starts_with("_Z") => java_v3(core).flatten()?,
+        Style::Java => return None,
+        Style::Gnat => ada_demangle(core),
+        Style::Dlang => dlang_demangle(core)??,
     };
     Some(format!("{prefix}{demangled}{suffix}"))
 }
@@ -57,6 +236,181 @@ pub fn display_name(name: &str) -> Cow<'_, str> {
         Some(s) => Cow::Owned(s),
         None => Cow::Borrowed(name),
     }
+}
+
+/// libiberty's `ada_demangle`: GNAT's encoding of Ada names (`gcc/ada/exp_dbug.ads`) decoded,
+/// and anything else in angle brackets.
+pub fn ada_demangle(name: &str) -> String {
+    let name = name.strip_prefix("_ada_").unwrap_or(name);
+    ada_decode(name.as_bytes()).unwrap_or_else(|| {
+        if name.starts_with('<') {
+            name.to_string()
+        } else {
+            format!("<{name}>")
+        }
+    })
+}
+
+/// The decoding proper: `None` where the name is not GNAT's encoding.
+fn ada_decode(p: &[u8]) -> Option<String> {
+    const OPERATORS: [(&str, &str); 19] = [
+        ("Oabs", "abs"),
+        ("Oand", "and"),
+        ("Omod", "mod"),
+        ("Onot", "not"),
+        ("Oor", "or"),
+        ("Orem", "rem"),
+        ("Oxor", "xor"),
+        ("Oeq", "="),
+        ("One", "/="),
+        ("Olt", "<"),
+        ("Ole", "<="),
+        ("Ogt", ">"),
+        ("Oge", ">="),
+        ("Oadd", "+"),
+        ("Osubtract", "-"),
+        ("Oconcat", "&"),
+        ("Omultiply", "*"),
+        ("Odivide", "/"),
+        ("Oexpon", "**"),
+    ];
+    const SPECIAL: [(&str, &str); 5] = [
+        ("_elabb", "'Elab_Body"),
+        ("_elabs", "'Elab_Spec"),
+        ("_size", "'Size"),
+        ("_alignment", "'Alignment"),
+        ("_assign", ".\":=\""),
+    ];
+    // Past the end reads as NUL, as in C.
+    let at = |i: usize| p.get(i).copied().unwrap_or(0);
+    let lower = |c: u8| c.is_ascii_lowercase();
+    let digit = |c: u8| c.is_ascii_digit();
+    if !lower(at(0)) {
+        return None;
+    }
+    let mut d = String::new();
+    let mut i = 0;
+    loop {
+        // An entity name: a lower-case identifier, or an operator.
+        if lower(at(i)) {
+            loop {
+                d.push(at(i) as char);
+                i += 1;
+                let c = at(i);
+                if !(lower(c) || digit(c) || (c == b'_' && (lower(at(i + 1)) || digit(at(i + 1)))))
+                {
+                    break;
+                }
+            }
+        } else if at(i) == b'O' {
+            let (code, op) = OPERATORS
+                .iter()
+                .find(|(code, _)| p[i..].starts_with(code.as_bytes()))?;
+            i += code.len();
+            d.push('"');
+            d.push_str(op);
+            d.push('"');
+        } else {
+            return None;
+        }
+        // Upper-case letters that may follow.
+        if at(i) == b'T' && at(i + 1) == b'K' {
+            if at(i + 2) == b'B' && at(i + 3) == 0 {
+                break;
+            } else if at(i + 2) == b'_' && at(i + 3) == b'_' {
+                i += 4;
+                d.push('.');
+                continue;
+            } else {
+                return None;
+            }
+        }
+        if at(i) == b'E' && at(i + 1) == 0 {
+            return None;
+        }
+        if (at(i) == b'P' || at(i) == b'N') && at(i + 1) == 0 {
+            break;
+        }
+        if (at(i) == b'N' || at(i) == b'S') && at(i + 1) == 0 {
+            return None;
+        }
+        if at(i) == b'X' {
+            i += 1;
+            while at(i) == b'n' || at(i) == b'b' {
+                i += 1;
+            }
+        }
+        if at(i) == b'S' && at(i + 1) != 0 && (at(i + 2) == b'_' || at(i + 2) == 0) {
+            d.push_str(match at(i + 1) {
+                b'R' => "'Read",
+                b'W' => "'Write",
+                b'I' => "'Input",
+                b'O' => "'Output",
+                _ => return None,
+            });
+            i += 2;
+        } else if at(i) == b'D' {
+            d.push_str(match at(i + 1) {
+                b'F' => ".Finalize",
+                b'A' => ".Adjust",
+                _ => return None,
+            });
+            break;
+        }
+        if at(i) == b'_' {
+            if at(i + 1) == b'_' {
+                i += 2;
+                if digit(at(i)) {
+                    // An overloading number.
+                    loop {
+                        i += 1;
+                        if !(digit(at(i)) || (at(i) == b'_' && digit(at(i + 1)))) {
+                            break;
+                        }
+                    }
+                    if at(i) == b'X' {
+                        i += 1;
+                        while at(i) == b'n' || at(i) == b'b' {
+                            i += 1;
+                        }
+                    }
+                } else if at(i) == b'_' && at(i + 1) != b'_' {
+                    let (code, text) = SPECIAL
+                        .iter()
+                        .find(|(code, _)| p[i..].starts_with(code.as_bytes()))?;
+                    let _ = code;
+                    d.push_str(text);
+                    break;
+                } else {
+                    d.push('.');
+                    continue;
+                }
+            } else if at(i + 1) == b'B' || at(i + 1) == b'E' {
+                i += 2;
+                while digit(at(i)) {
+                    i += 1;
+                }
+                if at(i) == b's' && at(i + 1) == 0 {
+                    break;
+                }
+                return None;
+            } else {
+                return None;
+            }
+        }
+        if at(i) == b'.' && digit(at(i + 1)) {
+            // A nested subprogram.
+            i += 2;
+            while digit(at(i)) {
+                i += 1;
+            }
+        }
+        if at(i) == 0 {
+            break;
+        }
+        return None;
+    }
+    Some(d)
 }
 
 fn rust_demangle(sym: &str) -> Option<String> {
@@ -245,6 +599,26 @@ mod tests {
             gprof_demangle("_Z3foov.constprop.0").as_deref(),
             Some("foo() [clone .constprop.0]")
         );
+    }
+
+    #[test]
+    fn gnat_and_dlang_styles() {
+        let g = |n: &str| gprof_demangle_style(n, Style::Gnat);
+        assert_eq!(g("pkg__sub__2").as_deref(), Some("pkg.sub"));
+        assert_eq!(g("pkg__Oadd").as_deref(), Some("pkg.\"+\""));
+        assert_eq!(g("_start").as_deref(), Some("<_start>"));
+        assert_eq!(g("_ada_Foo").as_deref(), Some("<Foo>"));
+        assert_eq!(g("main").as_deref(), Some("main"));
+        let d = |n: &str| gprof_demangle_style(n, Style::Dlang);
+        assert_eq!(d("_Dmain").as_deref(), Some("D main"));
+        assert_eq!(
+            d("_D3app5outerFiZ5innerFZv").as_deref(),
+            Some("app.outer(int).inner()")
+        );
+        assert_eq!(d("_D3foo3barFZvv"), None);
+        assert_eq!(d("main"), None);
+        assert!(!reproduced("_D3foo__T3barTiZ3barFZv", Style::Dlang));
+        assert!(reproduced("_D3foo3barFZvv", Style::Dlang));
     }
 
     #[test]
