@@ -374,6 +374,7 @@ mod tests {
                         end_addr: end,
                         is_func: true,
                         is_static: false,
+                        mapped: false,
                     }
                 })
                 .collect();
