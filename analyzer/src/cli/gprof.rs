@@ -525,6 +525,9 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             Some("-d with symbol specs (-p NAME, -q NAME, -k, -e, -f, -n, …)")
         } else if g.external_symbols.is_some() {
             Some("-d with -S")
+        } else if g.file_ordering.is_some() {
+            // The map renames symbols while core_create_function_syms traces them.
+            Some("-d with -R")
         } else {
             None
         };
@@ -617,5 +620,20 @@ mod tests {
         assert!(parse(&["--bogus"]).unwrap_err().contains("unrecognized"));
         assert!(parse(&["-j"]).unwrap_err().contains("invalid option"));
         assert!(parse(&["-:"]).unwrap_err().contains("invalid option"));
+    }
+
+    #[test]
+    fn debug_traces_gprof_prints_differently_are_refused_by_name() {
+        let refusal = |args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            request(&args).err().map(|r| (r.code, r.message))
+        };
+        // gprof's -R renames symbols while its symbol table traces them: not reproduced.
+        let (code, message) = refusal(&["-d", "-R", "map", "prog"]).unwrap();
+        assert_eq!(code, 2);
+        assert!(message.contains("-d with -R"), "{message}");
+        // Without -d, -R is read; with -r it is gprof's own failure (status 1).
+        assert!(refusal(&["-R", "map", "prog"]).is_none());
+        assert_eq!(refusal(&["-d", "-r", "-R", "map", "prog"]).unwrap().0, 1);
     }
 }
