@@ -38,8 +38,9 @@
 //! outside `.text` and end the last symbol's scan at the end of the histogram.
 //!
 //! Refused (status 2) rather than printed differently: `-s` (its writing traces), symbol
-//! specs (`-p NAME`, `-k`, …: their tables' traces and probes), `-S`, `-R` (its map renames symbols while they are traced), and executables with a
-//! symbol gprof excludes by default (`mcount`…, in static programs: the same), BSD-format gmon
+//! specs (`-p NAME`, `-k`, …: their tables' traces and probes), `-S`, `-R` (its map renames
+//! symbols while they are traced), and executables with a symbol gprof excludes by default
+//! (`mcount`…, in static programs: the same), BSD-format gmon
 //! files (`gmon_out_read`'s own traces). When a gmon file fails to read, the traces of the
 //! files before it are printed, but not gprof's of the part of a record it read before the
 //! end of a truncated file; a missing file fails before any trace (gprof prints those of
