@@ -55,7 +55,16 @@ fn same_status_and_stdout(
     dir: &std::path::Path,
     args: &[&str],
 ) -> (std::process::Output, std::process::Output) {
-    let want = gprof(dir, args);
+    same_as(dir, args, gprof(dir, args))
+}
+
+/// Run `profil-report --gprof ARGS` in `dir` and check that its exit status and stdout are
+/// those of gprof's run `want`; return both runs (gprof's first).
+fn same_as(
+    dir: &std::path::Path,
+    args: &[&str],
+    want: std::process::Output,
+) -> (std::process::Output, std::process::Output) {
     let mut ours_args = vec!["--gprof"];
     ours_args.extend_from_slice(args);
     let got = ours(dir, &ours_args);
@@ -305,7 +314,7 @@ mod file_info_then_failure {
 /// `gprof::file_order`), and zeroed memory gives what its code means.
 mod file_ordering {
     use crate::support::GPROF_ADDRESS_SPACE;
-    use crate::support::{diff, fixtures_dir, limit_address_space, ours, TempDir};
+    use crate::support::{fixtures_dir, limit_address_space, ours, TempDir};
     use std::path::Path;
     use std::process::{Command, Output};
 
@@ -334,23 +343,7 @@ mod file_ordering {
     /// Our run of `args`, checked against gprof's run of `gprof_args` (the same command
     /// unless gprof crashes on it): status and stdout.
     fn check(dir: &Path, args: &[&str], gprof_args: &[&str]) -> Output {
-        let want = gprof(dir, gprof_args);
-        let mut ours_args = vec!["--gprof"];
-        ours_args.extend_from_slice(args);
-        let got = ours(dir, &ours_args);
-        assert_eq!(
-            got.status.code(),
-            want.status.code(),
-            "{args:?}: exit status (gprof: {}; ours: {})",
-            String::from_utf8_lossy(&want.stderr),
-            String::from_utf8_lossy(&got.stderr)
-        );
-        assert!(
-            want.stdout == got.stdout,
-            "{args:?}: stdout differs from gprof's:\n{}",
-            diff(&want.stdout, &got.stdout)
-        );
-        want
+        super::same_as(dir, args, gprof(dir, gprof_args)).0
     }
 
     /// Write `map` as `map` in `dir` and run `-R map ARGS` both ways.
