@@ -619,7 +619,9 @@ impl<'data> Analysis<'data> {
         // file number: no allocation per symbol.
         let wanted: Vec<(u64, u64)> = order.iter().map(|&a| (a, a.saturating_add(1))).collect();
         let map = profil_symbols::lines::line_map_with(data, &wanted, true);
-        let at = |addr: u64| map.lookup(addr).filter(|s| s.line != 0);
+        // A cursor, not a binary search per symbol: both walks go (mostly) up in address.
+        let mut cursor = map.cursor();
+        let mut at = move |addr: u64| cursor.at(addr).filter(|s| s.line != 0);
         let mut src = SourceInfo::default();
         let mut ids = vec![u32::MAX; map.files.len()];
         for &addr in &order {
