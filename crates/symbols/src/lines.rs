@@ -59,8 +59,8 @@ impl LineMap {
         self.spans.get(i).filter(|s| s.start <= addr)
     }
 
-    /// A cursor answering [`Self::lookup`] for non-decreasing addresses, walking the spans
-    /// once instead of a binary search per address.
+    /// A cursor answering [`Self::lookup`], cheapest for non-decreasing addresses: it steps
+    /// along the spans, and searches only when an address goes back or jumps far ahead.
     pub fn cursor(&self) -> LineCursor<'_> {
         LineCursor {
             map: self,
@@ -107,8 +107,8 @@ pub struct LineCursor<'a> {
 }
 
 impl<'a> LineCursor<'a> {
-    /// [`LineMap::lookup`]`(addr)`; `addr` must not be below the previous call's (a smaller
-    /// one starts the cursor over).
+    /// [`LineMap::lookup`]`(addr)` for any `addr`; a binary search when `addr` is below the
+    /// previous call's or more than a few spans past it.
     pub fn at(&mut self, addr: u64) -> Option<&'a LineSpan> {
         let spans = &self.map.spans;
         if addr < self.last {
