@@ -647,13 +647,30 @@ impl<'data> Analysis<'data> {
         // file number: no allocation per symbol.
         let wanted: Vec<(u64, u64)> = order.iter().map(|&a| (a, a.saturating_add(1))).collect();
         let map = profil_symbols::lines::line_map_with(data, &wanted, true);
-        let at = |addr: u64| map.lookup(addr).filter(|s| s.line != 0);
+        // A cursor, not a binary search per symbol: both walks go (mostly) up in address.
+        let mut cursor = map.cursor();
+        let mut at = move |addr: u64| cursor.at(addr).filter(|s| s.line != 0);
         let mut src = SourceInfo::default();
         let mut ids = vec![u32::MAX; map.files.len()];
-        for &addr in &order {
-            if let Some(span) = at(addr) {
-                if let Some(id) = ids.get_mut(span.file as usize).filter(|i| **i == u32::MAX) {
-                    *id = src.intern(map.file(span).as_bytes());
+        // `.symtab` order is not address order: answer the addresses sorted, then intern the
+        // files in `.symtab` order.
+        let mut by_addr: Vec<u32> = (0..order.len() as u32).collect();
+        by_addr.sort_unstable_by_key(|&i| order[i as usize]);
+        let mut file_of = vec![u32::MAX; order.len()];
+        for &i in &by_addr {
+            if let Some(span) = at(order[i as usize]) {
+                file_of[i as usize] = span.file;
+            }
+        }
+        for &file in &file_of {
+            if file != u32::MAX {
+                if let Some(id) = ids.get_mut(file as usize).filter(|i| **i == u32::MAX) {
+                    *id = src.intern(
+                        map.files
+                            .get(file as usize)
+                            .map_or("??", String::as_str)
+                            .as_bytes(),
+                    );
                 }
             }
         }

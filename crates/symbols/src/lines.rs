@@ -59,8 +59,8 @@ impl LineMap {
         self.spans.get(i).filter(|s| s.start <= addr)
     }
 
-    /// A cursor answering [`Self::lookup`] for non-decreasing addresses, walking the spans
-    /// once instead of a binary search per address.
+    /// A cursor answering [`Self::lookup`], cheapest for non-decreasing addresses: it steps
+    /// along the spans, and searches only when an address goes back or jumps far ahead.
     pub fn cursor(&self) -> LineCursor<'_> {
         LineCursor {
             map: self,
@@ -107,17 +107,26 @@ pub struct LineCursor<'a> {
 }
 
 impl<'a> LineCursor<'a> {
-    /// [`LineMap::lookup`]`(addr)`; `addr` must not be below the previous call's (a smaller
-    /// one starts the cursor over).
+    /// [`LineMap::lookup`]`(addr)` for any `addr`; a binary search when `addr` is below the
+    /// previous call's or more than a few spans past it.
     pub fn at(&mut self, addr: u64) -> Option<&'a LineSpan> {
+        let spans = &self.map.spans;
         if addr < self.last {
-            self.next = 0;
+            // Backwards: a binary search, not a walk from the first span.
+            self.next = spans.partition_point(|s| s.end <= addr);
+        } else {
+            // Forwards: a few steps, then a search over the rest (a long jump stays cheap).
+            let mut steps = 0;
+            while spans.get(self.next).is_some_and(|s| s.end <= addr) {
+                self.next += 1;
+                steps += 1;
+                if steps == 8 {
+                    self.next += spans[self.next..].partition_point(|s| s.end <= addr);
+                    break;
+                }
+            }
         }
         self.last = addr;
-        let spans = &self.map.spans;
-        while spans.get(self.next).is_some_and(|s| s.end <= addr) {
-            self.next += 1;
-        }
         spans.get(self.next).filter(|s| s.start <= addr)
     }
 }
@@ -413,11 +422,66 @@ fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<(
     {
         return Err(gimli::Error::UnsupportedOpcodeOperandsTable);
     }
-    let mut instructions = header.instructions();
-    while let Some(i) = instructions.next_instruction(header)? {
-        if let gimli::LineInstruction::UnknownExtended(op, _) = i {
-            if op != gimli::DW_LNE_define_file && op.0 != 0x80 {
+    // A scan of the opcodes' lengths only (as gimli's `LineInstruction::parse` reads them),
+    // not a second decode of the program: where the bytes are malformed it stops with Ok,
+    // since the rows' decode then fails on the same bytes (and BFD gives up there too).
+    let code = header.raw_program_buf();
+    let code: &[u8] = code.slice();
+    let lengths = header.standard_opcode_lengths().slice();
+    let base = header.opcode_base();
+    let mut at = 0usize;
+    // Skip a LEB128 number; None past the end.
+    let leb = |at: &mut usize| -> Option<u64> {
+        let (mut value, mut shift) = (0u64, 0u32);
+        loop {
+            let b = *code.get(*at)?;
+            *at += 1;
+            if shift < 64 {
+                value |= u64::from(b & 0x7f) << shift;
+            }
+            shift += 7;
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+    };
+    while let Some(&op) = code.get(at) {
+        at += 1;
+        if op == 0 {
+            let Some(len) = leb(&mut at) else {
+                return Ok(());
+            };
+            let Some(&ext) = code.get(at) else {
+                return Ok(());
+            };
+            if len == 0 {
+                return Ok(());
+            }
+            if !matches!(ext, 1..=4 | 0x80) {
                 return Err(gimli::Error::UnsupportedOpcodeOperandsTable);
+            }
+            let Some(next) = usize::try_from(len).ok().and_then(|l| at.checked_add(l)) else {
+                return Ok(());
+            };
+            at = next;
+        } else if op >= base {
+        } else {
+            let args = match op {
+                1 | 6 | 7 | 8 | 10 | 11 => 0,
+                2..=5 | 12 => 1,
+                9 => {
+                    at += 2;
+                    0
+                }
+                _ => match lengths.get(usize::from(op - 1)) {
+                    Some(&n) => n,
+                    None => return Ok(()),
+                },
+            };
+            for _ in 0..args {
+                if leb(&mut at).is_none() {
+                    return Ok(());
+                }
             }
         }
     }
