@@ -927,8 +927,17 @@ fn self_tolerance(rows: &BTreeMap<String, (String, f64, f64)>) -> f64 {
     }
 }
 
+/// Whether a row of `object` can be held to an export's self samples: the program's rows
+/// can; a shared object's cannot, since its histogram's bins are coarser than its smallest
+/// functions, so the report gives such a function a byte share of every bin it shares, which
+/// may be several samples from the exact leaf PCs (glibc 2.36's `__errno_location`: 3 samples
+/// at its PCs, a 0.75 share; 9 against 3). Their sum is still checked against the total.
+fn self_comparable(object: &str) -> bool {
+    object == "sort"
+}
+
 /// Self samples by leaf frame name (an export whose leaf is the innermost inlined function)
-/// against the report's rows (out-of-line functions): every row's samples are the export's,
+/// against the report's rows (out-of-line functions): every program row's samples are the export's,
 /// less what the export credits to a function inlined into it (none in the stripped
 /// program), within [`self_tolerance`]; the export's leaves sum to the samples.
 fn assert_self_samples(
@@ -940,11 +949,7 @@ fn assert_self_samples(
     let tol = self_tolerance(rows);
     for (name, (object, samples, _)) in rows {
         let theirs = leaf.get(name).copied().unwrap_or(0.0);
-        assert!(
-            theirs <= samples + tol + 1e-9,
-            "{what}: {name} has {theirs} samples, the report {samples}\n{leaf:?}"
-        );
-        if object == "sort" {
+        if self_comparable(object) {
             assert!(
                 (theirs - samples).abs() <= tol + 1e-9,
                 "{what}: {name} has {theirs} samples, the report {samples}\n{leaf:?}"
@@ -1164,14 +1169,14 @@ fn every_export_names_a_stripped_programs_code_as_the_report_does() {
                 .unwrap_or_else(|| panic!("{name} is no row of the report\n{top}"));
             assert_eq!(cum, r.2, "{name}: total\n{top}");
             assert!(
-                (flat - r.1).abs() <= tol + 1e-9,
+                !self_comparable(&r.0) || (flat - r.1).abs() <= tol + 1e-9,
                 "{name}: self {flat} vs {}\n{top}",
                 r.1
             );
         }
         for (name, r) in &rows {
             assert!(
-                theirs.contains_key(name) || (r.1 <= tol && r.2 == 0.0),
+                theirs.contains_key(name) || (r.2 == 0.0 && (r.1 <= tol || !self_comparable(&r.0))),
                 "{name} ({r:?}) is not in pprof\n{top}"
             );
         }
