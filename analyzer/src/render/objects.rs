@@ -17,6 +17,17 @@ use crate::units::human_seconds;
 use crate::Result;
 
 /// Write the report in `format`.
+/// How far the objects table shortens names beyond [`crate::render::names::short_names`].
+#[derive(Clone, Copy)]
+enum Cut {
+    /// As short_names leaves them.
+    None,
+    /// Plain identifiers keep their end.
+    Ends,
+    /// The bare identifier with its suffix.
+    Bare,
+}
+
 pub fn write(format: Format, report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     match format {
         Format::Csv => csv(report, out),
@@ -79,23 +90,27 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
     } else {
         longest.min(48)
     };
-    let table_with = |width: usize, location_width: usize, cut_ends: bool| {
+    let table_with = |width: usize, location_width: usize, cut_ends: Cut, ci: bool| {
         // Address ranges are never cut (their end is what tells them apart). The last
         // resort (`cut_ends`): a plain identifier longer than `width` keeps its end.
         let short = crate::render::names::short_names(&full, width.max(MIN_NAME));
-        let short = short.into_iter().map(|n| {
-            if cut_ends {
-                crate::render::names::keep_function(&n, width.max(MIN_NAME))
-            } else {
-                n
-            }
+        let short = short.into_iter().map(|n| match cut_ends {
+            Cut::None => n,
+            Cut::Ends => crate::render::names::keep_function(&n, width.max(MIN_NAME)),
+            Cut::Bare => crate::render::names::bare_function(&crate::render::names::keep_function(
+                &n,
+                width.max(MIN_NAME),
+            )),
         });
         let names = full
             .iter()
             .zip(short)
             .map(|(f, s)| if f.starts_with('<') { f.to_string() } else { s });
         let mut b = Table::new();
-        let mut header = vec!["%", "self", "samples", "95% interval"];
+        let mut header = vec!["%", "self", "samples"];
+        if ci {
+            header.push("95% interval");
+        }
         if totals {
             header.push("total");
             if total_ci {
@@ -112,8 +127,10 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
                 format!("{:.2}", n.table_percent),
                 human_seconds(n.self_seconds),
                 crate::units::samples(r.samples),
-                interval(n.ci.0, n.ci.1),
             ];
+            if ci {
+                row.push(interval(n.ci.0, n.ci.1));
+            }
             if totals {
                 match &n.total {
                     Some(t) => {
@@ -149,7 +166,7 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         if let (Some(share), Some((u, _))) = (report.unsampled_share, &report.unsampled) {
             let mut row = vec![format!("{share:.2}"), human_seconds(*u)];
             row.resize(
-                4 + usize::from(totals) + usize::from(total_ci) + 1,
+                3 + usize::from(ci) + usize::from(totals) + usize::from(total_ci) + 1,
                 String::new(),
             );
             row.push(UNSAMPLED_ROW.into());
@@ -158,10 +175,10 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
             }
             b.row(row);
         }
-        b.render(4)
+        b.render(3 + usize::from(ci))
     };
     let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-    let (mut width, mut text) = (first, table_with(first, 32, false));
+    let (mut width, mut text) = (first, table_with(first, 32, Cut::None, true));
     for _ in 0..4 {
         if wide || widest(&text) <= crate::render::WIDTH || width == MIN_NAME {
             break;
@@ -169,15 +186,16 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         width = width
             .saturating_sub(widest(&text) - crate::render::WIDTH)
             .max(MIN_NAME);
-        text = table_with(width, 32, false);
+        text = table_with(width, 32, Cut::None, true);
     }
     // Still too wide (names that keep what tells them apart): locations keep fewer
     // directories, down to the file and line.
     // Still too wide: plain identifiers keep their end (never a name with a path), then
     // locations keep fewer directories (down to the file's end and the line).
-    let cut_ends = !wide && widest(&text) > crate::render::WIDTH;
-    if cut_ends {
-        text = table_with(width, 32, true);
+    let mut cut_ends = Cut::None;
+    if !wide && widest(&text) > crate::render::WIDTH {
+        cut_ends = Cut::Ends;
+        text = table_with(width, 32, cut_ends, true);
     }
     let mut location_width = 32usize;
     for _ in 0..3 {
@@ -199,9 +217,25 @@ fn table(report: &ObjectsReport, out: &mut impl Write) -> Result<()> {
         location_width = shown
             .saturating_sub(widest(&text) - crate::render::WIDTH)
             .max(1);
-        text = table_with(width, location_width, cut_ends);
+        text = table_with(width, location_width, cut_ends, true);
+    }
+    // The last resort of all, as in the default table: the bare identifier with its suffix
+    // (`accumulate_every_item_slowly #1`).
+    if !wide && widest(&text) > crate::render::WIDTH {
+        text = table_with(width, location_width, Cut::Bare, true);
+    }
+    // Still too wide: the self time's interval waits for `--wide` (and JSON, CSV).
+    let ci_left_out = !wide && widest(&text) > crate::render::WIDTH;
+    if ci_left_out {
+        text = table_with(width, location_width, Cut::Bare, false);
     }
     writeln!(out, "{text}")?;
+    if ci_left_out {
+        writeln!(
+            out,
+            "(the 95% interval of each self time: with --wide, --json or --csv)"
+        )?;
+    }
     if report.unsampled_share.is_some() {
         writeln!(out)?;
         writeln!(out, "{UNSAMPLED_NOTE}")?;
