@@ -591,7 +591,7 @@ int main(void) { for (int k = 0; k < 300; k++) mid(100); printf("%ld\n", sink); 
 /// bytes included) against gprof's, each run in a scratch copy of `fixtures/gcc-pg`; also a
 /// 4.4BSD input (whose header size differs) and gmon.sum summed again with another file.
 mod sum_file {
-    use crate::support::{diff, fixtures_dir, gprof, ours, TempDir};
+    use crate::support::{fixtures_dir, gprof, ours, TempDir};
 
     fn scratch() -> TempDir {
         let dir = TempDir::new("gprof-dropin-sum");
@@ -619,23 +619,21 @@ mod sum_file {
         dir
     }
 
-    /// Run `args` with gprof, keep its gmon.sum as `want.sum`, then with us; compare all.
-    pub(super) fn same(dir: &TempDir, args: &[&str]) {
+    /// Run `args` with gprof, then with us: the same status and stdout ([`super::same_as`]);
+    /// returns the gmon.sum each wrote (`None`: none).
+    pub(super) fn sums(dir: &TempDir, args: &[&str]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
         let sum = dir.join("gmon.sum");
         let _ = std::fs::remove_file(&sum);
         let want = gprof(dir.path(), args);
         let want_sum = std::fs::read(&sum).ok();
         let _ = std::fs::remove_file(&sum);
-        let mut ours_args = vec!["--gprof"];
-        ours_args.extend_from_slice(args);
-        let got = ours(dir.path(), &ours_args);
-        let got_sum = std::fs::read(&sum).ok();
-        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
-        assert!(
-            want.stdout == got.stdout,
-            "{args:?}: stdout differs from gprof's:\n{}",
-            diff(&want.stdout, &got.stdout)
-        );
+        super::same_as(dir.path(), args, want);
+        (want_sum, std::fs::read(&sum).ok())
+    }
+
+    /// Run `args` with gprof, then with us; compare all.
+    pub(super) fn same(dir: &TempDir, args: &[&str]) {
+        let (want_sum, got_sum) = sums(dir, args);
         assert!(want_sum.is_some(), "{args:?}: gprof wrote no gmon.sum");
         assert!(
             want_sum == got_sum,
@@ -1024,7 +1022,7 @@ int main(void) {
 /// stderr); with `-l` they count for the line symbol holding them, `-C` lists them, and `-s`
 /// writes them back.
 mod basic_blocks {
-    use crate::support::{diff, gprof, ours, TempDir};
+    use crate::support::{gprof, ours, TempDir};
     use gmon::write::Writer;
     use gmon::{Endian, PtrSize, Target};
 
@@ -1094,26 +1092,7 @@ mod basic_blocks {
     /// (but for its header's spare bytes, which gprof leaves uninitialised when it read no
     /// histogram: they change from run to run).
     fn same_sum(dir: &TempDir, args: &[&str], spare_bytes_set: bool) {
-        let sum = dir.join("gmon.sum");
-        let _ = std::fs::remove_file(&sum);
-        let want = gprof(dir.path(), args);
-        let want_sum = std::fs::read(&sum).ok();
-        let _ = std::fs::remove_file(&sum);
-        let mut ours_args = vec!["--gprof"];
-        ours_args.extend_from_slice(args);
-        let got = ours(dir.path(), &ours_args);
-        let got_sum = std::fs::read(&sum).ok();
-        assert_eq!(
-            got.status.code(),
-            want.status.code(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&got.stderr)
-        );
-        assert!(
-            want.stdout == got.stdout,
-            "{args:?}: stdout differs from gprof's:\n{}",
-            diff(&want.stdout, &got.stdout)
-        );
+        let (want_sum, got_sum) = super::sum_file::sums(dir, args);
         let (Some(mut want_sum), Some(mut got_sum)) = (want_sum, got_sum) else {
             panic!("{args:?}: no gmon.sum");
         };
