@@ -810,6 +810,16 @@ impl Printer {
         });
     }
 
+    /// `items`, separated by `, `.
+    fn list<'n>(&mut self, items: impl IntoIterator<Item = &'n Node>) {
+        for (i, a) in items.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.node(a);
+        }
+    }
+
     fn node(&mut self, n: &Node) {
         match n {
             Node::Name(s) => self.out.push_str(s),
@@ -834,12 +844,7 @@ impl Printer {
                 // Packs print in line; an empty one prints nothing, not even a comma.
                 let mut flat = Vec::new();
                 flatten_packs(args, &mut flat);
-                for (i, a) in flat.into_iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.node(a);
-                }
+                self.list(flat);
                 if self.out.ends_with('>') {
                     self.out.push(' ');
                 }
@@ -862,33 +867,18 @@ impl Printer {
             Node::FnType(ret, params) => {
                 self.node(ret);
                 self.out.push_str(" (");
-                for (i, p) in params.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.node(p);
-                }
+                self.list(params.iter());
                 self.out.push(')');
             }
             Node::Lambda(params, n) => {
                 self.out.push_str("{lambda(");
-                for (i, p) in params.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.node(p);
-                }
+                self.list(params.iter());
                 self.out.push_str(")#");
                 self.out.push_str(&n.to_string());
                 self.out.push('}');
             }
             Node::Pack(items) => {
-                for (i, a) in items.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.node(a);
-                }
+                self.list(items.iter());
             }
             Node::Expansion(_) => self.out.push_str("..."),
             Node::Literal {
@@ -960,12 +950,7 @@ impl Printer {
                 }
                 self.node(name);
                 self.out.push('(');
-                for (i, p) in params.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.node(p);
-                }
+                self.list(params.iter());
                 self.out.push(')');
                 for &q in quals {
                     self.modifier(q);
