@@ -24,15 +24,12 @@
 //! * A source that cannot be opened (by its path, then in each `-I` directory and
 //!   `GPROF_PATH`, with its path and then its base name) is skipped with a message.
 
-use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use profil_symbols::gprof::{gprof_symbols, source_locations};
+use profil_symbols::gprof::{gprof_symbols, locate};
 use profil_symbols::ElfImage;
 
-use super::msort::msort;
 use super::printf;
 use super::Analysis;
 use crate::{Error, Result};
@@ -76,53 +73,55 @@ pub fn print(
         // No symbol has a source file.
         return Ok(());
     }
-    let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
-    let found = source_locations(exe, &addrs);
-    // gprof's file list: newest first, by first appearance among the function symbols in
-    // `.symtab` order, then (under -l) among the line symbols in address order.
-    let mut files: Vec<Vec<u8>> = Vec::new();
-    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut add = |path: &Vec<u8>| {
-        if !index.contains_key(path) {
-            index.insert(path.clone(), files.len());
-            files.push(path.clone());
-        }
-    };
+    // One read of the line table answers both lists: the table's symbols, then (for the
+    // file order) every function symbol in `.symtab` order.
+    let mut addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
     if let Ok(image) = ElfImage::parse(exe) {
         if let Some(table) = image.symtab.as_ref() {
-            let gsyms = gprof_symbols(&image, table, a.class_options);
-            let order: Vec<u64> = gsyms.iter().map(|s| s.addr).collect();
-            let in_symtab_order = source_locations(exe, &order);
-            for addr in &order {
-                if let Some((path, _)) = in_symtab_order.get(addr) {
-                    add(path);
-                }
-            }
+            addrs.extend(
+                gprof_symbols(&image, table, a.class_options)
+                    .iter()
+                    .map(|s| s.addr),
+            );
         }
+    }
+    let found = locate(exe, &addrs);
+    let (of_syms, in_symtab_order) = found.at.split_at(syms.len());
+    // gprof's file list: newest first, by first appearance among the function symbols in
+    // `.symtab` order, then (under -l) among the line symbols in address order. `index`:
+    // each path's place in `files`, by its index in `found`.
+    let mut files: Vec<u32> = Vec::new();
+    let mut index: Vec<usize> = vec![usize::MAX; found.num_files()];
+    let mut add = |file: u32| {
+        if index[file as usize] == usize::MAX {
+            index[file as usize] = files.len();
+            files.push(file);
+        }
+    };
+    for &(file, _) in in_symtab_order.iter().flatten() {
+        add(file);
     }
     if a.lines.is_some() {
         // The line symbols the table kept (a dropped one shares its address, and so its
         // file, with a function symbol).
-        for addr in &addrs {
-            if let Some((path, _)) = found.get(addr) {
-                add(path);
-            }
+        for &(file, _) in of_syms.iter().flatten() {
+            add(file);
         }
     }
     // Each file's symbols (those the annotation tables accept), in table order.
     let mut of_file: Vec<Vec<(usize, u64)>> = vec![Vec::new(); files.len()];
-    for (i, s) in syms.iter().enumerate() {
-        if let Some((p, line)) = found.get(&s.addr) {
-            if let Some(&k) = index.get(p) {
-                if a.select.anno.on(i) && *line != 0 {
-                    of_file[k].push((i, *line));
-                }
+    for (i, at) in of_syms.iter().enumerate() {
+        if let Some((file, line)) = *at {
+            let k = index[file as usize];
+            if k != usize::MAX && a.select.anno.on(i) && line != 0 {
+                of_file[k].push((i, line));
             }
         }
     }
     let mut last_count = 0u64;
     let mut first_file = true;
-    for (k, path) in files.iter().enumerate().rev() {
+    for (k, &file) in files.iter().enumerate().rev() {
+        let path = found.path(file);
         // The file's symbols: its length, its lines, its total.
         let num_lines = of_file[k].iter().map(|&(_, l)| l).max().unwrap_or(0);
         if num_lines == 0 {
@@ -170,23 +169,27 @@ pub fn print(
         }
         first_file = false;
         let (mut executable, mut executed) = (0u64, 0u64);
+        // Each line (the last one also without its newline) after its annotation.
+        target.reserve(source.len() + 16 * lines.len());
+        let mut rest = &source[..];
         let mut line_num = 1usize;
-        let mut new_line = true;
-        for &byte in &source {
-            if new_line {
-                let stat = lines.get(line_num - 1).copied().flatten();
-                annotation(
-                    stat,
-                    opts,
-                    &mut last_count,
-                    &mut executable,
-                    &mut executed,
-                    target,
-                );
-                line_num += 1;
-            }
-            new_line = byte == b'\n';
-            target.push(byte);
+        while !rest.is_empty() {
+            let stat = lines.get(line_num - 1).copied().flatten();
+            annotation(
+                stat,
+                opts,
+                &mut last_count,
+                &mut executable,
+                &mut executed,
+                target,
+            );
+            line_num += 1;
+            let end = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |i| i + 1);
+            target.extend_from_slice(&rest[..end]);
+            rest = &rest[end..];
         }
         if opts.table_length > 0 {
             target.extend_from_slice(
@@ -196,17 +199,24 @@ pub fn print(
                 )
                 .as_bytes(),
             );
-            // `cmp_ncalls` through glibc's merge sort: empty lines last, then most calls,
-            // then lower line numbers.
-            msort(&mut lines, |l, r| match (l, r) {
-                (None, _) => Ordering::Greater,
-                (_, None) => Ordering::Less,
-                (Some(l), Some(r)) => r.calls.cmp(&l.calls).then(l.line.cmp(&r.line)),
-            });
-            for st in lines.iter().take(opts.table_length) {
-                let Some(st) = st.filter(|s| s.calls != 0) else {
-                    break;
-                };
+            // `cmp_ncalls` through glibc's merge sort puts the lines with a symbol first, by
+            // most calls, then lower line number (a total order: a line is there once), and
+            // the table stops at the first without calls: the first of those with calls in
+            // that order, chosen without sorting every line of the file.
+            let n = opts.table_length;
+            let by = |l: &LineStat, r: &LineStat| r.calls.cmp(&l.calls).then(l.line.cmp(&r.line));
+            let mut top: Vec<LineStat> = lines
+                .iter()
+                .flatten()
+                .filter(|s| s.calls != 0)
+                .copied()
+                .collect();
+            if top.len() > n {
+                top.select_nth_unstable_by(n - 1, by);
+                top.truncate(n);
+            }
+            top.sort_unstable_by(by);
+            for st in &top {
                 printf::push_u(target, 9, st.line);
                 target.push(b' ');
                 printf::push_u(target, 10, st.calls);
@@ -275,17 +285,19 @@ fn annotation(
         return;
     };
     *executed += 1;
-    let mut text = if calls < opts.min_count {
-        b"#####".to_vec()
+    // `%*s` of the count and " -> " in 16 columns, cut to 16 when longer.
+    let start = out.len();
+    if calls < opts.min_count {
+        out.extend_from_slice(b"#####");
     } else {
-        calls.to_string().into_bytes()
-    };
-    text.extend_from_slice(b" -> ");
-    if text.len() >= WIDTH {
-        out.extend_from_slice(&text[..WIDTH]);
+        printf::push_u(out, 0, calls);
+    }
+    out.extend_from_slice(b" -> ");
+    let len = out.len() - start;
+    if len >= WIDTH {
+        out.truncate(start + WIDTH);
     } else {
-        out.extend(std::iter::repeat_n(b' ', WIDTH - text.len()));
-        out.extend_from_slice(&text);
+        out.splice(start..start, std::iter::repeat_n(b' ', WIDTH - len));
     }
 }
 

@@ -126,27 +126,34 @@ pub(super) fn print_exec_counts(
 ) {
     let syms = &a.symtab.syms;
     let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
-    let files = match a.external_symbols {
+    let found = match a.external_symbols {
         true => Default::default(),
-        false => profil_symbols::gprof::source_locations(exe, &addrs),
+        false => profil_symbols::gprof::locate(exe, &addrs),
     };
-    let loc = |i: usize| files.get(&syms[i].addr);
+    // Each file's rank among the paths in byte order (`strcmp`'s on paths without NUL): the
+    // comparisons below compare two integers, not two paths.
+    let mut by_path: Vec<u32> = (0..found.num_files() as u32).collect();
+    by_path.sort_unstable_by(|&l, &r| found.path(l).cmp(found.path(r)));
+    let mut rank = vec![0u32; by_path.len()];
+    for (k, &f) in by_path.iter().enumerate() {
+        rank[f as usize] = k as u32;
+    }
+    let at = |i: usize| found.at.get(i).copied().flatten();
+    let key: Vec<Option<(u32, u64)>> = (0..syms.len())
+        .map(|i| at(i).map(|(file, line)| (rank[file as usize], line)))
+        .collect();
     let mut order: Vec<usize> = (0..syms.len()).filter(|&i| a.select.exec.on(i)).collect();
     super::msort::msort(&mut order, |&l, &r| {
-        if let (Some((lf, ll)), Some((rf, rl))) = (loc(l), loc(r)) {
-            let c = lf.cmp(rf);
-            if c != Ordering::Equal {
-                return c;
-            }
-            if ll != rl {
-                return ll.cmp(rl);
+        if let (Some(lk), Some(rk)) = (key[l], key[r]) {
+            if lk != rk {
+                return lk.cmp(&rk);
             }
         }
         syms[l].addr.cmp(&syms[r].addr)
     });
     for i in order {
-        let (file, line) = match loc(i) {
-            Some((f, l)) => (f.as_slice(), *l),
+        let (file, line) = match at(i) {
+            Some((f, l)) => (found.path(f), l),
             None => (&b"<unknown>"[..], 0),
         };
         let blocks = a.basic_blocks(i);
@@ -155,9 +162,15 @@ pub(super) fn print_exec_counts(
                 continue;
             }
             out.extend_from_slice(file);
-            out.extend_from_slice(format!(":{line}: (").as_bytes());
+            out.push(b':');
+            printf::push_u(out, 0, line);
+            out.extend_from_slice(b": (");
             out.extend_from_slice(syms[i].name);
-            out.extend_from_slice(format!(":0x{addr:x}) {calls} executions\n").as_bytes());
+            out.extend_from_slice(b":0x");
+            printf::push_x(out, addr);
+            out.extend_from_slice(b") ");
+            printf::push_u(out, 0, calls);
+            out.extend_from_slice(b" executions\n");
         }
     }
 }
@@ -197,27 +210,23 @@ pub fn print_one_file_info(f: &super::FileInfo, out: &mut Vec<u8>) {
 /// debug info.
 pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>> {
     let syms = &a.symtab.syms;
-    let addrs: Vec<u64> = syms
-        .iter()
-        .filter(|s| s.is_static)
-        .map(|s| s.addr)
-        .collect();
     if a.external_symbols {
         return vec![None; syms.len()];
     }
-    let files = profil_symbols::gprof::source_locations(exe, &addrs);
-    let shown = |path: &Vec<u8>| match a.print_path {
-        true => path.clone(),
-        false => super::base_name(path).to_vec(),
-    };
-    syms.iter()
-        .map(|s| {
-            files
-                .get(&s.addr)
-                .filter(|_| s.is_static)
-                .map(|(p, _)| shown(p))
-        })
-        .collect()
+    let statics: Vec<usize> = (0..syms.len()).filter(|&i| syms[i].is_static).collect();
+    let addrs: Vec<u64> = statics.iter().map(|&i| syms[i].addr).collect();
+    let found = profil_symbols::gprof::locate(exe, &addrs);
+    let mut files = vec![None; syms.len()];
+    for (&i, at) in statics.iter().zip(&found.at) {
+        if let Some((file, _)) = *at {
+            let path = found.path(file);
+            files[i] = Some(match a.print_path {
+                true => path.to_vec(),
+                false => super::base_name(path).to_vec(),
+            });
+        }
+    }
+    files
 }
 
 /// The C division `x / y` with x86-64's NaN rules: an operand's NaN propagates, and an

@@ -75,19 +75,53 @@ pub fn source_files(data: &[u8], addrs: &[u64]) -> HashMap<u64, Vec<u8>> {
 /// As [`source_files`], the whole path (what gprof prints under `-L`) and the line, for each
 /// address the line table has a non-zero line for.
 pub fn source_locations(data: &[u8], addrs: &[u64]) -> HashMap<u64, (Vec<u8>, u64)> {
-    let mut out = HashMap::new();
+    let found = locate(data, addrs);
+    addrs
+        .iter()
+        .zip(&found.at)
+        .filter_map(|(&a, at)| at.map(|(file, line)| (a, (found.path(file).to_vec(), line))))
+        .collect()
+}
+
+/// What [`source_locations`] answers, without a map or a copy of the path per address: for
+/// each address of the list, in its order, the index of its path and its line.
+#[derive(Debug, Default)]
+pub struct Located {
+    map: crate::lines::LineMap,
+    /// Per address: its path's index (for [`Located::path`]) and its line, or `None`.
+    pub at: Vec<Option<(u32, u64)>>,
+}
+
+impl Located {
+    /// The path of a file index (the same index for the same bytes).
+    pub fn path(&self, file: u32) -> &[u8] {
+        self.map.file_bytes(file)
+    }
+
+    /// How many file indexes there are (every index is below this).
+    pub fn num_files(&self) -> usize {
+        self.map.files.len()
+    }
+}
+
+/// [`source_locations`] of `addrs` (link-time, in any order) as a [`Located`]: one read of
+/// the DWARF line table, the addresses answered in address order along its spans.
+pub fn locate(data: &[u8], addrs: &[u64]) -> Located {
     let wanted: Vec<(u64, u64)> = addrs.iter().map(|&a| (a, a.saturating_add(1))).collect();
     let map = crate::lines::line_map_with(data, &wanted, true);
-    if map.spans.is_empty() {
-        return out;
+    let mut at = vec![None; addrs.len()];
+    if !map.spans.is_empty() {
+        let mut by_addr: Vec<u32> = (0..addrs.len() as u32).collect();
+        by_addr.sort_unstable_by_key(|&i| addrs[i as usize]);
+        let mut cursor = map.cursor();
+        for i in by_addr {
+            let i = i as usize;
+            if let Some(span) = cursor.at(addrs[i]).filter(|s| s.line != 0) {
+                at[i] = Some((span.file, span.line));
+            }
+        }
     }
-    for &a in addrs {
-        let Some(span) = map.lookup(a).filter(|s| s.line != 0) else {
-            continue;
-        };
-        out.insert(a, (map.file_bytes(span.file).to_vec(), span.line));
-    }
-    out
+    Located { map, at }
 }
 
 /// The `nm` letter BFD gives an ELF symbol (`bfd_decode_symclass`).
