@@ -107,6 +107,7 @@ pub fn check(data: &[u8]) {
             "gmon.out",
             &inputs.exe.data,
             &mut buf,
+            &mut std::io::sink(),
         );
     }
 

@@ -156,6 +156,7 @@ pub fn report(
                 &last,
                 &inputs.exe.data,
                 &mut buf,
+                out,
             );
             match printed {
                 Ok(w) => warnings.extend(w),
@@ -378,6 +379,7 @@ fn gprof_lines(
             sum: args.sum,
         },
         &mut buf,
+        out,
     );
     // On a failing gmon file, `buf` holds what gprof printed before failing (-i's lines).
     out.write_all(&buf)?;

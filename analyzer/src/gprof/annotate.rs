@@ -58,7 +58,8 @@ struct LineStat {
 }
 
 /// Print (or with `-y` write) the annotated sources of `a` (`exe` is the executable's bytes).
-/// `first_output` is false when a section was printed before.
+/// `first_output` is false when a section was printed before. Between files, once `out`
+/// holds a megabyte, it is written to `sink` (standard output) and emptied.
 pub fn print(
     a: &Analysis<'_>,
     exe: &[u8],
@@ -66,6 +67,7 @@ pub fn print(
     zeros: bool,
     mut first_output: bool,
     out: &mut Vec<u8>,
+    sink: &mut dyn std::io::Write,
     warnings: &mut Vec<String>,
 ) -> Result<()> {
     let syms = &a.symtab.syms;
@@ -252,10 +254,18 @@ pub fn print(
             std::fs::File::create(&file_name)
                 .and_then(|mut f| f.write_all(&buf))
                 .map_err(|e| Error::input(format!("{file_name}: {e}")))?;
+        } else if out.len() >= FLUSH_AT {
+            // The sources can be tens of megabytes: what is printed goes out as it grows,
+            // not all at the end.
+            sink.write_all(out)?;
+            out.clear();
         }
     }
     Ok(())
 }
+
+/// How much printed text [`print`] holds before it hands it to its sink.
+const FLUSH_AT: usize = 1 << 20;
 
 /// `annotate_with_count` for one line, into `out` (16 columns).
 fn annotation(

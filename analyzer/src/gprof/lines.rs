@@ -238,7 +238,8 @@ impl<'n> Names<'n> {
 /// `gprof -b -l` as `req` asks: build the line-granular symbol table of `image` (`data` is
 /// the executable's bytes, `exe_name` names it in messages), read the gmon files `gmons`
 /// (name, bytes) in order, one at a time (each is dropped before the next is asked for), and
-/// print what gprof prints into `out`.
+/// print what gprof prints into `out` (a large annotated source goes to `sink` as it grows:
+/// [`super::report::print_report`]).
 pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     image: &ElfImage<'_>,
     data: &[u8],
@@ -246,6 +247,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     gmons: impl IntoIterator<Item = Result<(String, B)>>,
     req: Request,
     out: &mut Vec<u8>,
+    sink: &mut dyn std::io::Write,
 ) -> Result<Vec<String>> {
     let text = image
         .section_by_name(".text")
@@ -257,7 +259,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         if req.options.static_calls {
             a.static_text = super::text_bytes(data);
         }
-        return read_and_print(a, data, gmons, req, out);
+        return read_and_print(a, data, gmons, req, out, sink);
     }
     let (lo, hi) = (text.addr, text.addr.saturating_add(text.size));
     let lines = line_map_with(data, &[(lo, hi)], true);
@@ -479,7 +481,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         false => None,
     };
     a.select = Selection::new(&a.symtab, &a.excluded, a.specs, src.as_ref());
-    read_and_print(a, data, gmons, req, out)
+    read_and_print(a, data, gmons, req, out, sink)
 }
 
 /// The rest of gprof's run once the symbol table is built: read the gmon files `gmons` in
@@ -490,6 +492,7 @@ fn read_and_print<B: std::ops::Deref<Target = [u8]>>(
     gmons: impl IntoIterator<Item = Result<(String, B)>>,
     req: Request,
     out: &mut Vec<u8>,
+    sink: &mut dyn std::io::Write,
 ) -> Result<Vec<String>> {
     let mut last = String::new();
     for gmon in gmons {
@@ -510,7 +513,7 @@ fn read_and_print<B: std::ops::Deref<Target = [u8]>>(
     }
     a.finish();
     a.take_traces(req.sections.file_info, out);
-    super::report::print_report(&a, req.sections, req.graph, &last, data, out)
+    super::report::print_report(&a, req.sections, req.graph, &last, data, out, sink)
 }
 
 /// `core_create_line_syms`' traces (`-d` with `AOUTDEBUG`, `LOOKUPDEBUG`): its two passes over

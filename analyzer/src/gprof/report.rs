@@ -13,7 +13,9 @@ use crate::Result;
 /// annotated source, function order, file order; `-T` puts the call graph first). With neither a
 /// histogram nor arcs and no section asked for, gprof falls back to the execution counts
 /// (empty without `-z`); so do we. `exe` is the executable's bytes (its DWARF names source
-/// files). Returns the warnings (sources `-A` could not find).
+/// files). Returns the warnings (sources `-A` could not find). The text goes to `out`, which
+/// the annotated source, when it grows large, writes to `sink` and empties: what is left
+/// in `out` is the caller's to write.
 pub fn print_report(
     a: &Analysis<'_>,
     req: Sections,
@@ -21,6 +23,7 @@ pub fn print_report(
     gmon: &str,
     exe: &[u8],
     out: &mut Vec<u8>,
+    sink: &mut dyn std::io::Write,
 ) -> Result<Vec<String>> {
     let mut warnings = Vec::new();
     if a.bb_ignored {
@@ -83,6 +86,7 @@ pub fn print_report(
             opts.zeros,
             first,
             out,
+            sink,
             &mut warnings,
         )?;
     }
