@@ -501,6 +501,71 @@ mod file_ordering {
         );
     }
 
+    /// `-R` with line symbols (`-l`, and `-s`, which implies it): the function symbols the map
+    /// renames stay mapped beside the line symbols (never mapped), so an arc from a line
+    /// symbol counts as placed; every report names the files with their `(file:line @ addr)`.
+    /// `-s` writes the same gmon.sum as gprof.
+    #[test]
+    fn with_line_symbols() {
+        const SOURCE: &str = "static volatile long s;\n#define K __attribute__((noinline))\n\
+            K void leaf(long n) { for (long i = 0; i < n; i++)\n  s += i; }\n\
+            K static void helper(long n) { for (long i = 0; i < n; i++) s ^= i; leaf(n / 2); }\n\
+            K void mid(long n) { helper(n); leaf(n);\n  leaf(3); }\n\
+            int main(void) { for (int k = 0; k < 300; k++) mid(100000); return 0; }\n";
+        for opt in ["-O0", "-O2"] {
+            let dir = super::profiled("gcc", "p.c", SOURCE, "p", &["-g", opt]);
+            for map in [
+                "a.o: leaf\nb.o: mid\nc.o: main\nd.o: nosuch\n",
+                "a.o: leaf\na.o: helper\nb.o: mid\nb.o: main\n",
+                "x.o: helper\n",
+                "No symbols in e.o\nm.o: main\n",
+            ] {
+                std::fs::write(dir.join("map"), map).unwrap();
+                for flags in [
+                    &["-l"][..],
+                    &["-l", "-b"],
+                    &["-l", "-b", "-p"],
+                    &["-l", "-q"],
+                    &["-l", "-b", "-p", "-q", "-z"],
+                    &["-l", "-a", "-b", "-p", "-q"],
+                    &["-l", "-i"],
+                    &["-l", "-C"],
+                    &["-l", "-A", "-b"],
+                    &["-s", "-b", "-p"],
+                    &["-s"],
+                ] {
+                    let args = with(&with(&["-R", "map"], flags), &["p", "p.gmon", "p.gmon"]);
+                    let sum = dir.join("gmon.sum");
+                    let _ = std::fs::remove_file(&sum);
+                    let want = gprof(dir.path(), &args);
+                    let want_sum = std::fs::read(&sum).ok();
+                    let _ = std::fs::remove_file(&sum);
+                    let (want, _) = super::same_as(dir.path(), &args, want);
+                    assert!(want.status.success(), "{args:?}");
+                    assert!(!want.stdout.is_empty(), "{args:?}: vacuous");
+                    assert_eq!(want_sum.is_some(), flags[0] == "-s", "{args:?}");
+                    assert!(
+                        want_sum == std::fs::read(&sum).ok(),
+                        "{args:?}: gmon.sum differs from gprof's"
+                    );
+                }
+            }
+            // Where gprof segfaults (a symbol part without a space), the map as it was meant.
+            std::fs::write(dir.join("map"), "a.o:leaf\nb.o:mid\n").unwrap();
+            std::fs::write(dir.join("meant"), "a.o: leaf\nb.o: mid\n").unwrap();
+            for flags in [&["-l"][..], &["-l", "-b", "-p", "-q"]] {
+                let args = with(flags, &["p", "p.gmon"]);
+                let crashed = gprof(dir.path(), &with(&["-R", "map"], &args));
+                assert_eq!(crashed.status.code(), None, "gprof no longer crashes");
+                check(
+                    dir.path(),
+                    &with(&["-R", "map"], &args),
+                    &with(&["-R", "meant"], &args),
+                );
+            }
+        }
+    }
+
     /// The intended producer: `nm --extern-only --defined-only -v --print-file-name` on the
     /// object files (gprof's manual), for a program of three files.
     #[test]
