@@ -1652,6 +1652,73 @@ mod demangling_styles {
         }
     }
 
+    /// [`D_NAMES`] with one to three bytes dropped, changed, added or cut off (a fixed
+    /// pseudo-random sequence): names that go wrong anywhere in the grammar, most of them not
+    /// demangled (gprof prints them raw), some demangled differently.
+    #[test]
+    fn dlang_damaged_names_match_gprof() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        let alphabet = b"QZFMNaiSTVGHPADxyOBCEXYKLJIgkhnuvb0123456789_";
+        let mut names = std::collections::BTreeSet::new();
+        while names.len() < 500 {
+            let mut name = D_NAMES[next() % D_NAMES.len()].as_bytes().to_vec();
+            for _ in 0..1 + next() % 3 {
+                let at = 2 + next() % (name.len() - 1);
+                let c = alphabet[next() % alphabet.len()];
+                match next() % 4 {
+                    0 if at < name.len() => drop(name.remove(at)),
+                    1 if at < name.len() => name[at] = c,
+                    2 => name.insert(at, c),
+                    _ => name.truncate(at.max(3)),
+                }
+            }
+            let name = String::from_utf8(name).unwrap();
+            if name.len() > 2 && !D_NAMES.contains(&name.as_str()) {
+                names.insert(name);
+            }
+        }
+        let mut src = String::from("static volatile long sink;\n");
+        for (i, name) in names.iter().enumerate() {
+            src += &format!(
+                "__attribute__((noinline)) void f{i}(long n) __asm__(\"{name}\");\n\
+                 void f{i}(long n) {{ for (long k = 0; k < n; k++) sink += k; }}\n"
+            );
+        }
+        src += "int main(void) {\n";
+        for i in 0..names.len() {
+            src += &format!("  f{i}({});\n", 20_000 * (i % 5 + 1));
+        }
+        src += "  return 0;\n}\n";
+        let dir = super::profiled("gcc", "m.c", &src, "m", &["-O1"]);
+        let raw = gprof(
+            dir.path(),
+            &["-b", "-z", "-p", "--no-demangle", "m", "m.gmon"],
+        );
+        let dlang = gprof(
+            dir.path(),
+            &["-b", "-z", "-p", "--demangle=dlang", "m", "m.gmon"],
+        );
+        let changed = raw
+            .stdout
+            .split(|&b| b == b'\n')
+            .zip(dlang.stdout.split(|&b| b == b'\n'))
+            .filter(|(r, d)| r != d)
+            .count();
+        assert!(changed > 25, "only {changed} names demangled");
+        for flags in [&["-b", "-z", "-p"][..], &["-b", "-z", "-q"]] {
+            let mut args = vec!["--demangle=dlang"];
+            args.extend_from_slice(flags);
+            args.extend_from_slice(&["m", "m.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
     /// A C++ program whose names are in the part of the grammar `--demangle=java` reproduces:
     /// namespaces, constructors, destructors, operators, const methods, function and member
     /// templates (return type after the parameters), `std::min`, Java's type names, pointers
