@@ -1719,6 +1719,29 @@ mod demangling_styles {
         }
     }
 
+    /// D names are bytes: one that is not UTF-8 is demangled too, and an identifier's length
+    /// may split a character (gprof prints the halves around the `.`).
+    #[test]
+    fn dlang_names_as_bytes() {
+        let src = "static volatile long sink;\n\
+            __attribute__((noinline)) void f0(long n) __asm__(\"_D1\\xc3\" \"1\\xa9i\");\n\
+            void f0(long n) { for (long k = 0; k < n; k++) sink += k; }\n\
+            __attribute__((noinline)) void f1(long n) __asm__(\"_D2\\xc3\\xa9\" \"3fooFiZv\");\n\
+            void f1(long n) { for (long k = 0; k < n; k++) sink += k; }\n\
+            int main(void) { f0(3000000); f1(2000000); return 0; }\n";
+        let dir = super::profiled("gcc", "u.c", src, "u", &["-O1"]);
+        let args = ["--demangle=dlang", "-b", "-z", "-p", "u", "u.gmon"];
+        let (want, _) = super::same_status_and_stdout(dir.path(), &args);
+        let text = &want.stdout;
+        for name in [&b" \xc3.\xa9\n"[..], "\u{e9}.foo(int)\n".as_bytes()] {
+            assert!(
+                text.windows(name.len()).any(|w| w == name),
+                "not what the brief saw: {}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+
     /// A C++ program whose names are in the part of the grammar `--demangle=java` reproduces:
     /// namespaces, constructors, destructors, operators, const methods, function and member
     /// templates (return type after the parameters), `std::min`, Java's type names, pointers
