@@ -538,12 +538,6 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             });
         }
     }
-    if g.file_ordering.is_some() && g.lines {
-        return Err(Refusal {
-            message: "--gprof: -R with -l (or -s) is not emulated (yet)".into(),
-            code: 2,
-        });
-    }
     g.debug_banners = Box::leak(banners.into_boxed_slice());
     // GPROF_PATH comes after the -I directories.
     if let Some(p) = std::env::var_os("GPROF_PATH") {
@@ -634,6 +628,8 @@ mod tests {
         assert!(message.contains("-d with -R"), "{message}");
         // Without -d, -R is read; with -r it is gprof's own failure (status 1).
         assert!(refusal(&["-R", "map", "prog"]).is_none());
+        assert!(refusal(&["-R", "map", "-l", "prog"]).is_none());
+        assert!(refusal(&["-s", "-R", "map", "prog"]).is_none());
         assert_eq!(refusal(&["-d", "-r", "-R", "map", "prog"]).unwrap().0, 1);
     }
 }

@@ -15,6 +15,11 @@
 //! to the symbol before it, as with any missing symbol). Every report then prints the file
 //! names; renamed symbols are "mapped".
 //!
+//! Under `-l` (and `-s`, which implies it) the map applies to the function symbols only:
+//! gprof copies them, renamed and mapped, beside the line symbols, which keep their DWARF
+//! function names and are never mapped ([`super::lines`]). An arc from a call site (a line
+//! symbol) therefore counts as placed, and the mapped functions come out in address order.
+//!
 //! The ordering: arcs with an end that is not mapped count as placed, then gprof's greedy
 //! chain placement over the arcs in the order they were made, self-calls left out (the first
 //! 99% of the calls,

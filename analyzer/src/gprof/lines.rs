@@ -401,8 +401,18 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
                 index: 0,
             }),
     );
+    // gprof copies the function symbols whole: those `-R`'s map renamed stay mapped (line
+    // symbols never are).
+    let mut mapped = vec![false; line_syms.len()];
+    mapped.extend(
+        base.symtab
+            .syms
+            .iter()
+            .filter(|s| s.end_addr == 0 || s.addr <= s.end_addr)
+            .map(|s| s.mapped),
+    );
     let mut a = base.clone();
-    a.symtab = SymTab::finalize_favors(&merged, &[], hi, &mut a.trace);
+    a.symtab = SymTab::finalize_favors(&merged, &mapped, hi, &mut a.trace);
     if !a.no_demangle {
         super::check_demangling(&a.symtab, a.demangle_style)?;
     }

@@ -734,6 +734,12 @@ impl<'data> Analysis<'data> {
         let gnat = self.demangle_style == profil_symbols::demangle::Style::Gnat;
         if self.no_demangle || (!gnat && !may_be_mangled(raw)) {
             out.extend_from_slice(raw);
+        } else if self.demangle_style == profil_symbols::demangle::Style::Dlang {
+            // D names are demangled as bytes (gprof prints them as they are).
+            match profil_symbols::demangle::gprof_demangle_dlang(raw) {
+                Some(d) => out.extend_from_slice(&d),
+                None => out.extend_from_slice(raw),
+            }
         } else {
             match std::str::from_utf8(raw) {
                 Ok(s) => {
@@ -754,23 +760,17 @@ impl<'data> Analysis<'data> {
 }
 
 /// Refuse (status 2) a demangling style whose demangler is not reproduced for a name of
-/// `symtab` (`--demangle=java` on C++ names, `dlang` on D names; see
-/// [`profil_symbols::demangle::reproduced`]).
+/// `symtab` (`--demangle=java` on C++ names; see [`profil_symbols::demangle::reproduced`]).
 pub fn check_demangling(symtab: &SymTab<'_>, style: profil_symbols::demangle::Style) -> Result<()> {
     use profil_symbols::demangle::{reproduced, Style};
-    if !matches!(style, Style::Java | Style::Dlang) {
+    if style != Style::Java {
         return Ok(());
     }
     for s in &symtab.syms {
         let name = String::from_utf8_lossy(s.name);
         if !reproduced(&name, style) {
             return Err(Error::refusal(format!(
-                "--gprof: --demangle={} of {name} is not emulated (yet): run gprof itself for it",
-                if style == Style::Java {
-                    "java"
-                } else {
-                    "dlang"
-                }
+                "--gprof: --demangle=java of {name} is not emulated (yet): run gprof itself for it"
             )));
         }
     }

@@ -501,6 +501,71 @@ mod file_ordering {
         );
     }
 
+    /// `-R` with line symbols (`-l`, and `-s`, which implies it): the function symbols the map
+    /// renames stay mapped beside the line symbols (never mapped), so an arc from a line
+    /// symbol counts as placed; every report names the files with their `(file:line @ addr)`.
+    /// `-s` writes the same gmon.sum as gprof.
+    #[test]
+    fn with_line_symbols() {
+        const SOURCE: &str = "static volatile long s;\n#define K __attribute__((noinline))\n\
+            K void leaf(long n) { for (long i = 0; i < n; i++)\n  s += i; }\n\
+            K static void helper(long n) { for (long i = 0; i < n; i++) s ^= i; leaf(n / 2); }\n\
+            K void mid(long n) { helper(n); leaf(n);\n  leaf(3); }\n\
+            int main(void) { for (int k = 0; k < 300; k++) mid(100000); return 0; }\n";
+        for opt in ["-O0", "-O2"] {
+            let dir = super::profiled("gcc", "p.c", SOURCE, "p", &["-g", opt]);
+            for map in [
+                "a.o: leaf\nb.o: mid\nc.o: main\nd.o: nosuch\n",
+                "a.o: leaf\na.o: helper\nb.o: mid\nb.o: main\n",
+                "x.o: helper\n",
+                "No symbols in e.o\nm.o: main\n",
+            ] {
+                std::fs::write(dir.join("map"), map).unwrap();
+                for flags in [
+                    &["-l"][..],
+                    &["-l", "-b"],
+                    &["-l", "-b", "-p"],
+                    &["-l", "-q"],
+                    &["-l", "-b", "-p", "-q", "-z"],
+                    &["-l", "-a", "-b", "-p", "-q"],
+                    &["-l", "-i"],
+                    &["-l", "-C"],
+                    &["-l", "-A", "-b"],
+                    &["-s", "-b", "-p"],
+                    &["-s"],
+                ] {
+                    let args = with(&with(&["-R", "map"], flags), &["p", "p.gmon", "p.gmon"]);
+                    let sum = dir.join("gmon.sum");
+                    let _ = std::fs::remove_file(&sum);
+                    let want = gprof(dir.path(), &args);
+                    let want_sum = std::fs::read(&sum).ok();
+                    let _ = std::fs::remove_file(&sum);
+                    let (want, _) = super::same_as(dir.path(), &args, want);
+                    assert!(want.status.success(), "{args:?}");
+                    assert!(!want.stdout.is_empty(), "{args:?}: vacuous");
+                    assert_eq!(want_sum.is_some(), flags[0] == "-s", "{args:?}");
+                    assert!(
+                        want_sum == std::fs::read(&sum).ok(),
+                        "{args:?}: gmon.sum differs from gprof's"
+                    );
+                }
+            }
+            // Where gprof segfaults (a symbol part without a space), the map as it was meant.
+            std::fs::write(dir.join("map"), "a.o:leaf\nb.o:mid\n").unwrap();
+            std::fs::write(dir.join("meant"), "a.o: leaf\nb.o: mid\n").unwrap();
+            for flags in [&["-l"][..], &["-l", "-b", "-p", "-q"]] {
+                let args = with(flags, &["p", "p.gmon"]);
+                let crashed = gprof(dir.path(), &with(&["-R", "map"], &args));
+                assert_eq!(crashed.status.code(), None, "gprof no longer crashes");
+                check(
+                    dir.path(),
+                    &with(&["-R", "map"], &args),
+                    &with(&["-R", "meant"], &args),
+                );
+            }
+        }
+    }
+
     /// The intended producer: `nm --extern-only --defined-only -v --print-file-name` on the
     /// object files (gprof's manual), for a program of three files.
     #[test]
@@ -1379,6 +1444,302 @@ mod demangling_styles {
             dir.path(),
             &["-b", "-q", "-z", "--demangle=dlang", "names", "names.gmon"],
         );
+    }
+
+    /// D names of the whole grammar libiberty's `dlang_demangle` reads: template instances
+    /// (type, value, symbol, alias and external arguments; strings, reals, characters,
+    /// arrays, struct literals, function literals), back references to identifiers and types,
+    /// function types with attributes and calling conventions, delegates, function pointers,
+    /// type modifiers, parameter storage classes, tuples, vectors, special names, fake
+    /// parents (`__S1`); from libiberty's testsuite and written for the corners; and names it
+    /// does not read (printed raw). `--demangle=dlang` refused them (status 2) before.
+    const D_NAMES: &[&str] = &[
+        "_D3std11parallelism42__T16RoundRobinBufferTDFKAaZvTDxFNaNdNeZbZ16RoundRobinBuffer5primeMFZv",
+        "_D4core4stdc5errnoQgFZi",
+        "_D4testFS10structnameQnZb",
+        "_D3std11parallelism__T4TaskS8unittest3cmpTAyaTQeZQBb6__dtorMFNfZv",
+        "_D13testexpansion44__T1sTS13testexpansion8__T1sTiZ1sFiZ6ResultZ1sFS13testexpansion8__T1sTiZ1sFiZ6ResultZ6Result3fooMFNaNfZv",
+        "_D13testexpansion__T1sTSQw__TQjTiZQoFiZ6ResultZQBbFQBcZQq3fooMFNaNfZv",
+        "_D3std4conv__T7enumRepTyAaTEQBa12experimental9allocator15building_blocks15stats_collector7OptionsVQCti64ZQDnyQDh",
+        "_D3std12experimental9allocator6common__T10reallocateTSQCaQBzQBo15building_blocks17kernighan_ritchie__T8KRRegionTSQEhQEgQDvQCh14null_allocator13NullAllocatorZQCdZQErFNaNbNiKQEpKAvmZb",
+        "_D3std9exception__T11doesPointToTASQBh5regex8internal2ir10NamedGroupTQBkTvZQCeFNaNbNiNeKxASQDlQCeQCbQBvQBvKxQtZb",
+        "_D3std9algorithm9iteration__T14SplitterResultS_DQBu3uni7isWhiteFNaNbNiNfwZbTAyaZQBz9__xtoHashFNbNeKxSQDvQDuQDn__TQDgS_DQEnQCtQCsQCnTQCeZQEdZm",
+        "_D3std8typecons__T7TypedefTCQBaQz19__unittestL6513_208FNfZ7MyClassVQBonVAyanZQCh6__ctorMFNaNbNcNiNfQCuZSQDyQDx__TQDrTQDmVQDqnVQCcnZQEj",
+        "_D3std6getopt__TQkTAyaTDFNaNbNiNfQoZvTQtTDQsZQBnFNfKAQBiQBlQBkQBrQyZSQCpQCo12GetoptResult",
+        "_D3std5regex8internal9kickstart__T7ShiftOrTaZQl11ShiftThread__T3setS_DQCqQCpQCmQCg__TQBzTaZQCfQBv10setInvMaskMFNaNbNiNfkkZvZQCjMFNaNfwZv",
+        "_D3std5stdio4File__T8lockImplX10LockFileExTykZQBaMFmmykZi",
+        "_D3std9algorithm9iteration__T12FilterResultSQBq8typecons__T5TupleTiVAyaa1_61TiVQla1_62TiVQva1_63ZQBm__T6renameVHiQBtA2i0a1_63i2a1_61ZQBeMFNcZ9__lambda1TAiZQEw9__xtoHashFNbNeKxSQGsQGrQGk__TQGdSQHiQFs__TQFmTiVQFja1_61TiVQFua1_62TiVQGfa1_63ZQGx__TQFlVQFhA2i0a1_63i2a1_61ZQGjMFNcZQFfTQEyZQJvZm",
+        "_D3std3uni__T6toCaseS_DQvQt12toLowerIndexFNaNbNiNewZtVii1043S_DQCjQCi10toLowerTabFNaNbNiNemZwSQDo5ascii7toLowerTAyaZQDzFNaNeQmZ14__foreachbody2MFNaNeKmKwZ14__foreachbody3MFNaNeKwZi",
+        "_D8demangle4mainFZ1xi",
+        "_D8demangle4mainFZ4__S11xi",
+        "_D8demangle4mainFZ1fMFNaNbNiNfZv",
+        "_D8demangle4mainFZ4__S11fMFNaNbNiNfZv",
+        "_D3mod4funcFZ__T6nestedTiZQkMFNaNbNiNfZi",
+        "_D3mod4funcFZ__T6nestedTiZ4__S1QpMFNaNbNiNfZi",
+        "_D6mangle__T8fun21753VSQv6S21753S1f_DQBj10__lambda71MFNaNbNiNfZvZQCbQp",
+        "_D8demangle4testPFLAiYi",
+        "_D8demangle4testMFZ2fnMFZv",
+        "_D8demangle4testFNhG16gZv",
+        "_D8demangle4testFLC6ObjectLDFLiZiZi",
+        "_D8demangle9__T4testZv",
+        "_D8demangle9__U4testZv",
+        "_D8demangle16__T4testTaTOiTaZv",
+        "_D8demangle23__T4testS116symbol3fooZv",
+        "_D8demangle32__T4testS20_D6symbol3foo3barFZvZv",
+        "_D8demangle13__T4testVPinZv",
+        "_D8demangle15__T4testVkN123Zv",
+        "_D8demangle14__T4testVai10Zv",
+        "_D8demangle16__T4testVui1000Zv",
+        "_D8demangle18__T4testVwi100000Zv",
+        "_D8demangle17__T4testVde0A8P6Zv",
+        "_D8demangle51__T4testVrc0C4CCCCCCCCCCCCCDP4c0B666666666666666P6Zv",
+        "_D8demangle22__T4testVG3uw3_616263Zv",
+        "_D8demangle16__T4testVAyaa0_Zv",
+        "_D8demangle4test6__initZ",
+        "_D8demangle4test6__vtblZ",
+        "_D8demangle4test7__ClassZ",
+        "_D8demangle4test11__InterfaceZ",
+        "_D8demangle4test12__ModuleInfoZ",
+        "_D8demangle4test6__ctorMFZv",
+        "_D8demangle4test6__dtorMFZv",
+        "_D8demangle4test10__postblitMFZv",
+        "_D8demangle4testFNjNkDFNjZaZv",
+        "_D8demangle4testFNlMPFNlZaZv",
+        "_D8demangle4testFB3aDFZaaZv",
+        "_D8demangle4testFDRZaZv",
+        "_D8demangle4testFHHaaaZv",
+        "_D8demangle4testFG1234567890aZv",
+        "_D1a1bD",
+        "_D1a1bDNxFZv",
+        "_D3foo3barFiZ",
+        "_D3foo3barFZvv",
+        "_D3app5outerFiZ5innerFZv",
+        "_D1aQa",
+        "_D1aQaQbQc",
+        "_D1a1bQd1cQBaQz",
+        "_D4test3fooAa",
+        "_D4test2dgDFiZv",
+        "_D4test3fooMxFZv",
+        "_D4test3fooMOFZv",
+        "_D4test3fooMNgFZv",
+        "_D4test3fooMNxFZv",
+        "_D4test3fooMyFZi",
+        "_D4test3fooMOxFNaNbNiNfZi",
+        "_D4test3fooFNkKiJiLiIKiIiMiZv",
+        "_D4test3fooFNnZv",
+        "_D4test3fooFNmNjNlZv",
+        "_D4test3fooUiZv",
+        "_D4test3fooWZv",
+        "_D2rt3aaA12__ModuleInfoZ",
+        "_D6object6Object5opCmpMFC6ObjectZi",
+        "_D6object6Object6toHashMFNbNeZm",
+        "_D3std5stdio6writefFAyaZv",
+        "_D3std6traits__T6isSomeTiZ6isSomeFZb",
+        "_D4core6thread6Thread5sleepFNbNiSQBd4time8DurationZv",
+        "_D3foo8__T1xVii1Z1xFZv",
+        "_D3foo9__T1xVhi255Z1xFZv",
+        "_D3foo10__T1xVbi1Z1xFZv",
+        "_D3foo9__T1xVAiA2i1i2Z1xFZv",
+        "_D3foo13__T1xVHiiA1i1i2Z1xFZv",
+        "_D3foo__T1xVS3foo1SS2i1i2Z1xFZv",
+        "_D3foo__T1xVede0A8P6Z1xFZv",
+        "_D3foo__T1xVfeNANZ1xFZv",
+        "_D3foo__T1xVG5aa5_48656c6c6fZ1xFZv",
+        "_D3foo__T1xVAyaa4_090a0d0cZ1xFZv",
+        "_D3foo__T1xVAyaa3_0b7f80Z1xFZv",
+        "_D3foo__T1xVAyaa2_4A4bZ1xFZv",
+        "_D3foo__T1xVQeZ1x",
+        "_D3foo__T1xTQeZ1xFZv",
+        "_D3foo__T1xS_D3foo1yFZvZ1xFZv",
+        "_D3foo__T1xX5helloZ1xFZv",
+        "_D3foo__T1xHTiZ1x",
+        "_D3foo8__T1xZ1xi",
+        "_D0Z",
+        "_D0",
+        "_D",
+        "_D1",
+        "_D1a",
+        "_D1aZ",
+        "_D1ai",
+        "_D10aZ",
+        "_D1aFZ",
+        "_D1aFNZv",
+        "_D1aFNzZv",
+        "_D1aMZv",
+        "_D1aMNFZv",
+        "_D1aM",
+        "_D1aPFZ",
+        "_D1aPFZiZ",
+        "_D1a1bFZQd",
+        "_D1a1bFQeZv",
+        "_D1aFQaZv",
+        "_DQa",
+        "_D1aQz",
+        "_D1a__T",
+        "_D1a__T1b",
+        "_D1a__T1bZ",
+        "_D1a__T0Z",
+        "_D1a5__T1bZ",
+        "_D1a6__T1bZv",
+        "_D1a7__T1bZvi",
+        "_D1a__T1bVi",
+        "_D1a__T1bVii",
+        "_D1a__T1bViiZ",
+        "_D1a__T1bViaZi",
+        "_D1a__T1bVaiZi",
+        "_D1aFDZv",
+        "_D1aFDFZvZv",
+        "_D1aFDxFZvZv",
+        "_D1aFDOxFZvZv",
+        "_D1aFDNgOyFZvZv",
+        "_D1aFDQdZv",
+        "_D1aFzZv",
+        "_D1aFzkZv",
+        "_D1aFNgNhiZv",
+        "_D1aFB",
+        "_D1aFB99999999999iZv",
+        "_D1aFG99999999999999iZv",
+        "_D1a4294967296b",
+        "_D1a4294967295b",
+        "_D18__T1aS11bcdefghijkZi",
+        "_D18__T1aS111bcdefghijZi",
+        "_D18__T1aS1112345678901Zi",
+    ];
+
+    #[test]
+    fn dlang_whole_grammar_matches_gprof() {
+        let mut src = String::from("static volatile long sink;\n");
+        for (i, name) in D_NAMES.iter().enumerate() {
+            src += &format!(
+                "__attribute__((noinline)) void f{i}(long n) __asm__(\"{name}\");\n\
+                 void f{i}(long n) {{ for (long k = 0; k < n; k++) sink += k; }}\n"
+            );
+        }
+        src += "int main(void) {\n";
+        for i in 0..D_NAMES.len() {
+            src += &format!("  f{i}({});\n", 200_000 * (i % 5 + 1));
+        }
+        src += "  return 0;\n}\n";
+        let dir = super::profiled("gcc", "d.c", &src, "d", &["-O1", "-g"]);
+        let raw = gprof(
+            dir.path(),
+            &["-b", "-z", "-p", "--no-demangle", "d", "d.gmon"],
+        );
+        let dlang = gprof(
+            dir.path(),
+            &["-b", "-z", "-p", "--demangle=dlang", "d", "d.gmon"],
+        );
+        let text = String::from_utf8_lossy(&dlang.stdout);
+        assert!(
+            text.contains("std.stdio.File.lockImpl!(LockFileEx, immutable(uint)).lockImpl(")
+                && text.contains("initializer for demangle.test")
+                && text.contains("  _D1a1bD\n")
+                && raw.stdout != dlang.stdout,
+            "not what the brief saw: {text}"
+        );
+        for flags in [
+            &["-b", "-z", "-p"][..],
+            &["-b", "-z", "-q"],
+            &["-z"],
+            &["-b", "-l", "-p"],
+            &["-T", "-b", "-z"],
+            &["-b", "-a", "-p", "-q"],
+        ] {
+            let mut args = vec!["--demangle=dlang"];
+            args.extend_from_slice(flags);
+            args.extend_from_slice(&["d", "d.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    /// [`D_NAMES`] with one to three bytes dropped, changed, added or cut off (a fixed
+    /// pseudo-random sequence): names that go wrong anywhere in the grammar, most of them not
+    /// demangled (gprof prints them raw), some demangled differently.
+    #[test]
+    fn dlang_damaged_names_match_gprof() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        let alphabet = b"QZFMNaiSTVGHPADxyOBCEXYKLJIgkhnuvb0123456789_";
+        let mut names = std::collections::BTreeSet::new();
+        while names.len() < 500 {
+            let mut name = D_NAMES[next() % D_NAMES.len()].as_bytes().to_vec();
+            for _ in 0..1 + next() % 3 {
+                let at = 2 + next() % (name.len() - 1);
+                let c = alphabet[next() % alphabet.len()];
+                match next() % 4 {
+                    0 if at < name.len() => drop(name.remove(at)),
+                    1 if at < name.len() => name[at] = c,
+                    2 => name.insert(at, c),
+                    _ => name.truncate(at.max(3)),
+                }
+            }
+            let name = String::from_utf8(name).unwrap();
+            if name.len() > 2 && !D_NAMES.contains(&name.as_str()) {
+                names.insert(name);
+            }
+        }
+        let mut src = String::from("static volatile long sink;\n");
+        for (i, name) in names.iter().enumerate() {
+            src += &format!(
+                "__attribute__((noinline)) void f{i}(long n) __asm__(\"{name}\");\n\
+                 void f{i}(long n) {{ for (long k = 0; k < n; k++) sink += k; }}\n"
+            );
+        }
+        src += "int main(void) {\n";
+        for i in 0..names.len() {
+            src += &format!("  f{i}({});\n", 20_000 * (i % 5 + 1));
+        }
+        src += "  return 0;\n}\n";
+        let dir = super::profiled("gcc", "m.c", &src, "m", &["-O1"]);
+        let raw = gprof(
+            dir.path(),
+            &["-b", "-z", "-p", "--no-demangle", "m", "m.gmon"],
+        );
+        let dlang = gprof(
+            dir.path(),
+            &["-b", "-z", "-p", "--demangle=dlang", "m", "m.gmon"],
+        );
+        let changed = raw
+            .stdout
+            .split(|&b| b == b'\n')
+            .zip(dlang.stdout.split(|&b| b == b'\n'))
+            .filter(|(r, d)| r != d)
+            .count();
+        assert!(changed > 25, "only {changed} names demangled");
+        for flags in [&["-b", "-z", "-p"][..], &["-b", "-z", "-q"]] {
+            let mut args = vec!["--demangle=dlang"];
+            args.extend_from_slice(flags);
+            args.extend_from_slice(&["m", "m.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    /// D names are bytes: one that is not UTF-8 is demangled too, and an identifier's length
+    /// may split a character (gprof prints the halves around the `.`).
+    #[test]
+    fn dlang_names_as_bytes() {
+        let src = "static volatile long sink;\n\
+            __attribute__((noinline)) void f0(long n) __asm__(\"_D1\\xc3\" \"1\\xa9i\");\n\
+            void f0(long n) { for (long k = 0; k < n; k++) sink += k; }\n\
+            __attribute__((noinline)) void f1(long n) __asm__(\"_D2\\xc3\\xa9\" \"3fooFiZv\");\n\
+            void f1(long n) { for (long k = 0; k < n; k++) sink += k; }\n\
+            int main(void) { f0(3000000); f1(2000000); return 0; }\n";
+        let dir = super::profiled("gcc", "u.c", src, "u", &["-O1"]);
+        let args = ["--demangle=dlang", "-b", "-z", "-p", "u", "u.gmon"];
+        let (want, _) = super::same_status_and_stdout(dir.path(), &args);
+        let text = &want.stdout;
+        for name in [&b" \xc3.\xa9\n"[..], "\u{e9}.foo(int)\n".as_bytes()] {
+            assert!(
+                text.windows(name.len()).any(|w| w == name),
+                "not what the brief saw: {}",
+                String::from_utf8_lossy(text)
+            );
+        }
     }
 
     /// A C++ program whose names are in the part of the grammar `--demangle=java` reproduces:

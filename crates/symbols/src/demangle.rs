@@ -18,11 +18,13 @@
 //! gprof's `--demangle=STYLE` sets libiberty's style ([`Style`]): `java` prints C++ names the
 //! Java way ([`java`], checked name by name against the C++ rendering above), `gnat` decodes
 //! GNAT's Ada names and brackets every other name ([`ada_demangle`]), `dlang` changes only D
-//! names (of which `_Dmain` is reproduced). [`reproduced`] tells the names whose rendering is
-//! not written here, which the gprof emulation refuses rather than print differently.
+//! names ([`dlang`], libiberty's whole D grammar). [`reproduced`] tells the names whose
+//! rendering is not written here, which the gprof emulation refuses rather than print
+//! differently.
 
 use std::borrow::Cow;
 
+pub mod dlang;
 mod java;
 
 /// libiberty's demangling styles gprof's `--demangle=STYLE` reproduces here.
@@ -45,158 +47,45 @@ pub enum Style {
     /// (`pkg__sub` is `pkg.sub`) is decoded, and a name that is not one is printed in angle
     /// brackets (`<_start>`).
     Gnat,
-    /// `dlang`: libiberty's `dlang_demangle`: only names starting `_D` change (`_Dmain` is
-    /// `D main`, `_D3foo3barFiZv` is `foo.bar`); [`reproduced`] says which are reproduced.
+    /// `dlang`: libiberty's `dlang_demangle` ([`dlang`]): only names starting `_D` change
+    /// (`_Dmain` is `D main`, `_D3foo3barFiZv` is `foo.bar(int)`); one it does not read is
+    /// printed raw.
     Dlang,
 }
 
 /// Whether [`gprof_demangle_style`] gives what gprof prints for `name` under `style`: always,
-/// but for the D names of `dlang` outside the part of D's grammar written here, and the C++
-/// names of `java` outside the grammar [`java`] parses (or whose C++ rendering there is not
-/// libiberty's).
+/// but for the C++ names of `java` outside the grammar [`java`] parses (or whose C++
+/// rendering there is not libiberty's).
 pub fn reproduced(name: &str, style: Style) -> bool {
     let core = bfd_core(name).1;
     match style {
         Style::Java if core.starts_with("_Z") => java_v3(core).is_some(),
         Style::Java => !core.starts_with("_GLOBAL_"),
-        Style::Dlang => !core.starts_with("_D") || dlang_demangle(core).is_some(),
         _ => true,
     }
-}
-
-/// libiberty's `dlang_demangle` for the part of D's grammar written here: `_Dmain`, and
-/// qualified names (identifiers; functions, members too, with their parameters) followed by
-/// the type of a variable or a function's return type (not printed, nor are a function's
-/// attributes; `Z` for artificial
-/// symbols), made of basic, array, pointer, `const` and `immutable` types, with nothing after
-/// it. `Some(None)`: printed raw; `None`: not reproduced (templates, back references,
-/// storage classes, special names, anything else).
-fn dlang_demangle(core: &str) -> Option<Option<String>> {
-    let Some(body) = core.strip_prefix("_D") else {
-        return Some(None);
-    };
-    if core == "_Dmain" {
-        return Some(Some("D main".to_string()));
-    }
-    let b = body.as_bytes();
-    let mut at = 0;
-    let mut out = String::new();
-    let mut names = 0;
-    while b.get(at).is_some_and(u8::is_ascii_digit) {
-        // Anonymous parts (`0`) are skipped.
-        if b[at] == b'0' {
-            at += 1;
-            continue;
-        }
-        // An identifier: its length, then that many bytes.
-        let start = at;
-        while b.get(at).is_some_and(u8::is_ascii_digit) {
-            at += 1;
-        }
-        let n: usize = body[start..at].parse().ok()?;
-        let id = body.get(at..at.checked_add(n)?)?;
-        if id.starts_with("__")
-            || id.as_bytes()[0].is_ascii_digit()
-            || !id.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric())
-        {
-            return None;
-        }
-        if names > 0 {
-            out.push('.');
-        }
-        names += 1;
-        out.push_str(id);
-        at += n;
-        // A function (a member function's `M` without modifiers): its parameters.
-        if b.get(at) == Some(&b'M') {
-            at += 1;
-            if b.get(at) != Some(&b'F') {
-                return None;
-            }
-        }
-        if b.get(at) == Some(&b'F') {
-            let mut params = Vec::new();
-            at += 1;
-            // Attributes (`Na` pure, `Nb` nothrow, `Nf` @safe, …) are not printed.
-            while b.get(at) == Some(&b'N')
-                && b.get(at + 1).is_some_and(|c| b"abcdefijlm".contains(c))
-            {
-                at += 2;
-            }
-            while b.get(at) != Some(&b'Z') {
-                let (t, next) = dlang_type(b, at)?;
-                params.push(t);
-                at = next;
-            }
-            at += 1;
-            out.push('(');
-            out.push_str(&params.join(", "));
-            out.push(')');
-        }
-    }
-    if names == 0 {
-        // Not a qualified name: raw, unless it starts as one this subset does not read
-        // (a template instance or a back reference).
-        return (!matches!(b.get(at), Some(b'_' | b'Q'))).then_some(None);
-    }
-    // The declaration's (or return) type, checked but not printed; `Z` for artificial
-    // symbols. Without a type, or with anything after it, libiberty fails: raw.
-    if at == b.len() {
-        return Some(None);
-    }
-    if b[at] == b'Z' {
-        at += 1;
-    } else {
-        at = dlang_type(b, at)?.1;
-    }
-    Some((at == b.len()).then_some(out))
-}
-
-/// One D type of the subset [`dlang_demangle`] reads at `b[at..]`: its text and the next
-/// position.
-fn dlang_type(b: &[u8], at: usize) -> Option<(String, usize)> {
-    let basic = match b.get(at)? {
-        b'v' => "void",
-        b'g' => "byte",
-        b'h' => "ubyte",
-        b's' => "short",
-        b't' => "ushort",
-        b'i' => "int",
-        b'k' => "uint",
-        b'l' => "long",
-        b'm' => "ulong",
-        b'f' => "float",
-        b'd' => "double",
-        b'e' => "real",
-        b'a' => "char",
-        b'u' => "wchar",
-        b'w' => "dchar",
-        b'b' => "bool",
-        b'A' => {
-            let (t, next) = dlang_type(b, at + 1)?;
-            return Some((format!("{t}[]"), next));
-        }
-        b'P' => {
-            let (t, next) = dlang_type(b, at + 1)?;
-            return Some((format!("{t}*"), next));
-        }
-        b'x' => {
-            let (t, next) = dlang_type(b, at + 1)?;
-            return Some((format!("const({t})"), next));
-        }
-        b'y' => {
-            let (t, next) = dlang_type(b, at + 1)?;
-            return Some((format!("immutable({t})"), next));
-        }
-        _ => return None,
-    };
-    Some((basic.to_string(), at + 1))
 }
 
 /// `java_demangle_v3` of the `_Z` name `core`: `Some(None)` where it fails, `None` where it
 /// is not reproduced ([`java`]).
 fn java_v3(core: &str) -> Option<Option<String>> {
     java::java_demangle(core, cxx_demangle(core).as_deref())
+}
+
+/// [`gprof_demangle_style`] under `dlang`, on the name's bytes (which need not be UTF-8, nor
+/// the demangled text: an identifier's length may split a character): `None` where gprof
+/// prints the name raw.
+pub fn gprof_demangle_dlang(name: &[u8]) -> Option<Vec<u8>> {
+    let start = name
+        .iter()
+        .position(|&b| b != b'.' && b != b'$')
+        .unwrap_or(name.len());
+    let (prefix, rest) = name.split_at(start);
+    let at = rest.iter().position(|&b| b == b'@').unwrap_or(rest.len());
+    let (core, suffix) = rest.split_at(at);
+    let mut out = prefix.to_vec();
+    out.extend(dlang::demangle(core)?);
+    out.extend_from_slice(suffix);
+    Some(out)
 }
 
 /// BFD's split of `name`: leading `.`/`$` characters, the name, a `@suffix`.
@@ -225,7 +114,7 @@ pub fn gprof_demangle_style(name: &str, style: Style) -> Option<String> {
         Style::Java if core.starts_with("_Z") => java_v3(core).flatten()?,
         Style::Java => return None,
         Style::Gnat => ada_demangle(core),
-        Style::Dlang => dlang_demangle(core)??,
+        Style::Dlang => String::from_utf8_lossy(&dlang::demangle(core.as_bytes())?).into_owned(),
     };
     Some(format!("{prefix}{demangled}{suffix}"))
 }
@@ -617,8 +506,17 @@ mod tests {
         );
         assert_eq!(d("_D3foo3barFZvv"), None);
         assert_eq!(d("main"), None);
-        assert!(!reproduced("_D3foo__T3barTiZ3barFZv", Style::Dlang));
+        assert_eq!(
+            d(".$_D3foo__T3barTiZ3barFZv@plt").as_deref(),
+            Some(".$foo.bar!(int).bar()@plt")
+        );
+        assert!(reproduced("_D3foo__T3barTiZ3barFZv", Style::Dlang));
         assert!(reproduced("_D3foo3barFZvv", Style::Dlang));
+        assert_eq!(
+            gprof_demangle_dlang(b"_D2\xc3\xa9i").as_deref(),
+            Some(&b"\xc3\xa9"[..])
+        );
+        assert_eq!(gprof_demangle_dlang(b"_D1\xc3\xa9i"), None);
     }
 
     #[test]
