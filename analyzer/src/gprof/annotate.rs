@@ -25,8 +25,9 @@
 //!   `GPROF_PATH`, with its path and then its base name) is skipped with a message.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use profil_symbols::file::FileBytes;
 use profil_symbols::gprof::{gprof_symbols, locate};
 use profil_symbols::ElfImage;
 
@@ -314,14 +315,18 @@ fn annotation(
 /// `annotate_source`'s search: the path itself, then each search directory joined with the
 /// path (relative paths only), then each joined with the base name. Under `-d` with
 /// `SRCDEBUG`, `tried` gets gprof's line for each attempt.
-fn open_source(name: &str, search: &[PathBuf], mut tried: Option<&mut Vec<u8>>) -> Option<Vec<u8>> {
+fn open_source(
+    name: &str,
+    search: &[PathBuf],
+    mut tried: Option<&mut Vec<u8>>,
+) -> Option<FileBytes> {
     let mut attempt = |path: &str| {
         if let Some(out) = tried.as_deref_mut() {
             out.extend_from_slice(
                 format!("[annotate_source]: looking for {name}, trying {path}\n").as_bytes(),
             );
         }
-        std::fs::read(path).ok()
+        FileBytes::open(Path::new(path)).ok()
     };
     if let Some(b) = attempt(name) {
         return Some(b);
