@@ -521,8 +521,6 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
         // The traces of these paths are not reproduced (crate::gprof::debug).
         let what = if g.sum {
             Some("-d with -s")
-        } else if !specs.is_empty() {
-            Some("-d with symbol specs (-p NAME, -q NAME, -k, -e, -f, -n, …)")
         } else if g.external_symbols.is_some() {
             Some("-d with -S")
         } else if g.file_ordering.is_some() {

@@ -34,6 +34,7 @@ use profil_symbols::ElfImage;
 
 use super::msort::msort;
 use super::printf;
+use super::symspec::Table;
 use super::Analysis;
 use crate::{Error, Result};
 
@@ -119,6 +120,30 @@ pub fn print(
                 }
             }
         }
+    }
+    if let Some(t) = a.spec_tables.as_deref() {
+        // Under -d, the traces of gprof's look-ups in its tables: its first pass looks up a
+        // symbol whose line is past its file's longest line so far (which only an accepted
+        // symbol extends), its second pass every symbol of a file with lines.
+        let (incl, excl) = (Table::InclAnno, Table::ExclAnno);
+        let mut probes = super::debug::Trace::new(a.trace.level);
+        let mut num_lines: HashMap<&[u8], u64> = HashMap::new();
+        for s in syms {
+            if let Some((p, line)) = found.get(&s.addr) {
+                let n = num_lines.entry(p.as_slice()).or_default();
+                if *line > *n && t.on(incl, excl, s.addr, &mut probes) {
+                    *n = *line;
+                }
+            }
+        }
+        for s in syms {
+            if let Some((p, _)) = found.get(&s.addr) {
+                if num_lines.get(p.as_slice()).is_some_and(|&n| n != 0) {
+                    t.on(incl, excl, s.addr, &mut probes);
+                }
+            }
+        }
+        out.append(&mut probes.out);
     }
     let mut last_count = 0u64;
     let mut first_file = true;

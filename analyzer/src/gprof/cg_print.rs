@@ -23,6 +23,7 @@ use std::io::Write;
 use super::debug;
 use super::msort::NameKey;
 use super::printf;
+use super::symspec::Table;
 use super::Analysis;
 use crate::{Error, Result};
 
@@ -131,7 +132,15 @@ pub(super) fn print_exec_counts(
         false => profil_symbols::gprof::source_locations(exe, &addrs),
     };
     let loc = |i: usize| files.get(&syms[i].addr);
-    let mut order: Vec<usize> = (0..syms.len()).filter(|&i| a.select.exec.on(i)).collect();
+    // Under -d, gprof's look-ups in its tables print their traces first.
+    let mut probes = super::debug::Trace::new(a.trace.level);
+    let mut order: Vec<usize> = (0..syms.len())
+        .filter(|&i| match a.spec_tables.as_deref() {
+            Some(t) => t.on(Table::InclExec, Table::ExclExec, syms[i].addr, &mut probes),
+            None => a.select.exec.on(i),
+        })
+        .collect();
+    out.append(&mut probes.out);
     super::msort::msort(&mut order, |&l, &r| {
         if let (Some((lf, ll)), Some((rf, rl))) = (loc(l), loc(r)) {
             let c = lf.cmp(rf);

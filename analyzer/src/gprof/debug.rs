@@ -11,11 +11,18 @@
 //!   nearest function and file symbol), under `-l` `core_create_line_syms`' two passes over
 //!   every byte of `.text` ([`super::lines`]), and with `IDDEBUG` `symtab_finalize`'s
 //!   duplicates and table ([`super::symtab::SymTab::finalize_traced`]).
-//! * `IDDEBUG`: `parse_id` of the default exclusions and `sym_id_parse`'s tables.
+//! * `IDDEBUG`: `sym_id_parse` ([`super::symspec::SpecTables`]): `parse_id` of every spec
+//!   (the command line's, newest first, after the default exclusions; a file by the whole
+//!   path gprof found it by, else `<non-existent-file>`), the arcs of the `FROM/TO` specs
+//!   (each end with its file), and `symtab_finalize`'s traces of each of the twelve tables
+//!   (a static program's `mcount` & co. fill the EXCL tables).
 //! * `SAMPLEDEBUG`: every histogram bin as it is read, every arc record, and
 //!   `assign_samples`' bins and credits ([`super::hist`]).
-//! * `LOOKUPDEBUG`: `sym_lookup`'s probes (arcs' ends, `-l`'s line symbols, `-c`'s targets),
-//!   `arc_lookup`'s walks.
+//! * `LOOKUPDEBUG`: `sym_lookup`'s probes (arcs' ends, `-l`'s line symbols, `-c`'s targets,
+//!   and the look-ups in the spec tables: `cg_tally`'s arc filter, each credit of
+//!   `assign_samples`, `propagate_flags`, and in the report the flat profile's rows, the
+//!   execution counts' and the annotations' symbols), `arc_lookup`'s walks (also of the
+//!   arc tables' entries).
 //! * `TALLYDEBUG`: `cg_tally` and `arc_add`.
 //! * `DFNDEBUG`, `CYCLEDEBUG`, `PROPDEBUG`: the depth-first numbering, cycles, topological
 //!   listing, flag and time propagation ([`super::cg`]), only when a gmon file had arcs (as
@@ -28,7 +35,8 @@
 //! * `SRCDEBUG`: `-A`'s search for each source file.
 //!
 //! Nothing is formatted at level 0: every trace point tests its bit first, and the hot loops
-//! keep their untraced versions.
+//! keep their untraced versions; the spec tables themselves are built only under `-d` (the
+//! answers come from [`super::symspec::Selection`]'s flags otherwise).
 //!
 //! Differences, all of them where gprof prints what is in its memory rather than in the
 //! input: `-c` scans a symbol outside `.text` (`_init`, in `.init`) in the heap memory before
@@ -37,11 +45,9 @@
 //! the memory happens to look like a call to a function) depend on its heap. We find no call
 //! outside `.text` and end the last symbol's scan at the end of the histogram.
 //!
-//! Refused (status 2) rather than printed differently: `-s` (its writing traces), symbol
-//! specs (`-p NAME`, `-k`, …: their tables' traces and probes), `-S`, `-R` (its map renames
-//! symbols while they are traced), and executables with a symbol gprof excludes by default
-//! (`mcount`…, in static programs: the same), BSD-format gmon
-//! files (`gmon_out_read`'s own traces). When a gmon file fails to read, the traces of the
+//! Refused (status 2) rather than printed differently: `-s` (its writing traces), `-S`,
+//! `-R` (its map renames symbols while they are traced), BSD-format gmon files
+//! (`gmon_out_read`'s own traces). When a gmon file fails to read, the traces of the
 //! files before it are printed, but not gprof's of the part of a record it read before the
 //! end of a truncated file; a missing file fails before any trace (gprof prints those of
 //! the symbol table first).

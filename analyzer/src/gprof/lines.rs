@@ -429,7 +429,6 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     let kept = a.symtab.len();
     a.symtab.after_last = (kept < all.len()).then(|| *all.select_nth_unstable(kept).1);
     a.symtab.trace_table(removed, &mut a.trace);
-    a.trace_sym_id_parse();
     a.excluded = a
         .symtab
         .syms
@@ -461,7 +460,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     });
     // The specs' tables, with every symbol's file and line if a spec names one: gprof creates
     // the files of the function symbols first, then those of the line symbols.
-    let src = match super::symspec::needs_source(a.specs) {
+    let src = match super::symspec::traced_needs_source(a.specs, a.trace.level) {
         true => {
             let mut src = base.function_source_info(image, data);
             for l in &line_syms {
@@ -479,6 +478,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         false => None,
     };
     a.select = Selection::new(&a.symtab, &a.excluded, a.specs, src.as_ref());
+    a.trace_sym_id_parse(src.as_ref());
     read_and_print(a, data, gmons, req, out)
 }
 

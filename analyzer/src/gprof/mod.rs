@@ -184,6 +184,8 @@ pub struct Analysis<'data> {
     pub files: Vec<FileInfo>,
     /// `-d`'s traces of the analysis (printed before the report) and level.
     pub trace: debug::Trace,
+    /// Under `-d`: gprof's spec tables, for the traces of the look-ups in them.
+    pub spec_tables: Option<Box<symspec::SpecTables<'data>>>,
     /// Basic-block counts (GNU tag 2) as gprof's `bb_read_rec` keeps them under `-l`: per
     /// symbol of the table that has any, [`BB_SLOTS`] (address, summed count) slots
     /// ([`Analysis::add_basic_block`]).
@@ -260,15 +262,6 @@ impl<'data> Analysis<'data> {
             .iter()
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
-        if opts.debug != 0 && excluded.iter().any(|&e| e) {
-            // gprof's exclusion tables are then not empty: their traces (symtab_finalize's,
-            // sym_lookup's probes at every look-up) are not reproduced.
-            return Err(Error::input(
-                "--gprof: -d with a symbol gprof excludes by default (mcount, _mcount, __mcount, \
-                 __mcount_internal, __mcleanup, _gprof_mcount) is not emulated (yet): run gprof \
-                 itself for it",
-            ));
-        }
         if !opts.no_demangle {
             check_demangling(&symtab, opts.demangle_style)?;
         }
@@ -301,6 +294,7 @@ impl<'data> Analysis<'data> {
             lines: None,
             files: Vec::new(),
             trace,
+            spec_tables: None,
             bb_counts: Default::default(),
             bb_seen: false,
             bb_ignored: false,
@@ -330,11 +324,13 @@ impl<'data> Analysis<'data> {
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
         a.trace_classes_first(exe, &inputs.exe.data);
-        if symspec::needs_source(opts.specs) && !a.external_symbols {
-            let src = a.function_source_info(exe, &inputs.exe.data);
-            a.select = Selection::new(&a.symtab, &a.excluded, a.specs, Some(&src));
+        let mut src = None;
+        if symspec::traced_needs_source(opts.specs, opts.debug) && !a.external_symbols {
+            let info = a.function_source_info(exe, &inputs.exe.data);
+            a.select = Selection::new(&a.symtab, &a.excluded, a.specs, Some(&info));
+            src = Some(info);
         }
-        a.trace_sym_id_parse();
+        a.trace_sym_id_parse(src.as_ref());
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
         }
@@ -372,35 +368,21 @@ impl<'data> Analysis<'data> {
         self.trace.out = first;
     }
 
-    /// Under `-d` with `IDDEBUG`: `sym_id_parse`'s traces of the default exclusions (gprof's
-    /// list is in reverse order, each name in three tables) and its twelve tables (empty
-    /// unless a symbol has one of the names).
-    pub fn trace_sym_id_parse(&mut self) {
-        let trace = &mut self.trace;
-        if !trace.on(debug::IDDEBUG) {
+    /// Under `-d`: gprof's spec tables ([`symspec::SpecTables`], kept for the traces of the
+    /// look-ups in them) and `sym_id_parse`'s traces of their building. `src`: the symbols'
+    /// files and lines, when [`symspec::traced_needs_source`].
+    pub fn trace_sym_id_parse(&mut self, src: Option<&SourceInfo>) {
+        if self.trace.level == 0 {
             return;
         }
-        for name in DEFAULT_EXCLUDED.iter().rev() {
-            for _ in 0..3 {
-                trace.fmt(format_args!("[parse_id] {name} -> *:{name}\n"));
-            }
-        }
-        for table in [
-            "INCL_GRAPH",
-            "EXCL_GRAPH",
-            "INCL_ARCS",
-            "EXCL_ARCS",
-            "INCL_FLAT",
-            "EXCL_FLAT",
-            "INCL_TIME",
-            "EXCL_TIME",
-            "INCL_ANNO",
-            "EXCL_ANNO",
-            "INCL_EXEC",
-            "EXCL_EXEC",
-        ] {
-            trace.fmt(format_args!("[sym_id_parse] syms[{table}]:\n"));
-        }
+        let tables = symspec::SpecTables::sym_id_parse(
+            &self.symtab,
+            self.specs,
+            &DEFAULT_EXCLUDED,
+            src,
+            &mut self.trace,
+        );
+        self.spec_tables = Some(Box::new(tables));
     }
 
     /// Move the analysis' traces to `out` (the report's stdout), with `-i`'s lines for each
@@ -423,6 +405,7 @@ impl<'data> Analysis<'data> {
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
     pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
         let (symtab, cg, select) = (&self.symtab, &mut self.cg, &self.select);
+        let tables = self.spec_tables.as_deref();
         let line_granularity = self.lines.is_some();
         let mut blocks: Vec<(u64, u64)> = Vec::new();
         let mut nblocks = 0u64;
@@ -459,7 +442,11 @@ impl<'data> Analysis<'data> {
                 Seen::Arc(from, to, count) => {
                     info.arcs += 1;
                     if traced {
-                        let allowed = |p, c| !filter || select.arc_allowed(symtab, p, c);
+                        // gprof's filter, with the traces of its look-ups.
+                        let allowed = |p: usize, c: usize, trace: &mut debug::Trace| match tables {
+                            Some(t) => t.arc_allowed(&symtab.syms[p], &symtab.syms[c], trace),
+                            None => !filter || select.arc_allowed(symtab, p, c),
+                        };
                         cg.tally_traced(symtab, (from, to, count), allowed, trace);
                     } else if filter {
                         cg.tally_if(symtab, from, to, count, |p, c| {
@@ -555,8 +542,11 @@ impl<'data> Analysis<'data> {
         if self.trace.level != 0 {
             self.trace.names = (0..n).map(|i| self.plain_name(i)).collect();
         }
-        let assigned = if self.trace.on(debug::SAMPLEDEBUG) {
-            hist::assign_samples_traced(&self.symtab, &self.hist, &not_flat, &mut self.trace)
+        let tables = self.spec_tables.as_deref();
+        let lookups = self.trace.on(debug::LOOKUPDEBUG) && tables.is_some();
+        let assigned = if self.trace.on(debug::SAMPLEDEBUG) || lookups {
+            let trace = &mut self.trace;
+            hist::assign_samples_traced(&self.symtab, &self.hist, &not_flat, tables, trace)
         } else {
             hist::assign_samples(&self.symtab, &self.hist, &not_flat)
         };
@@ -592,8 +582,15 @@ impl<'data> Analysis<'data> {
                 &mut silent
             }
         };
-        self.cg
-            .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref(), trace);
+        let tables = self.spec_tables.as_deref();
+        self.cg.assemble_with(
+            &self.symtab,
+            &self.time,
+            &excl,
+            calls.as_ref(),
+            tables,
+            trace,
+        );
     }
 
     /// `--inline-file-names`: look up each symbol's source file and line (BFD's answer at

@@ -2025,6 +2025,25 @@ mod debug_traces {
                     level_not_a_number: ["-dxyz", "-b", "-p", "P", "G"],
                     level_negative: ["-d-1", "-b", "-p", "P", "G"],
                     level_high_bits: ["-d65536", "-b", "-p", "P", "G"],
+                    // Symbol specs: sym_id_parse's tables and arcs, and the probes of every
+                    // look-up in them (cg_tally, assign_samples, propagate_flags, the flat
+                    // profile, the execution counts).
+                    specs_flat: ["-d", "-b", "-p{f}", "-Pmain", "P", "G"],
+                    specs_flat_only_excluded: ["-d", "-P{f}", "P", "G"],
+                    specs_graph_and_arcs: ["-d", "-b", "-q{f}", "-Qmain/{f}", "-k/{f}", "P", "G"],
+                    specs_arcs_included: ["-d", "-b", "-qmain/{f}", "-q{f}/", "-k:{f}/{f}", "P", "G"],
+                    specs_time: ["-d", "-b", "-E{f}", "-Nmain", "-f{f}", "-F{f}", "-n{f}", "-e{f}", "P", "G"],
+                    specs_exec_and_anno: ["-d", "-C{f}", "-Zmain", "-A{f}", "-J{f}", "-z", "P", "G"],
+                    specs_lines_and_files: ["-d", "-l", "-b", "-p0", "-q12", "-Pnosuch.c", "-k:{f}/", "P", "G"],
+                    specs_same_symbol_twice: ["-d", "-b", "-p{f}", "-p{f}", "-k/{f}", "-k/{f}", "P", "G"],
+                    specs_traditional: ["-d", "-T", "-p{f}", "-q{f}", "P", "G"],
+                    // data_start ends below its start: gprof drops its entry, the table is empty.
+                    specs_empty_range: ["-d", "-b", "-pdata_start", "-qdata_start", "P", "G"],
+                    flat_spec_of_an_empty_range: ["-b", "-p", "-pdata_start", "P", "G"],
+                    specs_bit_16_tally: ["-d16", "-b", "-k{f}/", "-k/{f}", "P", "G"],
+                    specs_bit_512_lookup: ["-d512", "-b", "-p{f}", "-q{f}", "-E{f}", "-k/{f}", "P", "G"],
+                    specs_bit_4096_id: ["-d4096", "-b", "-p{f}", "-qmain/{f}", "-Pnosuch.c:3", "P", "G"],
+                    specs_bit_1024_prop: ["-d1024", "-b", "-q", "-F{f}", "-Nmain", "P", "G"],
                 );
             }
         };
@@ -2166,6 +2185,84 @@ int main(void) { long t = 0; for (int k = 0; k < 2000; k++) t += work(10000); pr
             dir.path(),
             &["-d", "-l", "-b", "-q", "-c", "inl", "inl.gmon"],
         );
+    }
+
+    /// With `-g`, specs naming files and lines: `parse_id` prints the file gprof found (its
+    /// whole path) and the arcs their ends' files; at each bit level too.
+    #[test]
+    fn symbol_specs_with_debug_info() {
+        let dir = super::profiled(
+            "gcc",
+            "src/fwd.c",
+            super::static_calls::SOURCE,
+            "fwd",
+            &["-O0", "-g"],
+        );
+        let run = |flags: &[&str]| {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_in(dir.path(), &args);
+        };
+        let specs = [
+            "-kfwd.c:main/fwd.c:mid",
+            "-k/leaf",
+            "-pfwd.c:mid",
+            "-Pmain",
+            "-qleaf",
+            "-Qmid/leaf",
+            "-Efwd.c:6",
+            "-Nhelper",
+            "-Cmid",
+            "-Amid",
+            "-Psrc/fwd.c",
+        ];
+        for level in [
+            "-d", "-d2", "-d16", "-d64", "-d512", "-d1024", "-d4096", "-d0x1000",
+        ] {
+            let mut flags = vec![level, "-b"];
+            flags.extend_from_slice(&specs);
+            run(&flags);
+        }
+        run(&["-d", "-pfwd.c"]);
+        run(&["-d", "-l", "-b", "-pfwd.c:6", "-q6", "-kmid/leaf"]);
+        run(&["-d", "-l", "-Afwd.c:6"]);
+        run(&["-d", "-A", "-Jmid"]);
+        run(&["-d", "-l", "-C", "-Zleaf"]);
+    }
+
+    /// A static program has `mcount` & co. in its symbol table: gprof's default exclusions
+    /// then fill its EXCL tables, with their traces and probes.
+    #[test]
+    fn static_program_default_exclusions() {
+        let dir = super::profiled(
+            "gcc",
+            "fwd.c",
+            super::static_calls::SOURCE,
+            "fwd",
+            &["-O0", "-static"],
+        );
+        let found = crate::support::gprof(dir.path(), &["-d4096", "-b", "fwd", "fwd.gmon"]);
+        assert!(
+            String::from_utf8_lossy(&found.stdout).contains("\tmcount\n"),
+            "no default exclusion in the tables"
+        );
+        for flags in [
+            &["-d"][..],
+            &["-d", "-b"],
+            &["-d", "-l", "-b"],
+            &["-d1", "-b"],
+            &["-d64", "-b"],
+            &["-d512", "-b"],
+            &["-d1024", "-b", "-q"],
+            &["-d4096", "-b"],
+            &["-d", "-b", "-Pmcount", "-p_mcount"],
+            &["-d", "-C", "-z"],
+            &["-d", "-T"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
     }
 
     /// At `-O2` everything is inlined into `main`, so the profile has no arcs: gprof never
