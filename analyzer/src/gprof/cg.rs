@@ -323,12 +323,13 @@ impl CallGraph {
         &mut self,
         symtab: &SymTab<'_>,
         (from_pc, self_pc, count): (u64, u64, u64),
+        reader: &str,
         allowed: impl Fn(usize, usize, &mut Trace) -> bool,
         trace: &mut Trace,
     ) {
         if trace.on(debug::SAMPLEDEBUG) {
             trace.fmt(format_args!(
-                "[cg_read_rec] frompc 0x{from_pc:x} selfpc 0x{self_pc:x} count {count}\n"
+                "[{reader}] frompc 0x{from_pc:x} selfpc 0x{self_pc:x} count {count}\n"
             ));
         }
         let parent = symtab.lookup_traced(from_pc, trace);

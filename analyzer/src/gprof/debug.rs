@@ -45,9 +45,17 @@
 //! the memory happens to look like a call to a function) depend on its heap. We find no call
 //! outside `.text` and end the last symbol's scan at the end of the histogram.
 //!
+//! BSD-format gmon files print `gmon_out_read`'s own traces: the header (`lowpc`, `highpc`,
+//! `ncnt` as read; `samp_bytes`, `hist_num_bins`) and each arc (`[gmon_out_read] frompc …`
+//! where a GNU file has `[cg_read_rec]`). A file of the wrong format for `-O` fails before its
+//! traces, except a GNU file under `-Ob` that comes first: gprof reads its start as an old
+//! BSD header and traces it; its count is then negative and gprof allocates and clears
+//! 16 GiB of bins before failing. We print those two lines, as gprof does when that
+//! allocation succeeds; within an address-space limit gprof dies in it without flushing its
+//! last traces.
+//!
 //! Refused (status 2) rather than printed differently: `-s` (its writing traces), `-S`,
-//! `-R` (its map renames symbols while they are traced), BSD-format gmon files
-//! (`gmon_out_read`'s own traces). When a gmon file fails to read, the traces of the
+//! `-R` (its map renames symbols while they are traced). When a gmon file fails to read, the traces of the
 //! files before it are printed, but not gprof's of the part of a record it read before the
 //! end of a truncated file; a missing file fails before any trace (gprof prints those of
 //! the symbol table first).

@@ -404,6 +404,9 @@ impl<'data> Analysis<'data> {
 
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
     pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        // gprof checks the header before it reads (and traces) any record.
+        let traced_before = self.trace.out.len();
+        let first = self.hist.ranges.iter().all(|r| r.high_pc == 0);
         let (symtab, cg, select) = (&self.symtab, &mut self.cg, &self.select);
         let tables = self.spec_tables.as_deref();
         let line_granularity = self.lines.is_some();
@@ -439,7 +442,7 @@ impl<'data> Analysis<'data> {
                         blocks.extend(record.blocks());
                     }
                 }
-                Seen::Arc(from, to, count) => {
+                Seen::Arc(from, to, count, bsd) => {
                     info.arcs += 1;
                     if traced {
                         // gprof's filter, with the traces of its look-ups.
@@ -447,7 +450,8 @@ impl<'data> Analysis<'data> {
                             Some(t) => t.arc_allowed(&symtab.syms[p], &symtab.syms[c], trace),
                             None => !filter || select.arc_allowed(symtab, p, c),
                         };
-                        cg.tally_traced(symtab, (from, to, count), allowed, trace);
+                        let reader = if bsd { "gmon_out_read" } else { "cg_read_rec" };
+                        cg.tally_traced(symtab, (from, to, count), reader, allowed, trace);
                     } else if filter {
                         cg.tally_if(symtab, from, to, count, |p, c| {
                             select.arc_allowed(symtab, p, c)
@@ -462,9 +466,12 @@ impl<'data> Analysis<'data> {
             let size = sum::header_size_field(format, bins, self.target.ptr_size);
             self.last_hist_header = Some((high, size));
         }
-        if let gmon::read::Format::Gnu { version } = format {
-            info.version = version;
-        }
+        // gprof's version is a global only a GNU header sets: a BSD file shows the one
+        // before it (0 for the first file).
+        info.version = match format {
+            gmon::read::Format::Gnu { version } => version,
+            _ => self.files.last().map_or(0, |f| f.version),
+        };
         let wrong = match self.file_format {
             FileFormat::Magic if !format.is_gnu() => {
                 Some(format!("file `{name}' has bad magic cookie"))
@@ -478,14 +485,15 @@ impl<'data> Analysis<'data> {
             _ => None,
         };
         if let Some(message) = wrong {
+            self.trace.out.truncate(traced_before);
+            // Under -Ob gprof reads a GNU file's start as an old BSD header (low address
+            // `gmon` and the version, high address spare bytes) and traces it, unless a file
+            // before it had a high address (then it fails as incompatible first).
+            if self.file_format == FileFormat::Bsd && first && self.trace.on(debug::SAMPLEDEBUG) {
+                let header = 2 * self.target.ptr_size.bytes() as u64 + 4;
+                trace_bsd_header(data, self.target, header, &mut self.trace);
+            }
             return Err(Error::gprof_fatal(message));
-        }
-        if self.trace.level != 0 && !format.is_gnu() {
-            // gmon_out_read's own traces of the BSD formats are not reproduced.
-            return Err(Error::input(format!(
-                "--gprof: -d with a BSD-format gmon file ({name}) is not emulated (yet): run \
-                 gprof itself for it"
-            )));
         }
         let arcs = info.arcs > 0;
         if info.basic_blocks > 0 {
@@ -861,8 +869,9 @@ pub enum Seen<'a> {
         /// The number of bins.
         bins: u32,
     },
-    /// An arc: caller address, callee address, count (link-time addresses).
-    Arc(u64, u64, u64),
+    /// An arc: caller address, callee address, count (link-time addresses), and whether it
+    /// came from a BSD-format file (gprof traces its reading as `gmon_out_read`'s).
+    Arc(u64, u64, u64, bool),
     /// A basic-block count record.
     BasicBlocks(gmon::read::BasicBlocks<'a>),
 }
@@ -901,8 +910,11 @@ pub fn read_records(
                     hist.add_bsd(&input, h.prof_rate)
                 };
                 r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-                if trace.on(debug::SAMPLEDEBUG) && header.format.is_gnu() {
-                    hist::trace_record(hist, h.low_pc, h.high_pc, trace);
+                if trace.on(debug::SAMPLEDEBUG) {
+                    match header.format.is_gnu() {
+                        true => hist::trace_record(hist, h.low_pc, h.high_pc, trace),
+                        false => trace_bsd_header(data, target, h.bins_offset, trace),
+                    }
                 }
                 on_record(
                     Seen::Histogram {
@@ -912,11 +924,39 @@ pub fn read_records(
                     trace,
                 );
             }
-            Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count), trace),
+            Record::Arc(a) => on_record(
+                Seen::Arc(a.from_pc, a.self_pc, a.count, !header.format.is_gnu()),
+                trace,
+            ),
             Record::BasicBlocks(b) => on_record(Seen::BasicBlocks(b), trace),
         }
     }
     Ok(header.format)
+}
+
+/// `gmon_out_read`'s `SAMPLEDEBUG` trace of a BSD header (at the start of `data`, whose
+/// samples start at `header_size`): the addresses and `ncnt` as read, the sample bytes and
+/// bins gprof makes of them (C `int`s).
+pub fn trace_bsd_header(data: &[u8], target: Target, header_size: u64, trace: &mut debug::Trace) {
+    let p = target.ptr_size.bytes();
+    let word = |at: usize, n: usize| -> u64 {
+        let b = data.get(at..at + n).unwrap_or(&[]);
+        let fold = |v: u64, &x: &u8| (v << 8) | u64::from(x);
+        match target.endian {
+            Endian::Big => b.iter().fold(0, fold),
+            Endian::Little => b.iter().rev().fold(0, fold),
+        }
+    };
+    let (low, high, ncnt) = (word(0, p), word(p, p), word(2 * p, 4) as u32 as i32);
+    trace.fmt(format_args!(
+        "[gmon_out_read] lowpc 0x{low:x} highpc 0x{high:x} ncnt {ncnt}\n"
+    ));
+    // `samp_bytes / sizeof (UNIT)`: the int converted to size_t, the quotient kept as int.
+    let samp_bytes = ncnt.wrapping_sub(header_size as i32);
+    let bins = (samp_bytes as i64 as u64 / 2) as u32 as i32;
+    trace.fmt(format_args!(
+        "[gmon_out_read] samp_bytes {samp_bytes} hist_num_bins {bins}\n"
+    ));
 }
 
 /// Deterministic pseudo-random numbers for the tests of this module tree (xorshift64), so a
