@@ -519,9 +519,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     }
     if g.debug != 0 {
         // The traces of these paths are not reproduced (crate::gprof::debug).
-        let what = if g.sum {
-            Some("-d with -s")
-        } else if g.external_symbols.is_some() {
+        let what = if g.external_symbols.is_some() {
             Some("-d with -S")
         } else if g.file_ordering.is_some() {
             // The map renames symbols while core_create_function_syms traces them.

@@ -17,7 +17,9 @@
 //!   (each end with its file), and `symtab_finalize`'s traces of each of the twelve tables
 //!   (a static program's `mcount` & co. fill the EXCL tables).
 //! * `SAMPLEDEBUG`: every histogram bin as it is read, every arc record, and
-//!   `assign_samples`' bins and credits ([`super::hist`]).
+//!   `assign_samples`' bins and credits ([`super::hist`]); under `-s` each arc as the sum is
+//!   written (`[cg_write_arcs]`, `[dumpsum]` in a BSD sum: [`super::sum::trace_writing`]).
+//! * `BBDEBUG`: under `-l` each basic block read, with the symbol holding it and its line.
 //! * `LOOKUPDEBUG`: `sym_lookup`'s probes (arcs' ends, `-l`'s line symbols, `-c`'s targets,
 //!   and the look-ups in the spec tables: `cg_tally`'s arc filter, each credit of
 //!   `assign_samples`, `propagate_flags`, and in the report the flat profile's rows, the
@@ -54,8 +56,8 @@
 //! allocation succeeds; within an address-space limit gprof dies in it without flushing its
 //! last traces.
 //!
-//! Refused (status 2) rather than printed differently: `-s` (its writing traces), `-S`,
-//! `-R` (its map renames symbols while they are traced). When a gmon file fails to read, the traces of the
+//! Refused (status 2) rather than printed differently: `-S`, `-R` (its map renames symbols
+//! while they are traced). When a gmon file fails to read, the traces of the
 //! files before it are printed, but not gprof's of the part of a record it read before the
 //! end of a truncated file; a missing file fails before any trace (gprof prints those of
 //! the symbol table first).

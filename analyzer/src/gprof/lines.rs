@@ -498,7 +498,10 @@ fn read_and_print<B: std::ops::Deref<Target = [u8]>>(
         match read {
             Ok(name) => last = name,
             Err(e) => {
-                if req.sections.file_info {
+                // Under -d, the traces so far (with -i's lines among them).
+                if a.trace.level != 0 {
+                    a.take_traces(req.sections.file_info, out);
+                } else if req.sections.file_info {
                     super::cg_print::print_file_info(&a, out);
                 }
                 return Err(e);
@@ -507,6 +510,7 @@ fn read_and_print<B: std::ops::Deref<Target = [u8]>>(
     }
     if req.sum {
         super::sum::write(std::path::Path::new("gmon.sum"), &super::sum::bytes(&a)?)?;
+        super::sum::trace_writing(&mut a);
     }
     a.finish();
     a.take_traces(req.sections.file_info, out);

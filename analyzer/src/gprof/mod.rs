@@ -410,6 +410,7 @@ impl<'data> Analysis<'data> {
         let (symtab, cg, select) = (&self.symtab, &mut self.cg, &self.select);
         let tables = self.spec_tables.as_deref();
         let line_granularity = self.lines.is_some();
+        let line_at = self.lines.as_ref().map(|l| &l.at[..]);
         let mut blocks: Vec<(u64, u64)> = Vec::new();
         let mut nblocks = 0u64;
         let filter = select.filters_arcs();
@@ -440,6 +441,9 @@ impl<'data> Analysis<'data> {
                     nblocks += u64::from(record.nblocks);
                     if line_granularity {
                         blocks.extend(record.blocks());
+                        if traced {
+                            trace_blocks(symtab, line_at, record.blocks(), trace);
+                        }
                     }
                 }
                 Seen::Arc(from, to, count, bsd) => {
@@ -932,6 +936,31 @@ pub fn read_records(
         }
     }
     Ok(header.format)
+}
+
+/// `bb_read_rec`'s traces under `-l`: each block's look-up in `symtab` (`LOOKUPDEBUG`) and,
+/// when a symbol holds it, the block with the symbol's name and line (`BBDEBUG`; `line_at`:
+/// each symbol's file and line).
+fn trace_blocks(
+    symtab: &SymTab<'_>,
+    line_at: Option<&[Option<(u32, u64)>]>,
+    blocks: impl Iterator<Item = (u64, u64)>,
+    trace: &mut debug::Trace,
+) {
+    for (addr, count) in blocks {
+        let Some(i) = symtab.lookup_traced(addr, trace) else {
+            continue;
+        };
+        if trace.on(debug::BBDEBUG) {
+            let s = &symtab.syms[i];
+            let line = line_at
+                .and_then(|l| l.get(i).copied().flatten())
+                .map_or(0, |l| l.1);
+            trace.fmt(format_args!("[bb_read_rec] 0x{addr:x}->0x{:x} (", s.addr));
+            trace.put(s.name);
+            trace.fmt(format_args!(":{}) cnt={count}\n", line as i32));
+        }
+    }
 }
 
 /// `gmon_out_read`'s `SAMPLEDEBUG` trace of a BSD header (at the start of `data`, whose

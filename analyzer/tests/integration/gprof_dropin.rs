@@ -678,6 +678,34 @@ mod sum_file {
         same(&dir, &["-s", "-b", "cycle", "cycle.gmon", "cycle.bsd"]);
     }
 
+    /// `-d -s`, GNU and BSD sums (`[cg_write_arcs]`, `[dumpsum]`), and failing inputs (the
+    /// traces of the files read before the bad one).
+    #[test]
+    fn sum_with_debug_traces() {
+        let dir = scratch();
+        same(&dir, &["-d", "-s", "cycle", "cycle.gmon"]);
+        same(
+            &dir,
+            &["-d64", "-s", "-b", "cycle", "cycle.gmon", "cycle.gmon"],
+        );
+        same(
+            &dir,
+            &["-d", "-s", "-b", "-q", "-kping/pong", "cycle", "cycle.gmon"],
+        );
+        same(
+            &dir,
+            &["-d", "-s", "-Ob", "-b", "cycle", "cycle.old", "cycle.bsd"],
+        );
+        same(&dir, &["-d64", "-s", "-O4", "-b", "cycle", "cycle.bsd"]);
+        for args in [
+            &["-d", "-s", "-O4", "-b", "cycle", "cycle.bsd", "cycle.gmon"][..],
+            &["-d", "-s", "-i", "-Om", "cycle", "cycle.gmon", "cycle.bsd"],
+            &["-d", "-l", "-i", "-O4", "cycle", "cycle.bsd", "cycle.old"],
+        ] {
+            super::same_status_and_stdout(dir.path(), args);
+        }
+    }
+
     /// `-s` under `-Ob`/`-O4` writes a BSD gmon.sum (old or 4.4BSD header), which reads back.
     #[test]
     fn sum_in_bsd_formats() {
@@ -1165,6 +1193,27 @@ mod basic_blocks {
         same(&dir, &["-b", "-C", "-l", "drv", "first.sum"]);
         same_sum(&dir, &["-s", "-b", "drv", "first.sum", "bb.gmon"], true);
         same_sum(&dir, &["-s", "drv", "bbonly.gmon"], false);
+    }
+
+    /// `-d -s`: the traces of reading, then `cg_write_arcs`' of each arc as the sum is
+    /// written (blocks and histograms write none), at each bit level that prints any.
+    #[test]
+    fn sum_with_debug_traces() {
+        let dir = scratch();
+        for level in ["-d", "-d1", "-d64", "-d2048", "-d4096"] {
+            same_sum(&dir, &[level, "-s", "-b", "drv", "bb.gmon"], true);
+        }
+        same_sum(&dir, &["-d", "-s", "drv", "bb.gmon", "drv.gmon"], true);
+        same_sum(&dir, &["-d", "-s", "-b", "-C", "drv", "empty.gmon"], true);
+        // Reading blocks under -l traces their look-ups and `[bb_read_rec]`; without -l none.
+        for args in [
+            &["-d", "-l", "-b", "-C", "drv", "bb.gmon"][..],
+            &["-d2048", "-l", "-b", "drv", "bb.gmon", "bbonly.gmon"],
+            &["-d512", "-l", "-b", "-p", "drv", "bb.gmon"],
+            &["-d", "-b", "drv", "bb.gmon"],
+        ] {
+            same(&dir, args);
+        }
     }
 }
 
