@@ -309,7 +309,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     g.annotate.table_length = 10;
     let (mut demangle, mut style_none) = (true, false);
     let mut debug_args: Vec<Option<i32>> = Vec::new();
-    let mut banners: Vec<u32> = Vec::new();
+    let mut banners = String::new();
     for Parsed { opt, arg } in opts {
         let refuse = |what: String| Refusal {
             message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
@@ -352,6 +352,9 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 user |= STYLE_FILE_ORDER;
             }
             (Opt::Short('S'), Some(file)) => {
+                if g.debug & profil_report::gprof::debug::AOUTDEBUG != 0 {
+                    banners.push_str(&format!("external-symbol-table: {file}\n"));
+                }
                 g.external_symbols = Some(Box::leak(PathBuf::from(file).into_boxed_path()));
             }
             (Opt::Short('x'), _) => g.annotate.all_lines = true,
@@ -453,7 +456,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('d'), arg) => {
                 debug_args.push(arg.as_deref().map(|a| atoi(a) as i32));
                 g.debug = profil_report::gprof::debug::level_of(&debug_args);
-                banners.push(g.debug);
+                banners.push_str(&format!("[main] debug-level=0x{:x}\n", g.debug));
             }
             (Opt::Short('h'), _) => {
                 return Err(Refusal {
@@ -519,9 +522,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     }
     if g.debug != 0 {
         // The traces of these paths are not reproduced (crate::gprof::debug).
-        let what = if g.external_symbols.is_some() {
-            Some("-d with -S")
-        } else if g.file_ordering.is_some() {
+        let what = if g.file_ordering.is_some() {
             // The map renames symbols while core_create_function_syms traces them.
             Some("-d with -R")
         } else {
@@ -540,7 +541,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             code: 2,
         });
     }
-    g.debug_banners = Box::leak(banners.into_boxed_slice());
+    g.debug_banners = Box::leak(banners.into_boxed_str());
     // GPROF_PATH comes after the -I directories.
     if let Some(p) = std::env::var_os("GPROF_PATH") {
         search.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));

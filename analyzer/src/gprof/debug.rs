@@ -56,8 +56,11 @@
 //! allocation succeeds; within an address-space limit gprof dies in it without flushing its
 //! last traces.
 //!
-//! Refused (status 2) rather than printed differently: `-S`, `-R` (its map renames symbols
-//! while they are traced). When a gmon file fails to read, the traces of the
+//! `-S FILE` prints `external-symbol-table: FILE` as gprof parses the option (if `AOUTDEBUG`
+//! is on by then: the CLI's `debug_banners`), and no symbol's class or source traces.
+//!
+//! Refused (status 2) rather than printed differently: `-R` (its map renames symbols while
+//! they are traced). When a gmon file fails to read, the traces of the
 //! files before it are printed, but not gprof's of the part of a record it read before the
 //! end of a truncated file; a missing file fails before any trace (gprof prints those of
 //! the symbol table first).

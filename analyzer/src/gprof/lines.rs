@@ -254,6 +254,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         // gprof builds its symbols from the -S file and makes no line symbols: the
         // function-granularity pipeline (no symbol has a file, so no name gets a suffix).
         let mut a = Analysis::new(image, exe_name, req.options)?;
+        a.trace_sym_id_parse(None);
         if req.options.static_calls {
             a.static_text = super::text_bytes(data);
         }

@@ -2364,6 +2364,53 @@ int main(void) { long t = 0; for (int k = 0; k < 2000; k++) t += work(10000); pr
         super::same_in(dir.path(), &["-i", "cycle", "cycle.gmon", "cycle.bsd"]);
     }
 
+    /// `-S FILE` under `-d`: `external-symbol-table: FILE` as the option is parsed (with
+    /// `AOUTDEBUG` on by then), no `core_create_function_syms` traces, and the rest as usual
+    /// (no symbol has a file); also when the file is missing or empty (gprof fails after it).
+    #[test]
+    fn external_symbol_table() {
+        let dir = super::profiled("gcc", "fwd.c", super::static_calls::SOURCE, "fwd", &["-g"]);
+        let nm = std::process::Command::new("nm")
+            .arg("fwd")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(nm.status.success());
+        std::fs::write(dir.join("fwd.syms"), &nm.stdout).unwrap();
+        std::fs::write(
+            dir.join("hand.syms"),
+            "0x11c9 T mid\nbogus\n 1239   t leaf extra\n120f Thelper x\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("empty.syms"), "").unwrap();
+        for flags in [
+            &["-d", "-S", "fwd.syms"][..],
+            &["-d", "-b", "-S", "hand.syms"],
+            &[
+                "-d",
+                "-b",
+                "-S",
+                "fwd.syms",
+                "-pmid",
+                "-kmid/leaf",
+                "-pfwd.c",
+            ],
+            &["-d", "-l", "-b", "-S", "fwd.syms"],
+            &["-d", "-l", "-S", "hand.syms", "-pmid", "-C"],
+            &["-d128", "-b", "-S", "fwd.syms"],
+            &["-d4096", "-b", "-S", "fwd.syms"],
+            &["-b", "-S", "fwd.syms", "-d"],
+            &["-d", "-S", "hand.syms", "-d2", "-S", "fwd.syms", "-b"],
+            &["-d", "-S", "no-such.syms"],
+            &["-d", "-S", "empty.syms"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_status_and_stdout(dir.path(), &args);
+        }
+        super::sum_file::same(&dir, &["-d", "-s", "-S", "fwd.syms", "fwd", "fwd.gmon"]);
+    }
+
     /// At `-O2` everything is inlined into `main`, so the profile has no arcs: gprof never
     /// assembles the call graph (none of its traces, every name decorated `{0}    0% `), and
     /// `-q` fails after the traces.
