@@ -59,8 +59,13 @@
 //! `-S FILE` prints `external-symbol-table: FILE` as gprof parses the option (if `AOUTDEBUG`
 //! is on by then: the CLI's `debug_banners`), and no symbol's class or source traces.
 //!
-//! Refused (status 2) rather than printed differently: `-R` (its map renames symbols while
-//! they are traced). When a gmon file fails to read, the traces of the
+//! Under `-R` `core_create_function_syms` traces a function the map renames under its object
+//! file's name and leaves out one the map drops ([`super::file_order`]: a further line of a
+//! run of lines naming one file, whose flag gprof reads uninitialised, so that which of them
+//! gprof traces depends on its heap; we drop them all, as in the report).
+//!
+//! Options gprof fails on while parsing (`-r` with `-R`, an unknown `-O` format or
+//! demangling style) print the banners of the `-d`s before them first. When a gmon file fails to read, the traces of the
 //! files before it are printed, but not gprof's of the part of a record it read before the
 //! end of a truncated file; a missing file fails before any trace (gprof prints those of
 //! the symbol table first).

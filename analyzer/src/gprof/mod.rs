@@ -363,7 +363,9 @@ impl<'data> Analysis<'data> {
         let addrs: Vec<u64> = table.symbols.iter().map(|s| s.value).collect();
         let located = profil_symbols::gprof::source_locations(data, &addrs);
         let mut first = Vec::new();
-        profil_symbols::gprof::class_traces(exe, table, self.class_options, &located, &mut first);
+        let mapped = |name: &[u8]| self.function_map.as_ref()?.mapped_name(name);
+        let opts = self.class_options;
+        profil_symbols::gprof::class_traces_mapped(exe, table, opts, &located, &mapped, &mut first);
         first.append(&mut self.trace.out);
         self.trace.out = first;
     }

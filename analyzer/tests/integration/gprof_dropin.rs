@@ -381,6 +381,36 @@ mod file_ordering {
         }
     }
 
+    /// `-d` with `-R`: `core_create_function_syms` traces a mapped function under its object
+    /// file's name and skips one the map drops (each map here starts a run at every line:
+    /// gprof reads the flag of a run's further lines uninitialised); each bit level; the
+    /// `-r` conflict fails after the banners.
+    #[test]
+    fn debug_traces() {
+        let dir = scratch();
+        for (map, files) in [
+            ("a.o: inner\nb.o: outer\na.o: main\n", LOOP2),
+            (
+                "x.o: ping\ny.o: pong\nz.o: main\n",
+                &["cycle", "cycle.gmon"][..],
+            ),
+        ] {
+            for flags in [
+                &["-d"][..],
+                &["-d", "-b"],
+                &["-d1", "-b"],
+                &["-d128", "-b"],
+                &["-d512", "-b"],
+                &["-d4096", "-b"],
+                &["-d", "-b", "-q", "-pmain", "-kmain/"],
+                &["-d", "-c", "-b", "-q"],
+            ] {
+                same(&dir, map, &with(flags, files));
+            }
+        }
+        same(&dir, "a.o: inner\n", &with(&["-d2", "-r", "-d"], LOOP2));
+    }
+
     #[test]
     fn several_object_files_and_runs() {
         let dir = scratch();
