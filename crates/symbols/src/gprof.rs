@@ -313,6 +313,10 @@ pub fn class_traces(
     class_traces_mapped(image, table, opts, located, &|_| None, out);
 }
 
+/// What gprof's `-R` map does to a function, by name: `None`, nothing; `Some(Some(file))`,
+/// renamed to its object file; `Some(None)`, dropped.
+pub type MappedName<'m> = &'m dyn Fn(&[u8]) -> Option<Option<Vec<u8>>>;
+
 /// [`class_traces`] under gprof's `-R` map: `mapped(name)` is `None` for a function the map
 /// does not name, `Some(Some(file))` for one it renames to its object file (it is traced
 /// under that name), `Some(None)` for one it drops (not traced, not counted).
@@ -321,7 +325,7 @@ pub fn class_traces_mapped(
     table: &SymbolTable<'_>,
     opts: ClassOptions,
     located: &HashMap<u64, (Vec<u8>, u64)>,
-    mapped: &dyn Fn(&[u8]) -> Option<Option<Vec<u8>>>,
+    mapped: MappedName<'_>,
     out: &mut Vec<u8>,
 ) {
     use std::io::Write;
