@@ -32,7 +32,12 @@
 //! the table when a range holds the caller's address and one of its callee ranges holds the
 //! whole callee. The default exclusions (`mcount` & co.) are in every EXCL table (as flags:
 //! they match only themselves). A table counts as empty when no symbol matched, whatever
-//! specs were given (so `-pnosuch` and `-pnosuch.c` are `-p`).
+//! specs were given (so `-pnosuch` and `-pnosuch.c` are `-p`; so is `-pdata_start`, whose
+//! range ends below its start and is dropped).
+//!
+//! Under `-d` the tables themselves are also built, entry by entry as gprof builds them
+//! ([`SpecTables`]), for `sym_id_parse`'s traces and those of every look-up in them; the
+//! answers stay the flags'.
 
 use std::collections::HashMap;
 
