@@ -37,8 +37,8 @@
 //! * `SRCDEBUG`: `-A`'s search for each source file.
 //!
 //! Nothing is formatted at level 0: every trace point tests its bit first, and the hot loops
-//! keep their untraced versions; the spec tables themselves are built only under `-d` (the
-//! answers come from [`super::symspec::Selection`]'s flags otherwise).
+//! keep their untraced versions; the spec tables themselves are built only under `-d`
+//! (otherwise [`super::symspec::Selection`]'s flags answer).
 //!
 //! Differences, all of them where gprof prints what is in its memory rather than in the
 //! input: `-c` scans a symbol outside `.text` (`_init`, in `.init`) in the heap memory before

@@ -36,8 +36,8 @@
 //! range ends below its start and is dropped).
 //!
 //! Under `-d` the tables themselves are also built, entry by entry as gprof builds them
-//! ([`SpecTables`]), for `sym_id_parse`'s traces and those of every look-up in them; the
-//! answers stay the flags'.
+//! ([`SpecTables`]), for `sym_id_parse`'s traces and those of every look-up in them (which
+//! then answer `cg_tally`'s arc filter and `propagate_flags`; the same answers as the flags).
 
 use std::collections::HashMap;
 
