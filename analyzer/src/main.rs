@@ -86,6 +86,7 @@ fn gprof_main(args: &[std::ffi::OsString]) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(r) => {
+            print!("{}", r.stdout);
             eprintln!("profil-report: {}", r.message);
             return ExitCode::from(r.code);
         }

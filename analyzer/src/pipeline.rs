@@ -129,10 +129,7 @@ pub fn report(
                 file_ordering: g.file_ordering,
             };
             let mut read_so_far = Vec::new();
-            for level in g.debug_banners {
-                let banner = format!("[main] debug-level=0x{level:x}\n");
-                read_so_far.extend_from_slice(banner.as_bytes());
-            }
+            read_so_far.extend_from_slice(g.debug_banners.as_bytes());
             let info = g.sections.file_info;
             let mut a = match Analysis::of_inputs_into(inputs, image, opts, info, &mut read_so_far)
             {
@@ -144,9 +141,7 @@ pub fn report(
             };
             let last = inputs.gmons.last().map(GmonInput::name).unwrap_or_default();
             let mut buf = Vec::new();
-            for level in g.debug_banners {
-                buf.extend_from_slice(format!("[main] debug-level=0x{level:x}\n").as_bytes());
-            }
+            buf.extend_from_slice(g.debug_banners.as_bytes());
             a.take_traces(g.sections.file_info, &mut buf);
             let graph = g.graph_options();
             let printed = gprof::report::print_report(
@@ -351,9 +346,7 @@ fn gprof_lines(
 ) -> Result<Vec<String>> {
     let gmons = inputs.gmons.iter().map(|g| Ok((g.name(), g.bytes()?)));
     let mut buf = Vec::new();
-    for level in args.debug_banners {
-        buf.extend_from_slice(format!("[main] debug-level=0x{level:x}\n").as_bytes());
-    }
+    buf.extend_from_slice(args.debug_banners.as_bytes());
     let report = gprof::lines::print_report(
         image,
         &inputs.exe.data,

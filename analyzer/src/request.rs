@@ -73,8 +73,9 @@ pub struct GprofRequest {
     pub annotate: crate::gprof::annotate::AnnotateOptions,
     /// `-d[N]`: gprof's debugging level (0: none; [`crate::gprof::debug`]).
     pub debug: u32,
-    /// The level after each `-d`, in order: each prints `[main] debug-level=0x…`.
-    pub debug_banners: &'static [u32],
+    /// What gprof prints while it parses its options: each `-d`'s `[main] debug-level=0x…`
+    /// (the level after it), and with `AOUTDEBUG` on `-S`'s `external-symbol-table: FILE`.
+    pub debug_banners: &'static str,
 }
 
 impl GprofRequest {

@@ -260,6 +260,8 @@ fn atoi(s: &str) -> i64 {
 pub struct Refusal {
     pub message: String,
     pub code: u8,
+    /// What gprof printed on stdout before failing (`-d`'s banners parsed so far).
+    pub stdout: String,
 }
 
 /// gprof's `output_style` bits the emulation knows (the other styles, such as `-i`'s, count
@@ -292,6 +294,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 return Err(Refusal {
                     message: format!("--gprof: {}: not valid UTF-8", a.to_string_lossy()),
                     code: 1,
+                    stdout: String::new(),
                 })
             }
         }
@@ -299,6 +302,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     let (opts, operands) = getopt(&words).map_err(|m| Refusal {
         message: format!("--gprof: {m} (gprof's options: man gprof)"),
         code: 1,
+        stdout: String::new(),
     })?;
     let mut g = GprofRequest::default();
     let (mut style, mut user) = (0u32, 0u32);
@@ -309,11 +313,12 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     g.annotate.table_length = 10;
     let (mut demangle, mut style_none) = (true, false);
     let mut debug_args: Vec<Option<i32>> = Vec::new();
-    let mut banners: Vec<u32> = Vec::new();
+    let mut banners = String::new();
     for Parsed { opt, arg } in opts {
         let refuse = |what: String| Refusal {
             message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
             code: 2,
+            stdout: String::new(),
         };
         match (opt, arg) {
             (Opt::Short('a'), _) => g.no_static = true,
@@ -352,6 +357,9 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 user |= STYLE_FILE_ORDER;
             }
             (Opt::Short('S'), Some(file)) => {
+                if g.debug & profil_report::gprof::debug::AOUTDEBUG != 0 {
+                    banners.push_str(&format!("external-symbol-table: {file}\n"));
+                }
                 g.external_symbols = Some(Box::leak(PathBuf::from(file).into_boxed_path()));
             }
             (Opt::Short('x'), _) => g.annotate.all_lines = true,
@@ -374,6 +382,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                         format!("--gprof: {f}: unknown file format")
                     },
                     code: 1,
+                    stdout: banners.clone(),
                 });
             }
             // `--sum implies --line`.
@@ -453,12 +462,13 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('d'), arg) => {
                 debug_args.push(arg.as_deref().map(|a| atoi(a) as i32));
                 g.debug = profil_report::gprof::debug::level_of(&debug_args);
-                banners.push(g.debug);
+                banners.push_str(&format!("[main] debug-level=0x{:x}\n", g.debug));
             }
             (Opt::Short('h'), _) => {
                 return Err(Refusal {
                     message: "--gprof takes GNU gprof 2.40's options: see `man gprof`".into(),
                     code: 0,
+                    stdout: String::new(),
                 })
             }
             (Opt::Short(c), Some(a)) => return Err(refuse(format!("-{c}{a}"))),
@@ -478,6 +488,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                         return Err(Refusal {
                             message: format!("--gprof: unknown demangling style `{style}'"),
                             code: 1,
+                            stdout: banners.clone(),
                         })
                     }
                 }
@@ -515,30 +526,10 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                       specified."
                 .into(),
             code: 1,
+            stdout: banners.clone(),
         });
     }
-    if g.debug != 0 {
-        // The traces of these paths are not reproduced (crate::gprof::debug).
-        let what = if g.sum {
-            Some("-d with -s")
-        } else if !specs.is_empty() {
-            Some("-d with symbol specs (-p NAME, -q NAME, -k, -e, -f, -n, …)")
-        } else if g.external_symbols.is_some() {
-            Some("-d with -S")
-        } else if g.file_ordering.is_some() {
-            // The map renames symbols while core_create_function_syms traces them.
-            Some("-d with -R")
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            return Err(Refusal {
-                message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
-                code: 2,
-            });
-        }
-    }
-    g.debug_banners = Box::leak(banners.into_boxed_slice());
+    g.debug_banners = Box::leak(banners.into_boxed_str());
     // GPROF_PATH comes after the -I directories.
     if let Some(p) = std::env::var_os("GPROF_PATH") {
         search.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
@@ -617,19 +608,35 @@ mod tests {
     }
 
     #[test]
-    fn debug_traces_gprof_prints_differently_are_refused_by_name() {
+    fn debug_banners_are_printed_before_gprofs_option_failures() {
         let refusal = |args: &[&str]| {
             let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-            request(&args).err().map(|r| (r.code, r.message))
+            request(&args).err().map(|r| (r.code, r.stdout))
         };
-        // gprof's -R renames symbols while its symbol table traces them: not reproduced.
-        let (code, message) = refusal(&["-d", "-R", "map", "prog"]).unwrap();
-        assert_eq!(code, 2);
-        assert!(message.contains("-d with -R"), "{message}");
-        // Without -d, -R is read; with -r it is gprof's own failure (status 1).
+        // -d with -R is read (its traces are gprof's); with -r it is gprof's own failure
+        // (status 1), after the banner of each -d before it.
+        assert!(refusal(&["-d", "-R", "map", "prog"]).is_none());
         assert!(refusal(&["-R", "map", "prog"]).is_none());
         assert!(refusal(&["-R", "map", "-l", "prog"]).is_none());
         assert!(refusal(&["-s", "-R", "map", "prog"]).is_none());
-        assert_eq!(refusal(&["-d", "-r", "-R", "map", "prog"]).unwrap().0, 1);
+        let (code, stdout) = refusal(&["-d2", "-r", "-d", "-R", "map", "prog"]).unwrap();
+        assert_eq!(code, 1);
+        assert_eq!(
+            stdout,
+            "[main] debug-level=0x3\n[main] debug-level=0xffffffff\n"
+        );
+        // -S's file is printed as the option is parsed, with AOUTDEBUG on by then.
+        let g = |args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            match request(&args).ok().map(|r| r.mode) {
+                Some(Mode::Gprof(g)) => g.debug_banners,
+                _ => panic!("{args:?} refused"),
+            }
+        };
+        assert_eq!(g(&["-S", "s", "-d128", "p"]), "[main] debug-level=0x81\n");
+        assert_eq!(
+            g(&["-d128", "-S", "s", "-d4", "p"]),
+            "[main] debug-level=0x81\nexternal-symbol-table: s\n[main] debug-level=0x85\n"
+        );
     }
 }

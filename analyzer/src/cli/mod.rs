@@ -213,7 +213,7 @@ impl ReportArgs {
                 annotate: Default::default(),
                 external_symbols: None,
                 debug: 0,
-                debug_banners: &[],
+                debug_banners: "",
                 file_ordering: None,
             })
         } else if self.compare_gprof {

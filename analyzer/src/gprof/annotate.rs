@@ -32,6 +32,7 @@ use profil_symbols::gprof::{gprof_symbols, locate};
 use profil_symbols::ElfImage;
 
 use super::printf;
+use super::symspec::Table;
 use super::Analysis;
 use crate::{Error, Result};
 
@@ -120,6 +121,30 @@ pub fn print(
                 of_file[k].push((i, line));
             }
         }
+    }
+    if let Some(t) = a.spec_tables.as_deref() {
+        // Under -d, the traces of gprof's look-ups in its tables: its first pass looks up a
+        // symbol whose line is past its file's longest line so far (which only an accepted
+        // symbol extends), its second pass every symbol of a file with lines.
+        let (incl, excl) = (Table::InclAnno, Table::ExclAnno);
+        let mut probes = super::debug::Trace::new(a.trace.level);
+        let mut num_lines = vec![0u64; found.num_files()];
+        for (s, at) in syms.iter().zip(of_syms) {
+            if let Some((file, line)) = *at {
+                let n = &mut num_lines[file as usize];
+                if line > *n && t.on(incl, excl, s.addr, &mut probes) {
+                    *n = line;
+                }
+            }
+        }
+        for (s, at) in syms.iter().zip(of_syms) {
+            if let Some((file, _)) = *at {
+                if num_lines[file as usize] != 0 {
+                    t.on(incl, excl, s.addr, &mut probes);
+                }
+            }
+        }
+        out.append(&mut probes.out);
     }
     let mut last_count = 0u64;
     let mut first_file = true;

@@ -21,6 +21,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::debug::{self, Trace};
 use super::msort::{msort, NameKey};
+use super::symspec::{SpecTables, Table};
 use super::symtab::{AddrIndex, SymTab};
 
 /// `top_order` of a node not yet visited.
@@ -322,12 +323,13 @@ impl CallGraph {
         &mut self,
         symtab: &SymTab<'_>,
         (from_pc, self_pc, count): (u64, u64, u64),
-        allowed: impl Fn(usize, usize) -> bool,
+        reader: &str,
+        allowed: impl Fn(usize, usize, &mut Trace) -> bool,
         trace: &mut Trace,
     ) {
         if trace.on(debug::SAMPLEDEBUG) {
             trace.fmt(format_args!(
-                "[cg_read_rec] frompc 0x{from_pc:x} selfpc 0x{self_pc:x} count {count}\n"
+                "[{reader}] frompc 0x{from_pc:x} selfpc 0x{self_pc:x} count {count}\n"
             ));
         }
         let parent = symtab.lookup_traced(from_pc, trace);
@@ -341,7 +343,7 @@ impl CallGraph {
             }
             child -= 1;
         }
-        if !allowed(parent, child) {
+        if !allowed(parent, child, trace) {
             return;
         }
         self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
@@ -564,7 +566,7 @@ impl CallGraph {
     /// `cg_assemble`. `time[i]` is each symbol's `hist.time`; `names` the raw names (for the
     /// call graph's sort).
     pub fn assemble(&mut self, symtab: &SymTab<'_>, time: &[f64], excl: &Exclusions) {
-        self.assemble_with(symtab, time, excl, None, &mut Trace::default());
+        self.assemble_with(symtab, time, excl, None, None, &mut Trace::default());
     }
 
     /// [`CallGraph::assemble`], with `-c`'s static call graph when `calls` is given: after
@@ -576,6 +578,7 @@ impl CallGraph {
         time: &[f64],
         excl: &Exclusions,
         calls: Option<&StaticCalls<'_>>,
+        tables: Option<&SpecTables<'_>>,
         trace: &mut Trace,
     ) {
         let n = self.num_syms;
@@ -639,7 +642,7 @@ impl CallGraph {
                 trace.put(b"\n");
             }
         }
-        self.propagate_flags(excl, trace);
+        self.propagate_flags(excl, tables.map(|t| (t, symtab)), trace);
         self.cycle_time();
         for i in 0..n {
             self.propagate_time(self.top_sorted[i], trace);
@@ -918,7 +921,14 @@ impl CallGraph {
         }
     }
 
-    fn propagate_flags(&mut self, excl: &Exclusions, trace: &mut Trace) {
+    /// `propagate_flags`; `tables`: under `-d`, gprof's spec tables (and the symbol table)
+    /// to look the symbols up in with their traces, instead of `excl`'s flags.
+    fn propagate_flags(
+        &mut self,
+        excl: &Exclusions,
+        tables: Option<(&SpecTables<'_>, &SymTab<'_>)>,
+        trace: &mut Trace,
+    ) {
         let traced = trace.on(debug::PROPDEBUG);
         let mut old_head = usize::MAX;
         self.print_time = 0.0;
@@ -938,25 +948,50 @@ impl CallGraph {
                     debug::f6(n.prop_fract)
                 ));
             }
-            let excl_graph = excl.graph.get(child).copied().unwrap_or(false);
-            let excl_time = excl.time.get(child).copied().unwrap_or(false);
-            let graph_on = excl.graph_on.get(child).copied().unwrap_or(true);
-            let time_on = excl.time_on.get(child).copied().unwrap_or(true);
+            if let Some((t, symtab)) = tables {
+                // gprof's look-ups, in its order, with their traces.
+                let addr = symtab.syms[child].addr;
+                let (ig, eg, it, et) = (
+                    Table::InclGraph,
+                    Table::ExclGraph,
+                    Table::InclTime,
+                    Table::ExclTime,
+                );
+                let node = &mut self.nodes[child];
+                if !node.print_flag {
+                    node.print_flag = t.on(ig, eg, addr, trace);
+                } else if t.off(ig, eg, addr, trace) {
+                    node.print_flag = false;
+                }
+                if node.prop_fract == 0.0 {
+                    if t.on(it, et, addr, trace) {
+                        node.prop_fract = 1.0;
+                    }
+                } else if t.off(it, et, addr, trace) {
+                    node.prop_fract = 0.0;
+                }
+            } else {
+                let excl_graph = excl.graph.get(child).copied().unwrap_or(false);
+                let excl_time = excl.time.get(child).copied().unwrap_or(false);
+                let graph_on = excl.graph_on.get(child).copied().unwrap_or(true);
+                let time_on = excl.time_on.get(child).copied().unwrap_or(true);
+                let node = &mut self.nodes[child];
+                if !node.print_flag {
+                    if graph_on {
+                        node.print_flag = true;
+                    }
+                } else if excl_graph {
+                    node.print_flag = false;
+                }
+                if node.prop_fract == 0.0 {
+                    if time_on {
+                        node.prop_fract = 1.0;
+                    }
+                } else if excl_time {
+                    node.prop_fract = 0.0;
+                }
+            }
             let node = &mut self.nodes[child];
-            if !node.print_flag {
-                if graph_on {
-                    node.print_flag = true;
-                }
-            } else if excl_graph {
-                node.print_flag = false;
-            }
-            if node.prop_fract == 0.0 {
-                if time_on {
-                    node.prop_fract = 1.0;
-                }
-            } else if excl_time {
-                node.prop_fract = 0.0;
-            }
             node.prop_self = node.time * node.prop_fract;
             self.print_time += node.prop_self;
             if traced {

@@ -23,6 +23,7 @@ use std::io::Write;
 use super::debug;
 use super::msort::NameKey;
 use super::printf;
+use super::symspec::Table;
 use super::Analysis;
 use crate::{Error, Result};
 
@@ -142,7 +143,15 @@ pub(super) fn print_exec_counts(
     let key: Vec<Option<(u32, u64)>> = (0..syms.len())
         .map(|i| at(i).map(|(file, line)| (rank[file as usize], line)))
         .collect();
-    let mut order: Vec<usize> = (0..syms.len()).filter(|&i| a.select.exec.on(i)).collect();
+    // Under -d, gprof's look-ups in its tables print their traces first.
+    let mut probes = super::debug::Trace::new(a.trace.level);
+    let mut order: Vec<usize> = (0..syms.len())
+        .filter(|&i| match a.spec_tables.as_deref() {
+            Some(t) => t.on(Table::InclExec, Table::ExclExec, syms[i].addr, &mut probes),
+            None => a.select.exec.on(i),
+        })
+        .collect();
+    out.append(&mut probes.out);
     super::msort::msort(&mut order, |&l, &r| {
         if let (Some(lk), Some(rk)) = (key[l], key[r]) {
             if lk != rk {

@@ -11,11 +11,20 @@
 //!   nearest function and file symbol), under `-l` `core_create_line_syms`' two passes over
 //!   every byte of `.text` ([`super::lines`]), and with `IDDEBUG` `symtab_finalize`'s
 //!   duplicates and table ([`super::symtab::SymTab::finalize_traced`]).
-//! * `IDDEBUG`: `parse_id` of the default exclusions and `sym_id_parse`'s tables.
+//! * `IDDEBUG`: `sym_id_parse` ([`super::symspec::SpecTables`]): `parse_id` of every spec
+//!   (the command line's, newest first, after the default exclusions; a file by the whole
+//!   path gprof found it by, else `<non-existent-file>`), the arcs of the `FROM/TO` specs
+//!   (each end with its file), and `symtab_finalize`'s traces of each of the twelve tables
+//!   (a static program's `mcount` & co. fill the EXCL tables).
 //! * `SAMPLEDEBUG`: every histogram bin as it is read, every arc record, and
-//!   `assign_samples`' bins and credits ([`super::hist`]).
-//! * `LOOKUPDEBUG`: `sym_lookup`'s probes (arcs' ends, `-l`'s line symbols, `-c`'s targets),
-//!   `arc_lookup`'s walks.
+//!   `assign_samples`' bins and credits ([`super::hist`]); under `-s` each arc as the sum is
+//!   written (`[cg_write_arcs]`, `[dumpsum]` in a BSD sum: [`super::sum::trace_writing`]).
+//! * `BBDEBUG`: under `-l` each basic block read, with the symbol holding it and its line.
+//! * `LOOKUPDEBUG`: `sym_lookup`'s probes (arcs' ends, `-l`'s line symbols, `-c`'s targets,
+//!   and the look-ups in the spec tables: `cg_tally`'s arc filter, each credit of
+//!   `assign_samples`, `propagate_flags`, and in the report the flat profile's rows, the
+//!   execution counts' and the annotations' symbols), `arc_lookup`'s walks (also of the
+//!   arc tables' entries).
 //! * `TALLYDEBUG`: `cg_tally` and `arc_add`.
 //! * `DFNDEBUG`, `CYCLEDEBUG`, `PROPDEBUG`: the depth-first numbering, cycles, topological
 //!   listing, flag and time propagation ([`super::cg`]), only when a gmon file had arcs (as
@@ -28,7 +37,8 @@
 //! * `SRCDEBUG`: `-A`'s search for each source file.
 //!
 //! Nothing is formatted at level 0: every trace point tests its bit first, and the hot loops
-//! keep their untraced versions.
+//! keep their untraced versions; the spec tables themselves are built only under `-d`
+//! (otherwise [`super::symspec::Selection`]'s flags answer).
 //!
 //! Differences, all of them where gprof prints what is in its memory rather than in the
 //! input: `-c` scans a symbol outside `.text` (`_init`, in `.init`) in the heap memory before
@@ -37,11 +47,25 @@
 //! the memory happens to look like a call to a function) depend on its heap. We find no call
 //! outside `.text` and end the last symbol's scan at the end of the histogram.
 //!
-//! Refused (status 2) rather than printed differently: `-s` (its writing traces), symbol
-//! specs (`-p NAME`, `-k`, …: their tables' traces and probes), `-S`, `-R` (its map renames
-//! symbols while they are traced), and executables with a symbol gprof excludes by default
-//! (`mcount`…, in static programs: the same), BSD-format gmon
-//! files (`gmon_out_read`'s own traces). When a gmon file fails to read, the traces of the
+//! BSD-format gmon files print `gmon_out_read`'s own traces: the header (`lowpc`, `highpc`,
+//! `ncnt` as read; `samp_bytes`, `hist_num_bins`) and each arc (`[gmon_out_read] frompc …`
+//! where a GNU file has `[cg_read_rec]`). A file of the wrong format for `-O` fails before its
+//! traces, except a GNU file under `-Ob` that comes first: gprof reads its start as an old
+//! BSD header and traces it; its count is then negative and gprof allocates and clears
+//! 16 GiB of bins before failing. We print those two lines, as gprof does when that
+//! allocation succeeds; within an address-space limit gprof dies in it without flushing its
+//! last traces.
+//!
+//! `-S FILE` prints `external-symbol-table: FILE` as gprof parses the option (if `AOUTDEBUG`
+//! is on by then: the CLI's `debug_banners`), and no symbol's class or source traces.
+//!
+//! Under `-R` `core_create_function_syms` traces a function the map renames under its object
+//! file's name and leaves out one the map drops ([`super::file_order`]: a further line of a
+//! run of lines naming one file, whose flag gprof reads uninitialised, so that which of them
+//! gprof traces depends on its heap; we drop them all, as in the report).
+//!
+//! Options gprof fails on while parsing (`-r` with `-R`, an unknown `-O` format or
+//! demangling style) print the banners of the `-d`s before them first. When a gmon file fails to read, the traces of the
 //! files before it are printed, but not gprof's of the part of a record it read before the
 //! end of a truncated file; a missing file fails before any trace (gprof prints those of
 //! the symbol table first).

@@ -161,6 +161,12 @@ impl FunctionMap {
     }
 
     /// glibc's `bsearch` for `name` among the entries (sorted by function name).
+    /// What the map does to the function `name` (for `-d`'s traces): `None`, nothing;
+    /// `Some(Some(file))`, renamed to its file; `Some(None)`, dropped.
+    pub fn mapped_name(&self, name: &[u8]) -> Option<Option<Vec<u8>>> {
+        self.find(name).map(|m| m.is_first.then(|| m.file.to_vec()))
+    }
+
     fn find(&self, name: &[u8]) -> Option<&Mapping> {
         let (mut l, mut u) = (0, self.entries.len());
         while l < u {

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 
 use super::msort::{msort, NameKey};
 use super::printf;
+use super::symspec::Table;
 use super::Analysis;
 
 /// Options of the flat profile.
@@ -100,7 +101,8 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     if !opts.bsd {
         out.extend_from_slice(b"Flat profile:\n");
     }
-    let order = time_sorted(a, opts.zeros);
+    // Under -d gprof's look-ups in its tables (with their traces) run for every symbol.
+    let order = time_sorted(a, opts.zeros || a.spec_tables.is_some());
     let mut top: Option<f64> = None;
     let mut top_time = 0.0f64;
     for &i in &order {
@@ -186,8 +188,19 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
     // A row is 56 bytes and a name; reserving once avoids growing a 4 MB buffer step by step.
     out.reserve(order.len() * 72);
     let mut accum = 0.0f64;
+    // Under -d, gprof's look-ups in its tables print their traces among the rows.
+    let mut probes = super::debug::Trace::new(a.trace.level);
     for &i in &order {
-        if !a.select.flat.on(i) {
+        let on = match a.spec_tables.as_deref() {
+            Some(t) => {
+                let addr = a.symtab.syms[i].addr;
+                let on = t.on(Table::InclFlat, Table::ExclFlat, addr, &mut probes);
+                out.append(&mut probes.out);
+                on
+            }
+            None => a.select.flat.on(i),
+        };
+        if !on {
             continue;
         }
         let n = &a.cg.nodes[i];

@@ -2,6 +2,7 @@
 //! the BSD branch of `gmon_out_read`) and assigns them to symbols (`hist_assign_samples`).
 
 use super::debug::{self, Trace};
+use super::symspec::{SpecTables, Table};
 use super::symtab::SymTab;
 
 /// One accumulated histogram range.
@@ -196,7 +197,7 @@ pub struct Assigned {
 /// with gprof's truncations. `excluded[i]` marks symbols whose credit is dropped and taken
 /// out of the total (`mcount` and friends). The last symbol never receives samples.
 pub fn assign_samples(symtab: &SymTab<'_>, hist: &Histograms, excluded: &[bool]) -> Assigned {
-    assign(symtab, hist, excluded, None)
+    assign(symtab, hist, excluded, None, None)
 }
 
 /// `hist_read_rec`'s `SAMPLEDEBUG` trace after the record `[low, high)` was added: its header
@@ -221,23 +222,28 @@ pub fn trace_record(hist: &Histograms, low: u64, high: u64, trace: &mut Trace) {
 }
 
 /// [`assign_samples`] with gprof's `SAMPLEDEBUG` traces: each non-empty bin, each credit,
-/// and the running total after each histogram.
+/// and the running total after each histogram; and after each credit the `LOOKUPDEBUG`
+/// traces of its look-ups in the flat profile's spec `tables`.
 pub fn assign_samples_traced(
     symtab: &SymTab<'_>,
     hist: &Histograms,
     excluded: &[bool],
+    tables: Option<&SpecTables<'_>>,
     trace: &mut Trace,
 ) -> Assigned {
-    assign(symtab, hist, excluded, Some(trace))
+    assign(symtab, hist, excluded, Some(trace), tables)
 }
 
 /// Both: the traces cost a test per non-empty bin and per credit when `trace` is `None`.
+/// `tables`: the spec tables to look each credited symbol up in (traced).
 fn assign(
     symtab: &SymTab<'_>,
     hist: &Histograms,
     excluded: &[bool],
     mut trace: Option<&mut Trace>,
+    tables: Option<&SpecTables<'_>>,
 ) -> Assigned {
+    let samples = trace.as_ref().is_some_and(|t| t.on(debug::SAMPLEDEBUG));
     let syms = &symtab.syms;
     let n = syms.len();
     let mut time = vec![0.0f64; n];
@@ -256,7 +262,7 @@ fn assign(
             let bin_lo = lowpc.wrapping_add((scale * (i as u32) as f64) as u64);
             let bin_hi = lowpc.wrapping_add((scale * (i as u32).wrapping_add(1) as f64) as u64);
             let count_time = f64::from(count);
-            if let Some(trace) = trace.as_deref_mut() {
+            if let Some(trace) = trace.as_deref_mut().filter(|_| samples) {
                 trace.fmt(format_args!(
                     "[assign_samples] bin_low_pc=0x{:x}, bin_high_pc=0x{:x}, bin_count={count}\n",
                     bin_lo.wrapping_mul(2),
@@ -276,7 +282,7 @@ fn assign(
                     let overlap = bin_hi.min(s_hi).wrapping_sub(bin_lo.max(s_lo));
                     if overlap > 0 {
                         let credit = overlap as f64 * count_time / scale;
-                        if let Some(trace) = trace.as_deref_mut() {
+                        if let Some(trace) = trace.as_deref_mut().filter(|_| samples) {
                             trace.fmt(format_args!(
                                 "[assign_samples] [0x{:x},0x{:x}) ",
                                 syms[j].addr,
@@ -289,6 +295,9 @@ fn assign(
                                 overlap as i64
                             ));
                         }
+                        if let (Some(t), Some(trace)) = (tables, trace.as_deref_mut()) {
+                            t.on(Table::InclFlat, Table::ExclFlat, syms[j].addr, trace);
+                        }
                         if excluded[j] {
                             total_time -= credit;
                         } else {
@@ -300,7 +309,7 @@ fn assign(
                 k = j;
             }
         }
-        if let Some(trace) = trace.as_deref_mut() {
+        if let Some(trace) = trace.as_deref_mut().filter(|_| samples) {
             trace.fmt(format_args!(
                 "[assign_samples] total_time {}\n",
                 debug::f6(total_time)

@@ -256,6 +256,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         // gprof builds its symbols from the -S file and makes no line symbols: the
         // function-granularity pipeline (no symbol has a file, so no name gets a suffix).
         let mut a = Analysis::new(image, exe_name, req.options)?;
+        a.trace_sym_id_parse(None);
         if req.options.static_calls {
             a.static_text = super::text_bytes(data);
         }
@@ -441,7 +442,6 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     let kept = a.symtab.len();
     a.symtab.after_last = (kept < all.len()).then(|| *all.select_nth_unstable(kept).1);
     a.symtab.trace_table(removed, &mut a.trace);
-    a.trace_sym_id_parse();
     a.excluded = a
         .symtab
         .syms
@@ -473,7 +473,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     });
     // The specs' tables, with every symbol's file and line if a spec names one: gprof creates
     // the files of the function symbols first, then those of the line symbols.
-    let src = match super::symspec::needs_source(a.specs) {
+    let src = match super::symspec::traced_needs_source(a.specs, a.trace.level) {
         true => {
             let mut src = base.function_source_info(image, data);
             for l in &line_syms {
@@ -491,6 +491,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         false => None,
     };
     a.select = Selection::new(&a.symtab, &a.excluded, a.specs, src.as_ref());
+    a.trace_sym_id_parse(src.as_ref());
     read_and_print(a, data, gmons, req, out, sink)
 }
 
@@ -511,7 +512,10 @@ fn read_and_print<B: std::ops::Deref<Target = [u8]>>(
         match read {
             Ok(name) => last = name,
             Err(e) => {
-                if req.sections.file_info {
+                // Under -d, the traces so far (with -i's lines among them).
+                if a.trace.level != 0 {
+                    a.take_traces(req.sections.file_info, out);
+                } else if req.sections.file_info {
                     super::cg_print::print_file_info(&a, out);
                 }
                 return Err(e);
@@ -520,6 +524,7 @@ fn read_and_print<B: std::ops::Deref<Target = [u8]>>(
     }
     if req.sum {
         super::sum::write(std::path::Path::new("gmon.sum"), &super::sum::bytes(&a)?)?;
+        super::sum::trace_writing(&mut a);
     }
     a.finish();
     a.take_traces(req.sections.file_info, out);

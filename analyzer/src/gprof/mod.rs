@@ -184,6 +184,8 @@ pub struct Analysis<'data> {
     pub files: Vec<FileInfo>,
     /// `-d`'s traces of the analysis (printed before the report) and level.
     pub trace: debug::Trace,
+    /// Under `-d`: gprof's spec tables, for the traces of the look-ups in them.
+    pub spec_tables: Option<Box<symspec::SpecTables<'data>>>,
     /// Basic-block counts (GNU tag 2) as gprof's `bb_read_rec` keeps them under `-l`: per
     /// symbol of the table that has any, [`BB_SLOTS`] (address, summed count) slots
     /// ([`Analysis::add_basic_block`]).
@@ -260,15 +262,6 @@ impl<'data> Analysis<'data> {
             .iter()
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
-        if opts.debug != 0 && excluded.iter().any(|&e| e) {
-            // gprof's exclusion tables are then not empty: their traces (symtab_finalize's,
-            // sym_lookup's probes at every look-up) are not reproduced.
-            return Err(Error::input(
-                "--gprof: -d with a symbol gprof excludes by default (mcount, _mcount, __mcount, \
-                 __mcount_internal, __mcleanup, _gprof_mcount) is not emulated (yet): run gprof \
-                 itself for it",
-            ));
-        }
         if !opts.no_demangle {
             check_demangling(&symtab, opts.demangle_style)?;
         }
@@ -301,6 +294,7 @@ impl<'data> Analysis<'data> {
             lines: None,
             files: Vec::new(),
             trace,
+            spec_tables: None,
             bb_counts: Default::default(),
             bb_seen: false,
             bb_ignored: false,
@@ -330,11 +324,13 @@ impl<'data> Analysis<'data> {
     ) -> Result<Self> {
         let mut a = Analysis::new(exe, &inputs.exe.name(), opts)?;
         a.trace_classes_first(exe, &inputs.exe.data);
-        if symspec::needs_source(opts.specs) && !a.external_symbols {
-            let src = a.function_source_info(exe, &inputs.exe.data);
-            a.select = Selection::new(&a.symtab, &a.excluded, a.specs, Some(&src));
+        let mut src = None;
+        if symspec::traced_needs_source(opts.specs, opts.debug) && !a.external_symbols {
+            let info = a.function_source_info(exe, &inputs.exe.data);
+            a.select = Selection::new(&a.symtab, &a.excluded, a.specs, Some(&info));
+            src = Some(info);
         }
-        a.trace_sym_id_parse();
+        a.trace_sym_id_parse(src.as_ref());
         if opts.static_calls {
             a.static_text = text_bytes(&inputs.exe.data);
         }
@@ -367,40 +363,28 @@ impl<'data> Analysis<'data> {
         let addrs: Vec<u64> = table.symbols.iter().map(|s| s.value).collect();
         let located = profil_symbols::gprof::source_locations(data, &addrs);
         let mut first = Vec::new();
-        profil_symbols::gprof::class_traces(exe, table, self.class_options, &located, &mut first);
+        let mapped = |name: &[u8]| self.function_map.as_ref()?.mapped_name(name);
+        let opts = self.class_options;
+        profil_symbols::gprof::class_traces_mapped(exe, table, opts, &located, &mapped, &mut first);
         first.append(&mut self.trace.out);
         self.trace.out = first;
     }
 
-    /// Under `-d` with `IDDEBUG`: `sym_id_parse`'s traces of the default exclusions (gprof's
-    /// list is in reverse order, each name in three tables) and its twelve tables (empty
-    /// unless a symbol has one of the names).
-    pub fn trace_sym_id_parse(&mut self) {
-        let trace = &mut self.trace;
-        if !trace.on(debug::IDDEBUG) {
+    /// Under `-d`: gprof's spec tables ([`symspec::SpecTables`], kept for the traces of the
+    /// look-ups in them) and `sym_id_parse`'s traces of their building. `src`: the symbols'
+    /// files and lines, when [`symspec::traced_needs_source`].
+    pub fn trace_sym_id_parse(&mut self, src: Option<&SourceInfo>) {
+        if self.trace.level == 0 {
             return;
         }
-        for name in DEFAULT_EXCLUDED.iter().rev() {
-            for _ in 0..3 {
-                trace.fmt(format_args!("[parse_id] {name} -> *:{name}\n"));
-            }
-        }
-        for table in [
-            "INCL_GRAPH",
-            "EXCL_GRAPH",
-            "INCL_ARCS",
-            "EXCL_ARCS",
-            "INCL_FLAT",
-            "EXCL_FLAT",
-            "INCL_TIME",
-            "EXCL_TIME",
-            "INCL_ANNO",
-            "EXCL_ANNO",
-            "INCL_EXEC",
-            "EXCL_EXEC",
-        ] {
-            trace.fmt(format_args!("[sym_id_parse] syms[{table}]:\n"));
-        }
+        let tables = symspec::SpecTables::sym_id_parse(
+            &self.symtab,
+            self.specs,
+            &DEFAULT_EXCLUDED,
+            src,
+            &mut self.trace,
+        );
+        self.spec_tables = Some(Box::new(tables));
     }
 
     /// Move the analysis' traces to `out` (the report's stdout), with `-i`'s lines for each
@@ -422,8 +406,13 @@ impl<'data> Analysis<'data> {
 
     /// Read one gmon file the way `gmon_out_read` does. `name` is used in messages.
     pub fn read_gmon(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        // gprof checks the header before it reads (and traces) any record.
+        let traced_before = self.trace.out.len();
+        let first = self.hist.ranges.iter().all(|r| r.high_pc == 0);
         let (symtab, cg, select) = (&self.symtab, &mut self.cg, &self.select);
+        let tables = self.spec_tables.as_deref();
         let line_granularity = self.lines.is_some();
+        let line_at = self.lines.as_ref().map(|l| &l.at[..]);
         let mut blocks: Vec<(u64, u64)> = Vec::new();
         let mut nblocks = 0u64;
         let filter = select.filters_arcs();
@@ -454,13 +443,21 @@ impl<'data> Analysis<'data> {
                     nblocks += u64::from(record.nblocks);
                     if line_granularity {
                         blocks.extend(record.blocks());
+                        if traced {
+                            trace_blocks(symtab, line_at, record.blocks(), trace);
+                        }
                     }
                 }
-                Seen::Arc(from, to, count) => {
+                Seen::Arc(from, to, count, bsd) => {
                     info.arcs += 1;
                     if traced {
-                        let allowed = |p, c| !filter || select.arc_allowed(symtab, p, c);
-                        cg.tally_traced(symtab, (from, to, count), allowed, trace);
+                        // gprof's filter, with the traces of its look-ups.
+                        let allowed = |p: usize, c: usize, trace: &mut debug::Trace| match tables {
+                            Some(t) => t.arc_allowed(&symtab.syms[p], &symtab.syms[c], trace),
+                            None => !filter || select.arc_allowed(symtab, p, c),
+                        };
+                        let reader = if bsd { "gmon_out_read" } else { "cg_read_rec" };
+                        cg.tally_traced(symtab, (from, to, count), reader, allowed, trace);
                     } else if filter {
                         cg.tally_if(symtab, from, to, count, |p, c| {
                             select.arc_allowed(symtab, p, c)
@@ -475,9 +472,12 @@ impl<'data> Analysis<'data> {
             let size = sum::header_size_field(format, bins, self.target.ptr_size);
             self.last_hist_header = Some((high, size));
         }
-        if let gmon::read::Format::Gnu { version } = format {
-            info.version = version;
-        }
+        // gprof's version is a global only a GNU header sets: a BSD file shows the one
+        // before it (0 for the first file).
+        info.version = match format {
+            gmon::read::Format::Gnu { version } => version,
+            _ => self.files.last().map_or(0, |f| f.version),
+        };
         let wrong = match self.file_format {
             FileFormat::Magic if !format.is_gnu() => {
                 Some(format!("file `{name}' has bad magic cookie"))
@@ -491,14 +491,15 @@ impl<'data> Analysis<'data> {
             _ => None,
         };
         if let Some(message) = wrong {
+            self.trace.out.truncate(traced_before);
+            // Under -Ob gprof reads a GNU file's start as an old BSD header (low address
+            // `gmon` and the version, high address spare bytes) and traces it, unless a file
+            // before it had a high address (then it fails as incompatible first).
+            if self.file_format == FileFormat::Bsd && first && self.trace.on(debug::SAMPLEDEBUG) {
+                let header = 2 * self.target.ptr_size.bytes() as u64 + 4;
+                trace_bsd_header(data, self.target, header, &mut self.trace);
+            }
             return Err(Error::gprof_fatal(message));
-        }
-        if self.trace.level != 0 && !format.is_gnu() {
-            // gmon_out_read's own traces of the BSD formats are not reproduced.
-            return Err(Error::input(format!(
-                "--gprof: -d with a BSD-format gmon file ({name}) is not emulated (yet): run \
-                 gprof itself for it"
-            )));
         }
         let arcs = info.arcs > 0;
         if info.basic_blocks > 0 {
@@ -555,8 +556,11 @@ impl<'data> Analysis<'data> {
         if self.trace.level != 0 {
             self.trace.names = (0..n).map(|i| self.plain_name(i)).collect();
         }
-        let assigned = if self.trace.on(debug::SAMPLEDEBUG) {
-            hist::assign_samples_traced(&self.symtab, &self.hist, &not_flat, &mut self.trace)
+        let tables = self.spec_tables.as_deref();
+        let lookups = self.trace.on(debug::LOOKUPDEBUG) && tables.is_some();
+        let assigned = if self.trace.on(debug::SAMPLEDEBUG) || lookups {
+            let trace = &mut self.trace;
+            hist::assign_samples_traced(&self.symtab, &self.hist, &not_flat, tables, trace)
         } else {
             hist::assign_samples(&self.symtab, &self.hist, &not_flat)
         };
@@ -592,8 +596,15 @@ impl<'data> Analysis<'data> {
                 &mut silent
             }
         };
-        self.cg
-            .assemble_with(&self.symtab, &self.time, &excl, calls.as_ref(), trace);
+        let tables = self.spec_tables.as_deref();
+        self.cg.assemble_with(
+            &self.symtab,
+            &self.time,
+            &excl,
+            calls.as_ref(),
+            tables,
+            trace,
+        );
     }
 
     /// `--inline-file-names`: look up each symbol's source file and line (BFD's answer at
@@ -864,8 +875,9 @@ pub enum Seen<'a> {
         /// The number of bins.
         bins: u32,
     },
-    /// An arc: caller address, callee address, count (link-time addresses).
-    Arc(u64, u64, u64),
+    /// An arc: caller address, callee address, count (link-time addresses), and whether it
+    /// came from a BSD-format file (gprof traces its reading as `gmon_out_read`'s).
+    Arc(u64, u64, u64, bool),
     /// A basic-block count record.
     BasicBlocks(gmon::read::BasicBlocks<'a>),
 }
@@ -904,8 +916,11 @@ pub fn read_records(
                     hist.add_bsd(&input, h.prof_rate)
                 };
                 r.map_err(|m| fail(format!("{m} (record at byte {})", h.offset)))?;
-                if trace.on(debug::SAMPLEDEBUG) && header.format.is_gnu() {
-                    hist::trace_record(hist, h.low_pc, h.high_pc, trace);
+                if trace.on(debug::SAMPLEDEBUG) {
+                    match header.format.is_gnu() {
+                        true => hist::trace_record(hist, h.low_pc, h.high_pc, trace),
+                        false => trace_bsd_header(data, target, h.bins_offset, trace),
+                    }
                 }
                 on_record(
                     Seen::Histogram {
@@ -915,11 +930,64 @@ pub fn read_records(
                     trace,
                 );
             }
-            Record::Arc(a) => on_record(Seen::Arc(a.from_pc, a.self_pc, a.count), trace),
+            Record::Arc(a) => on_record(
+                Seen::Arc(a.from_pc, a.self_pc, a.count, !header.format.is_gnu()),
+                trace,
+            ),
             Record::BasicBlocks(b) => on_record(Seen::BasicBlocks(b), trace),
         }
     }
     Ok(header.format)
+}
+
+/// `bb_read_rec`'s traces under `-l`: each block's look-up in `symtab` (`LOOKUPDEBUG`) and,
+/// when a symbol holds it, the block with the symbol's name and line (`BBDEBUG`; `line_at`:
+/// each symbol's file and line).
+fn trace_blocks(
+    symtab: &SymTab<'_>,
+    line_at: Option<&[Option<(u32, u64)>]>,
+    blocks: impl Iterator<Item = (u64, u64)>,
+    trace: &mut debug::Trace,
+) {
+    for (addr, count) in blocks {
+        let Some(i) = symtab.lookup_traced(addr, trace) else {
+            continue;
+        };
+        if trace.on(debug::BBDEBUG) {
+            let s = &symtab.syms[i];
+            let line = line_at
+                .and_then(|l| l.get(i).copied().flatten())
+                .map_or(0, |l| l.1);
+            trace.fmt(format_args!("[bb_read_rec] 0x{addr:x}->0x{:x} (", s.addr));
+            trace.put(s.name);
+            trace.fmt(format_args!(":{}) cnt={count}\n", line as i32));
+        }
+    }
+}
+
+/// `gmon_out_read`'s `SAMPLEDEBUG` trace of a BSD header (at the start of `data`, whose
+/// samples start at `header_size`): the addresses and `ncnt` as read, the sample bytes and
+/// bins gprof makes of them (C `int`s).
+pub fn trace_bsd_header(data: &[u8], target: Target, header_size: u64, trace: &mut debug::Trace) {
+    let p = target.ptr_size.bytes();
+    let word = |at: usize, n: usize| -> u64 {
+        let b = data.get(at..at + n).unwrap_or(&[]);
+        let fold = |v: u64, &x: &u8| (v << 8) | u64::from(x);
+        match target.endian {
+            Endian::Big => b.iter().fold(0, fold),
+            Endian::Little => b.iter().rev().fold(0, fold),
+        }
+    };
+    let (low, high, ncnt) = (word(0, p), word(p, p), word(2 * p, 4) as u32 as i32);
+    trace.fmt(format_args!(
+        "[gmon_out_read] lowpc 0x{low:x} highpc 0x{high:x} ncnt {ncnt}\n"
+    ));
+    // `samp_bytes / sizeof (UNIT)`: the int converted to size_t, the quotient kept as int.
+    let samp_bytes = ncnt.wrapping_sub(header_size as i32);
+    let bins = (samp_bytes as i64 as u64 / 2) as u32 as i32;
+    trace.fmt(format_args!(
+        "[gmon_out_read] samp_bytes {samp_bytes} hist_num_bins {bins}\n"
+    ));
 }
 
 /// Deterministic pseudo-random numbers for the tests of this module tree (xorshift64), so a

@@ -94,6 +94,28 @@ pub fn bytes(a: &Analysis<'_>) -> Result<Vec<u8>> {
     Ok(w.into_inner())
 }
 
+/// `-s`'s `SAMPLEDEBUG` traces as gprof writes the sum: each arc, as `cg_write_arcs` (or in a
+/// BSD sum `[dumpsum]`) writes it.
+pub fn trace_writing(a: &mut Analysis<'_>) {
+    if !a.trace.on(super::debug::SAMPLEDEBUG) || !a.has_call_graph {
+        return;
+    }
+    let label = match a.file_format {
+        FileFormat::Bsd | FileFormat::Bsd44 => "dumpsum",
+        _ => "cg_write_arcs",
+    };
+    let syms = &a.symtab.syms;
+    for node in 0..a.cg.num_syms {
+        for arc in a.cg.children(node) {
+            let arc = &a.cg.arcs[arc];
+            a.trace.fmt(format_args!(
+                "[{label}] frompc 0x{:x} selfpc 0x{:x} count {}\n",
+                syms[arc.parent].addr, syms[arc.child].addr, arc.count
+            ));
+        }
+    }
+}
+
 /// What gprof 2.40's `hertz()` answers on Linux (observed: a 100 Hz BSD profile summed under
 /// `-Ob` gets the old header).
 const GPROF_HERTZ: u32 = 100;

@@ -32,11 +32,17 @@
 //! the table when a range holds the caller's address and one of its callee ranges holds the
 //! whole callee. The default exclusions (`mcount` & co.) are in every EXCL table (as flags:
 //! they match only themselves). A table counts as empty when no symbol matched, whatever
-//! specs were given (so `-pnosuch` and `-pnosuch.c` are `-p`).
+//! specs were given (so `-pnosuch` and `-pnosuch.c` are `-p`; so is `-pdata_start`, whose
+//! range ends below its start and is dropped).
+//!
+//! Under `-d` the tables themselves are also built, entry by entry as gprof builds them
+//! ([`SpecTables`]), for `sym_id_parse`'s traces and those of every look-up in them (which
+//! then answer `cg_tally`'s arc filter and `propagate_flags`; the same answers as the flags).
 
 use std::collections::HashMap;
 
-use super::symtab::SymTab;
+use super::debug::{Trace, AOUTDEBUG, IDDEBUG, LOOKUPDEBUG, TALLYDEBUG};
+use super::symtab::{Sym, SymTab};
 
 /// gprof's tables that `--gprof` reproduces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +139,12 @@ pub fn needs_source(specs: &[SymSpec]) -> bool {
             p.file.is_some() || p.line != 0
         })
     })
+}
+
+/// [`needs_source`], or under `-d` (`debug`) a `FROM/TO` spec (`sym_id_parse`'s traces of
+/// its arcs name the ends' files).
+pub fn traced_needs_source(specs: &[SymSpec], debug: u32) -> bool {
+    needs_source(specs) || (debug != 0 && specs.iter().any(|s| s.spec.contains('/')))
 }
 
 /// The source file and line of every symbol (`get_src_info` at its address, as gprof sets
@@ -256,13 +268,15 @@ fn runs(symtab: &SymTab<'_>, matched: &[bool]) -> Vec<(u64, u64)> {
 }
 
 /// `symtab_finalize` on a spec table: entries sorted by address (a stable sort); of entries
-/// at the same address (runs of several specs starting at the same symbol) the first stays.
+/// at the same address (runs of several specs starting at the same symbol) the first stays,
+/// and an entry whose range is empty (it ends below its start) goes.
 /// `entries` come as gprof adds them: symbol by symbol, the specs newest first.
 fn finalize(mut entries: Vec<(usize, usize, Entry)>) -> Vec<Entry> {
     entries.sort_by_key(|(first_sym, spec_rank, _)| (*first_sym, *spec_rank));
     let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
     for (_, _, e) in entries {
-        if out.last().is_some_and(|l| l.addr == e.addr) {
+        // Only an entry with a range is kept (`data_start`'s ends below its start).
+        if out.last().is_some_and(|l| l.addr == e.addr) || (e.end != 0 && e.end < e.addr) {
             continue;
         }
         out.push(e);
@@ -402,6 +416,342 @@ impl Selection {
     pub fn filters_arcs(&self) -> bool {
         !self.incl_arcs.is_empty() || !self.excl_arcs.is_empty()
     }
+}
+
+/// gprof's table names, in its order (`table_name`), as [`Table::index`] numbers them.
+pub const TABLE_NAMES: [&str; 12] = [
+    "INCL_GRAPH",
+    "EXCL_GRAPH",
+    "INCL_ARCS",
+    "EXCL_ARCS",
+    "INCL_FLAT",
+    "EXCL_FLAT",
+    "INCL_TIME",
+    "EXCL_TIME",
+    "INCL_ANNO",
+    "EXCL_ANNO",
+    "INCL_EXEC",
+    "EXCL_EXEC",
+];
+
+impl Table {
+    /// gprof's number of the table (its `Table_Id`).
+    pub fn index(self) -> usize {
+        match self {
+            Table::InclGraph => 0,
+            Table::ExclGraph => 1,
+            Table::InclArcs => 2,
+            Table::ExclArcs => 3,
+            Table::InclFlat => 4,
+            Table::ExclFlat => 5,
+            Table::InclTime => 6,
+            Table::ExclTime => 7,
+            Table::InclAnno => 8,
+            Table::ExclAnno => 9,
+            Table::InclExec => 10,
+            Table::ExclExec => 11,
+        }
+    }
+}
+
+/// gprof's twelve tables themselves, as `sym_id_parse` leaves them (copies of the symbols
+/// that start a run, with the run's end; the arc tables' entries with their arcs to the
+/// right sides' runs). Built only under `-d` ([`SpecTables::sym_id_parse`]), for the traces
+/// of their building and of every look-up in them (`sym_lookup`'s probes, `arc_lookup`'s
+/// walks); the answers are [`Selection`]'s.
+#[derive(Debug, Clone, Default)]
+pub struct SpecTables<'data> {
+    /// The tables, by [`Table::index`].
+    tables: Vec<SymTab<'data>>,
+    /// Per table, per entry: the arcs' children (indices into `right`), oldest first.
+    children: Vec<Vec<Vec<usize>>>,
+    /// `right_ids`: the runs of the right sides of `FROM/TO` specs.
+    right: Vec<Sym<'data>>,
+}
+
+/// `extend_match`'s state for one spec side.
+#[derive(Debug, Clone, Default)]
+struct Run {
+    /// The symbol matched last.
+    prev: Option<usize>,
+    /// The entry the current run extends.
+    index: usize,
+    /// The entries this side started, oldest first.
+    entries: Vec<usize>,
+}
+
+impl<'data> SpecTables<'data> {
+    /// `sym_id_parse` with its traces: `specs` in command-line order, then the default
+    /// exclusions `defaults` (each in `EXCL_TIME`, `EXCL_GRAPH` and `EXCL_FLAT`); gprof's list
+    /// is newest first. `src` gives the symbols' files and lines (`None`: no symbol has one).
+    pub fn sym_id_parse(
+        symtab: &SymTab<'data>,
+        specs: &[SymSpec],
+        defaults: &[&'static str],
+        src: Option<&SourceInfo>,
+        trace: &mut Trace,
+    ) -> Self {
+        let mut ids: Vec<(usize, &str)> = specs.iter().map(|s| (s.table.index(), s.spec)).collect();
+        for &d in defaults {
+            for t in [Table::ExclTime, Table::ExclGraph, Table::ExclFlat] {
+                ids.push((t.index(), d));
+            }
+        }
+        ids.reverse();
+        let file_name = |f: Option<u32>| -> Vec<u8> {
+            match (f, src) {
+                (Some(k), Some(s)) => s.paths[k as usize].clone(),
+                _ => b"<non-existent-file>".to_vec(),
+            }
+        };
+        let sides: Vec<(&str, Option<&str>)> = ids
+            .iter()
+            .map(|(_, spec)| match spec.split_once('/') {
+                Some((l, r)) => (l, Some(r)),
+                None => (*spec, None),
+            })
+            .collect();
+        if trace.on(IDDEBUG) {
+            for (&(_, spec), &(left, right)) in ids.iter().zip(&sides) {
+                trace.fmt(format_args!("[parse_id] {spec} -> "));
+                for (k, side) in std::iter::once(left).chain(right).enumerate() {
+                    let p = parse(side);
+                    trace.put(if k == 1 { b"/" } else { b"" });
+                    match p.file {
+                        Some(f) => trace.put(&file_name(src.and_then(|s| s.lookup_name(f)))),
+                        None => trace.put(b"*"),
+                    }
+                    trace.put(b":");
+                    match (p.name, p.line) {
+                        (Some(n), _) => trace.put(n.as_bytes()),
+                        (None, 0) => trace.put(b"*"),
+                        (None, l) => trace.fmt(format_args!("{l}")),
+                    }
+                }
+                trace.put(b"\n");
+            }
+        }
+        let mut tables: Vec<Vec<Sym<'data>>> = vec![Vec::new(); 12];
+        let mut right: Vec<Sym<'data>> = Vec::new();
+        let flags: Vec<(Vec<bool>, Option<Vec<bool>>)> = sides
+            .iter()
+            .map(|&(l, r)| {
+                let m = |side| matches(symtab, src, side);
+                (m(l), r.map(m))
+            })
+            .collect();
+        let mut runs: Vec<(Run, Run)> = vec![Default::default(); ids.len()];
+        let extend = |m: &mut Run, i: usize, tab: &mut Vec<Sym<'data>>| {
+            let s = &symtab.syms[i];
+            if m.prev.is_none_or(|p| p + 1 != i) {
+                m.index = tab.len();
+                m.entries.push(tab.len());
+                tab.push(s.clone());
+            }
+            tab[m.index].end_addr = s.end_addr;
+            m.prev = Some(i);
+        };
+        for i in 0..symtab.len() {
+            for (k, (l, r)) in flags.iter().enumerate() {
+                let (lrun, rrun) = &mut runs[k];
+                if l[i] {
+                    extend(lrun, i, &mut tables[ids[k].0]);
+                }
+                if r.as_ref().is_some_and(|r| r[i]) {
+                    extend(rrun, i, &mut right);
+                }
+            }
+        }
+        // The arcs, with `arc_add`'s and `arc_lookup`'s traces.
+        let mut children: Vec<Vec<Vec<usize>>> =
+            tables.iter().map(|t| vec![Vec::new(); t.len()]).collect();
+        let file_of = |s: &Sym<'_>| -> Vec<u8> {
+            let k = symtab.syms.partition_point(|x| x.addr < s.addr);
+            match src.and_then(|src| src.at.get(k).copied().flatten()) {
+                Some((f, _)) => file_name(Some(f)),
+                None => b"*".to_vec(),
+            }
+        };
+        for (k, &(t, _)) in ids.iter().enumerate() {
+            if sides[k].1.is_none() {
+                continue;
+            }
+            let (lrun, rrun) = &runs[k];
+            for &l in lrun.entries.iter().rev() {
+                for &r in rrun.entries.iter().rev() {
+                    let (ls, rs) = (&tables[t][l], &right[r]);
+                    if trace.on(IDDEBUG) {
+                        trace.put(b"[sym_id_parse]: arc ");
+                        for (n, s) in [ls, rs].into_iter().enumerate() {
+                            trace.put(if n == 1 { b" -> " } else { b"" });
+                            trace.put(&file_of(s));
+                            trace.put(b":");
+                            trace.put(s.name);
+                            trace.fmt(format_args!("({:x}-{:x})", s.addr, s.end_addr));
+                        }
+                        trace.fmt(format_args!(" to {}\n", TABLE_NAMES[t]));
+                    }
+                    if trace.on(TALLYDEBUG) {
+                        trace.put(b"[arc_add] 0 arcs from ");
+                        trace.put(ls.name);
+                        trace.put(b" to ");
+                        trace.put(rs.name);
+                        trace.put(b"\n");
+                    }
+                    let hit = arc_lookup(ls, rs, &children[t][l], &right, trace);
+                    if hit {
+                        if trace.on(TALLYDEBUG) {
+                            trace.put(b"[tally] hit 0 += 0\n");
+                        }
+                    } else {
+                        children[t][l].push(r);
+                    }
+                }
+            }
+        }
+        let mut out = SpecTables {
+            tables: Vec::with_capacity(12),
+            children: Vec::with_capacity(12),
+            right,
+        };
+        for (t, (entries, kids)) in tables.into_iter().zip(children).enumerate() {
+            if trace.on(IDDEBUG) {
+                trace.fmt(format_args!("[sym_id_parse] syms[{}]:\n", TABLE_NAMES[t]));
+            }
+            let (table, kids) = finalize_traced(entries, kids, trace);
+            out.tables.push(table);
+            out.children.push(kids);
+        }
+        out
+    }
+
+    /// Whether table `t` has no entry (gprof's `len == 0`).
+    pub fn is_empty(&self, t: Table) -> bool {
+        self.tables[t.index()].is_empty()
+    }
+
+    /// `sym_lookup` in table `t` (its `LOOKUPDEBUG` trace when found).
+    pub fn lookup(&self, t: Table, addr: u64, trace: &mut Trace) -> bool {
+        self.tables[t.index()].lookup_traced(addr, trace).is_some()
+    }
+
+    /// `sym_lookup (INCL) || (INCL empty && !sym_lookup (EXCL))`, traced: the flat
+    /// profile's, the execution counts' and the annotations' filter, and what may switch a
+    /// print flag or time propagation on.
+    pub fn on(&self, incl: Table, excl: Table, addr: u64, trace: &mut Trace) -> bool {
+        self.lookup(incl, addr, trace) || (self.is_empty(incl) && !self.lookup(excl, addr, trace))
+    }
+
+    /// `!sym_lookup (INCL) && sym_lookup (EXCL)`, traced: what switches them off.
+    pub fn off(&self, incl: Table, excl: Table, addr: u64, trace: &mut Trace) -> bool {
+        !self.lookup(incl, addr, trace) && self.lookup(excl, addr, trace)
+    }
+
+    /// `cg_tally`'s arc filter, traced: `sym_id_arc_is_present` in `INCL_ARCS`, or when that
+    /// has no entry, not in `EXCL_ARCS`.
+    pub fn arc_allowed(&self, from: &Sym<'_>, to: &Sym<'_>, trace: &mut Trace) -> bool {
+        let (incl, excl) = (Table::InclArcs, Table::ExclArcs);
+        match self.is_empty(incl) {
+            true => !self.arc_is_present(excl, from, to, trace),
+            false => self.arc_is_present(incl, from, to, trace),
+        }
+    }
+
+    /// `sym_id_arc_is_present`: an entry holding `from`'s address with an arc covering `to`.
+    fn arc_is_present(&self, t: Table, from: &Sym<'_>, to: &Sym<'_>, trace: &mut Trace) -> bool {
+        let t = t.index();
+        self.tables[t].syms.iter().enumerate().any(|(k, e)| {
+            from.addr >= e.addr
+                && from.addr <= e.end_addr
+                && arc_lookup(e, to, &self.children[t][k], &self.right, trace)
+        })
+    }
+}
+
+/// `arc_lookup` of `child` among `parent`'s arcs (to `right[kids[..]]`, newest first), with
+/// its `LOOKUPDEBUG` trace.
+fn arc_lookup(
+    parent: &Sym<'_>,
+    child: &Sym<'_>,
+    kids: &[usize],
+    right: &[Sym<'_>],
+    trace: &mut Trace,
+) -> bool {
+    let on = trace.on(LOOKUPDEBUG);
+    if on {
+        trace.put(b"[arc_lookup] parent ");
+        trace.put(parent.name);
+        trace.put(b" child ");
+        trace.put(child.name);
+        trace.put(b"\n");
+    }
+    for &r in kids.iter().rev() {
+        let k = &right[r];
+        if on {
+            trace.put(b"[arc_lookup]\t parent ");
+            trace.put(parent.name);
+            trace.put(b" child ");
+            trace.put(k.name);
+            trace.put(b"\n");
+        }
+        if child.addr >= k.addr && child.end_addr <= k.end_addr {
+            return true;
+        }
+    }
+    false
+}
+
+/// `symtab_finalize` on a spec table, with its traces: sorted by address (entries at one
+/// address are copies of one symbol, so the sort keeps their order and the first stays:
+/// `favor` it), an entry whose range is empty (it ends below its start) is dropped.
+fn finalize_traced<'data>(
+    entries: Vec<Sym<'data>>,
+    kids: Vec<Vec<usize>>,
+    trace: &mut Trace,
+) -> (SymTab<'data>, Vec<Vec<usize>>) {
+    let n = entries.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| entries[i].addr);
+    let mut syms: Vec<Sym<'data>> = Vec::with_capacity(n);
+    let mut out_kids: Vec<Vec<usize>> = Vec::with_capacity(n);
+    let mut prev_addr = entries.first().map(|e| e.addr.wrapping_add(1));
+    for i in order {
+        let src = &entries[i];
+        if Some(src.addr) == prev_addr {
+            if let Some(dst) = syms.last() {
+                if trace.on(AOUTDEBUG | IDDEBUG) {
+                    trace.put(b"[symtab_finalize] favor ");
+                    for (k, s) in [dst, src].into_iter().enumerate() {
+                        trace.put(if k == 1 { b" over " } else { b"" });
+                        trace.put(s.name);
+                        let st = if s.is_static { 't' } else { 'T' };
+                        let fu = if s.is_func { 'F' } else { 'f' };
+                        trace.fmt(format_args!("@{st}{fu}"));
+                    }
+                    trace.fmt(format_args!(" (addr={:x})\n", src.addr));
+                }
+            }
+            continue;
+        }
+        if let Some(dst) = syms.last_mut() {
+            if dst.end_addr == 0 {
+                dst.end_addr = src.addr.wrapping_sub(1);
+            }
+        }
+        if src.end_addr == 0 || src.addr <= src.end_addr {
+            syms.push(src.clone());
+            out_kids.push(kids[i].clone());
+            prev_addr = Some(src.addr);
+        }
+    }
+    let table = SymTab {
+        syms,
+        after_last: None,
+    };
+    if n > 0 {
+        table.trace_table(n - table.len(), trace);
+    }
+    (table, out_kids)
 }
 
 #[cfg(test)]

@@ -381,6 +381,36 @@ mod file_ordering {
         }
     }
 
+    /// `-d` with `-R`: `core_create_function_syms` traces a mapped function under its object
+    /// file's name and skips one the map drops (each map here starts a run at every line:
+    /// gprof reads the flag of a run's further lines uninitialised); each bit level; the
+    /// `-r` conflict fails after the banners.
+    #[test]
+    fn debug_traces() {
+        let dir = scratch();
+        for (map, files) in [
+            ("a.o: inner\nb.o: outer\na.o: main\n", LOOP2),
+            (
+                "x.o: ping\ny.o: pong\nz.o: main\n",
+                &["cycle", "cycle.gmon"][..],
+            ),
+        ] {
+            for flags in [
+                &["-d"][..],
+                &["-d", "-b"],
+                &["-d1", "-b"],
+                &["-d128", "-b"],
+                &["-d512", "-b"],
+                &["-d4096", "-b"],
+                &["-d", "-b", "-q", "-pmain", "-kmain/"],
+                &["-d", "-c", "-b", "-q"],
+            ] {
+                same(&dir, map, &with(flags, files));
+            }
+        }
+        same(&dir, "a.o: inner\n", &with(&["-d2", "-r", "-d"], LOOP2));
+    }
+
     #[test]
     fn several_object_files_and_runs() {
         let dir = scratch();
@@ -658,7 +688,9 @@ int main(void) { for (int k = 0; k < 300; k++) mid(100); printf("%ld\n", sink); 
 mod sum_file {
     use crate::support::{fixtures_dir, gprof, ours, TempDir};
 
-    fn scratch() -> TempDir {
+    /// The fixtures `loop2`, `cycle`, `recursion` with their gmon files, and `cycle.gmon` as a
+    /// 4.4BSD (`cycle.bsd`) and an old BSD (`cycle.old`) file, in a scratch directory.
+    pub(super) fn scratch() -> TempDir {
         let dir = TempDir::new("gprof-dropin-sum");
         for f in ["loop2", "cycle", "recursion"] {
             for name in [f.to_string(), format!("{f}.gmon")] {
@@ -739,6 +771,34 @@ mod sum_file {
         same(&dir, &["-bs", "cycle", "cycle.gmon", "cycle.gmon"]);
         same(&dir, &["-s", "cycle", "cycle.bsd"]);
         same(&dir, &["-s", "-b", "cycle", "cycle.gmon", "cycle.bsd"]);
+    }
+
+    /// `-d -s`, GNU and BSD sums (`[cg_write_arcs]`, `[dumpsum]`), and failing inputs (the
+    /// traces of the files read before the bad one).
+    #[test]
+    fn sum_with_debug_traces() {
+        let dir = scratch();
+        same(&dir, &["-d", "-s", "cycle", "cycle.gmon"]);
+        same(
+            &dir,
+            &["-d64", "-s", "-b", "cycle", "cycle.gmon", "cycle.gmon"],
+        );
+        same(
+            &dir,
+            &["-d", "-s", "-b", "-q", "-kping/pong", "cycle", "cycle.gmon"],
+        );
+        same(
+            &dir,
+            &["-d", "-s", "-Ob", "-b", "cycle", "cycle.old", "cycle.bsd"],
+        );
+        same(&dir, &["-d64", "-s", "-O4", "-b", "cycle", "cycle.bsd"]);
+        for args in [
+            &["-d", "-s", "-O4", "-b", "cycle", "cycle.bsd", "cycle.gmon"][..],
+            &["-d", "-s", "-i", "-Om", "cycle", "cycle.gmon", "cycle.bsd"],
+            &["-d", "-l", "-i", "-O4", "cycle", "cycle.bsd", "cycle.old"],
+        ] {
+            super::same_status_and_stdout(dir.path(), args);
+        }
     }
 
     /// `-s` under `-Ob`/`-O4` writes a BSD gmon.sum (old or 4.4BSD header), which reads back.
@@ -1228,6 +1288,27 @@ mod basic_blocks {
         same(&dir, &["-b", "-C", "-l", "drv", "first.sum"]);
         same_sum(&dir, &["-s", "-b", "drv", "first.sum", "bb.gmon"], true);
         same_sum(&dir, &["-s", "drv", "bbonly.gmon"], false);
+    }
+
+    /// `-d -s`: the traces of reading, then `cg_write_arcs`' of each arc as the sum is
+    /// written (blocks and histograms write none), at each bit level that prints any.
+    #[test]
+    fn sum_with_debug_traces() {
+        let dir = scratch();
+        for level in ["-d", "-d1", "-d64", "-d2048", "-d4096"] {
+            same_sum(&dir, &[level, "-s", "-b", "drv", "bb.gmon"], true);
+        }
+        same_sum(&dir, &["-d", "-s", "drv", "bb.gmon", "drv.gmon"], true);
+        same_sum(&dir, &["-d", "-s", "-b", "-C", "drv", "empty.gmon"], true);
+        // Reading blocks under -l traces their look-ups and `[bb_read_rec]`; without -l none.
+        for args in [
+            &["-d", "-l", "-b", "-C", "drv", "bb.gmon"][..],
+            &["-d2048", "-l", "-b", "drv", "bb.gmon", "bbonly.gmon"],
+            &["-d512", "-l", "-b", "-p", "drv", "bb.gmon"],
+            &["-d", "-b", "drv", "bb.gmon"],
+        ] {
+            same(&dir, args);
+        }
     }
 }
 
@@ -2386,6 +2467,25 @@ mod debug_traces {
                     level_not_a_number: ["-dxyz", "-b", "-p", "P", "G"],
                     level_negative: ["-d-1", "-b", "-p", "P", "G"],
                     level_high_bits: ["-d65536", "-b", "-p", "P", "G"],
+                    // Symbol specs: sym_id_parse's tables and arcs, and the probes of every
+                    // look-up in them (cg_tally, assign_samples, propagate_flags, the flat
+                    // profile, the execution counts).
+                    specs_flat: ["-d", "-b", "-p{f}", "-Pmain", "P", "G"],
+                    specs_flat_only_excluded: ["-d", "-P{f}", "P", "G"],
+                    specs_graph_and_arcs: ["-d", "-b", "-q{f}", "-Qmain/{f}", "-k/{f}", "P", "G"],
+                    specs_arcs_included: ["-d", "-b", "-qmain/{f}", "-q{f}/", "-k:{f}/{f}", "P", "G"],
+                    specs_time: ["-d", "-b", "-E{f}", "-Nmain", "-f{f}", "-F{f}", "-n{f}", "-e{f}", "P", "G"],
+                    specs_exec_and_anno: ["-d", "-C{f}", "-Zmain", "-A{f}", "-J{f}", "-z", "P", "G"],
+                    specs_lines_and_files: ["-d", "-l", "-b", "-p0", "-q12", "-Pnosuch.c", "-k:{f}/", "P", "G"],
+                    specs_same_symbol_twice: ["-d", "-b", "-p{f}", "-p{f}", "-k/{f}", "-k/{f}", "P", "G"],
+                    specs_traditional: ["-d", "-T", "-p{f}", "-q{f}", "P", "G"],
+                    // data_start ends below its start: gprof drops its entry, the table is empty.
+                    specs_empty_range: ["-d", "-b", "-pdata_start", "-qdata_start", "P", "G"],
+                    flat_spec_of_an_empty_range: ["-b", "-p", "-pdata_start", "P", "G"],
+                    specs_bit_16_tally: ["-d16", "-b", "-k{f}/", "-k/{f}", "P", "G"],
+                    specs_bit_512_lookup: ["-d512", "-b", "-p{f}", "-q{f}", "-E{f}", "-k/{f}", "P", "G"],
+                    specs_bit_4096_id: ["-d4096", "-b", "-p{f}", "-qmain/{f}", "-Pnosuch.c:3", "P", "G"],
+                    specs_bit_1024_prop: ["-d1024", "-b", "-q", "-F{f}", "-Nmain", "P", "G"],
                 );
             }
         };
@@ -2527,6 +2627,179 @@ int main(void) { long t = 0; for (int k = 0; k < 2000; k++) t += work(10000); pr
             dir.path(),
             &["-d", "-l", "-b", "-q", "-c", "inl", "inl.gmon"],
         );
+    }
+
+    /// With `-g`, specs naming files and lines: `parse_id` prints the file gprof found (its
+    /// whole path) and the arcs their ends' files; at each bit level too.
+    #[test]
+    fn symbol_specs_with_debug_info() {
+        let dir = super::profiled(
+            "gcc",
+            "src/fwd.c",
+            super::static_calls::SOURCE,
+            "fwd",
+            &["-O0", "-g"],
+        );
+        let run = |flags: &[&str]| {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_in(dir.path(), &args);
+        };
+        let specs = [
+            "-kfwd.c:main/fwd.c:mid",
+            "-k/leaf",
+            "-pfwd.c:mid",
+            "-Pmain",
+            "-qleaf",
+            "-Qmid/leaf",
+            "-Efwd.c:6",
+            "-Nhelper",
+            "-Cmid",
+            "-Amid",
+            "-Psrc/fwd.c",
+        ];
+        for level in [
+            "-d", "-d2", "-d16", "-d64", "-d512", "-d1024", "-d4096", "-d0x1000",
+        ] {
+            let mut flags = vec![level, "-b"];
+            flags.extend_from_slice(&specs);
+            run(&flags);
+        }
+        run(&["-d", "-pfwd.c"]);
+        run(&["-d", "-l", "-b", "-pfwd.c:6", "-q6", "-kmid/leaf"]);
+        run(&["-d", "-l", "-Afwd.c:6"]);
+        run(&["-d", "-A", "-Jmid"]);
+        run(&["-d", "-l", "-C", "-Zleaf"]);
+    }
+
+    /// A static program has `mcount` & co. in its symbol table: gprof's default exclusions
+    /// then fill its EXCL tables, with their traces and probes.
+    #[test]
+    fn static_program_default_exclusions() {
+        let dir = super::profiled(
+            "gcc",
+            "fwd.c",
+            super::static_calls::SOURCE,
+            "fwd",
+            &["-O0", "-static"],
+        );
+        let found = crate::support::gprof(dir.path(), &["-d4096", "-b", "fwd", "fwd.gmon"]);
+        assert!(
+            String::from_utf8_lossy(&found.stdout).contains("\tmcount\n"),
+            "no default exclusion in the tables"
+        );
+        for flags in [
+            &["-d"][..],
+            &["-d", "-b"],
+            &["-d", "-l", "-b"],
+            &["-d1", "-b"],
+            &["-d64", "-b"],
+            &["-d512", "-b"],
+            &["-d1024", "-b", "-q"],
+            &["-d4096", "-b"],
+            &["-d", "-b", "-Pmcount", "-p_mcount"],
+            &["-d", "-C", "-z"],
+            &["-d", "-T"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+
+    /// BSD-format gmon files (4.4BSD and old BSD, auto-detected or named by `-O`):
+    /// `gmon_out_read`'s own traces of the header and of each arc. A file of the wrong format
+    /// fails before its traces (status 1, the traces of the files before it printed), except
+    /// that `-Ob` traces a GNU file's start as a BSD header when it comes first.
+    #[test]
+    fn bsd_format_files() {
+        let dir = super::sum_file::scratch();
+        for flags in [&["-d"][..], &["-d", "-l", "-b"]] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["cycle", "cycle.old", "cycle.bsd"]);
+            super::same_in(dir.path(), &args);
+        }
+        for flags in [
+            &["-d", "-b"][..],
+            &["-d", "-i"],
+            &["-d", "-Ob", "-b"],
+            &["-d", "-O4", "-b"],
+            &["-d", "-Om", "-b"],
+            &["-d1", "-b"],
+            &["-d16", "-b"],
+            &["-d64", "-b"],
+            &["-d512", "-b", "-q"],
+            &["-d", "-b", "-pping", "-kping/pong"],
+        ] {
+            for files in [
+                &["cycle.bsd"][..],
+                &["cycle.old"],
+                &["cycle.gmon"],
+                &["cycle.old", "cycle.bsd"],
+                &["cycle.gmon", "cycle.bsd"],
+                &["cycle.bsd", "cycle.gmon"],
+            ] {
+                if flags.contains(&"-Ob") && files[0] == "cycle.gmon" {
+                    // gprof then allocates and clears 16 GiB for the bins of the negative
+                    // count it read: within the tests' address-space limit it dies without
+                    // flushing its last traces (see crate::gprof::debug).
+                    continue;
+                }
+                let mut args = flags.to_vec();
+                args.push("cycle");
+                args.extend_from_slice(files);
+                super::same_status_and_stdout(dir.path(), &args);
+            }
+        }
+        // gprof's -i shows a BSD file with the version of the GNU file before it.
+        super::same_in(dir.path(), &["-i", "cycle", "cycle.gmon", "cycle.bsd"]);
+    }
+
+    /// `-S FILE` under `-d`: `external-symbol-table: FILE` as the option is parsed (with
+    /// `AOUTDEBUG` on by then), no `core_create_function_syms` traces, and the rest as usual
+    /// (no symbol has a file); also when the file is missing or empty (gprof fails after it).
+    #[test]
+    fn external_symbol_table() {
+        let dir = super::profiled("gcc", "fwd.c", super::static_calls::SOURCE, "fwd", &["-g"]);
+        let nm = std::process::Command::new("nm")
+            .arg("fwd")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(nm.status.success());
+        std::fs::write(dir.join("fwd.syms"), &nm.stdout).unwrap();
+        std::fs::write(
+            dir.join("hand.syms"),
+            "0x11c9 T mid\nbogus\n 1239   t leaf extra\n120f Thelper x\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("empty.syms"), "").unwrap();
+        for flags in [
+            &["-d", "-S", "fwd.syms"][..],
+            &["-d", "-b", "-S", "hand.syms"],
+            &[
+                "-d",
+                "-b",
+                "-S",
+                "fwd.syms",
+                "-pmid",
+                "-kmid/leaf",
+                "-pfwd.c",
+            ],
+            &["-d", "-l", "-b", "-S", "fwd.syms"],
+            &["-d", "-l", "-S", "hand.syms", "-pmid", "-C"],
+            &["-d128", "-b", "-S", "fwd.syms"],
+            &["-d4096", "-b", "-S", "fwd.syms"],
+            &["-b", "-S", "fwd.syms", "-d"],
+            &["-d", "-S", "hand.syms", "-d2", "-S", "fwd.syms", "-b"],
+            &["-d", "-S", "no-such.syms"],
+            &["-d", "-S", "empty.syms"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_status_and_stdout(dir.path(), &args);
+        }
+        super::sum_file::same(&dir, &["-d", "-s", "-S", "fwd.syms", "fwd", "fwd.gmon"]);
     }
 
     /// At `-O2` everything is inlined into `main`, so the profile has no arcs: gprof never

@@ -344,6 +344,24 @@ pub fn class_traces(
     located: &HashMap<u64, (Vec<u8>, u64)>,
     out: &mut Vec<u8>,
 ) {
+    class_traces_mapped(image, table, opts, located, &|_| None, out);
+}
+
+/// What gprof's `-R` map does to a function, by name: `None`, nothing; `Some(Some(file))`,
+/// renamed to its object file; `Some(None)`, dropped.
+pub type MappedName<'m> = &'m dyn Fn(&[u8]) -> Option<Option<Vec<u8>>>;
+
+/// [`class_traces`] under gprof's `-R` map: `mapped(name)` is `None` for a function the map
+/// does not name, `Some(Some(file))` for one it renames to its object file (it is traced
+/// under that name), `Some(None)` for one it drops (not traced, not counted).
+pub fn class_traces_mapped(
+    image: &ElfImage<'_>,
+    table: &SymbolTable<'_>,
+    opts: ClassOptions,
+    located: &HashMap<u64, (Vec<u8>, u64)>,
+    mapped: MappedName<'_>,
+    out: &mut Vec<u8>,
+) {
     use std::io::Write;
     let find = FindFunction::new(image, table);
     let class_line = |sym: &RawSymbol, out: &mut Vec<u8>| {
@@ -381,11 +399,16 @@ pub fn class_traces(
             out.push(b'\n');
             continue;
         }
+        let shown = match mapped(name) {
+            Some(None) => continue,
+            Some(Some(file)) => file,
+            None => name.to_vec(),
+        };
         let (file, func) = find.at(sym.value);
         let found = located.get(&sym.value).map(|(p, l)| (p.as_slice(), *l));
         src_info_trace(sym.value, found, file, func, out);
         let _ = write!(out, "[core_create_function_syms] {kept} ");
-        out.extend_from_slice(name);
+        out.extend_from_slice(&shown);
         let _ = writeln!(out, " 0x{:x}", sym.value);
         kept += 1;
     }
