@@ -754,23 +754,17 @@ impl<'data> Analysis<'data> {
 }
 
 /// Refuse (status 2) a demangling style whose demangler is not reproduced for a name of
-/// `symtab` (`--demangle=java` on C++ names, `dlang` on D names; see
-/// [`profil_symbols::demangle::reproduced`]).
+/// `symtab` (`dlang` on D names; see [`profil_symbols::demangle::reproduced`]).
 pub fn check_demangling(symtab: &SymTab<'_>, style: profil_symbols::demangle::Style) -> Result<()> {
     use profil_symbols::demangle::{reproduced, Style};
-    if !matches!(style, Style::Java | Style::Dlang) {
+    if style != Style::Dlang {
         return Ok(());
     }
     for s in &symtab.syms {
         let name = String::from_utf8_lossy(s.name);
         if !reproduced(&name, style) {
             return Err(Error::refusal(format!(
-                "--gprof: --demangle={} of {name} is not emulated (yet): run gprof itself for it",
-                if style == Style::Java {
-                    "java"
-                } else {
-                    "dlang"
-                }
+                "--gprof: --demangle=dlang of {name} is not emulated (yet): run gprof itself for it"
             )));
         }
     }

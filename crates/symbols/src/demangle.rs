@@ -16,7 +16,7 @@
 //! on some names (pack expansions of references, literal operators).
 //!
 //! gprof's `--demangle=STYLE` sets libiberty's style ([`Style`]): `java` prints C++ names the
-//! Java way ([`java`], checked name by name against the C++ rendering above), `gnat` decodes
+//! Java way ([`java`], libiberty's demangler written here whole), `gnat` decodes
 //! GNAT's Ada names and brackets every other name ([`ada_demangle`]), `dlang` changes only D
 //! names (of which `_Dmain` is reproduced). [`reproduced`] tells the names whose rendering is
 //! not written here, which the gprof emulation refuses rather than print differently.
@@ -37,9 +37,8 @@ pub enum Style {
     /// `rust`: Rust's only: C++ names are printed raw.
     Rust,
     /// `java`: libiberty's `java_demangle_v3` (the C++ demangler printing Java: `.` between
-    /// names, Java type names, no `*`, the return type after the parameters), for the common
-    /// part of the C++ grammar ([`java`]); a name that starts with neither `_Z` nor `_GLOBAL_`
-    /// is printed raw; [`reproduced`] says which others are.
+    /// names, Java type names, no `*`, the return type after the parameters; [`java`]); a name
+    /// it rejects, or that starts with neither `_Z` nor `_GLOBAL_`, is printed raw.
     Java,
     /// `gnat`: libiberty's `ada_demangle`, which every name goes through: GNAT's encoding
     /// (`pkg__sub` is `pkg.sub`) is decoded, and a name that is not one is printed in angle
@@ -51,14 +50,10 @@ pub enum Style {
 }
 
 /// Whether [`gprof_demangle_style`] gives what gprof prints for `name` under `style`: always,
-/// but for the D names of `dlang` outside the part of D's grammar written here, and the C++
-/// names of `java` outside the grammar [`java`] parses (or whose C++ rendering there is not
-/// libiberty's).
+/// but for the D names of `dlang` outside the part of D's grammar written here.
 pub fn reproduced(name: &str, style: Style) -> bool {
     let core = bfd_core(name).1;
     match style {
-        Style::Java if core.starts_with("_Z") => java_v3(core).is_some(),
-        Style::Java => !core.starts_with("_GLOBAL_"),
         Style::Dlang => !core.starts_with("_D") || dlang_demangle(core).is_some(),
         _ => true,
     }
@@ -193,12 +188,6 @@ fn dlang_type(b: &[u8], at: usize) -> Option<(String, usize)> {
     Some((basic.to_string(), at + 1))
 }
 
-/// `java_demangle_v3` of the `_Z` name `core`: `Some(None)` where it fails, `None` where it
-/// is not reproduced ([`java`]).
-fn java_v3(core: &str) -> Option<Option<String>> {
-    java::java_demangle(core, cxx_demangle(core).as_deref())
-}
-
 /// BFD's split of `name`: leading `.`/`$` characters, the name, a `@suffix`.
 fn bfd_core(name: &str) -> (&str, &str, &str) {
     let trimmed = name.trim_start_matches(['.', '$']);
@@ -222,8 +211,7 @@ pub fn gprof_demangle_style(name: &str, style: Style) -> Option<String> {
         Style::GnuV3 => cxx_demangle(core)?,
         Style::Rust => rust_demangle(core)?,
         // Names outside `reproduced` are left raw here (the caller refuses them).
-        Style::Java if core.starts_with("_Z") => java_v3(core).flatten()?,
-        Style::Java => return None,
+        Style::Java => java::java_demangle(core)?,
         Style::Gnat => ada_demangle(core),
         Style::Dlang => dlang_demangle(core)??,
     };
