@@ -34,9 +34,9 @@ const RECURSION_LIMIT: usize = 2048;
 /// libiberty's `MAX_RECURSION_COUNT` (printing depth).
 const MAX_RECURSION_COUNT: usize = 1024;
 /// Printing past this many bytes is given up (libiberty has no limit).
-pub const MAX_OUTPUT: usize = 1 << 20;
+pub const MAX_OUTPUT: usize = 64 << 20;
 /// Printing past this many component visits is given up (libiberty has no limit).
-pub const MAX_STEPS: usize = 1 << 22;
+pub const MAX_STEPS: usize = 1 << 26;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum T {
@@ -3389,21 +3389,48 @@ fn print((comps, dc): (Vec<Comp>, usize), o: u8) -> Option<String> {
     Some(String::from_utf8_lossy(&pr.out).into_owned())
 }
 
-/// Names longer than this are demangled on a thread of their own with a large stack (the
-/// parser and printer recurse about once per byte of the name, up to 1024 bytes).
-const SMALL_STACK_NAME: usize = 192;
+/// Names longer than this are demangled on a thread with a large stack (the parser and
+/// printer recurse about once per byte of the name, up to 1024 bytes: a debug build's frames
+/// take some 3.5 KiB a byte, a release build's under 0.5 KiB, so under 512 KiB for the
+/// longest name, well within a thread's 2 MiB).
+const SMALL_STACK_NAME: usize = if cfg!(debug_assertions) { 192 } else { 1024 };
+
+/// A name to demangle on [`worker`]'s thread, and where its result goes.
+type Job = (Vec<u8>, u8, std::sync::mpsc::Sender<Option<String>>);
+
+/// The thread (started on first use, 64 MiB of stack) that demangles long names, one at a
+/// time, for every caller.
+fn worker() -> Option<&'static std::sync::mpsc::Sender<Job>> {
+    static WORKER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<Job>>> =
+        std::sync::OnceLock::new();
+    WORKER
+        .get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("demangle".into())
+                .stack_size(64 << 20)
+                .spawn(move || {
+                    for (name, o, reply) in rx {
+                        let _ = reply.send(demangle(&name, o));
+                    }
+                })
+                .ok()?;
+            Some(tx)
+        })
+        .as_ref()
+}
 
 fn run(sym: &str, o: u8) -> Option<String> {
     if sym.len() <= SMALL_STACK_NAME {
         return demangle(sym.as_bytes(), o);
     }
-    let owned = sym.as_bytes().to_vec();
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(move || demangle(&owned, o))
-        .ok()?
-        .join()
-        .ok()?
+    // A name libiberty rejects for its length needs no stack.
+    if 2 * sym.len() > RECURSION_LIMIT {
+        return None;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    worker()?.send((sym.as_bytes().to_vec(), o, tx)).ok()?;
+    rx.recv().ok()?
 }
 
 /// `java_demangle_v3(sym)`: `None` where libiberty fails (gprof prints the name raw).
