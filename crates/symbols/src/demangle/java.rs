@@ -3003,30 +3003,28 @@ impl Printer<'_> {
                 | Print::Long
                 | Print::UnsignedLong
                 | Print::LongLong
-                | Print::UnsignedLongLong => {
-                    if self.t(val) == T::Name {
-                        if neg {
-                            self.ch(b'-');
-                        }
-                        self.comp(o, Some(val));
-                        self.st(match tp {
-                            Print::Unsigned => "u",
-                            Print::Long => "l",
-                            Print::UnsignedLong => "ul",
-                            Print::LongLong => "ll",
-                            Print::UnsignedLongLong => "ull",
-                            _ => "",
-                        });
-                        return;
+                | Print::UnsignedLongLong
+                    if self.t(val) == T::Name =>
+                {
+                    if neg {
+                        self.ch(b'-');
                     }
+                    self.comp(o, Some(val));
+                    self.st(match tp {
+                        Print::Unsigned => "u",
+                        Print::Long => "l",
+                        Print::UnsignedLong => "ul",
+                        Print::LongLong => "ll",
+                        Print::UnsignedLongLong => "ull",
+                        _ => "",
+                    });
+                    return;
                 }
-                Print::Bool => {
-                    if self.t(val) == T::Name && self.c[val].s.len() == 1 && !neg {
-                        match self.c[val].s[0] {
-                            b'0' => return self.st("false"),
-                            b'1' => return self.st("true"),
-                            _ => {}
-                        }
+                Print::Bool if self.t(val) == T::Name && self.c[val].s.len() == 1 && !neg => {
+                    match self.c[val].s[0] {
+                        b'0' => return self.st("false"),
+                        b'1' => return self.st("true"),
+                        _ => {}
                     }
                 }
                 _ => {}
