@@ -3489,6 +3489,43 @@ mod tests {
         assert_eq!(j("_Z9foo__U41_v").as_deref(), Some("fooA()"));
     }
 
+    /// What binutils 2.40's demangler does beyond the 2021 one (found comparing with
+    /// `c++filt -s java` 2.40): `sr <prefix> E <name>` first, the older `sr <type> <name>` when
+    /// the name fails that way; any other letter starts a type's name (`L`, an operator's
+    /// code); clone suffixes with digits; a module's name is no type; a generic lambda's
+    /// `auto...` is never a pack.
+    #[test]
+    fn binutils_2_40_grammar() {
+        let j = |s: &str| java_demangle(s);
+        assert_eq!(
+            j("_ZN4llvm10checkedAddIiEENSt9enable_ifIXsr3std9is_signedIT_EE5valueENS_8OptionalIS2_EEE4typeES2_S2_")
+                .as_deref(),
+            Some("llvm.checkedAdd<int>(int, int)std.enable_if<std.is_signed<int>.value, llvm.Optional<int> >.type")
+        );
+        assert_eq!(j("_ZTVL4llvm").as_deref(), Some("vtable for llvm"));
+        assert_eq!(
+            j("_Z4gen_split").as_deref(),
+            Some("gen_(short, operator+, int, unsigned short)")
+        );
+        assert_eq!(
+            j("_Z3fooi._omp_cpy8n.6").as_deref(),
+            Some("foo(int) [clone ._omp_cpy8n.6]")
+        );
+        assert_eq!(j("_ZNW3mod1A1fES_"), None);
+        assert_eq!(
+            j("_ZN1BW3mod1A1fES0_1C").as_deref(),
+            Some("B.A@mod.f(C@mod)")
+        );
+        assert_eq!(
+            j("_ZN1AUlDpT_E_clIJiEEEDaS1_").as_deref(),
+            Some("A.{lambda((auto:1)...)#1}.operator()<int>(int)auto")
+        );
+        assert_eq!(
+            j("_ZcvT_IIStUlvE_StUlStcvDpT_E_EE").as_deref(),
+            Some("operator std.{lambda()#1}<std.{lambda()#1}, std.{lambda(std.operator (auto:1)...)#1}>")
+        );
+    }
+
     #[test]
     fn cplusplus_renderings() {
         assert_eq!(cxx("_Z1fPFivE").as_deref(), Some("f(int (*)())"));
@@ -3506,6 +3543,10 @@ mod tests {
         for end in 0..=good.len() {
             let _ = java_demangle(&good[..end]);
         }
+        use crate::demangle::{reproduced, Style};
+        assert!(reproduced(good, Style::Java));
+        assert!(reproduced("_GLOBAL__sub_I_main", Style::Java));
+        assert!(reproduced("_Z1fIiEvT_Q1xv", Style::Java));
         for junk in [
             "_Z",
             "_ZN",
