@@ -1240,8 +1240,9 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
 /// (`_Dmain`, functions, nested functions, members, variables, attributes, what libiberty
 /// rejects), C++ and (legacy) Rust names; in the flat profile, the call graph, its index,
 /// `-l`, `-T`.
-/// `--demangle=java` on C and C++ programs, refused (status 2) on a C++ name outside the
-/// grammar reproduced, as `dlang` is on a D name outside D's (templates, back references…).
+/// `--demangle=java` on C and C++ programs (see also `demangling_java`); `dlang` refused
+/// (status 2) on a D name outside the part of D's grammar written (templates, back
+/// references…).
 mod demangling_styles {
     use crate::support::{gprof, ours};
 
@@ -1381,8 +1382,7 @@ mod demangling_styles {
         );
     }
 
-    /// A C++ program whose names are in the part of the grammar `--demangle=java` reproduces:
-    /// namespaces, constructors, destructors, operators, const methods, function and member
+    /// A C++ program with the common names `--demangle=java` prints: namespaces, constructors, destructors, operators, const methods, function and member
     /// templates (return type after the parameters), `std::min`, Java's type names, pointers
     /// without `*`, `JArray<int>` as `int[]`, function types as template arguments.
     const JAVA_SOURCE: &str = r#"#include <algorithm>
