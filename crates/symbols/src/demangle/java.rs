@@ -20,10 +20,13 @@
 //! * `JArray<T>` prints as `T[]`; a `$` after an identifier is skipped.
 //!
 //! libiberty's limits are kept: a name of more than 1024 bytes is rejected, as are function
-//! types nested more than 2048 deep and printing deeper than 1024 components. One
-//! difference, where libiberty would run for hours or exhaust memory: a name whose printing
+//! types nested more than 2048 deep and printing deeper than 1024 components. The grammar is
+//! 2.40's (modules, structured bindings, `_FloatN`, `sr` read the current way then the old
+//! one), checked against `c++filt -s java` 2.40. Two differences: where libiberty would run
+//! for hours or exhaust memory, a name whose printing
 //! passes [`MAX_OUTPUT`] bytes or [`MAX_STEPS`] steps (substitutions can double the text
-//! at every level) is printed raw.
+//! at every level) is printed raw. And names are UTF-8 here: a `__U<hex>_` escape of a
+//! character from 128 to 255, one byte in libiberty's output, is U+FFFD.
 
 const DMGL_JAVA: u8 = 1;
 const DMGL_RET_POSTFIX: u8 = 2;
