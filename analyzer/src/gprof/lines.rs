@@ -414,9 +414,6 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     );
     let mut a = base.clone();
     a.symtab = SymTab::finalize_favors(&merged, &mapped, hi, &mut a.trace);
-    if !a.no_demangle {
-        super::check_demangling(&a.symtab, a.demangle_style)?;
-    }
     // Symbols of the function table keep the end address of that table (symtab_finalize only
     // fills in end addresses that are still 0); both tables are sorted by address, one symbol
     // each.

@@ -262,9 +262,6 @@ impl<'data> Analysis<'data> {
             .iter()
             .map(|s| DEFAULT_EXCLUDED.iter().any(|n| n.as_bytes() == s.name))
             .collect();
-        if !opts.no_demangle {
-            check_demangling(&symtab, opts.demangle_style)?;
-        }
         let cg = CallGraph::new(&symtab);
         let target = Target::of_executable(exe.is_64, exe.big_endian);
         let select = Selection::new(&symtab, &excluded, opts.specs, None);
@@ -768,24 +765,6 @@ impl<'data> Analysis<'data> {
             l.push_file_line(i, out);
         }
     }
-}
-
-/// Refuse (status 2) a demangling style whose demangler is not reproduced for a name of
-/// `symtab` (`--demangle=java` on C++ names; see [`profil_symbols::demangle::reproduced`]).
-pub fn check_demangling(symtab: &SymTab<'_>, style: profil_symbols::demangle::Style) -> Result<()> {
-    use profil_symbols::demangle::{reproduced, Style};
-    if style != Style::Java {
-        return Ok(());
-    }
-    for s in &symtab.syms {
-        let name = String::from_utf8_lossy(s.name);
-        if !reproduced(&name, style) {
-            return Err(Error::refusal(format!(
-                "--gprof: --demangle=java of {name} is not emulated (yet): run gprof itself for it"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// `core_create_syms_from` (`-S`): every line `ADDRESS TYPE NAME` (as `sscanf ("%s %c %s")`

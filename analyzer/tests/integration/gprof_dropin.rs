@@ -1386,8 +1386,9 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
 /// (`_Dmain`, functions, nested functions, members, variables, attributes, what libiberty
 /// rejects), C++ and (legacy) Rust names; in the flat profile, the call graph, its index,
 /// `-l`, `-T`.
-/// `--demangle=java` on C and C++ programs, refused (status 2) on a C++ name outside the
-/// grammar reproduced, as `dlang` is on a D name outside D's (templates, back references…).
+/// `--demangle=java` on C and C++ programs (see also `demangling_java`); `dlang` refused
+/// (status 2) on a D name outside the part of D's grammar written (templates, back
+/// references…).
 mod demangling_styles {
     use crate::support::{gprof, ours};
 
@@ -1823,8 +1824,8 @@ mod demangling_styles {
         }
     }
 
-    /// A C++ program whose names are in the part of the grammar `--demangle=java` reproduces:
-    /// namespaces, constructors, destructors, operators, const methods, function and member
+    /// A C++ program with the common names `--demangle=java` prints: namespaces, constructors,
+    /// destructors, operators, const methods, function and member
     /// templates (return type after the parameters), `std::min`, Java's type names, pointers
     /// without `*`, `JArray<int>` as `int[]`, function types as template arguments.
     const JAVA_SOURCE: &str = r#"#include <algorithm>
@@ -1935,8 +1936,8 @@ int main() {
         }
     }
 
-    /// C programs: every style; C++: gnat and dlang (raw), java refused by name where a
-    /// name is outside the grammar reproduced (a pointer to a function here).
+    /// C programs: every style; C++: gnat and dlang (raw), java (a pointer to a function
+    /// here, once refused).
     #[test]
     fn styles_on_c_and_cplusplus_programs() {
         let c = super::profiled("gcc", "fwd.c", super::static_calls::SOURCE, "fwd", &["-O0"]);
@@ -1954,7 +1955,7 @@ int main() {
             super::demangling::SOURCE
         );
         let cpp = super::profiled("g++", "cpp.cc", &source, "cpp", &["-O1", "-fno-inline"]);
-        for style in ["--demangle=gnat", "--demangle=dlang"] {
+        for style in ["--demangle=gnat", "--demangle=dlang", "--demangle=java"] {
             for flags in [&["-b"][..], &["-z", "-q"], &["-b", "-l"], &["-T", "-b"]] {
                 let mut args = vec![style];
                 args.extend_from_slice(flags);
@@ -1962,17 +1963,275 @@ int main() {
                 super::same_in(cpp.path(), &args);
             }
         }
-        let got = ours(
+        let got = gprof(
             cpp.path(),
-            &["--gprof", "-b", "--demangle=java", "cpp", "cpp.gmon"],
+            &["-b", "-z", "--demangle=java", "cpp", "cpp.gmon"],
         );
-        assert_eq!(got.status.code(), Some(2), "java on C++ names");
-        assert!(got.stdout.is_empty());
+        let text = String::from_utf8_lossy(&got.stdout);
+        assert!(text.contains("apply(long ()(long), long)"), "{text}");
         // --no-demangle after it prints raw names, as gprof.
         super::same_in(
             cpp.path(),
             &["-b", "--demangle=java", "--no-demangle", "cpp", "cpp.gmon"],
         );
+    }
+}
+
+/// `--demangle=java` (libiberty's whole Itanium demangler printing Java) on names no compiler
+/// construct here produces, as asm labels of a C program: special names (vtables, typeinfo,
+/// guard variables, thunks, TLS functions, transaction clones, module initializers), clone
+/// suffixes, `_GLOBAL_` constructors, Java's own names (`JArray`, `$`, `__U<hex>_`),
+/// expressions (folds, `sizeof...`, casts, `new`, `?:`), modules, structured bindings,
+/// vendor qualifiers, names libiberty rejects (truncated, C++20 constraints, a name over 1024
+/// bytes) and deep nesting at its limit; then real C++ programs (`std::function`, lambdas,
+/// pointers to functions and members, inheriting constructors, expressions in templates,
+/// variadic packs, `-O2` clones).
+mod demangling_java {
+    use crate::support::gprof;
+
+    const NAMES: &[&str] = &[
+        "_ZTV1A",
+        "_ZTI1A",
+        "_ZTS1A",
+        "_ZTT1A",
+        "_ZTC1A0_1B",
+        "_ZGVZ1fvE1x",
+        "_ZThn8_N1B1fEv",
+        "_ZTv0_n24_N1B1fEv",
+        "_ZTch0_h16_N1B1fEv",
+        "_ZTW1x",
+        "_ZTH1x",
+        "_ZGTtN1A1fEv",
+        "_ZGR1x_",
+        "_ZGAN1A1fEv",
+        "_ZGIW3foo",
+        "_Z1fv.cold",
+        "_Z1fi.isra.0",
+        "_Z1fi.constprop.0.isra.0",
+        "_Z1fv.part.0",
+        "_Z3foov.lto_priv.0",
+        "_GLOBAL__sub_I_main",
+        "_GLOBAL__I__Z2fnv",
+        "_GLOBAL__D__Z2fnv",
+        "_GLOBAL__I_abc",
+        "_ZN4java3awt10ScrollPane7addImplEPNS0_9ComponentEPNS_4lang6ObjectEi",
+        "_ZN4java3awt4geom15AffineTransform9getMatrixEP6JArrayIdE",
+        "_ZN23Mangle$Inner$InnerInner3fooEP6JArrayIPS0_IiEEdPS0_IPS0_IPS0_IPS0_IPN4java4lang6StringEEEEEPS0_IPS0_IPN6MangleEEE",
+        "_ZN4java4util14Map__U24_Entry11class__U24_E",
+        "_ZN3org7eclipse3cdt5debug8internal4core5model9CVariable6sizeof$Ev",
+        "_ZN6JArray1tEP6JArrayIPS_E",
+        "_ZN4Prim1iEibcdfwPN4java4lang6StringEsx",
+        "_Z3fooILi2EEvRAplT_Li1E_i",
+        "_ZngILi42EEvN1AIXplT_Li2EEE1TE",
+        "_Z1fILi1ELc120EEv1AIXplT_cviLd810000000000000000703DAD7A370C5EEE",
+        "_ZN1AIfEcvT_IiEEv",
+        "_ZW3foo1fv",
+        "_ZNW3mod1A1fES0_",
+        "_ZDC1a1bE",
+        "_Z1fDF16_",
+        "_Z1fDF16b",
+        "_ZZ1fvENKUlDpT_E_clIJicEEEDaS1_",
+        "_ZN1AUlDpT_E_clIJiEEEDaS1_",
+        "_Z1fB5cxx11v",
+        "_Z1fM1AKFvvE",
+        "_Z1fPFPA1_ivE",
+        "_Z10hairyfunc5PFPFilEPcE",
+        "_ZlsRKU3fooU4bart1XS0_",
+        "_Z3kooPA28_A30_i",
+        "_Z1fPDoFvvE",
+        "_Z1fPDwiEFvvE",
+        "_Z1fPDxFvvE",
+        "_ZN12_GLOBAL__N_11fEv",
+        "_Z1fN1AUt_E",
+        "_ZZ1fvE1x_0",
+        "_ZZ1fiEd_NKUlvE_clEv",
+        "_ZZN1N1fEiEs",
+        "_Z9foo__U41_v",
+        "_Z9foo__U0_v",
+        "_Z1fIiEvT_Q1xv",
+        "_Z",
+        "_ZN",
+        "_Z1fIT_EvT_",
+        "_ZN9__gnu_cxx13new_allocatorISt4pairIKiSt6vectorIdSaIdEEEE8allo",
+        "_Z14gensplikebug_optionP11gcc_optionsjPKc",
+        "_ZTVL4llvm",
+        "_Z1fILb1ELb0ELi5ELin3ELj7ELl8ELm9ELx10ELy11ELs12ELc65EEvv",
+        "_Z1fIJEEvDpT_",
+        "_Z1fIJidEEvDpT_",
+        "_Z1fIJidEEDTsZT_EDpT_",
+        "_Z1fIJidEEDTsPDpT_EEDpT_",
+        "_Z1fIJidEEDTfrplfp_EDpT_",
+        "_Z1fIJidEEDTflplfp_EDpT_",
+        "_Z1fIiEDTcl1gfp_EET_",
+        "_Z1fIiEDTstT_ET_",
+        "_Z1fIiEDTszfp_ET_",
+        "_Z1fIiEDTscT_fp_ET_",
+        "_Z1fIiEDTcvT_fp_ET_",
+        "_Z1fIiEDTnwT_EET_",
+        "_Z1fIiEDTdtfp_1xET_",
+        "_Z1fIiEDTtlT_EET_",
+        "_Z1fIiEDTquLb1ELi1ELi2EET_",
+        "_Z1fIiEDTixfp_Li0EET_",
+        "_Z1fIiEDTgtfp_Li0EET_",
+        "_Z1fIiEDTppfp_ET_",
+        "_Z1fIiEDTpp_fp_ET_",
+        "_ZN1BCI11AEi",
+        "_ZNSt8functionIFviEEC1Ev",
+        "_Z1fOi",
+        "_Z1fRA3_i",
+        "_Z1fIiEDcv",
+        "_Z1fIiEDav",
+        "_Z1fI1AILi1EEEvT_IiE",
+        "_Z1fDnDsDiDuDhDfDdDe",
+        "_Z1fCdGd",
+        "_Z1fDv4_f",
+        "_ZN1AcvPFivEEv",
+        "_Z1fSt4pairIiiE",
+        "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2EPKcRKS3_",
+        "_ZNKSt8functionIFiiEEclEi",
+        "_ZSt4cout",
+        "_ZNSoD1Ev",
+        "_ZNSsC1Ev",
+        "_ZNSdD0Ev",
+        "_ZZ4mainENKUlRKT_E_clIiEEDaS1_",
+    ];
+
+    fn names() -> Vec<String> {
+        let mut all: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+        // 500 pointers: demangled; 1100: over libiberty's 1024 bytes, raw.
+        all.push(format!("_Z1f{}i", "P".repeat(500)));
+        all.push(format!("_Z1f{}i", "P".repeat(1100)));
+        // Function types nested 120 deep.
+        all.push(format!("_Z1g{}i{}", "PF".repeat(120), "vE".repeat(120)));
+        all
+    }
+
+    fn source() -> String {
+        let mut src = String::from("static volatile long sink;\n");
+        for (i, name) in names().iter().enumerate() {
+            src += &format!(
+                "__attribute__((noinline)) void f{i}(long n) __asm__(\"{name}\");\n\
+                 void f{i}(long n) {{ for (long k = 0; k < n; k++) sink += k; }}\n"
+            );
+        }
+        src += "int main(void) {\n";
+        for i in 0..names().len() {
+            src += &format!("  f{i}({});\n", 100_000 * (i % 5 + 1));
+        }
+        src + "  return 0;\n}\n"
+    }
+
+    fn same_everywhere(dir: &std::path::Path, program: &str) {
+        let gmon = format!("{program}.gmon");
+        for flags in [
+            &["-b", "-p"][..],
+            &["-b", "-q"],
+            &[],
+            &["-b", "-z", "-p"],
+            &["-b", "-l", "-p"],
+            &["-T", "-b"],
+        ] {
+            let mut args = vec!["--demangle=java"];
+            args.extend_from_slice(flags);
+            args.extend_from_slice(&[program, &gmon]);
+            super::same_in(dir, &args);
+        }
+    }
+
+    #[test]
+    fn java_on_symbol_lists_matches_gprof() {
+        let dir = super::profiled("gcc", "names.c", &source(), "names", &["-O1"]);
+        let out = gprof(
+            dir.path(),
+            &["-b", "-z", "-p", "--demangle=java", "names", "names.gmon"],
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("java.util.Map$Entry.class$"), "{text}");
+        assert!(text.contains("non-virtual thunk to B.f()"));
+        same_everywhere(dir.path(), "names");
+    }
+
+    /// A C++17 program with what the first `--demangle=java` left out: virtual functions
+    /// (thunks), an inheriting constructor, arrays by reference, `decltype` and `enable_if`
+    /// (expressions in templates), `sizeof` in a template argument, folds over packs, template
+    /// template parameters, pointers to functions, members and member functions, noexcept
+    /// function types, `std::function`, generic and variadic lambdas, ABI tags (`std::string`),
+    /// the anonymous namespace, `std::map` of `std::unique_ptr`, structured bindings,
+    /// `thread_local`.
+    const REAL_SOURCE: &str = r#"#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+static volatile long sink;
+namespace geo {
+struct Base { long v; explicit Base(long x) : v(x) {} virtual ~Base() {} virtual long get() const { return v; } };
+struct Derived : Base { using Base::Base; long get() const override { return v * 2; } };
+struct Other { virtual long other() { return 1; } virtual ~Other() {} };
+struct Multi : Other, Derived { Multi() : Derived(3) {} long get() const override { return 7; } };
+template <typename T, std::size_t N> long sum(const T (&a)[N]) { long s = 0; for (auto x : a) s += x; return s; }
+template <typename T> auto twice(T x) -> decltype(x + x) { return x + x; }
+template <typename T> typename std::enable_if<std::is_integral<T>::value, T>::type only_int(T x) { return x; }
+template <int N> struct Fixed { static long scaled(long x) { return x * N; } };
+template <typename T> long size_of(T) { return Fixed<sizeof(T) * 2>::scaled(1); }
+template <typename... Ts> long count(Ts&&... ts) { return (0L + ... + (long)sizeof(ts)); }
+template <template <typename> class C, typename T> long tt(const C<T>& c) { return (long)sizeof(c); }
+template <typename T> struct Box { T t; };
+long call(long (*f)(long), long x) { return f(x); }
+long through(long (Base::*m)() const, const Base& b) { return (b.*m)(); }
+long field(long Base::*p, Base& b) { return b.*p; }
+long keep(std::function<long(long)> f) { return f(2); }
+long noex(void (*f)() noexcept) { f(); return 1; }
+void quiet() noexcept {}
+long idf(long x) { return x + 1; }
+long rv(std::string&& s, const std::vector<std::pair<int, std::string>>& v) { return (long)s.size() + (long)v.size(); }
+long arr2(int (*p)[4]) { return p[0][1]; }
+decltype(auto) autoret(long& x) { return (x); }
+namespace { long hidden(long x) { return x - 1; } }
+inline namespace v2 { long versioned() { return 2; } }
+}
+struct Tagged { [[gnu::abi_tag("tag1")]] long f() { return 1; } };
+enum class Color { red, green };
+template <Color C> long colored() { return (long)C; }
+template <typename F> long apply_all(F f) { return f(1) + f(2L); }
+int main() {
+  geo::Derived d(4); geo::Multi m; const geo::Base& b = m; geo::Other& o = m;
+  for (int i = 0; i < 3000; i++) sink += d.get() + b.get() + o.other();
+  int a[3] = {1, 2, 3}; sink += geo::sum(a) + geo::twice(2.5) + geo::only_int(3) + geo::size_of('c');
+  sink += geo::count(1, 2.0, 'x', std::string("s")) + geo::tt(geo::Box<int>{1});
+  sink += geo::call(geo::idf, 1) + geo::through(&geo::Base::get, d) + geo::field(&geo::Base::v, d);
+  sink += geo::keep([](long x) { return x * 3; }) + geo::keep(geo::idf) + geo::noex(geo::quiet);
+  std::vector<std::pair<int, std::string>> v{{1, "a"}}; sink += geo::rv(std::string("x"), v);
+  int m2[2][4] = {}; sink += geo::arr2(m2); long q = 1; sink += geo::autoret(q) + geo::hidden(3) + geo::versioned();
+  sink += Tagged().f() + colored<Color::green>();
+  auto gen = [](auto x) { return (long)x * 2; }; sink += apply_all(gen);
+  auto var = [](auto... xs) { return (0L + ... + (long)xs); }; sink += var(1, 2, 3L);
+  std::map<std::string, std::unique_ptr<geo::Base>> mp; mp["k"] = std::make_unique<geo::Derived>(2);
+  for (auto& [k, p] : mp) sink += p->get() + (long)k.size();
+  std::tuple<int, long, std::string> t{1, 2, "z"}; sink += std::get<1>(t);
+  static thread_local long tl = 5; sink += tl;
+  return 0;
+}
+"#;
+
+    #[test]
+    fn java_on_real_cplusplus_programs_matches_gprof() {
+        for (opt, program) in [("-O0", "real0"), ("-O2", "real2")] {
+            let dir = super::profiled("g++", "real.cc", REAL_SOURCE, program, &[opt, "-std=c++17"]);
+            if opt == "-O0" {
+                let out = gprof(
+                    dir.path(),
+                    &["-b", "-p", "--demangle=java", program, "real0.gmon"],
+                );
+                let text = String::from_utf8_lossy(&out.stdout);
+                assert!(text.contains("geo.call(long ()(long), long)"), "{text}");
+                assert!(text.contains("geo.keep(std.function<long (long)>)"));
+            }
+            same_everywhere(dir.path(), program);
+        }
     }
 }
 

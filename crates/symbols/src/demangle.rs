@@ -16,11 +16,10 @@
 //! on some names (pack expansions of references, literal operators).
 //!
 //! gprof's `--demangle=STYLE` sets libiberty's style ([`Style`]): `java` prints C++ names the
-//! Java way ([`java`], checked name by name against the C++ rendering above), `gnat` decodes
+//! Java way ([`java`], libiberty's demangler written here whole), `gnat` decodes
 //! GNAT's Ada names and brackets every other name ([`ada_demangle`]), `dlang` changes only D
-//! names ([`dlang`], libiberty's whole D grammar). [`reproduced`] tells the names whose
-//! rendering is not written here, which the gprof emulation refuses rather than print
-//! differently.
+//! names ([`dlang`], libiberty's whole D grammar). Every style renders every name as gprof
+//! does, so the gprof emulation refuses none.
 
 use std::borrow::Cow;
 
@@ -39,9 +38,8 @@ pub enum Style {
     /// `rust`: Rust's only: C++ names are printed raw.
     Rust,
     /// `java`: libiberty's `java_demangle_v3` (the C++ demangler printing Java: `.` between
-    /// names, Java type names, no `*`, the return type after the parameters), for the common
-    /// part of the C++ grammar ([`java`]); a name that starts with neither `_Z` nor `_GLOBAL_`
-    /// is printed raw; [`reproduced`] says which others are.
+    /// names, Java type names, no `*`, the return type after the parameters; [`java`]); a name
+    /// it rejects, or that starts with neither `_Z` nor `_GLOBAL_`, is printed raw.
     Java,
     /// `gnat`: libiberty's `ada_demangle`, which every name goes through: GNAT's encoding
     /// (`pkg__sub` is `pkg.sub`) is decoded, and a name that is not one is printed in angle
@@ -51,24 +49,6 @@ pub enum Style {
     /// (`_Dmain` is `D main`, `_D3foo3barFiZv` is `foo.bar(int)`); one it does not read is
     /// printed raw.
     Dlang,
-}
-
-/// Whether [`gprof_demangle_style`] gives what gprof prints for `name` under `style`: always,
-/// but for the C++ names of `java` outside the grammar [`java`] parses (or whose C++
-/// rendering there is not libiberty's).
-pub fn reproduced(name: &str, style: Style) -> bool {
-    let core = bfd_core(name).1;
-    match style {
-        Style::Java if core.starts_with("_Z") => java_v3(core).is_some(),
-        Style::Java => !core.starts_with("_GLOBAL_"),
-        _ => true,
-    }
-}
-
-/// `java_demangle_v3` of the `_Z` name `core`: `Some(None)` where it fails, `None` where it
-/// is not reproduced ([`java`]).
-fn java_v3(core: &str) -> Option<Option<String>> {
-    java::java_demangle(core, cxx_demangle(core).as_deref())
 }
 
 /// [`gprof_demangle_style`] under `dlang`, on the name's bytes (which need not be UTF-8, nor
@@ -110,9 +90,7 @@ pub fn gprof_demangle_style(name: &str, style: Style) -> Option<String> {
         Style::Auto => rust_demangle(core).or_else(|| cxx_demangle(core))?,
         Style::GnuV3 => cxx_demangle(core)?,
         Style::Rust => rust_demangle(core)?,
-        // Names outside `reproduced` are left raw here (the caller refuses them).
-        Style::Java if core.starts_with("_Z") => java_v3(core).flatten()?,
-        Style::Java => return None,
+        Style::Java => java::java_demangle(core)?,
         Style::Gnat => ada_demangle(core),
         Style::Dlang => String::from_utf8_lossy(&dlang::demangle(core.as_bytes())?).into_owned(),
     };
@@ -510,8 +488,6 @@ mod tests {
             d(".$_D3foo__T3barTiZ3barFZv@plt").as_deref(),
             Some(".$foo.bar!(int).bar()@plt")
         );
-        assert!(reproduced("_D3foo__T3barTiZ3barFZv", Style::Dlang));
-        assert!(reproduced("_D3foo3barFZvv", Style::Dlang));
         assert_eq!(
             gprof_demangle_dlang(b"_D2\xc3\xa9i").as_deref(),
             Some(&b"\xc3\xa9"[..])
