@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::debug::{self, Trace};
-use super::msort::{msort, NameKey};
+use super::msort::{msort, name_ranks, ordered_bits};
 use super::symtab::{AddrIndex, SymTab};
 
 /// `top_order` of a node not yet visited.
@@ -1088,10 +1088,6 @@ fn top_order(nodes: &[Node]) -> Vec<usize> {
     top
 }
 
-/// Sort key of one node for [`total_order`]: total, is a symbol, name starts with `_`,
-/// calls, name, position.
-type TotalKey<'a> = (f64, bool, bool, u64, NameKey<'a>, usize);
-
 /// gprof's `qsort(..., cmp_total)` of the symbol and cycle nodes (`nodes`; the first `n` are
 /// the symbols of `symtab`).
 ///
@@ -1101,43 +1097,43 @@ type TotalKey<'a> = (f64, bool, bool, u64, NameKey<'a>, usize);
 /// cycle "less" even than another cycle of the same total; the merge always compares an
 /// element of its left run, which came from lower positions, with one of its right run, so
 /// that answer is the position order.) An unstable sort of those keys gives the same
-/// permutation as [`msort`] through indices, faster. With an infinite or NaN total the
-/// comparison is inconsistent and the exact merge order is reproduced with [`msort`].
+/// permutation as [`msort`] through indices, faster; the keys are integers (the total's
+/// ordered bits, the name's rank among all names, [`name_ranks`]), so no comparison reads a
+/// name. With an infinite or NaN total the comparison is inconsistent and the exact merge
+/// order is reproduced with [`msort`].
 fn total_order(nodes: &[Node], symtab: &SymTab<'_>, n: usize) -> Vec<usize> {
     let total = |x: &Node| x.prop_self + x.prop_child;
     let consistent = nodes.iter().all(|x| total(x).is_finite())
         && nodes.iter().skip(n).all(|x| x.cyc_num != 0)
-        && n <= symtab.len();
+        && n <= symtab.len()
+        && u32::try_from(nodes.len()).is_ok();
     if !consistent {
         let mut ts: Vec<usize> = (0..nodes.len()).collect();
         msort(&mut ts, |&l, &r| cmp_total(nodes, symtab, n, l, r));
         return ts;
     }
-    let mut keys: Vec<TotalKey<'_>> = nodes
+    let ranks = name_ranks(symtab.syms[..n].iter().map(|s| s.name));
+    // (total descending, cycle / no `_` / `_`, calls descending, name rank and position).
+    let mut keys: Vec<(u64, u8, u64, u64)> = nodes
         .iter()
         .enumerate()
-        .map(|(i, x)| match symtab.syms.get(i).filter(|_| i < n) {
-            Some(s) => (
-                total(x),
-                true,
-                s.name.first() == Some(&b'_'),
-                x.ncalls,
-                NameKey::new(s.name),
-                i,
-            ),
-            None => (total(x), false, false, 0, NameKey::new(b""), i),
+        .map(|(i, x)| {
+            let total = !ordered_bits(total(x));
+            match symtab.syms.get(i).filter(|_| i < n) {
+                Some(s) => (
+                    total,
+                    1 + u8::from(s.name.first() == Some(&b'_')),
+                    !x.ncalls,
+                    u64::from(ranks[i]) << 32 | i as u64,
+                ),
+                None => (total, 0, !0, i as u64),
+            }
         })
         .collect();
-    keys.sort_unstable_by(|l, r| {
-        r.0.partial_cmp(&l.0)
-            .unwrap_or(Ordering::Equal)
-            .then(l.1.cmp(&r.1))
-            .then(l.2.cmp(&r.2))
-            .then(r.3.cmp(&l.3))
-            .then(l.4.cmp(&r.4))
-            .then(l.5.cmp(&r.5))
-    });
-    keys.into_iter().map(|k| k.5).collect()
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|k| (k.3 & 0xffff_ffff) as usize)
+        .collect()
 }
 
 /// `cmp_total`: the call graph's order (propagated time, cycles first, names).
