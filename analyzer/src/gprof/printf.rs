@@ -25,6 +25,12 @@ pub fn push_f(out: &mut Vec<u8>, width: usize, prec: usize, v: f64) {
         pad_left(out, width, nonfinite(v).as_bytes());
         return;
     }
+    if v.to_bits() == 0 && prec <= 9 {
+        // +0.0 (most of a call graph's columns): "0." and `prec` zeros.
+        let text = &b"0.000000000"[..if prec == 0 { 1 } else { prec + 2 }];
+        pad_left(out, width, text);
+        return;
+    }
     let mut buf = [0u8; 64];
     match fixed_digits(v, prec, &mut buf) {
         Some(start) => pad_left(out, width, &buf[start..]),
