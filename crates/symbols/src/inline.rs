@@ -219,7 +219,10 @@ pub fn bfd_line_and_inline_maps(
             lines.unit(dwarf, unit, &wanted, || end.is_ok());
             inl.unit(dwarf, unit, &wanted, end);
         });
-        (lines.finish(), inl.map)
+        let lines = lines
+            .finish()
+            .unwrap_or_else(|| crate::lines::build_unmerged(dwarf, &wanted, true));
+        (lines, inl.map)
     });
     let (lines, inl) = maps.unwrap_or_default();
     (lines, finish(inl))

@@ -236,6 +236,22 @@ fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> Lin
         b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
     });
     b.finish()
+        .unwrap_or_else(|| build_unmerged(dwarf, wanted, quirk))
+}
+
+/// [`build`] without joining a unit's spans as they are read: for the rare line tables
+/// whose sequences overlap (see [`LineBuilder::finish`]).
+pub(crate) fn build_unmerged(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    wanted: &[(u64, u64)],
+    quirk: bool,
+) -> LineMap {
+    let mut b = LineBuilder::new(quirk);
+    b.join = false;
+    for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
+        b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
+    });
+    b.finish().unwrap_or_default()
 }
 
 /// [`build`] one unit at a time (so that [`crate::inline::bfd_line_and_inline_maps`] reads
@@ -244,6 +260,10 @@ pub(crate) struct LineBuilder {
     map: LineMap,
     file_ids: HashMap<Vec<u8>, u32>,
     quirk: bool,
+    /// In BFD mode, a span that continues the unit's last one with the same file and line
+    /// extends it as it is read (what [`LineBuilder::finish`] does anyway when no spans
+    /// overlap), so that a line's many rows (columns, `is_stmt`, views) take one span.
+    join: bool,
 }
 
 impl LineBuilder {
@@ -252,6 +272,7 @@ impl LineBuilder {
             map: LineMap::default(),
             file_ids: HashMap::new(),
             quirk,
+            join: quirk,
         }
     }
 
@@ -270,7 +291,8 @@ impl LineBuilder {
         // BFD decodes a unit's line program whole or not at all ("mangled line number
         // section"): then the unit answers no address. Elsewhere the rows read before the
         // error are kept.
-        if unit_spans(dwarf, unit, wanted, quirk, map, &mut self.file_ids).is_err() && quirk {
+        let join = self.join.then_some(first);
+        if unit_spans(dwarf, unit, wanted, quirk, join, map, &mut self.file_ids).is_err() && quirk {
             map.spans.truncate(first);
         }
         // Nor does a unit whose DIE tree does not read (BFD's `scan_unit_for_symbols`: a
@@ -280,8 +302,10 @@ impl LineBuilder {
         }
     }
 
-    /// The spans sorted, without overlaps.
-    pub(crate) fn finish(self) -> LineMap {
+    /// The spans sorted, without overlaps; `None` when spans were joined as they were read
+    /// and some overlap: the first-wins rule below must then see them unjoined (read again
+    /// with `join` off).
+    pub(crate) fn finish(self) -> Option<LineMap> {
         let (mut map, quirk) = (self.map, self.quirk);
         map.spans.sort_unstable_by_key(|s| (s.start, s.end));
         // Sequences should not overlap; if a damaged or odd file has them, the first wins.
@@ -289,6 +313,9 @@ impl LineBuilder {
         for s in map.spans.drain(..) {
             match kept.last() {
                 Some(last) if s.start < last.end => {
+                    if self.join {
+                        return None;
+                    }
                     if s.end > last.end {
                         kept.push(LineSpan {
                             start: last.end,
@@ -314,7 +341,7 @@ impl LineBuilder {
             }
         }
         map.spans = kept;
-        map
+        Some(map)
     }
 }
 
@@ -352,6 +379,7 @@ fn unit_spans(
     unit: &gimli::Unit<R<'_>>,
     wanted: &[(u64, u64)],
     quirk: bool,
+    join_from: Option<usize>,
     map: &mut LineMap,
     file_ids: &mut HashMap<Vec<u8>, u32>,
 ) -> gimli::Result<()> {
@@ -423,12 +451,22 @@ fn unit_spans(
                         id
                     }
                 };
-                map.spans.push(LineSpan {
-                    start,
-                    end: addr,
-                    file: id,
-                    line,
-                });
+                let joined = join_from.is_some_and(|first| map.spans.len() > first)
+                    && map.spans.last_mut().is_some_and(|last| {
+                        let joins = last.end == start && last.file == id && last.line == line;
+                        if joins {
+                            last.end = addr;
+                        }
+                        joins
+                    });
+                if !joined {
+                    map.spans.push(LineSpan {
+                        start,
+                        end: addr,
+                        file: id,
+                        line,
+                    });
+                }
             }
         }
         prev = if row.end_sequence() {
