@@ -112,6 +112,9 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
     Ok((flat, graph))
 }
 
+/// One symbol of `-C`'s sort: its (file, line), address and index.
+type ExecKey<'a> = (Option<&'a (Vec<u8>, u64)>, u64, usize);
+
 /// `print_exec_counts` (`-C`): for each symbol the execution-count table selects, in
 /// `cmp_bb` order (source file, then line, when both have one; else address: an inconsistent
 /// order, sorted as glibc's merge sort sorts it), `file:line: (name:0xaddr) N executions`
@@ -131,9 +134,14 @@ pub(super) fn print_exec_counts(
         false => profil_symbols::gprof::source_locations(exe, &addrs),
     };
     let loc = |i: usize| files.get(&syms[i].addr);
-    let mut order: Vec<usize> = (0..syms.len()).filter(|&i| a.select.exec.on(i)).collect();
-    super::msort::msort(&mut order, |&l, &r| {
-        if let (Some((lf, ll)), Some((rf, rl))) = (loc(l), loc(r)) {
+    // Each symbol's location is looked up once, not at every comparison: the merge sorts
+    // (location, address, symbol) triples with the same comparison.
+    let mut order: Vec<ExecKey<'_>> = (0..syms.len())
+        .filter(|&i| a.select.exec.on(i))
+        .map(|i| (loc(i), syms[i].addr, i))
+        .collect();
+    super::msort::msort(&mut order, |l, r| {
+        if let (Some((lf, ll)), Some((rf, rl))) = (l.0, r.0) {
             let c = lf.cmp(rf);
             if c != Ordering::Equal {
                 return c;
@@ -142,9 +150,9 @@ pub(super) fn print_exec_counts(
                 return ll.cmp(rl);
             }
         }
-        syms[l].addr.cmp(&syms[r].addr)
+        l.1.cmp(&r.1)
     });
-    for i in order {
+    for i in order.into_iter().map(|o| o.2) {
         let (file, line) = match loc(i) {
             Some((f, l)) => (f.as_slice(), *l),
             None => (&b"<unknown>"[..], 0),
