@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::debug::{self, Trace};
-use super::msort::{msort, NameKey};
+use super::msort::{msort, name_ranks, ordered_bits};
 use super::symspec::{SpecTables, Table};
 use super::symtab::{AddrIndex, SymTab};
 
@@ -1123,10 +1123,6 @@ fn top_order(nodes: &[Node]) -> Vec<usize> {
     top
 }
 
-/// Sort key of one node for [`total_order`]: total, is a symbol, name starts with `_`,
-/// calls, name, position.
-type TotalKey<'a> = (f64, bool, bool, u64, NameKey<'a>, usize);
-
 /// gprof's `qsort(..., cmp_total)` of the symbol and cycle nodes (`nodes`; the first `n` are
 /// the symbols of `symtab`).
 ///
@@ -1136,43 +1132,111 @@ type TotalKey<'a> = (f64, bool, bool, u64, NameKey<'a>, usize);
 /// cycle "less" even than another cycle of the same total; the merge always compares an
 /// element of its left run, which came from lower positions, with one of its right run, so
 /// that answer is the position order.) An unstable sort of those keys gives the same
-/// permutation as [`msort`] through indices, faster. With an infinite or NaN total the
-/// comparison is inconsistent and the exact merge order is reproduced with [`msort`].
+/// permutation as [`msort`] through indices, faster; the keys are integers (the total's
+/// ordered bits, the name's rank among all names, [`name_ranks`]), so no comparison reads a
+/// name. With an infinite or NaN total the comparison is inconsistent and the exact merge
+/// order is reproduced with [`msort`].
 fn total_order(nodes: &[Node], symtab: &SymTab<'_>, n: usize) -> Vec<usize> {
     let total = |x: &Node| x.prop_self + x.prop_child;
     let consistent = nodes.iter().all(|x| total(x).is_finite())
         && nodes.iter().skip(n).all(|x| x.cyc_num != 0)
-        && n <= symtab.len();
+        && n <= symtab.len()
+        && u32::try_from(nodes.len()).is_ok();
     if !consistent {
         let mut ts: Vec<usize> = (0..nodes.len()).collect();
         msort(&mut ts, |&l, &r| cmp_total(nodes, symtab, n, l, r));
         return ts;
     }
-    let mut keys: Vec<TotalKey<'_>> = nodes
+    let ranks = name_ranks(symtab.syms[..n].iter().map(|s| s.name));
+    if let Some(order) = total_order_packed(nodes, symtab, n, &ranks) {
+        return order;
+    }
+    // (total descending, cycle / no `_` / `_`, calls descending, name rank and position).
+    let mut keys: Vec<(u64, u8, u64, u64)> = nodes
         .iter()
         .enumerate()
-        .map(|(i, x)| match symtab.syms.get(i).filter(|_| i < n) {
-            Some(s) => (
-                total(x),
-                true,
-                s.name.first() == Some(&b'_'),
-                x.ncalls,
-                NameKey::new(s.name),
-                i,
-            ),
-            None => (total(x), false, false, 0, NameKey::new(b""), i),
+        .map(|(i, x)| {
+            let total = !ordered_bits(total(x));
+            match symtab.syms.get(i).filter(|_| i < n) {
+                Some(s) => (
+                    total,
+                    1 + u8::from(s.name.first() == Some(&b'_')),
+                    !x.ncalls,
+                    u64::from(ranks[i]) << 32 | i as u64,
+                ),
+                None => (total, 0, !0, i as u64),
+            }
         })
         .collect();
-    keys.sort_unstable_by(|l, r| {
-        r.0.partial_cmp(&l.0)
-            .unwrap_or(Ordering::Equal)
-            .then(l.1.cmp(&r.1))
-            .then(l.2.cmp(&r.2))
-            .then(r.3.cmp(&l.3))
-            .then(l.4.cmp(&r.4))
-            .then(l.5.cmp(&r.5))
-    });
-    keys.into_iter().map(|k| k.5).collect()
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|k| (k.3 & 0xffff_ffff) as usize)
+        .collect()
+}
+
+/// [`total_order`]'s keys packed into one `u128` each when they fit (nearly always): the
+/// total's ordered bits, then (cycle / no `_` / `_`, calls descending, the position in
+/// (name, position) order, from a counting sort by `ranks`). `None` when the calls and the
+/// positions need more than 62 bits.
+fn total_order_packed(
+    nodes: &[Node],
+    symtab: &SymTab<'_>,
+    n: usize,
+    ranks: &[u32],
+) -> Option<Vec<usize>> {
+    let m = nodes.len();
+    let max_calls = nodes[..n].iter().map(|x| x.ncalls).max().unwrap_or(0);
+    let pos_bits = u64::BITS - (m as u64).leading_zeros();
+    let call_bits = u64::BITS - max_calls.leading_zeros();
+    if 2 + pos_bits + call_bits > 64 {
+        return None;
+    }
+    // by_name[k]: the symbol at position k in (name rank, position) order.
+    let mut starts = vec![0u32; ranks.iter().max().map_or(0, |&r| r as usize + 2)];
+    for &r in ranks {
+        starts[r as usize + 1] += 1;
+    }
+    for k in 1..starts.len() {
+        starts[k] += starts[k - 1];
+    }
+    let mut by_name = vec![0u32; n];
+    let mut name_pos = vec![0u64; n];
+    for (i, &r) in ranks.iter().enumerate() {
+        let slot = &mut starts[r as usize];
+        by_name[*slot as usize] = i as u32;
+        name_pos[i] = u64::from(*slot);
+        *slot += 1;
+    }
+    let mut keys: Vec<u128> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let total = u128::from(!ordered_bits(x.prop_self + x.prop_child)) << 64;
+            // Cycle nodes (flag 0) only meet each other: by position, after the symbols'.
+            let low = match symtab.syms.get(i).filter(|_| i < n) {
+                Some(s) => {
+                    let flag = 1 + u64::from(s.name.first() == Some(&b'_'));
+                    flag << 62 | (max_calls - x.ncalls) << pos_bits | name_pos[i]
+                }
+                None => i as u64,
+            };
+            total | u128::from(low)
+        })
+        .collect();
+    keys.sort_unstable();
+    let pos_mask = (1u64 << pos_bits) - 1;
+    Some(
+        keys.into_iter()
+            .map(|k| {
+                let p = (k as u64 & pos_mask) as usize;
+                let flag = (k as u64) >> 62;
+                match flag {
+                    0 => p,
+                    _ => by_name[p] as usize,
+                }
+            })
+            .collect(),
+    )
 }
 
 /// `cmp_total`: the call graph's order (propagated time, cycles first, names).
@@ -1332,7 +1396,8 @@ mod tests {
                     let mut x = Node::new(i);
                     x.prop_self = value(next(if special { 7 } else { 5 }));
                     x.prop_child = value(next(4));
-                    x.ncalls = next(3);
+                    // Calls near u64::MAX leave no room for packed keys.
+                    x.ncalls = next(3) + if round % 7 == 3 { u64::MAX - 3 } else { 0 };
                     if i >= n {
                         x.cyc_num = i - n + 1;
                     }

@@ -62,8 +62,8 @@
 use std::collections::HashMap;
 
 use profil_symbols::gprof::GprofSymbol;
-use profil_symbols::inline::{inline_map_with, InlineMap, InnermostCursor};
-use profil_symbols::lines::{line_map_with, LineCursor, LineSpan};
+use profil_symbols::inline::{bfd_line_and_inline_maps, InlineMap, InnermostCursor};
+use profil_symbols::lines::{LineCursor, LineSpan};
 use profil_symbols::ElfImage;
 
 use super::cg::CallGraph;
@@ -263,8 +263,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
         return read_and_print(a, data, gmons, req, out, sink);
     }
     let (lo, hi) = (text.addr, text.addr.saturating_add(text.size));
-    let lines = line_map_with(data, &[(lo, hi)], true);
-    let inl = inline_map_with(data, &[(lo, hi)], true);
+    let (lines, inl) = bfd_line_and_inline_maps(data, &[(lo, hi)]);
     let mut base = Analysis::new(image, exe_name, req.options)?;
     base.trace_classes_first(image, data);
     // BFD's fallback name (`_bfd_elf_find_function`, for bytes no DWARF function covers):

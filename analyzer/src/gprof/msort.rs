@@ -85,6 +85,40 @@ impl PartialOrd for NameKey<'_> {
     }
 }
 
+/// The rank of each of `names` in byte order (equal names share a rank; ranks are dense from
+/// 0), so that a sort can compare integers instead of strings. Neighbours with the same slice
+/// (the line symbols of one function) are ranked once: only the distinct runs are sorted.
+pub fn name_ranks<'a>(names: impl Iterator<Item = &'a [u8]>) -> Vec<u32> {
+    let mut run_of: Vec<u32> = Vec::new();
+    let mut runs: Vec<NameKey<'a>> = Vec::new();
+    for name in names {
+        if !runs.last().is_some_and(|r| std::ptr::eq(r.name, name)) {
+            runs.push(NameKey::new(name));
+        }
+        run_of.push(runs.len() as u32 - 1);
+    }
+    let mut order: Vec<u32> = (0..runs.len() as u32).collect();
+    order.sort_unstable_by(|&l, &r| runs[l as usize].cmp(&runs[r as usize]));
+    let mut rank_of_run = vec![0u32; runs.len()];
+    let mut rank = 0u32;
+    for (k, w) in order.iter().enumerate() {
+        if k > 0 && runs[order[k - 1] as usize] != runs[*w as usize] {
+            rank += 1;
+        }
+        rank_of_run[*w as usize] = rank;
+    }
+    run_of.iter().map(|&r| rank_of_run[r as usize]).collect()
+}
+
+/// A finite `f64` as a `u64` in the same order (`-0.0` and `0.0` alike).
+pub fn ordered_bits(x: f64) -> u64 {
+    let bits = if x == 0.0 { 0 } else { x.to_bits() };
+    match bits >> 63 {
+        1 => !bits,
+        _ => bits | 1 << 63,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +140,32 @@ mod tests {
                     NameKey::new(l).cmp(&NameKey::new(r)),
                     l.cmp(r),
                     "{l:?} {r:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn name_ranks_order_like_the_names() {
+        let mut rng = super::super::TestRng(0x1234_5678_9abc_def1u64);
+        let pool: [&[u8]; 6] = [b"f1", b"f10", b"_f", b"", b"f1", b"abcdefghij"];
+        for _ in 0..200 {
+            let names: Vec<&[u8]> = (0..rng.below(50))
+                .map(|_| pool[rng.below(6) as usize])
+                .collect();
+            let ranks = name_ranks(names.iter().copied());
+            for (i, l) in names.iter().enumerate() {
+                for (j, r) in names.iter().enumerate() {
+                    assert_eq!(ranks[i].cmp(&ranks[j]), l.cmp(r));
+                }
+            }
+        }
+        let xs = [-1e300, -2.5, -0.0, 0.0, 1e-300, 3.0, 1e308];
+        for l in xs {
+            for r in xs {
+                assert_eq!(
+                    ordered_bits(l).cmp(&ordered_bits(r)),
+                    l.partial_cmp(&r).unwrap()
                 );
             }
         }

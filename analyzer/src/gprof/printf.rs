@@ -25,6 +25,12 @@ pub fn push_f(out: &mut Vec<u8>, width: usize, prec: usize, v: f64) {
         pad_left(out, width, nonfinite(v).as_bytes());
         return;
     }
+    if v.to_bits() == 0 && prec <= 9 {
+        // +0.0 (most of a call graph's columns): "0." and `prec` zeros.
+        let text = &b"0.000000000"[..if prec == 0 { 1 } else { prec + 2 }];
+        pad_left(out, width, text);
+        return;
+    }
     let mut buf = [0u8; 64];
     match fixed_digits(v, prec, &mut buf) {
         Some(start) => pad_left(out, width, &buf[start..]),
@@ -73,17 +79,35 @@ fn pad_left(out: &mut Vec<u8>, width: usize, text: &[u8]) {
     out.extend_from_slice(text);
 }
 
+/// "00" to "99": two digits per division in [`u64_digits`].
+const PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Decimal digits of `n` at the end of `buf`; returns where they start.
 fn u64_digits(mut n: u64, buf: &mut [u8; 20]) -> usize {
     let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return i;
-        }
+    while n >= 100 {
+        let r = (n % 100) as usize;
+        n /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[2 * r..2 * r + 2]);
     }
+    if n >= 10 {
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[2 * n as usize..2 * n as usize + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + n as u8;
+    }
+    i
 }
 
 /// `%.Pf` of a finite `v` at the end of `buf` (returns where it starts), or `None` when

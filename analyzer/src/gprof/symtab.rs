@@ -52,7 +52,7 @@ fn favors(src: &Sym<'_>, dst: &Sym<'_>) -> bool {
 
 /// `symtab_finalize`'s `qsort`: positions of `input` by address, functions first, globals
 /// first. glibc's qsort is a merge sort, so ties keep `.symtab` order; the comparison is
-/// consistent, so an unstable sort of (address, flags, position) keys gives the same order
+/// consistent, so a sort of distinct (address, flags, position) keys gives the same order
 /// while moving 16-byte keys instead of symbols.
 fn address_order(input: &[GprofSymbol<'_>]) -> Vec<usize> {
     // Positions fit in 62 bits (a symbol takes at least 16 bytes of `.symtab`).
@@ -65,7 +65,9 @@ fn address_order(input: &[GprofSymbol<'_>]) -> Vec<usize> {
             (g.addr, (flags << 62) | (i as u64 & POS))
         })
         .collect();
-    keys.sort_unstable();
+    // The keys are distinct, so a stable sort gives the same order; it merges sorted runs
+    // (under `-l` the input is the line symbols then the function table, both by address).
+    keys.sort();
     keys.into_iter().map(|(_, k)| (k & POS) as usize).collect()
 }
 

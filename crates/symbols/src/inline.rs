@@ -190,31 +190,86 @@ pub fn inline_map_with(data: &[u8], wanted: &[(u64, u64)], bfd: bool) -> InlineM
     if wanted.is_empty() {
         return InlineMap::default();
     }
-    let mut map = with_dwarf(data, |dwarf| {
-        let mut map = InlineMap::default();
-        let mut names: HashMap<Vec<u8>, u32> = HashMap::new();
-        let mut files: HashMap<String, u32> = HashMap::new();
-        let mut order = 0u32;
-        let mut units = Units::default();
+    let map = with_dwarf(data, |dwarf| {
+        let mut b = InlineBuilder::default();
         for_each_wanted_unit(dwarf, &wanted, !bfd, |unit| {
-            let mut tables = Tables {
-                map: &mut map,
-                names: &mut names,
-                files: &mut files,
-                order: &mut order,
-                units: &mut units,
-            };
-            if scan(dwarf, unit, &wanted, &mut tables).is_err() {
-                if let Ok(mut ranges) = dwarf.unit_ranges(unit) {
-                    while let Ok(Some(r)) = ranges.next() {
-                        map.damaged.push((r.begin, r.end));
-                    }
+            b.unit(dwarf, unit, &wanted, crate::lines::bfd_die_end(unit));
+        });
+        b.map
+    });
+    finish(map.unwrap_or_default())
+}
+
+/// [`crate::lines::line_map_with`] and [`inline_map_with`] in BFD mode (`gprof -l`), from one
+/// reading of the DWARF: each unit is opened once and its DIE tree checked once
+/// ([`crate::lines::bfd_die_end`]) for both maps.
+pub fn bfd_line_and_inline_maps(
+    data: &[u8],
+    wanted: &[(u64, u64)],
+) -> (crate::lines::LineMap, InlineMap) {
+    let wanted = normalize(wanted);
+    if wanted.is_empty() {
+        return Default::default();
+    }
+    let maps = with_dwarf(data, |dwarf| {
+        let mut lines = crate::lines::LineBuilder::new(true);
+        let mut inl = InlineBuilder::default();
+        for_each_wanted_unit(dwarf, &wanted, false, |unit| {
+            let end = crate::lines::bfd_die_end(unit);
+            lines.unit(dwarf, unit, &wanted, || end.is_ok());
+            inl.unit(dwarf, unit, &wanted, end);
+        });
+        let lines = lines
+            .finish()
+            .unwrap_or_else(|| crate::lines::build_unmerged(dwarf, &wanted, true));
+        (lines, inl.map)
+    });
+    let (lines, inl) = maps.unwrap_or_default();
+    (lines, finish(inl))
+}
+
+/// [`inline_map_with`]'s reading, one unit at a time.
+#[derive(Default)]
+struct InlineBuilder<'a> {
+    map: InlineMap,
+    names: HashMap<Vec<u8>, u32>,
+    files: HashMap<String, u32>,
+    order: u32,
+    units: Units<'a>,
+}
+
+impl<'a> InlineBuilder<'a> {
+    /// Add the frames of `unit`, whose DIEs BFD reads up to `end` ([`crate::lines::bfd_die_end`];
+    /// an error: the unit is damaged).
+    fn unit(
+        &mut self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        unit: &gimli::Unit<R<'a>>,
+        wanted: &[(u64, u64)],
+        end: gimli::Result<gimli::UnitOffset>,
+    ) {
+        let mut tables = Tables {
+            map: &mut self.map,
+            names: &mut self.names,
+            files: &mut self.files,
+            order: &mut self.order,
+            units: &mut self.units,
+        };
+        if end
+            .and_then(|end| scan(dwarf, unit, wanted, end, &mut tables))
+            .is_err()
+        {
+            if let Ok(mut ranges) = dwarf.unit_ranges(unit) {
+                while let Ok(Some(r)) = ranges.next() {
+                    self.map.damaged.push((r.begin, r.end));
                 }
             }
-        });
-        map
-    })
-    .unwrap_or_default();
+        }
+    }
+}
+
+/// The frames sorted for lookups, the damaged ranges merged.
+fn finish(mut map: InlineMap) -> InlineMap {
     map.frames.sort_by_key(|f| (f.start, f.depth, f.order));
     map.damaged = normalize(&map.damaged);
     map.max_len = map
@@ -395,6 +450,7 @@ fn scan<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     unit: &gimli::Unit<R<'a>>,
     wanted: &[(u64, u64)],
+    end: gimli::UnitOffset,
     t: &mut Tables<'_, 'a>,
 ) -> gimli::Result<()> {
     let map = &mut *t.map;
@@ -408,8 +464,7 @@ fn scan<'a>(
     let mut c_unit = false;
     // BFD reads no further than the end of the unit DIE's children (damaged DWARF can have
     // DIEs after it).
-    // The DIEs before that read (the same reading), so gimli's error in reading on is past it.
-    let end = crate::lines::bfd_die_end(unit)?;
+    // The DIEs before `end` read (the same reading), so gimli's error in reading on is past it.
     while let Ok(Some(entry)) = cursor.next_dfs() {
         if entry.offset() >= end {
             break;

@@ -231,52 +231,118 @@ pub(crate) fn for_each_wanted_unit<'a>(
 }
 
 fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> LineMap {
-    let mut map = LineMap::default();
-    let mut file_ids: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut b = LineBuilder::new(quirk);
     for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
+        b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
+    });
+    b.finish()
+        .unwrap_or_else(|| build_unmerged(dwarf, wanted, quirk))
+}
+
+/// [`build`] without joining a unit's spans as they are read: for the rare line tables
+/// whose sequences overlap (see [`LineBuilder::finish`]).
+pub(crate) fn build_unmerged(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    wanted: &[(u64, u64)],
+    quirk: bool,
+) -> LineMap {
+    let mut b = LineBuilder::new(quirk);
+    b.join = false;
+    for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
+        b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
+    });
+    b.finish().unwrap_or_default()
+}
+
+/// [`build`] one unit at a time (so that [`crate::inline::bfd_line_and_inline_maps`] reads
+/// the units once for both maps).
+pub(crate) struct LineBuilder {
+    map: LineMap,
+    file_ids: HashMap<Vec<u8>, u32>,
+    quirk: bool,
+    /// In BFD mode, a span that continues the unit's last one with the same file and line
+    /// extends it as it is read (what [`LineBuilder::finish`] does anyway when no spans
+    /// overlap), so that a line's many rows (columns, `is_stmt`, views) take one span.
+    join: bool,
+}
+
+impl LineBuilder {
+    pub(crate) fn new(quirk: bool) -> Self {
+        LineBuilder {
+            map: LineMap::default(),
+            file_ids: HashMap::new(),
+            quirk,
+            join: quirk,
+        }
+    }
+
+    /// Add the spans of `unit`; `dies_read` says whether BFD reads its DIE tree
+    /// ([`bfd_die_end`] succeeds), asked only in BFD mode when the unit has spans.
+    pub(crate) fn unit(
+        &mut self,
+        dwarf: &gimli::Dwarf<R<'_>>,
+        unit: &gimli::Unit<R<'_>>,
+        wanted: &[(u64, u64)],
+        dies_read: impl FnOnce() -> bool,
+    ) {
+        let (map, quirk) = (&mut self.map, self.quirk);
         map.units_decoded += 1;
         let first = map.spans.len();
         // BFD decodes a unit's line program whole or not at all ("mangled line number
         // section"): then the unit answers no address. Elsewhere the rows read before the
         // error are kept.
-        if unit_spans(dwarf, unit, wanted, quirk, &mut map, &mut file_ids).is_err() && quirk {
+        let join = self.join.then_some(first);
+        if unit_spans(dwarf, unit, wanted, quirk, join, map, &mut self.file_ids).is_err() && quirk {
             map.spans.truncate(first);
         }
         // Nor does a unit whose DIE tree does not read (BFD's `scan_unit_for_symbols`: a
         // missing abbreviation, an unknown form, a DIE past the unit's end).
-        if quirk && map.spans.len() > first && bfd_die_end(unit).is_err() {
+        if quirk && map.spans.len() > first && !dies_read() {
             map.spans.truncate(first);
         }
-    });
-    map.spans.sort_unstable_by_key(|s| (s.start, s.end));
-    // Sequences should not overlap; if a damaged or odd file has them, the first wins.
-    let mut kept: Vec<LineSpan> = Vec::with_capacity(map.spans.len());
-    for s in map.spans.drain(..) {
-        match kept.last() {
-            Some(last) if s.start < last.end => {
-                if s.end > last.end {
-                    kept.push(LineSpan {
-                        start: last.end,
-                        ..s
-                    });
-                }
-            }
-            // gprof asks only for file and line: a span that continues the previous one with
-            // the same file and line (rows that change only the column, is_stmt or view)
-            // answers as it does, so it extends it, and the cuts gprof's emulation makes at
-            // span boundaries halve.
-            Some(last)
-                if quirk && s.start == last.end && s.file == last.file && s.line == last.line =>
-            {
-                if let Some(last) = kept.last_mut() {
-                    last.end = s.end;
-                }
-            }
-            _ => kept.push(s),
-        }
     }
-    map.spans = kept;
-    map
+
+    /// The spans sorted, without overlaps; `None` when spans were joined as they were read
+    /// and some overlap: the first-wins rule below must then see them unjoined (read again
+    /// with `join` off).
+    pub(crate) fn finish(self) -> Option<LineMap> {
+        let (mut map, quirk) = (self.map, self.quirk);
+        map.spans.sort_unstable_by_key(|s| (s.start, s.end));
+        // Sequences should not overlap; if a damaged or odd file has them, the first wins.
+        let mut kept: Vec<LineSpan> = Vec::with_capacity(map.spans.len());
+        for s in map.spans.drain(..) {
+            match kept.last() {
+                Some(last) if s.start < last.end => {
+                    if self.join {
+                        return None;
+                    }
+                    if s.end > last.end {
+                        kept.push(LineSpan {
+                            start: last.end,
+                            ..s
+                        });
+                    }
+                }
+                // gprof asks only for file and line: a span that continues the previous one with
+                // the same file and line (rows that change only the column, is_stmt or view)
+                // answers as it does, so it extends it, and the cuts gprof's emulation makes at
+                // span boundaries halve.
+                Some(last)
+                    if quirk
+                        && s.start == last.end
+                        && s.file == last.file
+                        && s.line == last.line =>
+                {
+                    if let Some(last) = kept.last_mut() {
+                        last.end = s.end;
+                    }
+                }
+                _ => kept.push(s),
+            }
+        }
+        map.spans = kept;
+        Some(map)
+    }
 }
 
 /// Read the DIEs of `unit` as BFD's `scan_unit_for_symbols` does, without decoding the
@@ -313,6 +379,7 @@ fn unit_spans(
     unit: &gimli::Unit<R<'_>>,
     wanted: &[(u64, u64)],
     quirk: bool,
+    join_from: Option<usize>,
     map: &mut LineMap,
     file_ids: &mut HashMap<Vec<u8>, u32>,
 ) -> gimli::Result<()> {
@@ -384,12 +451,22 @@ fn unit_spans(
                         id
                     }
                 };
-                map.spans.push(LineSpan {
-                    start,
-                    end: addr,
-                    file: id,
-                    line,
-                });
+                let joined = join_from.is_some_and(|first| map.spans.len() > first)
+                    && map.spans.last_mut().is_some_and(|last| {
+                        let joins = last.end == start && last.file == id && last.line == line;
+                        if joins {
+                            last.end = addr;
+                        }
+                        joins
+                    });
+                if !joined {
+                    map.spans.push(LineSpan {
+                        start,
+                        end: addr,
+                        file: id,
+                        line,
+                    });
+                }
             }
         }
         prev = if row.end_sequence() {
