@@ -59,19 +59,20 @@ struct LineStat {
     is_func: bool,
 }
 
-/// Print (or with `-y` write) the annotated sources of `a` (`exe` is the executable's bytes).
+/// Print (or with `-y` write) the annotated sources of `a` (`exe` is the executable's bytes)
+/// as `graph.annotate` says (`graph.zeros`: `-z`, files without calls too).
 /// `first_output` is false when a section was printed before. Between files, once `out`
 /// holds a megabyte, it is written to `sink` (standard output) and emptied.
 pub fn print(
     a: &Analysis<'_>,
     exe: &[u8],
-    opts: &AnnotateOptions,
-    zeros: bool,
+    graph: &super::cg_print::GraphOptions,
     mut first_output: bool,
     out: &mut Vec<u8>,
     sink: &mut dyn std::io::Write,
     warnings: &mut Vec<String>,
 ) -> Result<()> {
+    let (opts, zeros) = (&graph.annotate, graph.zeros);
     let syms = &a.symtab.syms;
     if a.external_symbols {
         // No symbol has a source file.

@@ -79,16 +79,7 @@ pub fn print_report(
         first = false;
     }
     if req.annotated_source {
-        super::annotate::print(
-            a,
-            exe,
-            &opts.annotate,
-            opts.zeros,
-            first,
-            out,
-            sink,
-            &mut warnings,
-        )?;
+        super::annotate::print(a, exe, &opts, first, out, sink, &mut warnings)?;
     }
     if req.function_order {
         super::ordering::print(a, graph, opts, out);
