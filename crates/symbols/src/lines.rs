@@ -391,67 +391,94 @@ fn unit_spans(
         bfd_accepts(&program)?;
     }
     let quirk = quirk && program.header().version() >= 5;
-    // No row of the current sequence has had a file other than 1 yet.
-    let mut default_file = true;
-    // Map ids by the program's file number (small numbers: a vector, not a hash per row).
-    let mut local: Vec<u32> = Vec::new();
+    let first = map.spans.len();
+    let mut sink = RowSink {
+        dwarf,
+        unit,
+        wanted,
+        quirk,
+        bfd_paths,
+        join_from,
+        default_file: true,
+        local: Vec::new(),
+        cursor: 0,
+        last_start: 0,
+        prev: None,
+    };
+    // The rows of a plain program come from our decoder (a quarter of gimli's instructions
+    // per row); anything it does not take whole goes to gimli's, from the start again.
+    if fast_rows(program.header(), |addr, file, line, end| {
+        sink.row(addr, file, line, end, map, file_ids)
+    })
+    .is_some()
+    {
+        return Ok(());
+    }
+    map.spans.truncate(first);
+    sink.default_file = true;
+    sink.cursor = 0;
+    sink.last_start = 0;
+    sink.prev = None;
     let mut rows = program.rows();
-    // The first wanted range ending after the current row's start: rows ascend within a
-    // sequence, so it only moves forward there (by a search from where it is).
-    let mut cursor = 0usize;
-    let mut last_start = 0u64;
-    // (address, file index, line) of the row that covers the bytes from `address` on.
-    let mut prev: Option<(u64, u64, u64)> = None;
     while let Some((_, row)) = rows.next_row()? {
-        let addr = row.address();
-        if let Some((start, file, line)) = prev {
-            if start < last_start {
-                cursor = 0;
+        let line = row.line().map_or(0, |l| l.get());
+        sink.row(
+            row.address(),
+            row.file_index(),
+            line,
+            row.end_sequence(),
+            map,
+            file_ids,
+        );
+    }
+    Ok(())
+}
+
+/// What [`unit_spans`] keeps of the rows of one unit's line program, one row at a time.
+struct RowSink<'a, 'd> {
+    dwarf: &'a gimli::Dwarf<R<'d>>,
+    unit: &'a gimli::Unit<R<'d>>,
+    wanted: &'a [(u64, u64)],
+    /// BFD's DWARF 5 file numbering.
+    quirk: bool,
+    /// BFD's path joining.
+    bfd_paths: bool,
+    join_from: Option<usize>,
+    /// No row of the current sequence has had a file other than 1 yet.
+    default_file: bool,
+    /// Map ids by the program's file number (small numbers: a vector, not a hash per row).
+    local: Vec<u32>,
+    /// The first wanted range ending after the current row's start: rows ascend within a
+    /// sequence, so it only moves forward there (by a search from where it is).
+    cursor: usize,
+    last_start: u64,
+    /// (address, file index, line) of the row that covers the bytes from `address` on.
+    prev: Option<(u64, u64, u64)>,
+}
+
+impl RowSink<'_, '_> {
+    fn row(
+        &mut self,
+        addr: u64,
+        file: u64,
+        line: u64,
+        end_sequence: bool,
+        map: &mut LineMap,
+        file_ids: &mut HashMap<Vec<u8>, u32>,
+    ) {
+        let wanted = self.wanted;
+        if let Some((start, file, line)) = self.prev {
+            if start < self.last_start {
+                self.cursor = 0;
             }
-            last_start = start;
-            if wanted.get(cursor).is_some_and(|r| r.1 <= start) {
-                cursor += wanted[cursor..].partition_point(|r| r.1 <= start);
+            self.last_start = start;
+            if wanted.get(self.cursor).is_some_and(|r| r.1 <= start) {
+                self.cursor += wanted[self.cursor..].partition_point(|r| r.1 <= start);
             }
-            let hit = wanted.get(cursor).is_some_and(|r| r.0 < addr);
+            let hit = wanted.get(self.cursor).is_some_and(|r| r.0 < addr);
             if addr > start && hit {
-                let known = usize::try_from(file)
-                    .ok()
-                    .and_then(|f| local.get(f))
-                    .filter(|&&id| id != u32::MAX);
-                let id = match known {
-                    Some(&id) => id,
-                    None => {
-                        // gprof's quirks come with BFD's path joining.
-                        let name: Vec<u8> = if bfd_paths {
-                            crate::dwarf::bfd_file_name(dwarf, unit, file)
-                        } else {
-                            file_name(dwarf, unit, file).map(String::into_bytes)
-                        }
-                        .unwrap_or_else(|| b"??".to_vec());
-                        let next = map.files.len() as u32;
-                        let id = *file_ids.entry(name.clone()).or_insert(next);
-                        if id == next {
-                            match String::from_utf8(name) {
-                                Ok(text) => map.files.push(text),
-                                Err(e) => {
-                                    let raw = e.into_bytes();
-                                    map.files.push(String::from_utf8_lossy(&raw).into_owned());
-                                    map.raw_files.insert(id, raw);
-                                }
-                            }
-                        }
-                        if let Ok(f) = usize::try_from(file) {
-                            if f < 1 << 16 {
-                                if local.len() <= f {
-                                    local.resize(f + 1, u32::MAX);
-                                }
-                                local[f] = id;
-                            }
-                        }
-                        id
-                    }
-                };
-                let joined = join_from.is_some_and(|first| map.spans.len() > first)
+                let id = self.file_id(file, map, file_ids);
+                let joined = self.join_from.is_some_and(|first| map.spans.len() > first)
                     && map.spans.last_mut().is_some_and(|last| {
                         let joins = last.end == start && last.file == id && last.line == line;
                         if joins {
@@ -469,20 +496,237 @@ fn unit_spans(
                 }
             }
         }
-        prev = if row.end_sequence() {
-            default_file = true;
+        self.prev = if end_sequence {
+            self.default_file = true;
             None
         } else {
-            let mut file = row.file_index();
+            let mut file = file;
             if file != 1 {
-                default_file = false;
-            } else if quirk && default_file {
+                self.default_file = false;
+            } else if self.quirk && self.default_file {
                 file = 0;
             }
-            Some((addr, file, row.line().map_or(0, |l| l.get())))
+            Some((addr, file, line))
         };
     }
-    Ok(())
+
+    /// The map's id of the program's file number `file`.
+    fn file_id(
+        &mut self,
+        file: u64,
+        map: &mut LineMap,
+        file_ids: &mut HashMap<Vec<u8>, u32>,
+    ) -> u32 {
+        let known = usize::try_from(file)
+            .ok()
+            .and_then(|f| self.local.get(f))
+            .filter(|&&id| id != u32::MAX);
+        if let Some(&id) = known {
+            return id;
+        }
+        let (dwarf, unit) = (self.dwarf, self.unit);
+        // gprof's quirks come with BFD's path joining.
+        let name: Vec<u8> = if self.bfd_paths {
+            crate::dwarf::bfd_file_name(dwarf, unit, file)
+        } else {
+            file_name(dwarf, unit, file).map(String::into_bytes)
+        }
+        .unwrap_or_else(|| b"??".to_vec());
+        let next = map.files.len() as u32;
+        let id = *file_ids.entry(name.clone()).or_insert(next);
+        if id == next {
+            match String::from_utf8(name) {
+                Ok(text) => map.files.push(text),
+                Err(e) => {
+                    let raw = e.into_bytes();
+                    map.files.push(String::from_utf8_lossy(&raw).into_owned());
+                    map.raw_files.insert(id, raw);
+                }
+            }
+        }
+        if let Ok(f) = usize::try_from(file) {
+            if f < 1 << 16 {
+                if self.local.len() <= f {
+                    self.local.resize(f + 1, u32::MAX);
+                }
+                self.local[f] = id;
+            }
+        }
+        id
+    }
+}
+
+/// The rows of the line program of `header` as gimli's `LineRows` gives them (address, file
+/// number, line, end of sequence), for programs made only of what compilers write: `None`,
+/// possibly after some rows, at anything else (an unknown or user-defined opcode,
+/// `define_file`, an extended opcode whose length is not its operands', an address that
+/// goes back or overflows, VLIW operation indexes, a truncated program), which the caller
+/// then reads with gimli. Only the registers that make rows are kept.
+fn fast_rows(
+    header: &gimli::LineProgramHeader<R<'_>>,
+    mut row: impl FnMut(u64, u64, u64, bool),
+) -> Option<()> {
+    let prog = header.raw_program_buf();
+    let big = gimli::Endianity::is_big_endian(gimli::Reader::endian(&prog));
+    let b = prog.slice();
+    let size = header.address_size();
+    let mask: u64 = match size {
+        8 => u64::MAX,
+        4 => u64::from(u32::MAX),
+        _ => return None,
+    };
+    let (base, range) = (header.opcode_base(), header.line_range());
+    let min_len = u64::from(header.minimum_instruction_length());
+    if header.maximum_operations_per_instruction() != 1 || range == 0 || base < 10 {
+        return None;
+    }
+    // gimli reads opcodes 10-12 as special ones below an opcode base of 13 (DWARF 2).
+    let known = base.min(13);
+    let line_base = i64::from(header.line_base());
+    let (mut addr, mut file, mut line) = (0u64, 1u64, 1u64);
+    let mut at = 0usize;
+    let uleb = |at: &mut usize| -> Option<u64> {
+        let (mut v, mut shift) = (0u64, 0u32);
+        loop {
+            let byte = *b.get(*at)?;
+            *at += 1;
+            if shift == 63 && byte > 1 {
+                return None;
+            }
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(v);
+            }
+            shift += 7;
+            if shift > 63 {
+                return None;
+            }
+        }
+    };
+    let advance_line = |line: &mut u64, by: i64| {
+        if by < 0 {
+            *line = line.saturating_sub(by.unsigned_abs());
+        } else {
+            *line = line.wrapping_add(by as u64);
+        }
+    };
+    let advance = |addr: &mut u64, by: u64| -> Option<()> {
+        let next = addr.checked_add(by)?;
+        (next & !mask == 0).then(|| *addr = next)
+    };
+    while at < b.len() {
+        let op = b[at];
+        at += 1;
+        if op >= base {
+            let adjusted = op - base;
+            advance_line(&mut line, line_base + i64::from(adjusted % range));
+            advance(&mut addr, min_len.wrapping_mul(u64::from(adjusted / range)))?;
+            row(addr, file, line, false);
+            continue;
+        }
+        match op {
+            0 => {
+                let len = usize::try_from(uleb(&mut at)?).ok()?;
+                let end = at.checked_add(len)?;
+                let body = b.get(at..end)?;
+                at = end;
+                match (body.first()?, body.len()) {
+                    // DW_LNE_end_sequence.
+                    (1, 1) => {
+                        row(addr, file, line, true);
+                        (addr, file, line) = (0, 1, 1);
+                    }
+                    // DW_LNE_set_address, forward only (gimli makes the rest tombstones).
+                    (2, n) if n == 1 + usize::from(size) => {
+                        let raw = &body[1..];
+                        let mut v = 0u64;
+                        for k in 0..raw.len() {
+                            let byte = if big { raw[k] } else { raw[raw.len() - 1 - k] };
+                            v = v << 8 | u64::from(byte);
+                        }
+                        if v < addr || v >= mask - 1 {
+                            return None;
+                        }
+                        addr = v;
+                    }
+                    // DW_LNE_set_discriminator: one ULEB128 filling the opcode.
+                    (4, _) => {
+                        let mut k = 1;
+                        let (mut shift, mut ok) = (0u32, false);
+                        while let Some(&byte) = body.get(k) {
+                            k += 1;
+                            if byte & 0x80 == 0 {
+                                ok = true;
+                                break;
+                            }
+                            shift += 7;
+                            if shift > 63 {
+                                return None;
+                            }
+                        }
+                        if !ok || k != body.len() {
+                            return None;
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+            _ if op >= known => return None,
+            // DW_LNS_copy.
+            1 => row(addr, file, line, false),
+            // DW_LNS_advance_pc.
+            2 => advance(&mut addr, min_len.wrapping_mul(uleb(&mut at)?))?,
+            // DW_LNS_advance_line: a SLEB128.
+            3 => {
+                let (mut v, mut shift) = (0i64, 0u32);
+                loop {
+                    let byte = *b.get(at)?;
+                    at += 1;
+                    if shift == 63 && byte != 0 && byte != 0x7f {
+                        return None;
+                    }
+                    v |= i64::from(byte & 0x7f) << shift;
+                    shift += 7;
+                    if byte & 0x80 == 0 {
+                        if shift < 64 && byte & 0x40 != 0 {
+                            v |= -1i64 << shift;
+                        }
+                        break;
+                    }
+                    if shift > 63 {
+                        return None;
+                    }
+                }
+                advance_line(&mut line, v);
+            }
+            // DW_LNS_set_file.
+            4 => file = uleb(&mut at)?,
+            // DW_LNS_set_column, DW_LNS_set_isa.
+            5 | 12 => {
+                uleb(&mut at)?;
+            }
+            // DW_LNS_negate_stmt, set_basic_block, set_prologue_end, set_epilogue_begin.
+            6 | 7 | 10 | 11 => {}
+            // DW_LNS_const_add_pc.
+            8 => advance(
+                &mut addr,
+                min_len.wrapping_mul(u64::from((255 - base) / range)),
+            )?,
+            // DW_LNS_fixed_advance_pc.
+            9 => {
+                let two = b.get(at..at + 2)?;
+                at += 2;
+                let v = if big {
+                    u16::from_be_bytes([two[0], two[1]])
+                } else {
+                    u16::from_le_bytes([two[0], two[1]])
+                };
+                advance(&mut addr, u64::from(v))?;
+            }
+            _ => return None,
+        }
+    }
+    Some(())
 }
 
 /// Fails where BFD 2.40's `decode_line_info` gives up on a line program that gimli reads
