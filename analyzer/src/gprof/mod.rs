@@ -115,7 +115,10 @@ pub enum FileFormat {
     Magic,
     /// `b`: the BSD formats only. A GNU file fails: read as a BSD header its low address is
     /// `gmon` plus the version (above 0x1_0000_0000) and its high address is spare bytes,
-    /// in practice lower ("does not appear to be in gmon.out format").
+    /// in practice lower ("does not appear to be in gmon.out format"). Where the header's
+    /// bytes instead give gprof a histogram of 2^34 bytes (32-bit, static or `-O0`/`-O2`
+    /// files), gprof fails allocating it (status 1, or it is killed): we fail at once with the
+    /// same message and status 1.
     Bsd,
     /// `4`: the 4.4BSD format only ("bad magic cookie" otherwise).
     Bsd44,
