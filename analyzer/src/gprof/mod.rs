@@ -29,7 +29,9 @@
 //!
 //! Around that: [`symspec`] turns the symbol specs of `-p/-P/-q/-Q/-e/-E/-f/-F/-n/-N/-k/-C/-Z/
 //! -A/-J NAME` into gprof's INCL/EXCL tables, [`cg::StaticCalls`] is `-c`'s scan for direct
-//! calls, and [`sum`] writes `-s`'s gmon.sum.
+//! calls, and [`sum`] writes `-s`'s gmon.sum. gprof 2.40 segfaults on `-c` with `-l` (or `-s`,
+//! which implies `-l`) on some static programs (brotli, a small C program built `-static`);
+//! here the scan runs as without `-l` and the report is printed.
 //!
 //! gprof sorts with glibc's `qsort`, a merge sort. [`msort`] is a copy of it, so that ties
 //! and even inconsistent comparisons fall exactly as in gprof. Where gprof's comparison is
