@@ -254,7 +254,9 @@ pub fn c_div(x: f64, y: f64) -> f64 {
 }
 
 /// `print_name`: the demangled name, `<cycle N>` for cycle members, and the entry's index in
-/// brackets (parentheses when the entry is not printed).
+/// brackets (parentheses when the entry is not printed). gprof numbers the entries only when
+/// it assembles the call graph, so without call-graph data (`-T -p` on a profile of no arcs)
+/// there is no index.
 pub(super) fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
     let n = &a.cg.nodes[node];
     if node < a.cg.num_syms {
@@ -265,7 +267,7 @@ pub(super) fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
         printf::push_u(out, 0, n.cyc_num as u64);
         out.push(b'>');
     }
-    if n.index != 0 {
+    if n.index != 0 && a.has_call_graph {
         out.push(b' ');
         push_index(n.index, n.print_flag, out);
     }

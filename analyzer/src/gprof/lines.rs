@@ -54,7 +54,8 @@
 //!   `get_src_info` needs a function name, so it prints none).
 //! * gprof 2.40 itself fails ("somebody miscounted", exit 1) on some optimized C++ programs:
 //!   BFD renames a DWARF function after its ELF symbol on the first lookup, so gprof's two
-//!   passes over `.text` disagree. This mode prints the profile there instead.
+//!   passes over `.text` disagree. This mode prints the profile there instead (and `-s`,
+//!   which implies `-l` in gprof, writes gmon.sum), e.g. a C++ program built `-O3 -flto`.
 //! * Tested byte for byte against gprof on C (`-O0`..`-O3`, inlining, two units), C++ (`-O0`,
 //!   header code), and optimized Rust (cross-crate inlining): see
 //!   `analyzer/tests/integration/lines_gprof.rs`.

@@ -29,7 +29,9 @@
 //!
 //! Around that: [`symspec`] turns the symbol specs of `-p/-P/-q/-Q/-e/-E/-f/-F/-n/-N/-k/-C/-Z/
 //! -A/-J NAME` into gprof's INCL/EXCL tables, [`cg::StaticCalls`] is `-c`'s scan for direct
-//! calls, and [`sum`] writes `-s`'s gmon.sum.
+//! calls, and [`sum`] writes `-s`'s gmon.sum. gprof 2.40 segfaults on `-c` with `-l` (or `-s`,
+//! which implies `-l`) on some static programs (brotli, a small C program built `-static`);
+//! here the scan runs as without `-l` and the report is printed.
 //!
 //! gprof sorts with glibc's `qsort`, a merge sort. [`msort`] is a copy of it, so that ties
 //! and even inconsistent comparisons fall exactly as in gprof. Where gprof's comparison is
@@ -115,7 +117,10 @@ pub enum FileFormat {
     Magic,
     /// `b`: the BSD formats only. A GNU file fails: read as a BSD header its low address is
     /// `gmon` plus the version (above 0x1_0000_0000) and its high address is spare bytes,
-    /// in practice lower ("does not appear to be in gmon.out format").
+    /// in practice lower ("does not appear to be in gmon.out format"). Where the header's
+    /// bytes instead give gprof a histogram of 2^34 bytes (32-bit, static or `-O0`/`-O2`
+    /// files), gprof fails allocating it (status 1, or it is killed): we fail at once with the
+    /// same message and status 1.
     Bsd,
     /// `4`: the 4.4BSD format only ("bad magic cookie" otherwise).
     Bsd44,

@@ -3134,3 +3134,28 @@ int main(void) { long t = 0; for (int k = 0; k < 2000; k++) t += work(10000); pr
         run(&["-d", "-A", "-b"]);
     }
 }
+
+/// Mismatches found by sweeping real programs (brotli, C, C++, Rust) through both.
+mod sweep {
+    /// A profile without arcs (at `-O2` all is inlined into `main`): gprof never assembles
+    /// the call graph, so the BSD-style flat profile (`-T`) names no `[index]`.
+    #[test]
+    fn bsd_flat_profile_without_arcs_has_no_indices() {
+        let dir = super::profiled(
+            "gcc",
+            "fwd.c",
+            super::static_calls::SOURCE,
+            "fwd",
+            &["-O2", "-g"],
+        );
+        for flags in [
+            &["-T", "-p", "-z"][..],
+            &["-b", "-T", "-p"],
+            &["-b", "-T", "-l", "-p", "-z"],
+        ] {
+            let mut args = flags.to_vec();
+            args.extend_from_slice(&["fwd", "fwd.gmon"]);
+            super::same_in(dir.path(), &args);
+        }
+    }
+}
