@@ -61,8 +61,8 @@ struct LineStat {
 
 /// Print (or with `-y` write) the annotated sources of `a` (`exe` is the executable's bytes)
 /// as `graph.annotate` says (`graph.zeros`: `-z`, files without calls too).
-/// `first_output` is false when a section was printed before. Between files, once `out`
-/// holds a megabyte, it is written to `sink` (standard output) and emptied.
+/// `first_output` is false when a section was printed before. Between files `out` goes to
+/// `sink` once it holds a megabyte ([`super::report::spill`]).
 pub fn print(
     a: &Analysis<'_>,
     exe: &[u8],
@@ -281,18 +281,13 @@ pub fn print(
             std::fs::File::create(&file_name)
                 .and_then(|mut f| f.write_all(&buf))
                 .map_err(|e| Error::input(format!("{file_name}: {e}")))?;
-        } else if out.len() >= FLUSH_AT {
-            // The sources can be tens of megabytes: what is printed goes out as it grows,
-            // not all at the end.
-            sink.write_all(out)?;
-            out.clear();
+        } else {
+            // The sources can be tens of megabytes: what is printed goes out as it grows.
+            super::report::spill(out, sink)?;
         }
     }
     Ok(())
 }
-
-/// How much printed text [`print`] holds before it hands it to its sink.
-const FLUSH_AT: usize = 1 << 20;
 
 /// `annotate_with_count` for one line, into `out` (16 columns).
 fn annotation(

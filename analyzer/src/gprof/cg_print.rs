@@ -626,7 +626,13 @@ pub fn is_printed(a: &Analysis<'_>, node: usize, opts: GraphOptions) -> bool {
 
 /// Print the call graph exactly as `gprof [-b] -q` does. `first_output` is false when another
 /// section was printed before (gprof then starts with a form feed).
-pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut Vec<u8>) {
+pub fn print(
+    a: &Analysis<'_>,
+    opts: GraphOptions,
+    first_output: bool,
+    out: &mut Vec<u8>,
+    sink: &mut dyn Write,
+) -> std::io::Result<()> {
     let hz = f64::from(a.hist.hz);
     let cw = opts.children_width();
     if opts.bsd && !opts.brief {
@@ -693,10 +699,12 @@ pub fn print(a: &Analysis<'_>, opts: GraphOptions, first_output: bool, out: &mut
         } else {
             b"-----------------------------------------------\n"
         });
+        super::report::spill(out, sink)?;
     }
     if !opts.brief && !opts.bsd {
         out.extend_from_slice(CALL_GRAPH_BLURB);
     }
+    Ok(())
 }
 
 /// The symbols listed in the index, in name order (without the cycles).
@@ -732,7 +740,8 @@ pub fn print_index(
     opts: GraphOptions,
     files: &[Option<Vec<u8>>],
     out: &mut Vec<u8>,
-) {
+    sink: &mut dyn Write,
+) -> std::io::Result<()> {
     let names = index_symbols(a, opts);
     let nnames = names.len();
     let entries: Vec<usize> = names
@@ -793,7 +802,9 @@ pub fn print_index(
             starting_col += column_width;
         }
         out.push(b'\n');
+        super::report::spill(out, sink)?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

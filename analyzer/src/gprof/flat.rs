@@ -95,8 +95,14 @@ fn time_order(time: &[f64], calls: &[u64], names: &[&[u8]], zeros: bool) -> Vec<
     keys.into_iter().map(|k| k.3).collect()
 }
 
-/// Print the flat profile table exactly as `gprof -b -p` (or `-T -b -p`) does.
-pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
+/// Print the flat profile table exactly as `gprof -b -p` (or `-T -b -p`) does (`out` goes to
+/// `sink` a megabyte at a time: [`super::report::spill`]).
+pub fn print(
+    a: &Analysis<'_>,
+    opts: FlatOptions,
+    out: &mut Vec<u8>,
+    sink: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let hz = f64::from(a.hist.hz);
     if !opts.bsd {
         out.extend_from_slice(b"Flat profile:\n");
@@ -185,8 +191,6 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
         printf::s(out, 8, 8, true, name);
         out.push(b'\n');
     }
-    // A row is 56 bytes and a name; reserving once avoids growing a 4 MB buffer step by step.
-    out.reserve(order.len() * 72);
     let mut accum = 0.0f64;
     // Under -d, gprof's look-ups in its tables print their traces among the rows.
     let mut probes = super::debug::Trace::new(a.trace.level);
@@ -244,7 +248,9 @@ pub fn print(a: &Analysis<'_>, opts: FlatOptions, out: &mut Vec<u8>) {
             let _ = a.push_display_name(i, out);
         }
         out.push(b'\n');
+        super::report::spill(out, sink)?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

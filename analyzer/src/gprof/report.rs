@@ -14,8 +14,8 @@ use crate::Result;
 /// histogram nor arcs and no section asked for, gprof falls back to the execution counts
 /// (empty without `-z`); so do we. `exe` is the executable's bytes (its DWARF names source
 /// files). Returns the warnings (sources `-A` could not find). The text goes to `out`, which
-/// the annotated source, when it grows large, writes to `sink` and empties: what is left
-/// in `out` is the caller's to write.
+/// the printers write to `sink` and empty whenever it holds a megabyte ([`spill`]): what is
+/// left in `out` is the caller's to write.
 pub fn print_report(
     a: &Analysis<'_>,
     req: Sections,
@@ -37,7 +37,7 @@ pub fn print_report(
     let mut first = !req.file_info;
     // Under -T the call graph comes first, its index last.
     if graph && opts.bsd {
-        cg_print::print(a, opts, first, out);
+        cg_print::print(a, opts, first, out, sink)?;
         first = false;
     }
     if flat {
@@ -52,7 +52,7 @@ pub fn print_report(
             out.extend_from_slice(b"\n\n\nflat profile:\n");
             out.extend_from_slice(cg_print::FLAT_BLURB);
         }
-        flat::print(a, fo, out);
+        flat::print(a, fo, out, sink)?;
         if !opts.brief && !opts.bsd {
             out.extend_from_slice(cg_print::FLAT_BLURB);
         }
@@ -60,14 +60,14 @@ pub fn print_report(
     }
     if graph {
         if !opts.bsd {
-            cg_print::print(a, opts, first, out);
+            cg_print::print(a, opts, first, out, sink)?;
         }
         // Under line granularity gprof prints no `(file)` after static functions.
         let files = match a.lines {
             Some(_) => Vec::new(),
             None => cg_print::static_source_files(a, exe),
         };
-        cg_print::print_index(a, opts, &files, out);
+        cg_print::print_index(a, opts, &files, out, sink)?;
         first = false;
     }
     let guessed = req.guess_exec_counts && !a.hist.present() && !a.has_call_graph;
@@ -88,4 +88,17 @@ pub fn print_report(
         super::file_order::print(a, map, out);
     }
     Ok(warnings)
+}
+
+/// How much printed text a printer holds before [`spill`] hands it on.
+const SPILL_AT: usize = 1 << 20;
+
+/// Write `out` to `sink` and empty it once it holds a megabyte: a report of tens of
+/// megabytes then reuses one buffer instead of growing (and faulting in) a new one.
+pub(super) fn spill(out: &mut Vec<u8>, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
+    if out.len() >= SPILL_AT {
+        sink.write_all(out)?;
+        out.clear();
+    }
+    Ok(())
 }
