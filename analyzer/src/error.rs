@@ -8,7 +8,6 @@ pub struct Error {
     message: String,
     code: u8,
     broken_pipe: bool,
-    refusal: bool,
 }
 
 impl Error {
@@ -18,23 +17,7 @@ impl Error {
             message: message.into(),
             code: 2,
             broken_pipe: false,
-            refusal: false,
         }
-    }
-
-    /// Something `--gprof` does not reproduce, found only in the input (a name whose
-    /// demangling is not emulated): status 2 even in the gprof mode, whose other failures end
-    /// with gprof's status 1.
-    pub fn refusal(message: impl Into<String>) -> Self {
-        Error {
-            refusal: true,
-            ..Error::input(message)
-        }
-    }
-
-    /// Whether this is an [`Error::refusal`].
-    pub fn is_refusal(&self) -> bool {
-        self.refusal
     }
 
     /// A fatal verdict that gprof itself ends with status 1 (`--gprof` reproduces gprof's exit

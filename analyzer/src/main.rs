@@ -76,13 +76,12 @@ fn finish(result: Result<(), Error>, mut out: impl Write, code: fn(&Error) -> u8
 }
 
 /// `profil-report --gprof ARGS…`: gprof's command line ([`cli::gprof`]) and gprof's exit
-/// status: 1 whenever the report fails, as gprof's `done (1)`; 2 for an option (or a name to
-/// demangle) the emulation refuses.
+/// status: 1 whenever the report fails, as gprof's `done (1)`; 0 after `-h` and `-v`.
 fn gprof_main(args: &[std::ffi::OsString]) -> ExitCode {
     let req = match cli::gprof::request(args) {
         Ok(req) => req,
         Err(r) if r.code == 0 => {
-            println!("{}", r.message);
+            print!("{}", r.stdout);
             return ExitCode::SUCCESS;
         }
         Err(r) => {
@@ -94,6 +93,6 @@ fn gprof_main(args: &[std::ffi::OsString]) -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = pipeline::run(&req, &mut out).map(|w| warn(w.warnings));
-    // gprof's `done (1)`, whatever failed, but for what the emulation refuses.
-    finish(result, out, |e| if e.is_refusal() { 2 } else { 1 })
+    // gprof's `done (1)`, whatever failed.
+    finish(result, out, |_| 1)
 }

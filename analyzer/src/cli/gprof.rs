@@ -5,9 +5,9 @@
 //! options may be abbreviated to any unique prefix, and options and files mix in any order
 //! (GNU getopt permutes; `--` ends the options).
 //!
-//! Parsing yields the library's [`Request`]; which options the emulation reproduces is
-//! decided here too: an option it does not reproduce is refused by name (status 2) rather
-//! than ignored, since ignoring one would print a different report under gprof's name.
+//! Parsing yields the library's [`Request`]. Every option of gprof 2.40 is read (`-h` and `-v`
+//! print gprof's own usage and version texts); an option gprof rejects fails with gprof's
+//! status 1.
 
 use profil_symbols::demangle::Style as DemangleStyle;
 use std::ffi::OsString;
@@ -117,9 +117,21 @@ struct Parsed {
 
 /// The options and operands of `args`, or getopt's complaint (gprof then prints its usage
 /// and exits with status 1).
+#[cfg(test)]
 fn getopt(args: &[String]) -> Result<(Vec<Parsed>, Vec<String>), String> {
     let mut opts = Vec::new();
     let mut operands = Vec::new();
+    getopt_into(args, &mut opts, &mut operands)?;
+    Ok((opts, operands))
+}
+
+/// [`getopt`] into `opts` and `operands`: on a complaint they hold what getopt returned before
+/// it, which gprof has acted on (`-d`'s banner, `-v`'s exit).
+fn getopt_into(
+    args: &[String],
+    opts: &mut Vec<Parsed>,
+    operands: &mut Vec<String>,
+) -> Result<(), String> {
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -188,7 +200,7 @@ fn getopt(args: &[String]) -> Result<(Vec<Parsed>, Vec<String>), String> {
             }
         }
     }
-    Ok((opts, operands))
+    Ok(())
 }
 
 /// Whether short option `c` exists, and how it takes its argument.
@@ -255,6 +267,119 @@ fn atoi(s: &str) -> i64 {
     }
 }
 
+/// libiberty's `expandargv`, which gprof calls first: each word `@FILE` naming a readable
+/// file is replaced by the words of the file (split as [`split_response_file`] splits them),
+/// which are expanded in turn; any other `@FILE` stays a word. gprof fails (status 1) on an
+/// `@FILE` that is a directory and after 2000 expansions (an `@FILE` naming itself).
+fn expand_response_files(mut words: Vec<String>) -> Result<Vec<String>, Refusal> {
+    let fail = |message: String| Refusal {
+        message,
+        code: 1,
+        stdout: String::new(),
+    };
+    let mut expansions = 0;
+    let mut i = 0;
+    while i < words.len() {
+        let Some(name) = words[i].strip_prefix('@') else {
+            i += 1;
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(name) else {
+            i += 1;
+            continue;
+        };
+        if meta.is_dir() {
+            return Err(fail("--gprof: error: @-file refers to a directory".into()));
+        }
+        let Ok(bytes) = std::fs::read(name) else {
+            i += 1;
+            continue;
+        };
+        expansions += 1;
+        if expansions > 2000 {
+            return Err(fail("--gprof: error: too many @-files encountered".into()));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| fail(format!("--gprof: @{name}: not valid UTF-8")))?;
+        // The file's words take the `@FILE`'s place and are looked at next.
+        words.splice(i..=i, split_response_file(&text));
+    }
+    Ok(words)
+}
+
+/// libiberty's `buildargv`: words separated by white space, where single and double quotes
+/// group (and are dropped) and a backslash takes the next character as it is. A file of
+/// only white space has no words.
+fn split_response_file(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = text.chars().peekable();
+    let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r');
+    loop {
+        while chars.peek().is_some_and(|&c| space(c)) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return words;
+        }
+        let mut word = String::new();
+        let (mut squote, mut dquote, mut backslash) = (false, false, false);
+        while let Some(&c) = chars.peek() {
+            if space(c) && !squote && !dquote && !backslash {
+                break;
+            }
+            chars.next();
+            if backslash {
+                word.push(c);
+                backslash = false;
+            } else if c == '\\' {
+                backslash = true;
+            } else if squote {
+                if c == '\'' {
+                    squote = false;
+                } else {
+                    word.push(c);
+                }
+            } else if dquote {
+                if c == '"' {
+                    dquote = false;
+                } else {
+                    word.push(c);
+                }
+            } else if c == '\'' {
+                squote = true;
+            } else if c == '"' {
+                dquote = true;
+            } else {
+                word.push(c);
+            }
+        }
+        words.push(word);
+    }
+}
+
+/// What `gprof -h` prints (on stdout, status 0): gprof 2.40's usage text.
+const USAGE: &str = "Usage: gprof [-[abcDhilLrsTvwxyz]] [-[ABCeEfFJnNOpPqQRStZ][name]] [-I dirs]
+\t[-d[num]] [-k from/to] [-m min-count] [-t table-length]
+\t[--[no-]annotated-source[=name]] [--[no-]exec-counts[=name]]
+\t[--[no-]flat-profile[=name]] [--[no-]graph[=name]]
+\t[--[no-]time=name] [--all-lines] [--brief] [--debug[=level]]
+\t[--function-ordering] [--file-ordering] [--inline-file-names]
+\t[--directory-path=dirs] [--display-unused-functions]
+\t[--file-format=name] [--file-info] [--help] [--line] [--min-count=n]
+\t[--no-static] [--print-path] [--separate-files]
+\t[--static-call-graph] [--sum] [--table-length=len] [--traditional]
+\t[--version] [--width=n] [--ignore-non-functions]
+\t[--demangle[=STYLE]] [--no-demangle] [--external-symbol-table=name] [@FILE]
+\t[image-file] [profile-file...]
+Report bugs to <https://sourceware.org/bugzilla/>
+";
+
+/// What `gprof -v` prints (on stdout, status 0): Debian's gprof 2.40's version text.
+const VERSION: &str = "GNU gprof (GNU Binutils for Debian) 2.40
+Based on BSD gprof, copyright 1983 Regents of the University of California.
+This program is free software.  This program has absolutely no warranty.
+";
+
 /// Why a command line is not run: the message and the exit status.
 #[derive(Debug)]
 pub struct Refusal {
@@ -299,11 +424,10 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             }
         }
     }
-    let (opts, operands) = getopt(&words).map_err(|m| Refusal {
-        message: format!("--gprof: {m} (gprof's options: man gprof)"),
-        code: 1,
-        stdout: String::new(),
-    })?;
+    let words = expand_response_files(words)?;
+    // gprof acts on each option as getopt returns it: those before a complaint count.
+    let (mut opts, mut operands) = (Vec::new(), Vec::new());
+    let complaint = getopt_into(&words, &mut opts, &mut operands).err();
     let mut g = GprofRequest::default();
     let (mut style, mut user) = (0u32, 0u32);
     let mut file_info = false;
@@ -315,11 +439,6 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
     let mut debug_args: Vec<Option<i32>> = Vec::new();
     let mut banners = String::new();
     for Parsed { opt, arg } in opts {
-        let refuse = |what: String| Refusal {
-            message: format!("--gprof: {what} is not emulated (yet): run gprof itself for it"),
-            code: 2,
-            stdout: String::new(),
-        };
         match (opt, arg) {
             (Opt::Short('a'), _) => g.no_static = true,
             (Opt::Short('b'), _) => g.brief = true,
@@ -464,15 +583,28 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                 g.debug = profil_report::gprof::debug::level_of(&debug_args);
                 banners.push_str(&format!("[main] debug-level=0x{:x}\n", g.debug));
             }
-            (Opt::Short('h'), _) => {
+            // gprof's usage and version texts on stdout, status 0, as soon as the option is
+            // read (after the banners of the `-d`s before it).
+            (Opt::Short(c @ ('h' | 'v')), _) => {
                 return Err(Refusal {
-                    message: "--gprof takes GNU gprof 2.40's options: see `man gprof`".into(),
+                    message: String::new(),
                     code: 0,
-                    stdout: String::new(),
+                    stdout: banners + if c == 'h' { USAGE } else { VERSION },
                 })
             }
-            (Opt::Short(c), Some(a)) => return Err(refuse(format!("-{c}{a}"))),
-            (Opt::Short(c), None) => return Err(refuse(format!("-{c}"))),
+            // gprof 2.40 still takes `-B`, its old spelling of `-q` without a name.
+            (Opt::Short('B'), _) => {
+                style |= STYLE_GRAPH;
+                user |= STYLE_GRAPH;
+            }
+            // Every letter of SHORT is handled above; getopt yields no other.
+            (Opt::Short(c), _) => {
+                return Err(Refusal {
+                    message: format!("--gprof: invalid option -- '{c}'"),
+                    code: 1,
+                    stdout: banners,
+                })
+            }
             (Opt::Demangle, None) => demangle = true,
             (Opt::Demangle, Some(style)) => {
                 // libiberty's styles; the style stays set whatever follows.
@@ -496,6 +628,13 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             }
             (Opt::NoDemangle, _) => demangle = false,
         }
+    }
+    if let Some(m) = complaint {
+        return Err(Refusal {
+            message: format!("--gprof: {m} (gprof's options: man gprof)"),
+            code: 1,
+            stdout: banners,
+        });
     }
     g.sections = if style == 0 {
         // gprof guesses from the input, minus what the user turned off.

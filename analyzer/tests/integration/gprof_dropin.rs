@@ -257,6 +257,16 @@ macro_rules! cases {
             demangle_gnat_traditional: ["-T", "--demangle=gnat", "P", "G"],
             demangle_java_zeros: ["-z", "--demangle=java", "P", "G"],
             demangle_dlang_zeros_graph: ["-b", "-z", "-q", "--demangle=dlang", "P", "G"],
+            // -B: gprof's old spelling of -q without a name.
+            old_graph_option: ["-B", "P", "G"],
+            old_graph_option_brief_flat: ["-b", "-B", "-p", "P", "G"],
+            // -h and -v: gprof's usage and version texts, status 0, as soon as read (after
+            // the banner of a -d before them; what follows is not parsed).
+            help: ["-h", "P", "G"],
+            help_long_after_debug: ["-d4", "--help", "P", "G"],
+            version: ["-v"],
+            version_long_before_a_bad_option: ["--version", "-j", "P", "G"],
+            version_in_cluster: ["-bv", "P", "G"],
 
             );
         }
@@ -3157,5 +3167,85 @@ mod sweep {
             args.extend_from_slice(&["fwd", "fwd.gmon"]);
             super::same_in(dir.path(), &args);
         }
+    }
+}
+
+/// `@FILE` words (libiberty's `expandargv`, which gprof calls first): a readable file's
+/// words, split as the shell would without expansions, stand in its place.
+mod response_files {
+    use crate::support::TempDir;
+
+    /// A scratch copy of the `cycle` fixture program and its profile, with `files` (name,
+    /// text) written beside them.
+    fn dir(files: &[(&str, &str)]) -> TempDir {
+        let dir = TempDir::new("gprof-atfile");
+        let fixtures = crate::support::fixtures_dir("gcc-pg");
+        for f in ["cycle", "cycle.gmon"] {
+            std::fs::copy(fixtures.join(f), dir.join(f)).unwrap();
+        }
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn options_and_operands() {
+        let d = dir(&[("opts", "-b -p\ncycle\n")]);
+        super::same_in(d.path(), &["@opts", "cycle.gmon"]);
+    }
+
+    #[test]
+    fn quotes_and_backslashes() {
+        let d = dir(&[("opts", "'-b' \"-q\" -p\\ping cy\\cle 'cycle.gmon'")]);
+        super::same_in(d.path(), &["@opts"]);
+    }
+
+    #[test]
+    fn nested_files() {
+        let d = dir(&[("outer", "-b @inner cycle"), ("inner", "-p -z")]);
+        super::same_in(d.path(), &["@outer", "cycle.gmon"]);
+    }
+
+    #[test]
+    fn empty_file_adds_nothing() {
+        let d = dir(&[("empty", " \n\t")]);
+        super::same_in(d.path(), &["-b", "-p", "@empty", "cycle", "cycle.gmon"]);
+    }
+
+    #[test]
+    fn missing_file_stays_a_word() {
+        let d = dir(&[]);
+        super::same_in(d.path(), &["-b", "cycle", "@no-such", "cycle.gmon"]);
+    }
+
+    #[test]
+    fn directory_fails() {
+        let d = dir(&[]);
+        std::fs::create_dir(d.join("sub")).unwrap();
+        super::same_in(d.path(), &["-b", "@sub", "cycle", "cycle.gmon"]);
+    }
+
+    #[test]
+    fn file_naming_itself_fails() {
+        let d = dir(&[("loop", "-b @loop")]);
+        super::same_in(d.path(), &["@loop", "cycle", "cycle.gmon"]);
+    }
+}
+
+/// gprof acts on each option as getopt returns it: what comes before an option getopt
+/// rejects is done (a `-d` prints its banner, `-v` exits with the version).
+mod options_before_a_complaint {
+    #[test]
+    fn debug_banner_then_invalid_option() {
+        let dir = crate::support::fixtures_dir("gcc-pg");
+        let (want, _) = super::same_status_and_stdout(&dir, &["-d6", "-j", "cycle", "cycle.gmon"]);
+        assert!(!want.stdout.is_empty() && !want.status.success());
+    }
+
+    #[test]
+    fn version_then_missing_argument() {
+        let dir = crate::support::fixtures_dir("gcc-pg");
+        super::same_in(&dir, &["-v", "cycle", "cycle.gmon", "-k"]);
     }
 }
