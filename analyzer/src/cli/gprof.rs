@@ -271,8 +271,8 @@ fn atoi(s: &str) -> i64 {
 /// file is replaced by the words of the file (split as [`split_response_file`] splits them),
 /// which are expanded in turn; any other `@FILE` stays a word. gprof fails (status 1) on an
 /// `@FILE` that is a directory and after 2000 expansions (an `@FILE` naming itself).
-fn expand_response_files(mut words: Vec<String>) -> Result<Vec<String>, Refusal> {
-    let fail = |message: String| Refusal {
+fn expand_response_files(mut words: Vec<String>) -> Result<Vec<String>, EarlyExit> {
+    let fail = |message: String| EarlyExit {
         message,
         code: 1,
         stdout: String::new(),
@@ -380,12 +380,13 @@ Based on BSD gprof, copyright 1983 Regents of the University of California.
 This program is free software.  This program has absolutely no warranty.
 ";
 
-/// Why a command line is not run: the message and the exit status.
+/// Where gprof ends while reading its command line: what it prints on stdout (`-d`'s banners
+/// so far; `-h`'s and `-v`'s texts), its message on stderr (empty for `-h` and `-v`), and
+/// its exit status.
 #[derive(Debug)]
-pub struct Refusal {
+pub struct EarlyExit {
     pub message: String,
     pub code: u8,
-    /// What gprof printed on stdout before failing (`-d`'s banners parsed so far).
     pub stdout: String,
 }
 
@@ -401,7 +402,7 @@ const STYLE_FILE_ORDER: u32 = 64;
 
 /// The request for `profil-report ARGS…` in gprof mode (`args` without the program name;
 /// `--gprof` itself is dropped wherever it stands).
-pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
+pub fn request(args: &[OsString]) -> Result<Request, EarlyExit> {
     let mut words = Vec::new();
     let mut seen_gprof = false;
     let mut after_dashes = false;
@@ -416,7 +417,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
         match a.to_str() {
             Some(s) => words.push(s.to_string()),
             None => {
-                return Err(Refusal {
+                return Err(EarlyExit {
                     message: format!("--gprof: {}: not valid UTF-8", a.to_string_lossy()),
                     code: 1,
                     stdout: String::new(),
@@ -494,7 +495,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             (Opt::Short('O'), Some(f)) if f.starts_with('b') => g.file_format = FileFormat::Bsd,
             (Opt::Short('O'), Some(f)) if f.starts_with('4') => g.file_format = FileFormat::Bsd44,
             (Opt::Short('O'), Some(f)) => {
-                return Err(Refusal {
+                return Err(EarlyExit {
                     message: if f.starts_with('p') {
                         "--gprof: sorry, file format `prof' is not yet supported".to_string()
                     } else {
@@ -586,7 +587,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             // gprof's usage and version texts on stdout, status 0, as soon as the option is
             // read (after the banners of the `-d`s before it).
             (Opt::Short(c @ ('h' | 'v')), _) => {
-                return Err(Refusal {
+                return Err(EarlyExit {
                     message: String::new(),
                     code: 0,
                     stdout: banners + if c == 'h' { USAGE } else { VERSION },
@@ -599,7 +600,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
             }
             // Every letter of SHORT is handled above; getopt yields no other.
             (Opt::Short(c), _) => {
-                return Err(Refusal {
+                return Err(EarlyExit {
                     message: format!("--gprof: invalid option -- '{c}'"),
                     code: 1,
                     stdout: banners,
@@ -617,7 +618,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
                     "gnat" => g.demangle_style = DemangleStyle::Gnat,
                     "dlang" => g.demangle_style = DemangleStyle::Dlang,
                     _ => {
-                        return Err(Refusal {
+                        return Err(EarlyExit {
                             message: format!("--gprof: unknown demangling style `{style}'"),
                             code: 1,
                             stdout: banners.clone(),
@@ -630,7 +631,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
         }
     }
     if let Some(m) = complaint {
-        return Err(Refusal {
+        return Err(EarlyExit {
             message: format!("--gprof: {m} (gprof's options: man gprof)"),
             code: 1,
             stdout: banners,
@@ -660,7 +661,7 @@ pub fn request(args: &[OsString]) -> Result<Request, Refusal> {
         }
     };
     if style & STYLE_ORDER != 0 && style & STYLE_FILE_ORDER != 0 {
-        return Err(Refusal {
+        return Err(EarlyExit {
             message: "--gprof: Only one of --function-ordering and --file-ordering may be \
                       specified."
                 .into(),
@@ -748,17 +749,17 @@ mod tests {
 
     #[test]
     fn debug_banners_are_printed_before_gprofs_option_failures() {
-        let refusal = |args: &[&str]| {
+        let early_exit = |args: &[&str]| {
             let args: Vec<OsString> = args.iter().map(OsString::from).collect();
             request(&args).err().map(|r| (r.code, r.stdout))
         };
         // -d with -R is read (its traces are gprof's); with -r it is gprof's own failure
         // (status 1), after the banner of each -d before it.
-        assert!(refusal(&["-d", "-R", "map", "prog"]).is_none());
-        assert!(refusal(&["-R", "map", "prog"]).is_none());
-        assert!(refusal(&["-R", "map", "-l", "prog"]).is_none());
-        assert!(refusal(&["-s", "-R", "map", "prog"]).is_none());
-        let (code, stdout) = refusal(&["-d2", "-r", "-d", "-R", "map", "prog"]).unwrap();
+        assert!(early_exit(&["-d", "-R", "map", "prog"]).is_none());
+        assert!(early_exit(&["-R", "map", "prog"]).is_none());
+        assert!(early_exit(&["-R", "map", "-l", "prog"]).is_none());
+        assert!(early_exit(&["-s", "-R", "map", "prog"]).is_none());
+        let (code, stdout) = early_exit(&["-d2", "-r", "-d", "-R", "map", "prog"]).unwrap();
         assert_eq!(code, 1);
         assert_eq!(
             stdout,
