@@ -16,10 +16,12 @@
 //! 6. [`report::print_report`] picks the sections as gprof's `main` does and prints them:
 //!    `-i`'s file summary, [`flat::print`], then [`cg_print::print`] and
 //!    [`cg_print::print_index`] (whose file names of static functions come from the DWARF
-//!    line table as BFD 2.40 reads it, [`profil_symbols::gprof::source_files`]), the execution
+//!    line table as BFD 2.40 reads it, [`profil_symbols::gprof::locate`]), the execution
 //!    counts (`-C`), [`annotate`] (`-A`), [`ordering`] (`-r`) and [`file_order`] (`-R`, whose
 //!    map also renames symbols in step 1); `-T` reorders and restyles
 //!    them, and without `-b` gprof's explanations (recorded from its output, `blurbs/`) follow.
+//!    The printers write into one buffer that goes to stdout a megabyte at a time
+//!    ([`report::spill`]), so a report of tens of megabytes reuses it rather than growing it.
 //!
 //! Under `-d` ([`debug`]) every step also writes gprof's trace lines into the analysis'
 //! [`debug::Trace`], which goes to stdout before the report (`-i`'s lines among them, where

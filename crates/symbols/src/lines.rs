@@ -15,6 +15,16 @@
 //! others), else from each unit's `DW_AT_low_pc`/`DW_AT_ranges`. Of the chosen units'
 //! rows, only the spans that intersect a wanted range are kept.
 //!
+//! # Reading the rows
+//!
+//! The rows of a line program that holds only what compilers write (special opcodes, the
+//! standard opcodes with their usual operands, `end_sequence`, forward `set_address`,
+//! `set_discriminator`) are decoded here ([`fast_rows`], cheaper per row than gimli's general
+//! decoder: 864M to 711M instructions for a whole `gprof -b -p -pFILE` of a 50,000-function
+//! program); any other program is read by gimli's `LineRows` from its
+//! start, so the rows are gimli's either way (a test holds the two to each other on random
+//! programs).
+//!
 //! When several rows share one address, the last one covers the bytes (the earlier ones
 //! cover nothing), which is what binutils' `addr2line` answers. Rows with line 0 (code the
 //! compiler could not attribute to a line) are kept with line 0.
