@@ -60,23 +60,23 @@ struct LineStat {
 }
 
 /// Print (or with `-y` write) the annotated sources of `a` (`exe` is the executable's bytes)
-/// as `graph.annotate` says (`graph.zeros`: `-z`, files without calls too).
-/// `first_output` is false when a section was printed before. Between files `out` goes to
-/// `sink` once it holds a megabyte ([`super::report::spill`]).
+/// as `opts` says (`zeros`: `-z`, files without calls too); returns the warnings (sources not
+/// found). `first_output` is false when a section was printed before. Between files `out`
+/// goes to `sink` once it holds a megabyte ([`super::sink::spill`]).
 pub fn print(
     a: &Analysis<'_>,
     exe: &[u8],
-    graph: &super::cg_print::GraphOptions,
+    opts: &AnnotateOptions,
+    zeros: bool,
     mut first_output: bool,
     out: &mut Vec<u8>,
     sink: &mut dyn std::io::Write,
-    warnings: &mut Vec<String>,
-) -> Result<()> {
-    let (opts, zeros) = (&graph.annotate, graph.zeros);
+) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
     let syms = &a.symtab.syms;
     if a.external_symbols {
         // No symbol has a source file.
-        return Ok(());
+        return Ok(warnings);
     }
     // One read of the line table answers both lists: the table's symbols, then (for the
     // file order) every function symbol in `.symtab` order.
@@ -283,10 +283,10 @@ pub fn print(
                 .map_err(|e| Error::input(format!("{file_name}: {e}")))?;
         } else {
             // The sources can be tens of megabytes: what is printed goes out as it grows.
-            super::report::spill(out, sink)?;
+            super::sink::spill(out, sink)?;
         }
     }
-    Ok(())
+    Ok(warnings)
 }
 
 /// `annotate_with_count` for one line, into `out` (16 columns).

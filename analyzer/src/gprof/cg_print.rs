@@ -699,7 +699,7 @@ pub fn print(
         } else {
             b"-----------------------------------------------\n"
         });
-        super::report::spill(out, sink)?;
+        super::sink::spill(out, sink)?;
     }
     if !opts.brief && !opts.bsd {
         out.extend_from_slice(CALL_GRAPH_BLURB);
@@ -802,7 +802,7 @@ pub fn print_index(
             starting_col += column_width;
         }
         out.push(b'\n');
-        super::report::spill(out, sink)?;
+        super::sink::spill(out, sink)?;
     }
     Ok(())
 }

@@ -96,7 +96,7 @@ fn time_order(time: &[f64], calls: &[u64], names: &[&[u8]], zeros: bool) -> Vec<
 }
 
 /// Print the flat profile table exactly as `gprof -b -p` (or `-T -b -p`) does (`out` goes to
-/// `sink` a megabyte at a time: [`super::report::spill`]).
+/// `sink` a megabyte at a time: [`super::sink::spill`]).
 pub fn print(
     a: &Analysis<'_>,
     opts: FlatOptions,
@@ -248,7 +248,7 @@ pub fn print(
             let _ = a.push_display_name(i, out);
         }
         out.push(b'\n');
-        super::report::spill(out, sink)?;
+        super::sink::spill(out, sink)?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@
 //!    map also renames symbols in step 1); `-T` reorders and restyles
 //!    them, and without `-b` gprof's explanations (recorded from its output, `blurbs/`) follow.
 //!    The printers write into one buffer that goes to stdout a megabyte at a time
-//!    ([`report::spill`]), so a report of tens of megabytes reuses it rather than growing it.
+//!    ([`sink::spill`]), so a report of tens of megabytes reuses it rather than growing it.
 //!
 //! Under `-d` ([`debug`]) every step also writes gprof's trace lines into the analysis'
 //! [`debug::Trace`], which goes to stdout before the report (`-i`'s lines among them, where
@@ -56,6 +56,7 @@ pub mod msort;
 pub mod ordering;
 pub mod printf;
 pub mod report;
+mod sink;
 pub mod sum;
 pub mod symspec;
 pub mod symtab;

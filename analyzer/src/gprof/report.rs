@@ -14,8 +14,8 @@ use crate::Result;
 /// histogram nor arcs and no section asked for, gprof falls back to the execution counts
 /// (empty without `-z`); so do we. `exe` is the executable's bytes (its DWARF names source
 /// files). Returns the warnings (sources `-A` could not find). The text goes to `out`, which
-/// the printers write to `sink` and empty whenever it holds a megabyte ([`spill`]): what is
-/// left in `out` is the caller's to write.
+/// the printers write to `sink` and empty whenever it holds a megabyte
+/// ([`super::sink::spill`]): what is left in `out` is the caller's to write.
 pub fn print_report(
     a: &Analysis<'_>,
     req: Sections,
@@ -79,7 +79,15 @@ pub fn print_report(
         first = false;
     }
     if req.annotated_source {
-        super::annotate::print(a, exe, &opts, first, out, sink, &mut warnings)?;
+        warnings.extend(super::annotate::print(
+            a,
+            exe,
+            &opts.annotate,
+            opts.zeros,
+            first,
+            out,
+            sink,
+        )?);
     }
     if req.function_order {
         super::ordering::print(a, graph, opts, out);
@@ -88,17 +96,4 @@ pub fn print_report(
         super::file_order::print(a, map, out);
     }
     Ok(warnings)
-}
-
-/// How much printed text a printer holds before [`spill`] hands it on.
-const SPILL_AT: usize = 1 << 20;
-
-/// Write `out` to `sink` and empty it once it holds a megabyte: a report of tens of
-/// megabytes then reuses one buffer instead of growing (and faulting in) a new one.
-pub(super) fn spill(out: &mut Vec<u8>, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
-    if out.len() >= SPILL_AT {
-        sink.write_all(out)?;
-        out.clear();
-    }
-    Ok(())
 }

@@ -37,7 +37,18 @@
     const [lv, lu] = l.split(" "), [hv, hu] = h.split(" ");
     return lu === hu ? lv + "–" + hv + " " + hu : l + "–" + h;
   }
-  const pct = (x) => (x === null || x === undefined) ? "" : x.toFixed(2);
+  // Two decimals as the text report prints them (Rust's round-half-to-even on the exact
+  // value), where toFixed rounds an exact tie up: a tie at two decimals is an odd number of
+  // eighths (12.625 is "12.62" in the report, "12.63" by toFixed).
+  const fixed2 = (x) => {
+    const e = x * 8;
+    if (Number.isInteger(e) && Math.abs(e) % 2 === 1 && Math.abs(x) < 1e12) {
+      const f = Math.floor(Math.abs(x) * 100);
+      return (x < 0 ? "-" : "") + ((f % 2 === 0 ? f : f + 1) / 100).toFixed(2);
+    }
+    return x.toFixed(2);
+  };
+  const pct = (x) => (x === null || x === undefined) ? "" : fixed2(x);
 
   async function load() {
     const b64 = $("profile-data").textContent.trim();
