@@ -34,6 +34,10 @@ extern "C" fn constructor() {
         return;
     }
     crate::threads::set_wrapper(pthread_create as *const () as usize);
+    // The program calls these in its own stacks: the walks leave them out (libc's
+    // pthread_create is then called from the program, as without us).
+    crate::stacks::leave_out(pthread_create as *const () as usize);
+    crate::stacks::leave_out(profil_rt_pthread_create as *const () as usize);
     crate::start();
 }
 

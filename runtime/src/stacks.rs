@@ -129,9 +129,9 @@ static POOL: AtomicPtr<AtomicU64> = AtomicPtr::new(core::ptr::null_mut());
 static SLOTS: AtomicUsize = AtomicUsize::new(0);
 static POOL_LEN: AtomicUsize = AtomicUsize::new(0);
 static POOL_USED: AtomicUsize = AtomicUsize::new(0);
-/// The start of a function of the runtime's own that a walk leaves out of the stacks (the
-/// thread trampoline, see [`leave_out`]); 0: none.
-static LEFT_OUT: AtomicUsize = AtomicUsize::new(0);
+/// The starts of the runtime's own functions that a walk leaves out of the stacks (the thread
+/// trampoline, the `pthread_create` wrappers, see [`leave_out`]); 0: a free slot.
+static LEFT_OUT: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
 static MAIN_TOP: AtomicUsize = AtomicUsize::new(0);
 static MAIN_LO: AtomicUsize = AtomicUsize::new(0);
 /// Offset of `stackblock` in glibc's thread descriptor (0: not found; threads other than the
@@ -300,9 +300,26 @@ fn stack_range(sp: usize) -> Option<Stack> {
 }
 
 /// Leave the frames of the function starting at `func` out of every walk from now on: the
-/// runtime's thread trampoline, which the program's threads start through (`threads`).
+/// runtime's thread trampoline, which the program's threads start through, and its
+/// `pthread_create`, which the program calls (`threads`). Beyond the table's few slots a
+/// function stays in. Not for a signal handler (slots are claimed with a compare-exchange,
+/// which is async-signal-safe, but nothing here needs it to be).
 pub fn leave_out(func: usize) {
-    LEFT_OUT.store(func, Ordering::Relaxed);
+    for slot in &LEFT_OUT {
+        match slot.compare_exchange(0, func, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(held) if held == func => return,
+            Err(_) => {}
+        }
+    }
+}
+
+/// Whether the function starting at `func` is one [`leave_out`] named. *Async-signal-safe.*
+fn left_out(func: usize) -> bool {
+    func != 0
+        && LEFT_OUT
+            .iter()
+            .any(|slot| slot.load(Ordering::Relaxed) == func)
 }
 
 /// Walk the stack from the interrupted registers `gregs` into `out` (PCs innermost first: the
@@ -358,11 +375,13 @@ fn walk_on(
                 if via_fp {
                     C.fp_frames.fetch_add(1, Ordering::Relaxed);
                 }
-                if func == LEFT_OUT.load(Ordering::Relaxed) && n > 1 {
-                    // The frame just left is the runtime's own thread trampoline: leave it out,
-                    // so the thread's start routine is called from where the program would
-                    // have called it (glibc's start_thread), in stacks and arcs alike. Frame
-                    // n - 2's function start stays the one recorded when it was left.
+                if left_out(func) && n > 1 {
+                    // The frame just left is the runtime's own (its thread trampoline or its
+                    // pthread_create): leave it out, so that the thread's start routine is
+                    // called from where the program would have called it (glibc's
+                    // start_thread) and libc's pthread_create from the program, in stacks and
+                    // arcs alike. Frame n - 2's function start stays the one recorded when it
+                    // was left.
                     n -= 1;
                 } else {
                     if n == MAX_DEPTH {

@@ -195,6 +195,10 @@ pub fn set_wrapper(addr: usize) {
 /// in a dynamic executable, which exports it). Otherwise (a static executable, where the
 /// loader cannot tell) the first call of ours creates it ([`create`]).
 pub fn init() {
+    // Our pthread_create's own frames, where the compiler kept them apart from the exported
+    // entry points (which the constructor names): left out of the walks as those are.
+    stacks::leave_out(create as *const () as usize);
+    stacks::leave_out(create_via as *const () as usize);
     let ours = WRAPPER.load(Ordering::Relaxed);
     if ours == 0 || !cfg!(target_arch = "x86_64") {
         return;

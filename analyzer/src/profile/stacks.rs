@@ -425,10 +425,15 @@ impl Sampled {
 }
 
 /// A function of the runtime itself (`profil_rt::threads::trampoline`, which starts every
-/// thread the program makes when the runtime is linked in or preloaded), by its demangled
+/// thread the program makes when the runtime is linked in or preloaded, or
+/// `profil_rt_pthread_create`, the C name its `pthread_create` also has), by its demangled
 /// name: such frames are the profiler's, never the program's, and no stack or row shows them.
+/// The runtime leaves them out of its walks where it can; an older profile, or a sample
+/// whose innermost frame is the runtime's, still names them.
 pub fn is_runtime_frame(demangled: &str) -> bool {
-    demangled.starts_with("profil_rt::") || demangled.starts_with("<profil_rt::")
+    demangled.starts_with("profil_rt::")
+        || demangled.starts_with("<profil_rt::")
+        || demangled.starts_with("profil_rt_")
 }
 
 #[cfg(test)]
@@ -463,6 +468,29 @@ mod tests {
             w.stack(*c, pcs.len() as u32, pcs.iter().copied()).unwrap();
         }
         w.finish().unwrap()
+    }
+
+    #[test]
+    fn the_runtimes_functions_are_its_own_by_rust_path_or_c_name() {
+        for name in [
+            "profil_rt::threads::trampoline",
+            "<profil_rt::X as core::ops::Drop>::drop",
+            // The C name of its pthread_create, which a sample in libc's pthread_create (lazy
+            // binding, under load) once put into a report's call graph.
+            "profil_rt_pthread_create",
+            "profil_rt_execvp",
+        ] {
+            assert!(is_runtime_frame(name), "{name}");
+        }
+        for name in [
+            "profil",
+            "pthread_create",
+            "main",
+            "my::profil_rt",
+            "profil_rtx",
+        ] {
+            assert!(!is_runtime_frame(name), "{name}");
+        }
     }
 
     #[test]
