@@ -662,7 +662,20 @@ impl<'data> Analysis<'data> {
         // `source_locations`' answers (BFD's line table reading, only rows with a line), by
         // file number: no allocation per symbol.
         let wanted: Vec<(u64, u64)> = order.iter().map(|&a| (a, a.saturating_add(1))).collect();
-        let map = profil_symbols::lines::line_map_with(data, &wanted, true);
+        // Only the files the specs name matter, unless `-d` traces print every symbol's file:
+        // the units that cannot name one are not decoded (the bulk of the time at 200k
+        // functions). Their files are then missing from the numbering, whose order only
+        // decides between files of one base name.
+        let named = match self.trace.level {
+            0 => symspec::files_named(self.specs),
+            _ => None,
+        };
+        let map = match named {
+            Some(names) => profil_symbols::lines::line_map_of_files(data, &wanted, &|path| {
+                names.iter().any(|n| base_name(path) == n.as_bytes())
+            }),
+            None => profil_symbols::lines::line_map_with(data, &wanted, true),
+        };
         // A cursor, not a binary search per symbol: both walks go (mostly) up in address.
         let mut cursor = map.cursor();
         let mut at = move |addr: u64| cursor.at(addr).filter(|s| s.line != 0);

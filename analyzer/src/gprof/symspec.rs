@@ -141,6 +141,23 @@ pub fn needs_source(specs: &[SymSpec]) -> bool {
     })
 }
 
+/// The base names of the files the specs name, when those are all the symbols' source
+/// information can decide ([`SourceInfo::lookup_name`] finds a file by its base name, and a
+/// name with a `/` finds none); `None` when a side names a line without a file (every
+/// symbol's line then counts).
+pub fn files_named(specs: &[SymSpec]) -> Option<Vec<&str>> {
+    let mut names = Vec::new();
+    for side in specs.iter().flat_map(|s| s.spec.split('/')) {
+        let p = parse(side);
+        match p.file {
+            Some(f) => names.push(f),
+            None if p.line != 0 => return None,
+            None => {}
+        }
+    }
+    Some(names)
+}
+
 /// [`needs_source`], or under `-d` (`debug`) a `FROM/TO` spec (`sym_id_parse`'s traces of
 /// its arcs name the ends' files).
 pub fn traced_needs_source(specs: &[SymSpec], debug: u32) -> bool {

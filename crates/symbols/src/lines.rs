@@ -180,6 +180,54 @@ pub fn line_map_with(data: &[u8], wanted: &[(u64, u64)], bfd_file_quirk: bool) -
     with_dwarf(data, |dwarf| build(dwarf, &wanted, bfd_file_quirk)).unwrap_or_default()
 }
 
+/// [`line_map_with`] in BFD's mode for callers that only need the spans whose file `keep`
+/// accepts (gprof's symbol specs naming a file): a unit none of whose rows can name such a
+/// file is not decoded at all. Which files a unit's rows can name is read from its line
+/// program's header (every entry, by BFD's path rules, and `<unknown>` for a number past
+/// them) and from the program itself, which could add files of its own
+/// (`DW_LNE_define_file`: no compiler of today writes it; a program whose bytes might hold
+/// one is decoded). The spans kept are then the same as [`line_map_with`]'s for every file
+/// `keep` accepts, and none of the other units' rows are read.
+pub fn line_map_of_files(
+    data: &[u8],
+    wanted: &[(u64, u64)],
+    keep: &dyn Fn(&[u8]) -> bool,
+) -> LineMap {
+    let wanted = normalize(wanted);
+    if wanted.is_empty() {
+        return LineMap::default();
+    }
+    with_dwarf(data, |dwarf| {
+        let accept = |unit: &gimli::Unit<R<'_>>| may_name(dwarf, unit, keep);
+        build_of(dwarf, &wanted, true, &accept)
+    })
+    .unwrap_or_default()
+}
+
+/// Whether a row of `unit`'s line program could name a file `keep` accepts (see
+/// [`line_map_of_files`]): a program BFD gives up on names none; one that defines files of
+/// its own may name anything.
+fn may_name(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    keep: &dyn Fn(&[u8]) -> bool,
+) -> bool {
+    let Some(program) = unit.line_program.as_ref() else {
+        return false;
+    };
+    match bfd_accepts(program) {
+        Err(_) => return false,
+        Ok(true) => return true,
+        Ok(false) => {}
+    }
+    let header = program.header();
+    // File numbers 0 to n: DWARF 5 counts from 0, earlier versions from 1 (their 0, like any
+    // number past the table, is `<unknown>`).
+    keep(b"<unknown>")
+        || (0..=header.file_names().len() as u64)
+            .any(|i| crate::dwarf::bfd_file_name(dwarf, unit, i).is_some_and(|path| keep(&path)))
+}
+
 fn chosen_units(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)]) -> Option<BTreeSet<usize>> {
     let mut chosen = BTreeSet::new();
     let mut headers = dwarf.debug_aranges.headers();
@@ -241,12 +289,24 @@ pub(crate) fn for_each_wanted_unit<'a>(
 }
 
 fn build(dwarf: &gimli::Dwarf<R<'_>>, wanted: &[(u64, u64)], quirk: bool) -> LineMap {
+    build_of(dwarf, wanted, quirk, &|_| true)
+}
+
+/// [`build`] of the units `accept` takes.
+fn build_of(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    wanted: &[(u64, u64)],
+    quirk: bool,
+    accept: &dyn Fn(&gimli::Unit<R<'_>>) -> bool,
+) -> LineMap {
     let mut b = LineBuilder::new(quirk);
     for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
-        b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
+        if accept(unit) {
+            b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
+        }
     });
     b.finish()
-        .unwrap_or_else(|| build_unmerged(dwarf, wanted, quirk))
+        .unwrap_or_else(|| build_unmerged_of(dwarf, wanted, quirk, accept))
 }
 
 /// [`build`] without joining a unit's spans as they are read: for the rare line tables
@@ -256,10 +316,21 @@ pub(crate) fn build_unmerged(
     wanted: &[(u64, u64)],
     quirk: bool,
 ) -> LineMap {
+    build_unmerged_of(dwarf, wanted, quirk, &|_| true)
+}
+
+fn build_unmerged_of(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    wanted: &[(u64, u64)],
+    quirk: bool,
+    accept: &dyn Fn(&gimli::Unit<R<'_>>) -> bool,
+) -> LineMap {
     let mut b = LineBuilder::new(quirk);
     b.join = false;
     for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
-        b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
+        if accept(unit) {
+            b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
+        }
     });
     b.finish().unwrap_or_default()
 }
@@ -742,8 +813,9 @@ fn fast_rows(
 /// Fails where BFD 2.40's `decode_line_info` gives up on a line program that gimli reads
 /// on: an extended opcode it does not know ("mangled line number section"). It knows
 /// `end_sequence`, `set_address`, `define_file` (in every version), `set_discriminator` and
-/// HP's `source_file_correlation` (0x80), which it skips.
-fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<()> {
+/// HP's `source_file_correlation` (0x80), which it skips. Otherwise returns whether the
+/// program defines a file of its own (`define_file`) before any malformed bytes.
+fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<bool> {
     let header = program.header();
     // BFD knows the DWARF 5 entry contents path, directory index, timestamp, size and MD5
     // ("unknown format content type" otherwise).
@@ -761,6 +833,7 @@ fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<(
     let lengths = header.standard_opcode_lengths().slice();
     let base = header.opcode_base();
     let mut at = 0usize;
+    let mut defines = false;
     // Skip a LEB128 number; None past the end.
     let leb = |at: &mut usize| -> Option<u64> {
         let (mut value, mut shift) = (0u64, 0u32);
@@ -780,19 +853,20 @@ fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<(
         at += 1;
         if op == 0 {
             let Some(len) = leb(&mut at) else {
-                return Ok(());
+                return Ok(defines);
             };
             let Some(&ext) = code.get(at) else {
-                return Ok(());
+                return Ok(defines);
             };
             if len == 0 {
-                return Ok(());
+                return Ok(defines);
             }
             if !matches!(ext, 1..=4 | 0x80) {
                 return Err(gimli::Error::UnsupportedOpcodeOperandsTable);
             }
+            defines |= ext == 3;
             let Some(next) = usize::try_from(len).ok().and_then(|l| at.checked_add(l)) else {
-                return Ok(());
+                return Ok(defines);
             };
             at = next;
         } else if op >= base {
@@ -806,17 +880,17 @@ fn bfd_accepts(program: &gimli::IncompleteLineProgram<R<'_>>) -> gimli::Result<(
                 }
                 _ => match lengths.get(usize::from(op - 1)) {
                     Some(&n) => n,
-                    None => return Ok(()),
+                    None => return Ok(defines),
                 },
             };
             for _ in 0..args {
                 if leb(&mut at).is_none() {
-                    return Ok(());
+                    return Ok(defines);
                 }
             }
         }
     }
-    Ok(())
+    Ok(defines)
 }
 
 #[cfg(test)]
@@ -938,6 +1012,70 @@ mod tests {
         }
         // The comparison means something only if ours answered for many of them.
         assert!(answered > 2_000, "{answered}");
+    }
+
+    #[test]
+    fn a_program_that_defines_a_file_is_never_taken_for_one_that_does_not() {
+        // `bfd_accepts`' scan says whether a program defines a file (a unit whose file
+        // table names nothing a file spec asks for is then not decoded). gimli as the judge: after reading a program's rows, its header has one more file
+        // per `DW_LNE_define_file` it met. Random programs of what compilers write, with a
+        // define_file (short or long name, so a one- or two-byte length) put in at random.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut defining, mut plain) = (0, 0);
+        for _ in 0..20_000 {
+            let mut p = Vec::new();
+            for _ in 0..(next() % 30) {
+                let r = next();
+                match r % 12 {
+                    0 => {
+                        p.extend_from_slice(&[0, 9, 2]);
+                        p.extend_from_slice(&(next() % 0x3000).to_le_bytes());
+                    }
+                    1 => p.extend_from_slice(&[0, 1, 1]),
+                    2 => p.extend_from_slice(&[2, (r >> 8) as u8 & 0x7f]),
+                    3 => p.extend_from_slice(&[3, (r >> 8) as u8, (r >> 16) as u8 & 0x7f]),
+                    4 if r % 7 == 0 => {
+                        let name = vec![b'x'; 1 + (r >> 8) as usize % 200];
+                        let len = name.len() + 5;
+                        p.push(0);
+                        if len < 128 {
+                            p.push(len as u8);
+                        } else {
+                            p.extend_from_slice(&[0x80 | (len & 0x7f) as u8, (len >> 7) as u8]);
+                        }
+                        p.push(3);
+                        p.extend_from_slice(&name);
+                        p.extend_from_slice(&[0, 0, 0, 0]);
+                    }
+                    5 => p.extend_from_slice(&[9, (r >> 8) as u8, (r >> 16) as u8]),
+                    _ => p.push(13 + ((r >> 8) % 243) as u8),
+                }
+            }
+            let section = line_unit(&p);
+            let debug_line = gimli::DebugLine::new(&section, gimli::RunTimeEndian::Little);
+            let inc = debug_line
+                .program(gimli::DebugLineOffset(0), 8, None, None)
+                .expect("header");
+            let before = inc.header().file_names().len();
+            let scan = bfd_accepts(&inc);
+            let mut rows = inc.rows();
+            while let Ok(Some(_)) = rows.next_row() {}
+            if rows.header().file_names().len() > before {
+                // Found, or the program is one BFD gives up on (which then names nothing).
+                defining += 1;
+                assert_ne!(scan, Ok(false), "{p:?}");
+            } else if scan == Ok(false) {
+                plain += 1;
+            }
+        }
+        // Both kinds were met, and the scan let most programs without one through.
+        assert!(defining > 500 && plain > 5_000, "{defining} {plain}");
     }
 
     #[test]
