@@ -68,6 +68,7 @@ pub mod diff;
 pub mod error;
 pub mod export;
 pub mod gprof;
+pub mod heap;
 pub mod launch;
 pub mod pipeline;
 pub mod profile;

@@ -9,6 +9,9 @@ use profil_report::{cmd, diff, export, launch, pipeline, Error};
 
 mod cli;
 
+#[global_allocator]
+static HEAP: profil_report::heap::HugeHeap = profil_report::heap::HugeHeap;
+
 /// Print the warnings a command returned.
 fn warn(warnings: Vec<String>) {
     for w in warnings {
@@ -20,6 +23,7 @@ fn warn(warnings: Vec<String>) {
 }
 
 fn main() -> ExitCode {
+    profil_report::heap::HugeHeap::setup();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if cli::gprof::is_gprof_mode(&args) {
         return gprof_main(&args);
