@@ -8,12 +8,11 @@
 //! faults instead of 40,000, and the same bytes. What [`HugeHeap`] changes, at the start of
 //! the process ([`HugeHeap::setup`]):
 //!
-//! * `malloc` keeps every block below 32 MiB (glibc's largest threshold) in its heap instead
-//!   of giving each large block a mapping of its own (mapped and unmapped again as vectors
-//!   grow), grows the heap 32 MiB at a time and does not give freed memory back to the
-//!   system while the process runs (it is short-lived);
+//! * `malloc` grows its heap 32 MiB at a time and does not give freed memory back to the
+//!   system while the process runs (it is short-lived); large blocks keep their own mappings
+//!   (which `realloc` grows without a copy);
 //! * each time the heap has grown, the new part is advised `MADV_HUGEPAGE`; so is each block
-//!   of 32 MiB or more (glibc's own mappings).
+//!   of 2 MiB or more, in the heap or mapped.
 //!
 //! Everything else is glibc's allocator, unchanged. Where huge pages are off (`never`) the
 //! advice does nothing; on other systems [`HugeHeap`] is the system allocator. The memory
@@ -31,7 +30,7 @@ mod imp {
 
     /// A huge page (x86_64, aarch64 with 4 KiB pages).
     const HUGE: usize = 2 << 20;
-    /// glibc's largest `M_MMAP_THRESHOLD`, also the heap's growth step.
+    /// The heap's growth step.
     const STEP: usize = 32 << 20;
 
     /// The end of the heap range advised so far (0: not set up, no advice).
@@ -41,7 +40,6 @@ mod imp {
         // SAFETY: mallopt only sets allocator parameters (a refused value leaves the old one);
         // sbrk(0) only reads the current break.
         unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, STEP as libc::c_int);
             libc::mallopt(libc::M_TOP_PAD, STEP as libc::c_int);
             libc::mallopt(libc::M_TRIM_THRESHOLD, libc::c_int::MAX);
             let brk = libc::sbrk(0) as usize;
@@ -70,7 +68,7 @@ mod imp {
         if p.is_null() {
             return;
         }
-        if size >= STEP {
+        if size >= HUGE {
             advise(p as usize, p as usize + size);
             return;
         }

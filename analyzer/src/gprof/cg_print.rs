@@ -215,7 +215,7 @@ pub fn print_one_file_info(f: &super::FileInfo, out: &mut Vec<u8>) {
 
 /// The source file gprof appends to a static function's name in the index: the base name of
 /// the file `bfd_find_nearest_line` gives for the function's address (DWARF line table, see
-/// [`profil_symbols::gprof::source_files`]). Indexed by symbol; `None` for globals and without
+/// [`profil_symbols::gprof::locate`]). Indexed by symbol; `None` for globals and without
 /// debug info.
 pub fn static_source_files(a: &Analysis<'_>, exe: &[u8]) -> Vec<Option<Vec<u8>>> {
     let syms = &a.symtab.syms;

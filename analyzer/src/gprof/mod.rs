@@ -659,9 +659,6 @@ impl<'data> Analysis<'data> {
                     .collect()
             })
             .unwrap_or_default();
-        // `source_locations`' answers (BFD's line table reading, only rows with a line), by
-        // file number: no allocation per symbol.
-        let wanted: Vec<(u64, u64)> = order.iter().map(|&a| (a, a.saturating_add(1))).collect();
         // Only the files the specs name matter, unless `-d` traces print every symbol's file:
         // the units that cannot name one are not decoded (the bulk of the time at 200k
         // functions). Their files are then missing from the numbering, whose order only
@@ -670,47 +667,33 @@ impl<'data> Analysis<'data> {
             0 => symspec::files_named(self.specs),
             _ => None,
         };
-        let map = match named {
-            Some(names) => profil_symbols::lines::line_map_of_files(data, &wanted, &|path| {
+        // One read of the line table for both lists: the symbols in `.symtab` order, then the
+        // table's.
+        let addrs: Vec<u64> = order
+            .iter()
+            .copied()
+            .chain(self.symtab.syms.iter().map(|s| s.addr))
+            .collect();
+        let found = match named {
+            Some(names) => profil_symbols::gprof::locate_files(data, &addrs, &|path| {
                 names.iter().any(|n| base_name(path) == n.as_bytes())
             }),
-            None => profil_symbols::lines::line_map_with(data, &wanted, true),
+            None => profil_symbols::gprof::locate(data, &addrs),
         };
-        // A cursor, not a binary search per symbol: both walks go (mostly) up in address.
-        let mut cursor = map.cursor();
-        let mut at = move |addr: u64| cursor.at(addr).filter(|s| s.line != 0);
+        let (first, table) = found.at.split_at(order.len());
         let mut src = SourceInfo::default();
-        let mut ids = vec![u32::MAX; map.files.len()];
-        // `.symtab` order is not address order: answer the addresses sorted, then intern the
-        // files in `.symtab` order.
-        let mut by_addr: Vec<u32> = (0..order.len() as u32).collect();
-        by_addr.sort_unstable_by_key(|&i| order[i as usize]);
-        let mut file_of = vec![u32::MAX; order.len()];
-        for &i in &by_addr {
-            if let Some(span) = at(order[i as usize]) {
-                file_of[i as usize] = span.file;
+        let mut ids = vec![u32::MAX; found.num_files()];
+        for &(file, _) in first.iter().flatten() {
+            if ids[file as usize] == u32::MAX {
+                ids[file as usize] = src.intern(found.path(file));
             }
         }
-        for &file in &file_of {
-            if file != u32::MAX {
-                if let Some(id) = ids.get_mut(file as usize).filter(|i| **i == u32::MAX) {
-                    *id = src.intern(
-                        map.files
-                            .get(file as usize)
-                            .map_or("??", String::as_str)
-                            .as_bytes(),
-                    );
-                }
-            }
-        }
-        src.at = self
-            .symtab
-            .syms
+        src.at = table
             .iter()
-            .map(|s| {
-                let span = at(s.addr)?;
-                let id = *ids.get(span.file as usize)?;
-                (id != u32::MAX).then_some((id, span.line))
+            .map(|at| {
+                let (file, line) = (*at)?;
+                let id = ids[file as usize];
+                (id != u32::MAX).then_some((id, line))
             })
             .collect();
         src

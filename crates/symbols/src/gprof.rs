@@ -11,9 +11,9 @@
 //! `st_size` is never looked at here: gprof gives each function the range up to the next
 //! kept symbol. The honest ranges of the default report live in [`crate::ranges`].
 //!
-//! [`source_files`] is the other half of gprof's symbol table: the source file BFD's
+//! [`locate`] is the other half of gprof's symbol table: the source file and line BFD's
 //! `bfd_find_nearest_line` names at each symbol's address, which the call graph's index prints
-//! after a static function's name.
+//! after a static function's name and the symbol specs naming a file or a line match.
 
 use std::collections::HashMap;
 
@@ -46,33 +46,7 @@ pub struct ClassOptions {
     pub ignore_non_functions: bool,
 }
 
-/// For each address of `addrs` (link-time), the base name of the source file BFD 2.40's DWARF
-/// line reader gives for it, as gprof's `get_src_info` keeps it: only when the covering
-/// line-table row has a non-zero line. Empty without DWARF; damaged units are skipped (a file
-/// name is decoration, never a reason to fail).
-///
-/// The file comes from the **line table**, not from `DW_AT_decl_file`: for optimized code that
-/// is often the file of code inlined at the function's first instruction. And it comes with
-/// BFD 2.40's DWARF 5 numbering (see [`crate::lines::line_map_with`]): each line sequence
-/// starts with file 0, the compilation unit's primary file, until the line program first sets
-/// the file register. That is why gprof names `main.c` for a non-inlined static function of a
-/// header that is the first code of `main.c`'s sequence, the including file for a function
-/// from an `#include`d `.c` file that starts a sequence, and `<artificial>` (the unit name
-/// gcc gives a link-time-optimized partition) for such functions in any LTO build.
-pub fn source_files(data: &[u8], addrs: &[u64]) -> HashMap<u64, Vec<u8>> {
-    source_locations(data, addrs)
-        .into_iter()
-        .map(|(a, (path, _))| {
-            let base = match path.iter().rposition(|&b| b == b'/') {
-                Some(i) => path[i + 1..].to_vec(),
-                None => path,
-            };
-            (a, base)
-        })
-        .collect()
-}
-
-/// As [`source_files`], the whole path (what gprof prints under `-L`) and the line, for each
+/// [`locate`] as a map: the whole path (what gprof prints under `-L`) and the line, for each
 /// address the line table has a non-zero line for.
 pub fn source_locations(data: &[u8], addrs: &[u64]) -> HashMap<u64, (Vec<u8>, u64)> {
     let found = locate(data, addrs);
@@ -83,8 +57,8 @@ pub fn source_locations(data: &[u8], addrs: &[u64]) -> HashMap<u64, (Vec<u8>, u6
         .collect()
 }
 
-/// What [`source_locations`] answers, without a map or a copy of the path per address: for
-/// each address of the list, in its order, the index of its path and its line.
+/// What [`locate`] answers, without a map or a copy of the path per address: for each
+/// address of the list, in its order, the index of its path and its line.
 #[derive(Debug, Default)]
 pub struct Located {
     map: crate::lines::LineMap,
@@ -104,11 +78,43 @@ impl Located {
     }
 }
 
-/// [`source_locations`] of `addrs` (link-time, in any order) as a [`Located`]: one read of
-/// the DWARF line table, the addresses answered in address order along its spans.
+/// For each address of `addrs` (link-time, in any order), the source file (whole path) and
+/// line BFD 2.40's DWARF line reader gives for it, as gprof's `get_src_info` keeps them: only
+/// when the covering line-table row has a non-zero line. One read of the line table, the
+/// addresses answered in address order along its spans. Empty without DWARF; damaged units
+/// are skipped (a file name is decoration, never a reason to fail).
+///
+/// The file comes from the **line table**, not from `DW_AT_decl_file`: for optimized code that
+/// is often the file of code inlined at the function's first instruction. And it comes with
+/// BFD 2.40's DWARF 5 numbering (see [`crate::lines::line_map_with`]): each line sequence
+/// starts with file 0, the compilation unit's primary file, until the line program first sets
+/// the file register. That is why gprof names `main.c` for a non-inlined static function of a
+/// header that is the first code of `main.c`'s sequence, the including file for a function
+/// from an `#include`d `.c` file that starts a sequence, and `<artificial>` (the unit name
+/// gcc gives a link-time-optimized partition) for such functions in any LTO build.
 pub fn locate(data: &[u8], addrs: &[u64]) -> Located {
-    let wanted: Vec<(u64, u64)> = addrs.iter().map(|&a| (a, a.saturating_add(1))).collect();
-    let map = crate::lines::line_map_with(data, &wanted, true);
+    locate_in(
+        crate::lines::line_map_with(data, &wanted(addrs), true),
+        addrs,
+    )
+}
+
+/// [`locate`] for a caller that only needs the answers whose file `keep` accepts: the
+/// compilation units that cannot name such a file are not read
+/// ([`crate::lines::line_map_of_files`]), and their addresses have no answer.
+pub fn locate_files(data: &[u8], addrs: &[u64], keep: &dyn Fn(&[u8]) -> bool) -> Located {
+    locate_in(
+        crate::lines::line_map_of_files(data, &wanted(addrs), keep),
+        addrs,
+    )
+}
+
+/// One byte at each address.
+fn wanted(addrs: &[u64]) -> Vec<(u64, u64)> {
+    addrs.iter().map(|&a| (a, a.saturating_add(1))).collect()
+}
+
+fn locate_in(map: crate::lines::LineMap, addrs: &[u64]) -> Located {
     let mut at = vec![None; addrs.len()];
     if !map.spans.is_empty() {
         let mut by_addr: Vec<u32> = (0..addrs.len() as u32).collect();
