@@ -4,9 +4,10 @@
 //! once; measured with `perf stat -e page-faults` at 200,000 functions, 40,000 page faults
 //! (one per 4 KiB page touched) took 15-30% of `--gprof -b -q`, `-A` and the file-spec
 //! modes. On Linux, where the system's huge-page policy is `madvise` (the default of most
-//! distributions), memory asked for with `MADV_HUGEPAGE` is faulted 2 MiB at a time: 1,000
-//! faults instead of 40,000, and the same bytes. What [`HugeHeap`] changes, at the start of
-//! the process ([`HugeHeap::setup`]):
+//! distributions), memory asked for with `MADV_HUGEPAGE` is faulted 2 MiB at a time: with
+//! this allocator `-b -q` takes 7,800 faults instead of 40,000, `-b -p -l` 78,000 instead of
+//! 211,000 (the rest are the input files' pages, which stay mapped 4 KiB at a time). What
+//! [`HugeHeap`] changes, at the start of the process ([`HugeHeap::setup`]):
 //!
 //! * `malloc` grows its heap 32 MiB at a time and does not give freed memory back to the
 //!   system while the process runs (it is short-lived); large blocks keep their own mappings
@@ -128,5 +129,61 @@ unsafe impl GlobalAlloc for HugeHeap {
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         imp::after(p, new_size);
         p
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The `VmFlags` of the mapping that holds `addr` (from /proc/self/smaps).
+    fn flags_at(addr: usize) -> Option<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line
+                .split_whitespace()
+                .next()
+                .and_then(|r| r.split_once('-'));
+            match range.map(|(a, b)| (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))) {
+                Some((Ok(lo), Ok(hi))) => inside = lo <= addr && addr < hi,
+                _ if inside && line.starts_with("VmFlags:") => return Some(line.to_owned()),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn blocks_keep_their_bytes_and_large_ones_are_advised_onto_huge_pages() {
+        HugeHeap::setup();
+        let heap = HugeHeap;
+        for size in [24usize, 5000, 3 << 20] {
+            let layout = Layout::from_size_align(size, 16).unwrap();
+            // SAFETY: a non-zero size; the block is written within its size, grown with the
+            // same layout, and freed once with the layout it has then.
+            unsafe {
+                let p = heap.alloc(layout);
+                assert!(!p.is_null());
+                for i in 0..size {
+                    *p.add(i) = (i % 251) as u8;
+                }
+                let bigger = size * 7;
+                let q = heap.realloc(p, layout, bigger);
+                assert!(!q.is_null());
+                for i in 0..size {
+                    assert_eq!(*q.add(i), (i % 251) as u8, "byte {i} of {size}");
+                }
+                // (A kernel without transparent huge pages refuses the advice.)
+                let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists();
+                if bigger >= 4 << 20 && thp {
+                    // A whole huge page inside the block carries the advice ("hg").
+                    let inner = (q as usize).next_multiple_of(2 << 20);
+                    let flags = flags_at(inner).expect("the block is mapped");
+                    assert!(flags.split_whitespace().any(|f| f == "hg"), "{flags}");
+                }
+                heap.dealloc(q, Layout::from_size_align(bigger, 16).unwrap());
+            }
+        }
     }
 }

@@ -62,6 +62,10 @@
 //! call tree of that same stack model and the source lines with samples, in one page that
 //! [`render::html`] fills from its own template; the page's script only lays out, sorts and
 //! filters them.
+//!
+//! [`heap`] is the binary's allocator: glibc's, with large blocks and the heap's growth
+//! advised onto transparent huge pages (a tenth of the page faults of a report over a large
+//! program; measured in its module doc and BENCHMARKS.md).
 
 pub mod cmd;
 pub mod diff;

@@ -588,6 +588,9 @@ impl CallGraph {
             self.nodes[p].child_time = 0.0;
             let self_arc = if traced {
                 self.arc_lookup_traced(symtab, p, p, trace)
+            } else if self.nodes[p].children.is_none() {
+                // No arc leaves p (most line symbols under -l): no look-up in the arc map.
+                None
             } else {
                 self.arc_lookup(symtab, p, p)
             };
