@@ -185,9 +185,12 @@ pub fn line_map_with(data: &[u8], wanted: &[(u64, u64)], bfd_file_quirk: bool) -
 /// file is not decoded at all. Which files a unit's rows can name is read from its line
 /// program's header (every entry, by BFD's path rules, and `<unknown>` for a number past
 /// them) and from the program itself, which could add files of its own
-/// (`DW_LNE_define_file`: no compiler of today writes it; a program whose bytes might hold
-/// one is decoded). The spans kept are then the same as [`line_map_with`]'s for every file
-/// `keep` accepts, and none of the other units' rows are read.
+/// (`DW_LNE_define_file`: no compiler of today writes it; a program that defines one is
+/// decoded, one BFD gives up on names nothing). The spans kept are then the same as
+/// [`line_map_with`]'s for every file `keep` accepts, and none of the other units' rows are
+/// read — unless sequences of two units overlap (damaged line tables; the sequences of
+/// functions a linker dropped start at 0, below any code), where a span of a unit left
+/// unread would have won the overlap.
 pub fn line_map_of_files(
     data: &[u8],
     wanted: &[(u64, u64)],
