@@ -302,14 +302,9 @@ fn build_of(
     quirk: bool,
     accept: &dyn Fn(&gimli::Unit<R<'_>>) -> bool,
 ) -> LineMap {
-    let mut b = LineBuilder::new(quirk);
-    for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
-        if accept(unit) {
-            b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
-        }
-    });
-    b.finish()
-        .unwrap_or_else(|| build_unmerged_of(dwarf, wanted, quirk, accept))
+    read_units(dwarf, wanted, quirk, accept, quirk)
+        .or_else(|| read_units(dwarf, wanted, quirk, accept, false))
+        .unwrap_or_default()
 }
 
 /// [`build`] without joining a unit's spans as they are read: for the rare line tables
@@ -319,23 +314,26 @@ pub(crate) fn build_unmerged(
     wanted: &[(u64, u64)],
     quirk: bool,
 ) -> LineMap {
-    build_unmerged_of(dwarf, wanted, quirk, &|_| true)
+    read_units(dwarf, wanted, quirk, &|_| true, false).unwrap_or_default()
 }
 
-fn build_unmerged_of(
+/// The spans of the units `accept` takes, joined as they are read if `join` (`None` when
+/// joined spans overlap: see [`LineBuilder::finish`]).
+fn read_units(
     dwarf: &gimli::Dwarf<R<'_>>,
     wanted: &[(u64, u64)],
     quirk: bool,
     accept: &dyn Fn(&gimli::Unit<R<'_>>) -> bool,
-) -> LineMap {
+    join: bool,
+) -> Option<LineMap> {
     let mut b = LineBuilder::new(quirk);
-    b.join = false;
+    b.join = join;
     for_each_wanted_unit(dwarf, wanted, !quirk, |unit| {
         if accept(unit) {
             b.unit(dwarf, unit, wanted, || bfd_die_end(unit).is_ok());
         }
     });
-    b.finish().unwrap_or_default()
+    b.finish()
 }
 
 /// [`build`] one unit at a time (so that [`crate::inline::bfd_line_and_inline_maps`] reads
