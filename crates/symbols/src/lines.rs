@@ -916,6 +916,16 @@ mod tests {
 
     type Row = (u64, u64, u64, bool);
 
+    /// A small deterministic random source (xorshift64) for the generated programs.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// gimli's rows of `program` (and whether it read to the end without an error), and
     /// ours (`None` where [`fast_rows`] leaves it to gimli).
     fn both(program: &[u8]) -> ((Vec<Row>, bool), Option<Vec<Row>>) {
@@ -975,13 +985,7 @@ mod tests {
         }
         // Random programs, mostly of the opcodes compilers use: wherever ours answers, it
         // answers as gimli does (the same rows, and gimli read them without an error).
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut answered = 0;
         for _ in 0..20_000 {
             let mut p = Vec::new();
@@ -1021,13 +1025,7 @@ mod tests {
         // table names nothing a file spec asks for is then not decoded). gimli as the judge: after reading a program's rows, its header has one more file
         // per `DW_LNE_define_file` it met. Random programs of what compilers write, with a
         // define_file (short or long name, so a one- or two-byte length) put in at random.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let (mut defining, mut plain) = (0, 0);
         for _ in 0..20_000 {
             let mut p = Vec::new();
