@@ -31,6 +31,15 @@ fn same(program: &str, func: &str, args: &[&str]) {
     same_in(&dir, &args);
 }
 
+/// [`same_in`] for each set of `flags`, followed by `inputs` (the executable and its gmon
+/// files).
+fn same_in_each(dir: &std::path::Path, flags: &[&[&str]], inputs: &[&str]) {
+    for f in flags {
+        let args: Vec<&str> = f.iter().chain(inputs).copied().collect();
+        same_in(dir, &args);
+    }
+}
+
 /// Run `gprof ARGS` and `profil-report --gprof ARGS` in `dir`: the same exit status and
 /// stdout, and nothing on stdout when gprof fails.
 fn same_in(dir: &std::path::Path, args: &[&str]) {
@@ -860,17 +869,17 @@ int main(void) { spin(); printf("%ld\n", sink); return 0; }
         let plain = gprof(dir.path(), &["-b", "-z", "lbl", "lbl.gmon"]);
         let with_d = gprof(dir.path(), &["-b", "-z", "-D", "lbl", "lbl.gmon"]);
         assert_ne!(plain.stdout, with_d.stdout, "-D dropped nothing");
-        for flags in [
-            &["-D"][..],
-            &["-b", "-z", "-D"],
-            &["--ignore-non-functions", "-b", "-z", "-p"],
-            &["-D", "-a", "-z", "-b"],
-            &["-D", "-l", "-z", "-b"],
-        ] {
-            let mut args = flags.to_vec();
-            args.extend_from_slice(&["lbl", "lbl.gmon"]);
-            super::same_in(dir.path(), &args);
-        }
+        super::same_in_each(
+            dir.path(),
+            &[
+                &["-D"][..],
+                &["-b", "-z", "-D"],
+                &["--ignore-non-functions", "-b", "-z", "-p"],
+                &["-D", "-a", "-z", "-b"],
+                &["-D", "-l", "-z", "-b"],
+            ],
+            &["lbl", "lbl.gmon"],
+        );
     }
 }
 
@@ -1344,23 +1353,23 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
         let plain = gprof(dir.path(), &["-b", "cpp", "cpp.gmon"]);
         let raw = gprof(dir.path(), &["-b", "--no-demangle", "cpp", "cpp.gmon"]);
         assert_ne!(plain.stdout, raw.stdout, "--no-demangle changed nothing");
-        for flags in [
-            &["-b"][..],
-            &["--no-demangle"],
-            &["--no-demangle", "-b", "-z", "-q"],
-            &["--no-demangle", "--demangle", "-b"],
-            &["--demangle=auto", "--no-demangle", "-b"],
-            &["--demangle=none", "-b"],
-            &["--demangle=none", "--demangle", "-b"],
-            &["--no-dem", "-l", "-b"],
-            &["--demangle=bogus", "-b"],
-            &["-T", "-b"],
-            &["-T", "--demangle", "-z"],
-        ] {
-            let mut args = flags.to_vec();
-            args.extend_from_slice(&["cpp", "cpp.gmon"]);
-            super::same_in(dir.path(), &args);
-        }
+        super::same_in_each(
+            dir.path(),
+            &[
+                &["-b"][..],
+                &["--no-demangle"],
+                &["--no-demangle", "-b", "-z", "-q"],
+                &["--no-demangle", "--demangle", "-b"],
+                &["--demangle=auto", "--no-demangle", "-b"],
+                &["--demangle=none", "-b"],
+                &["--demangle=none", "--demangle", "-b"],
+                &["--no-dem", "-l", "-b"],
+                &["--demangle=bogus", "-b"],
+                &["-T", "-b"],
+                &["-T", "--demangle", "-z"],
+            ],
+            &["cpp", "cpp.gmon"],
+        );
     }
 
     /// `--demangle=gnu-v3` demangles C++ names as the default does, `--demangle=rust` leaves
@@ -1374,20 +1383,20 @@ int main() { std::vector<ns::Box> b(2000, ns::Box{3}); for (int k = 0; k < 3; k+
             rust.stdout, raw.stdout,
             "--demangle=rust demangled C++ names"
         );
-        for flags in [
-            &["--demangle=gnu-v3", "-b"][..],
-            &["--demangle=gnu-v3", "-b", "-z", "-q"],
-            &["--demangle=rust", "-b"],
-            &["--demangle=rust", "-b", "-z", "-p"],
-            &["--demangle=rust", "--demangle=gnu-v3", "-b"],
-            &["--demangle=gnu-v3", "--demangle=rust", "-b"],
-            &["--demangle=rust", "--demangle=auto", "-b"],
-            &["--demangle=gnu-v3", "-l", "-b"],
-        ] {
-            let mut args = flags.to_vec();
-            args.extend_from_slice(&["cpp", "cpp.gmon"]);
-            super::same_in(dir.path(), &args);
-        }
+        super::same_in_each(
+            dir.path(),
+            &[
+                &["--demangle=gnu-v3", "-b"][..],
+                &["--demangle=gnu-v3", "-b", "-z", "-q"],
+                &["--demangle=rust", "-b"],
+                &["--demangle=rust", "-b", "-z", "-p"],
+                &["--demangle=rust", "--demangle=gnu-v3", "-b"],
+                &["--demangle=gnu-v3", "--demangle=rust", "-b"],
+                &["--demangle=rust", "--demangle=auto", "-b"],
+                &["--demangle=gnu-v3", "-l", "-b"],
+            ],
+            &["cpp", "cpp.gmon"],
+        );
     }
 }
 
@@ -2661,20 +2670,20 @@ fn function_ordering() {
         "int main(void) {{ for (int k = 0; k < 300; k++) {{ {calls}}} printf(\"%ld\\n\", sink); return 0; }}\n"
     );
     let dir = profiled("gcc", "big.c", &src, "big", &["-O0"]);
-    for flags in [
-        &["-r"][..],
-        &["-r", "-b", "-q"],
-        &["-r", "-p"],
-        &["--function-ordering", "-c"],
-        &["-r", "-b", "-q", "-z"],
-        &["-r", "-T"],
-        &["-r", "-l"],
-        &["-r", "-l", "-q", "-b"],
-    ] {
-        let mut args = flags.to_vec();
-        args.extend_from_slice(&["big", "big.gmon"]);
-        same_in(dir.path(), &args);
-    }
+    same_in_each(
+        dir.path(),
+        &[
+            &["-r"][..],
+            &["-r", "-b", "-q"],
+            &["-r", "-p"],
+            &["--function-ordering", "-c"],
+            &["-r", "-b", "-q", "-z"],
+            &["-r", "-T"],
+            &["-r", "-l"],
+            &["-r", "-l", "-q", "-b"],
+        ],
+        &["big", "big.gmon"],
+    );
     let fixtures = fixtures_dir("gcc-pg");
     for p in ["loop2", "cycle", "recursion", "threads"] {
         let gmon = format!("{p}.gmon");
@@ -2854,17 +2863,17 @@ mod debug_traces {
             String::from_utf8_lossy(&found.stdout).contains("\tdestpc "),
             "-c found no call"
         );
-        for flags in [
-            &["-d"][..],
-            &["-d", "-a", "-b"],
-            &["-d", "-b", "-q", "-z"],
-            &["-d", "-l"],
-            &["-d", "-l", "-b", "-q", "-z"],
-        ] {
-            let mut args = flags.to_vec();
-            args.extend_from_slice(&["fwd", "fwd.gmon"]);
-            super::same_in(dir.path(), &args);
-        }
+        super::same_in_each(
+            dir.path(),
+            &[
+                &["-d"][..],
+                &["-d", "-a", "-b"],
+                &["-d", "-b", "-q", "-z"],
+                &["-d", "-l"],
+                &["-d", "-l", "-b", "-q", "-z"],
+            ],
+            &["fwd", "fwd.gmon"],
+        );
         for flags in [
             &["-d", "-c"][..],
             &["-d", "-c", "-b", "-q", "-z"],
@@ -2887,11 +2896,11 @@ __attribute__((noinline)) long work(long n) { long s = 0; for (long i = 0; i < n
 int main(void) { long t = 0; for (int k = 0; k < 2000; k++) t += work(10000); printf("%ld\n", t); return 0; }
 "#;
         let dir = super::profiled("gcc", "inl.c", SOURCE, "inl", &["-O2", "-g"]);
-        for flags in [&["-d", "-l", "-b"][..], &["-d", "-l"], &["-d", "-b"]] {
-            let mut args = flags.to_vec();
-            args.extend_from_slice(&["inl", "inl.gmon"]);
-            super::same_in(dir.path(), &args);
-        }
+        super::same_in_each(
+            dir.path(),
+            &[&["-d", "-l", "-b"][..], &["-d", "-l"], &["-d", "-b"]],
+            &["inl", "inl.gmon"],
+        );
         same_but_heap_calls(
             dir.path(),
             &["-d", "-l", "-b", "-q", "-c", "inl", "inl.gmon"],
@@ -2957,23 +2966,23 @@ int main(void) { long t = 0; for (int k = 0; k < 2000; k++) t += work(10000); pr
             String::from_utf8_lossy(&found.stdout).contains("\tmcount\n"),
             "no default exclusion in the tables"
         );
-        for flags in [
-            &["-d"][..],
-            &["-d", "-b"],
-            &["-d", "-l", "-b"],
-            &["-d1", "-b"],
-            &["-d64", "-b"],
-            &["-d512", "-b"],
-            &["-d1024", "-b", "-q"],
-            &["-d4096", "-b"],
-            &["-d", "-b", "-Pmcount", "-p_mcount"],
-            &["-d", "-C", "-z"],
-            &["-d", "-T"],
-        ] {
-            let mut args = flags.to_vec();
-            args.extend_from_slice(&["fwd", "fwd.gmon"]);
-            super::same_in(dir.path(), &args);
-        }
+        super::same_in_each(
+            dir.path(),
+            &[
+                &["-d"][..],
+                &["-d", "-b"],
+                &["-d", "-l", "-b"],
+                &["-d1", "-b"],
+                &["-d64", "-b"],
+                &["-d512", "-b"],
+                &["-d1024", "-b", "-q"],
+                &["-d4096", "-b"],
+                &["-d", "-b", "-Pmcount", "-p_mcount"],
+                &["-d", "-C", "-z"],
+                &["-d", "-T"],
+            ],
+            &["fwd", "fwd.gmon"],
+        );
     }
 
     /// BSD-format gmon files (4.4BSD and old BSD, auto-detected or named by `-O`):
@@ -2983,11 +2992,11 @@ int main(void) { long t = 0; for (int k = 0; k < 2000; k++) t += work(10000); pr
     #[test]
     fn bsd_format_files() {
         let dir = super::sum_file::scratch();
-        for flags in [&["-d"][..], &["-d", "-l", "-b"]] {
-            let mut args = flags.to_vec();
-            args.extend_from_slice(&["cycle", "cycle.old", "cycle.bsd"]);
-            super::same_in(dir.path(), &args);
-        }
+        super::same_in_each(
+            dir.path(),
+            &[&["-d"][..], &["-d", "-l", "-b"]],
+            &["cycle", "cycle.old", "cycle.bsd"],
+        );
         for flags in [
             &["-d", "-b"][..],
             &["-d", "-i"],
@@ -3158,15 +3167,15 @@ mod sweep {
             "fwd",
             &["-O2", "-g"],
         );
-        for flags in [
-            &["-T", "-p", "-z"][..],
-            &["-b", "-T", "-p"],
-            &["-b", "-T", "-l", "-p", "-z"],
-        ] {
-            let mut args = flags.to_vec();
-            args.extend_from_slice(&["fwd", "fwd.gmon"]);
-            super::same_in(dir.path(), &args);
-        }
+        super::same_in_each(
+            dir.path(),
+            &[
+                &["-T", "-p", "-z"][..],
+                &["-b", "-T", "-p"],
+                &["-b", "-T", "-l", "-p", "-z"],
+            ],
+            &["fwd", "fwd.gmon"],
+        );
     }
 }
 
