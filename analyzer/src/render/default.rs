@@ -158,7 +158,13 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         .iter()
         .map(|h| h.chars().count())
         .collect();
-    for row in &fixed {
+    // The unsampled time's row (its % and self cells; its name is UNSAMPLED_ROW) counts in
+    // the widths too: its self time may be the widest (`8.71 ms` under rows of `190 ms`).
+    let unsampled_row = match (report.unsampled_share, &report.unsampled) {
+        (Some(share), Some((u, _))) => Some(vec![format!("{share:.2}"), human_seconds(*u)]),
+        _ => None,
+    };
+    for row in fixed.iter().chain(&unsampled_row) {
         for (w, c) in fixed_widths.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
         }
@@ -221,6 +227,9 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
     // The table's width with names and locations beside fixed columns `fixed_width` wide.
     let width_of_at = |fixed_width: usize, names: &[String], locs: &[String]| {
         let mut w = fixed_width + column("function", names) + 2;
+        if unsampled_row.is_some() {
+            w = w.max(fixed_width + crate::render::text::UNSAMPLED_ROW.chars().count() + 2);
+        }
         if locations {
             w += column("location", locs) + 3;
         }
@@ -300,9 +309,8 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
             row
         })
         .collect();
-    if let (Some(share), Some((u, _))) = (report.unsampled_share, &report.unsampled) {
+    if let Some(mut row) = unsampled_row {
         // The CPU time not sampled, as a share of the same whole as the rows'.
-        let mut row = vec![format!("{share:.2}"), human_seconds(*u)];
         row.resize(header.len(), String::new());
         row[numeric] = crate::render::text::UNSAMPLED_ROW.into();
         rows.push(row);
@@ -528,4 +536,84 @@ pub fn csv(report: &Report, out: &mut impl Write) -> Result<()> {
             row
         });
     crate::render::csv::write(out, &fields, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::default::{Derived, Row};
+
+    fn row(name: &str, location: &str, samples: f64) -> Row {
+        Row {
+            name: name.into(),
+            raw_name: name.into(),
+            location: Some(location.into()),
+            samples,
+            calls: None,
+            total_samples_per_call: None,
+            aliases: Vec::new(),
+            fragments: Vec::new(),
+            span: None,
+            straddled: false,
+            saturated: false,
+            total_samples: None,
+        }
+    }
+
+    fn numbers(samples: f64, hz: f64, ci: (f64, f64)) -> Derived {
+        Derived {
+            percent: samples,
+            table_percent: samples / 3.65,
+            cumulative: 0.0,
+            self_s: samples / hz,
+            ci,
+            self_per_call: None,
+            total_per_call: None,
+            total: None,
+        }
+    }
+
+    /// The unsampled row's self time can be the widest cell of its column (`8.71 ms` under
+    /// `190 ms`): the table still fits 100 columns (it was 101, a CI failure).
+    #[test]
+    fn the_unsampled_row_counts_in_the_width() {
+        let dir = "first_directory/second_directory/third_directory/";
+        let file = "a_source_file_with_a_rather_long_name_too.c";
+        let report = Report {
+            executable: "wide".into(),
+            gmon_files: vec!["gmon.out".into()],
+            hz: 1000,
+            total_samples: 356,
+            rows: vec![
+                row(
+                    "a_function_whose_name_goes_on_and_on_for_quite_a_while_first",
+                    &format!("/{dir}{file}:3"),
+                    190.0,
+                ),
+                row(
+                    "a_function_whose_name_goes_on_and_on_for_quite_a_while_second",
+                    &format!("/{dir}{file}:6"),
+                    166.0,
+                ),
+            ],
+            numbers: vec![
+                numbers(190.0, 1000.0, (0.164, 0.219)),
+                numbers(166.0, 1000.0, (0.142, 0.193)),
+            ],
+            warnings: Vec::new(),
+            call_graph: Default::default(),
+            object: "wide".into(),
+            unsampled: Some((0.00871, "cause".into())),
+            clock_scope: String::new(),
+            unsampled_share: Some(2.39),
+            sampled_graph: None,
+        };
+        let mut out = Vec::new();
+        table(&report, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("8.71 ms") && text.contains("…"), "{text}");
+        for l in text.lines() {
+            assert!(l.chars().count() <= 100, "{l}\n{text}");
+        }
+    }
 }

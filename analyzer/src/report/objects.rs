@@ -631,10 +631,14 @@ pub fn build_manifests(
     shared.retain(|&o| o != objects[0].name);
     shared.sort_unstable();
     shared.dedup();
+    // As the default report's title: what was read, with the number of gmon files (a merged
+    // report said nothing of its files when a sample fell in a shared object).
+    let files = inputs.gmons.len();
+    let files = format!("({files} gmon file{})", if files == 1 { "" } else { "s" });
     let title = match shared.len() {
-        0 => format!("Flat profile of {}", inputs.exe.name()),
+        0 => format!("Flat profile of {} {files}", inputs.exe.name()),
         n => format!(
-            "Flat profile of {} and {n} shared object{}",
+            "Flat profile of {} and {n} shared object{} {files}",
             inputs.exe.name(),
             if n == 1 { "" } else { "s" }
         ),

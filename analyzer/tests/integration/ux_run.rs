@@ -465,7 +465,10 @@ fn the_title_counts_the_shared_objects_the_rows_name() {
     let libc_rows = err.lines().any(|l| l.contains("| libc.so.6 "));
     assert!(!title.contains(" 0 shared objects"), "{err}");
     if libc_rows {
-        assert!(title.contains("and 1 shared object:"), "{err}");
+        assert!(
+            title.contains("and 1 shared object (1 gmon file):"),
+            "{err}"
+        );
     }
 }
 

@@ -449,8 +449,11 @@ fn stress_program_closing_stdout_and_stderr_before_exit() {
     );
     let (_, rows) = gprof_flat(&exe, &dir.join("gmon.out"));
     let burn = seconds_of(&rows, "burn");
+    // Within 10% of the user time wait4 reports: the kernel splits CPU time into user and
+    // system time by its 250 Hz tick, and the program's start (loading, our constructor) is
+    // outside the clock (5% failed under a CPU hog: 0.210 s of 0.221 s).
     assert!(
-        (burn - r.user_s).abs() <= 0.05 * r.user_s,
+        (burn - r.user_s).abs() <= 0.1 * r.user_s,
         "{rows:?} vs {:.3} s",
         r.user_s
     );

@@ -433,7 +433,19 @@ fn static_rust_linked_with_link_args_samples_threads_and_exec() {
 fn threads_libc_starts_are_a_row_of_their_own_in_the_table() {
     let dir = TempDir::new("threads-libc");
     let exe = gcc(&dir, "../tree/libc_threads.c", "lt", &["-pthread"], true);
-    let r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
+    // The program makes next to no system calls, yet now and then the kernel, which splits a
+    // process's CPU time into user and system time by what its 250 Hz tick interrupts,
+    // charges the short tasks' time as system time (of 0.3 s: 0.11 s system time in 2 runs of
+    // 40 without us, 0.18 s in 1 of 12 with us): the table's whole, the user time, then lacks
+    // most of the tasks, while the program's truth (thread CPU clocks) has them. Runs like
+    // that are not what this test is about: run again, up to 5 times.
+    let mut r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
+    for _ in 0..4 {
+        if r.sys_s <= 0.25 * (r.user_s + r.sys_s) {
+            break;
+        }
+        r = run(&dir, &exe, &[], &[("PROFIL_HZ", "1000")]);
+    }
     assert_eq!(r.status, 0, "{r:?}");
     // `truth task T main M cpu S`
     let words: Vec<f64> = r
