@@ -127,9 +127,11 @@ pub(super) fn print_exec_counts(
 ) {
     let syms = &a.symtab.syms;
     let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
-    let found = match a.external_symbols {
-        true => Default::default(),
-        false => profil_symbols::gprof::locate(exe, &addrs),
+    // Under -l, from the line map the line symbols were cut from (read once).
+    let found = match (a.external_symbols, &a.lines) {
+        (true, _) => Default::default(),
+        (false, Some(l)) => profil_symbols::gprof::locate_reusing(exe, &l.text_map, l.text, &addrs),
+        (false, None) => profil_symbols::gprof::locate(exe, &addrs),
     };
     // Each file's rank among the paths in byte order (`strcmp`'s on paths without NUL): the
     // comparisons below compare two integers, not two paths.

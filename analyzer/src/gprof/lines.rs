@@ -84,6 +84,11 @@ pub struct LineLocations {
     pub files: Vec<Vec<u8>>,
     /// Per symbol of [`Analysis::symtab`]: (index into `files`, line).
     pub at: Vec<Option<(u32, u64)>>,
+    /// BFD's line map of `.text` (`text`) the line symbols were cut from, for `-C`'s whole
+    /// paths ([`profil_symbols::gprof::locate_reusing`]: the line table is read once).
+    pub text_map: profil_symbols::lines::LineMap,
+    /// `.text`'s link-time addresses, `lo..hi`.
+    pub text: (u64, u64),
 }
 
 impl LineLocations {
@@ -149,21 +154,22 @@ enum NameSource<'n> {
 /// gprof's `get_src_info` (BFD's `bfd_find_nearest_line`) for addresses asked in ascending
 /// order: each pass walks the line spans and the DWARF frames once, not a search per address.
 #[derive(Clone)]
-struct SrcInfo<'m, 'n> {
-    lines: LineCursor<'m>,
+struct SrcInfo<'l, 'm, 'n> {
+    /// A lifetime of its own: the names never borrow the line map.
+    lines: LineCursor<'l>,
     frames: InnermostCursor<'m>,
     inl: &'m InlineMap,
     /// Sorted by address, size, position.
     elf_funcs: &'m [ElfFunc<'n>],
 }
 
-impl<'m, 'n> SrcInfo<'m, 'n>
+impl<'l, 'm, 'n> SrcInfo<'l, 'm, 'n>
 where
     'm: 'n,
 {
     /// The line span (line not 0) and the function name's source at `addr`, if BFD would
     /// answer.
-    fn at(&mut self, addr: u64) -> Option<(&'m LineSpan, NameSource<'n>)> {
+    fn at(&mut self, addr: u64) -> Option<(&'l LineSpan, NameSource<'n>)> {
         let span = self.lines.at(addr).filter(|s| s.line != 0)?;
         let damaged = &self.inl.damaged;
         if !damaged.is_empty() {
@@ -467,6 +473,8 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
             .iter()
             .map(|s| at_sym.at(s.addr).map(|(span, _)| (span.file, span.line)))
             .collect(),
+        text_map: Default::default(),
+        text: (lo, hi),
     });
     // The specs' tables, with every symbol's file and line if a spec names one: gprof creates
     // the files of the function symbols first, then those of the line symbols.
@@ -489,6 +497,10 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     };
     a.select = Selection::new(&a.symtab, &a.excluded, a.specs, src.as_ref());
     a.trace_sym_id_parse(src.as_ref());
+    drop(src);
+    if let Some(l) = a.lines.as_mut() {
+        (l.text_map, l.text) = (lines, (lo, hi));
+    }
     read_and_print(a, data, gmons, req, out, sink)
 }
 
@@ -536,7 +548,7 @@ fn trace_line_passes(
     a: &mut Analysis<'_>,
     image: &ElfImage<'_>,
     (lo, hi): (u64, u64),
-    src: &SrcInfo<'_, '_>,
+    src: &SrcInfo<'_, '_, '_>,
     files: &[String],
     line_syms: &[LineSym],
     names: &[&[u8]],

@@ -109,15 +109,80 @@ pub fn locate_files(data: &[u8], addrs: &[u64], keep: &dyn Fn(&[u8]) -> bool) ->
     )
 }
 
+/// [`locate`] for a caller that already has BFD's line map of the range `covered`
+/// (`lo..hi`; gprof's `-l` reads `.text`'s for its line symbols): the addresses inside it are
+/// answered from `map`, and only those outside it (`.init`, `.fini`) are looked up anew.
+///
+/// The answers are [`locate`]'s: both maps are read in BFD's mode, and at an address of
+/// `covered` the map of the whole range has the span the map of one byte has (that map reads
+/// only the units whose ranges hold the byte; the others have no row there, but for damaged
+/// line tables whose sequences of two units overlap, where reading more units is closer to
+/// BFD, which reads them all). A path in both maps gets one index.
+pub fn locate_reusing(
+    data: &[u8],
+    map: &crate::lines::LineMap,
+    covered: (u64, u64),
+    addrs: &[u64],
+) -> Located {
+    let inside = |a: u64| covered.0 <= a && a < covered.1;
+    let mut at = answers(map, addrs, |a| inside(a));
+    let outside: Vec<u64> = addrs.iter().copied().filter(|&a| !inside(a)).collect();
+    // Only the paths go with the answers: no spans (Located never looks up again).
+    let mut files = crate::lines::LineMap {
+        files: map.files.clone(),
+        raw_files: map.raw_files.clone(),
+        ..Default::default()
+    };
+    if !outside.is_empty() {
+        let rest = crate::lines::line_map_with(data, &wanted(&outside), true);
+        let mut index: HashMap<&[u8], u32> = (0..map.files.len() as u32)
+            .map(|k| (map.file_bytes(k), k))
+            .collect();
+        let renumbered: Vec<u32> = (0..rest.files.len() as u32)
+            .map(|k| {
+                let bytes = rest.file_bytes(k);
+                *index.entry(bytes).or_insert_with(|| {
+                    let new = files.files.len() as u32;
+                    files.files.push(rest.files[k as usize].clone());
+                    if let Some(raw) = rest.raw_files.get(&k) {
+                        files.raw_files.insert(new, raw.clone());
+                    }
+                    new
+                })
+            })
+            .collect();
+        let theirs = answers(&rest, addrs, |a| !inside(a));
+        for (mine, theirs) in at.iter_mut().zip(theirs) {
+            if let Some((file, line)) = theirs {
+                *mine = Some((renumbered[file as usize], line));
+            }
+        }
+    }
+    Located { map: files, at }
+}
+
 /// One byte at each address.
 fn wanted(addrs: &[u64]) -> Vec<(u64, u64)> {
     addrs.iter().map(|&a| (a, a.saturating_add(1))).collect()
 }
 
 fn locate_in(map: crate::lines::LineMap, addrs: &[u64]) -> Located {
+    let at = answers(&map, addrs, |_| true);
+    Located { map, at }
+}
+
+/// For each address of `addrs` that `ask` takes, the file and non-zero line of `map`'s span
+/// there, in address order along the spans.
+fn answers(
+    map: &crate::lines::LineMap,
+    addrs: &[u64],
+    ask: impl Fn(u64) -> bool,
+) -> Vec<Option<(u32, u64)>> {
     let mut at = vec![None; addrs.len()];
     if !map.spans.is_empty() {
-        let mut by_addr: Vec<u32> = (0..addrs.len() as u32).collect();
+        let mut by_addr: Vec<u32> = (0..addrs.len() as u32)
+            .filter(|&i| ask(addrs[i as usize]))
+            .collect();
         by_addr.sort_unstable_by_key(|&i| addrs[i as usize]);
         let mut cursor = map.cursor();
         for i in by_addr {
@@ -127,7 +192,7 @@ fn locate_in(map: crate::lines::LineMap, addrs: &[u64]) -> Located {
             }
         }
     }
-    Located { map, at }
+    at
 }
 
 /// The `nm` letter BFD gives an ELF symbol (`bfd_decode_symclass`).
@@ -546,6 +611,37 @@ impl<'data> FindFunction<'data> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `locate_reusing` answers as `locate` does, from a map of part of the code plus a
+    /// reading of its own for the rest, with one index per path.
+    #[test]
+    fn locate_reusing_answers_as_locate() {
+        // A small C program with debug info (fixtures/identity/build.sh).
+        let data = include_bytes!("../../../fixtures/identity/inl");
+        let image = ElfImage::parse(data).unwrap();
+        let text = image.section_by_name(".text").unwrap();
+        let (lo, hi) = (text.addr, text.addr + text.size);
+        // Every byte from before .text (.init, .plt) to past it (.fini).
+        let addrs: Vec<u64> = (lo - 0x40..hi + 0x10).rev().collect();
+        let want = locate(data, &addrs);
+        let answers = |l: &Located| -> Vec<Option<(Vec<u8>, u64)>> {
+            l.at.iter()
+                .map(|a| a.map(|(f, line)| (l.path(f).to_vec(), line)))
+                .collect()
+        };
+        assert!(want.at.iter().filter(|a| a.is_some()).count() > 100);
+        let mid = lo + (hi - lo) / 2;
+        for covered in [(lo, hi), (lo, mid), (mid, hi)] {
+            let map = crate::lines::line_map_with(data, &[covered], true);
+            let got = locate_reusing(data, &map, covered, &addrs);
+            assert_eq!(answers(&got), answers(&want), "{covered:x?}");
+            let mut paths: Vec<&[u8]> = (0..got.num_files() as u32).map(|f| got.path(f)).collect();
+            paths.sort_unstable();
+            let n = paths.len();
+            paths.dedup();
+            assert_eq!(paths.len(), n, "a path with two indexes: {covered:x?}");
+        }
+    }
 
     fn passes(strtab: &[u8], name: &str) -> bool {
         let start = strtab
