@@ -125,7 +125,7 @@ pub fn locate_reusing(
     addrs: &[u64],
 ) -> Located {
     let inside = |a: u64| covered.0 <= a && a < covered.1;
-    let mut at = answers(map, addrs, &inside);
+    let mut at = answers(map, addrs, inside);
     let outside: Vec<u64> = addrs.iter().copied().filter(|&a| !inside(a)).collect();
     // Only the paths go with the answers: no spans (Located never looks up again).
     let mut files = crate::lines::LineMap {
