@@ -43,9 +43,47 @@ pub struct Arc {
     /// Child time propagated along this arc.
     pub child_time: f64,
     /// Next arc in the parent's `children` list.
-    pub next_child: Option<usize>,
+    pub next_child: Link,
     /// Next arc in the child's `parents` list.
-    pub next_parent: Option<usize>,
+    pub next_parent: Link,
+}
+
+/// A link to an arc or a node (an index) or none, in 4 bytes: under `-l` there are hundreds
+/// of thousands of nodes, and every pass over them reads memory; an `Option<usize>` takes 16.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link(u32);
+
+impl Link {
+    /// No link.
+    pub const NONE: Link = Link(u32::MAX);
+
+    /// A link to `i` (below `u32::MAX`: the tables are indexed by symbol and arc, and a
+    /// symbol table of 4 billion entries does not fit in memory).
+    pub fn to(i: usize) -> Link {
+        debug_assert!(i < u32::MAX as usize);
+        Link(i as u32)
+    }
+
+    /// The index linked to, if any.
+    pub fn get(self) -> Option<usize> {
+        (self != Link::NONE).then_some(self.0 as usize)
+    }
+
+    /// Whether there is no link.
+    pub fn is_none(self) -> bool {
+        self == Link::NONE
+    }
+
+    /// Whether there is a link.
+    pub fn is_some(self) -> bool {
+        self != Link::NONE
+    }
+}
+
+impl From<Option<usize>> for Link {
+    fn from(i: Option<usize>) -> Link {
+        i.map_or(Link::NONE, Link::to)
+    }
 }
 
 /// Per-node call-graph data (`Sym.ncalls` and `Sym.cg` in gprof).
@@ -71,17 +109,17 @@ pub struct Node {
     /// Topological (post-order) number.
     pub top_order: i64,
     /// Cycle number (0: not in a cycle).
-    pub cyc_num: usize,
+    pub cyc_num: u32,
     /// Head of this node's cycle (itself when not in a cycle).
     pub cyc_head: usize,
     /// Next member of the cycle.
-    pub cyc_next: Option<usize>,
+    pub cyc_next: Link,
     /// First arc of the `children` list.
-    pub children: Option<usize>,
+    pub children: Link,
     /// First arc of the `parents` list.
-    pub parents: Option<usize>,
+    pub parents: Link,
     /// `cg.index`: 1-based position in the call graph's time order (0 until assembled).
-    pub index: usize,
+    pub index: u32,
 }
 
 impl Node {
@@ -98,9 +136,9 @@ impl Node {
             top_order: DFN_NAN,
             cyc_num: 0,
             cyc_head: index,
-            cyc_next: None,
-            children: None,
-            parents: None,
+            cyc_next: Link::NONE,
+            children: Link::NONE,
+            parents: Link::NONE,
             index: 0,
         }
     }
@@ -389,7 +427,7 @@ impl CallGraph {
             trace.put(b"\n");
         }
         let c = &symtab.syms[child];
-        let mut a = self.nodes[parent].children;
+        let mut a = self.nodes[parent].children.get();
         while let Some(i) = a {
             let arc = &self.arcs[i];
             if on {
@@ -403,7 +441,7 @@ impl CallGraph {
             if c.addr >= k.addr && c.end_addr <= k.end_addr {
                 return Some(i);
             }
-            a = arc.next_child;
+            a = arc.next_child.get();
         }
         None
     }
@@ -536,13 +574,13 @@ impl CallGraph {
             // Ranges of distinct symbols are disjoint, so only the same child can cover it.
             return self.pair.get(&pair_key(parent, child)).copied();
         }
-        let mut a = self.nodes[parent].children;
+        let mut a = self.nodes[parent].children.get();
         while let Some(i) = a {
             let k = &symtab.syms[self.arcs[i].child];
             if c.addr >= k.addr && c.end_addr <= k.end_addr {
                 return Some(i);
             }
-            a = self.arcs[i].next_child;
+            a = self.arcs[i].next_child.get();
         }
         None
     }
@@ -563,19 +601,23 @@ impl CallGraph {
             next_child: self.nodes[parent].children,
             next_parent: self.nodes[child].parents,
         });
-        self.nodes[parent].children = Some(i);
-        self.nodes[child].parents = Some(i);
+        self.nodes[parent].children = Link::to(i);
+        self.nodes[child].parents = Link::to(i);
         self.pair.entry(pair_key(parent, child)).or_insert(i);
     }
 
     /// Iterate over a node's children arcs (list order).
     pub fn children(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
-        std::iter::successors(self.nodes[node].children, move |&a| self.arcs[a].next_child)
+        std::iter::successors(self.nodes[node].children.get(), move |&a| {
+            self.arcs[a].next_child.get()
+        })
     }
 
     /// Iterate over a node's parent arcs (list order).
     pub fn parents(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
-        std::iter::successors(self.nodes[node].parents, move |&a| self.arcs[a].next_parent)
+        std::iter::successors(self.nodes[node].parents.get(), move |&a| {
+            self.arcs[a].next_parent.get()
+        })
     }
 
     /// `cg_assemble`. `time[i]` is each symbol's `hist.time`; `names` the raw names (for the
@@ -632,7 +674,7 @@ impl CallGraph {
             node.top_order = DFN_NAN;
             node.cyc_num = 0;
             node.cyc_head = p;
-            node.cyc_next = None;
+            node.cyc_next = Link::NONE;
             if let Some(c) = calls {
                 let last_end = symtab.after_last.unwrap_or(u64::MAX);
                 let end = symtab.syms.get(p + 1).map_or(last_end, |s| s.addr);
@@ -675,7 +717,7 @@ impl CallGraph {
         }
         let ts = total_order(&self.nodes[..n + self.num_cycles], symtab, n);
         for (i, &node) in ts.iter().enumerate() {
-            self.nodes[node].index = i + 1;
+            self.nodes[node].index = (i + 1) as u32;
         }
         self.time_sorted = ts;
     }
@@ -700,11 +742,11 @@ impl CallGraph {
         }
         self.pre_visit(st, root, trace);
         let mut frames = std::mem::take(&mut st.frames);
-        frames.push((root, self.nodes[root].children));
+        frames.push((root, self.nodes[root].children.get()));
         while let Some(frame) = frames.last_mut() {
             match frame.1 {
                 Some(a) => {
-                    frame.1 = self.arcs[a].next_child;
+                    frame.1 = self.arcs[a].next_child.get();
                     let c = self.arcs[a].child;
                     if traced {
                         self.trace_dfn(c, trace);
@@ -717,7 +759,7 @@ impl CallGraph {
                         continue;
                     }
                     self.pre_visit(st, c, trace);
-                    frames.push((c, self.nodes[c].children));
+                    frames.push((c, self.nodes[c].children.get()));
                 }
                 None => {
                     let p = frame.0;
@@ -764,7 +806,7 @@ impl CallGraph {
                     self.trace_name(x, trace);
                     trace.fmt(format_args!("-> cg.top_order = {}\n", st.counter));
                 }
-                m = self.nodes[x].cyc_next;
+                m = self.nodes[x].cyc_next.get();
             }
         } else if traced {
             trace.put(b"[post_visit]\t\tis part of a cycle\n");
@@ -809,7 +851,7 @@ impl CallGraph {
         let top = st.stack[cycle_top];
         if traced {
             let mut t = top;
-            while let Some(next) = self.nodes[t].cyc_next {
+            while let Some(next) = self.nodes[t].cyc_next.get() {
                 trace.put(b"[find_cycle] tail ");
                 self.trace_name(t, trace);
                 trace.put(b"\n");
@@ -826,7 +868,7 @@ impl CallGraph {
         for index in cycle_top + 1..=depth {
             let c = st.stack[index];
             if self.nodes[c].cyc_head == c {
-                self.nodes[tail].cyc_next = Some(c);
+                self.nodes[tail].cyc_next = Link::to(c);
                 self.nodes[c].cyc_head = head;
                 if traced {
                     trace.put(b"[find_cycle] glomming ");
@@ -836,7 +878,7 @@ impl CallGraph {
                     trace.put(b"\n");
                 }
                 tail = c;
-                while let Some(next) = self.nodes[tail].cyc_next {
+                while let Some(next) = self.nodes[tail].cyc_next.get() {
                     self.nodes[next].cyc_head = head;
                     if traced {
                         trace.put(b"[find_cycle] and its tail ");
@@ -865,7 +907,7 @@ impl CallGraph {
             let mut node = Node::new(cyc);
             node.print_flag = true;
             node.cyc_num = num;
-            node.cyc_next = Some(s);
+            node.cyc_next = Link::to(s);
             self.nodes.push(node);
             if trace.on(debug::CYCLEDEBUG) {
                 trace.put(b"[cycle_link] ");
@@ -876,14 +918,14 @@ impl CallGraph {
             while let Some(x) = m {
                 self.nodes[x].cyc_num = num;
                 self.nodes[x].cyc_head = cyc;
-                m = self.nodes[x].cyc_next;
+                m = self.nodes[x].cyc_next.get();
             }
             let mut m = Some(s);
             while let Some(x) = m {
-                let mut a = self.nodes[x].parents;
+                let mut a = self.nodes[x].parents.get();
                 while let Some(i) = a {
                     let (p, count) = (self.arcs[i].parent, self.arcs[i].count);
-                    a = self.arcs[i].next_parent;
+                    a = self.arcs[i].next_parent.get();
                     if p == x {
                         continue;
                     }
@@ -893,10 +935,10 @@ impl CallGraph {
                         self.nodes[cyc].ncalls = self.nodes[cyc].ncalls.wrapping_add(count);
                     }
                 }
-                m = self.nodes[x].cyc_next;
+                m = self.nodes[x].cyc_next.get();
             }
         }
-        self.num_cycles = num;
+        self.num_cycles = num as usize;
     }
 
     fn inherit_flags(&mut self, child: usize) {
@@ -904,10 +946,10 @@ impl CallGraph {
         if child == head {
             self.nodes[child].print_flag = false;
             self.nodes[child].prop_fract = 0.0;
-            let mut a = self.nodes[child].parents;
+            let mut a = self.nodes[child].parents.get();
             while let Some(i) = a {
                 let (p, count) = (self.arcs[i].parent, self.arcs[i].count);
-                a = self.arcs[i].next_parent;
+                a = self.arcs[i].next_parent.get();
                 if p == child {
                     continue;
                 }
@@ -921,12 +963,12 @@ impl CallGraph {
         } else {
             self.nodes[head].print_flag = false;
             self.nodes[head].prop_fract = 0.0;
-            let mut m = self.nodes[head].cyc_next;
+            let mut m = self.nodes[head].cyc_next.get();
             while let Some(x) = m {
-                let mut a = self.nodes[x].parents;
+                let mut a = self.nodes[x].parents.get();
                 while let Some(i) = a {
                     let (p, count) = (self.arcs[i].parent, self.arcs[i].count);
-                    a = self.arcs[i].next_parent;
+                    a = self.arcs[i].next_parent.get();
                     if self.nodes[p].cyc_head == head {
                         continue;
                     }
@@ -937,14 +979,14 @@ impl CallGraph {
                             self.nodes[p].prop_fract * (count as f64 / nc as f64);
                     }
                 }
-                m = self.nodes[x].cyc_next;
+                m = self.nodes[x].cyc_next.get();
             }
             let (flag, fract) = (self.nodes[head].print_flag, self.nodes[head].prop_fract);
             let mut m = Some(head);
             while let Some(x) = m {
                 self.nodes[x].print_flag = flag;
                 self.nodes[x].prop_fract = fract;
-                m = self.nodes[x].cyc_next;
+                m = self.nodes[x].cyc_next.get();
             }
         }
     }
@@ -1044,12 +1086,12 @@ impl CallGraph {
     fn cycle_time(&mut self) {
         for k in 0..self.num_cycles {
             let cyc = self.num_syms + k;
-            let mut m = self.nodes[cyc].cyc_next;
+            let mut m = self.nodes[cyc].cyc_next.get();
             while let Some(x) = m {
                 if self.nodes[x].prop_fract != 0.0 {
                     self.nodes[cyc].time += self.nodes[x].time;
                 }
-                m = self.nodes[x].cyc_next;
+                m = self.nodes[x].cyc_next.get();
             }
             self.nodes[cyc].prop_self = self.nodes[cyc].prop_fract * self.nodes[cyc].time;
         }
@@ -1059,9 +1101,9 @@ impl CallGraph {
         if self.nodes[parent].prop_fract == 0.0 {
             return;
         }
-        let mut a = self.nodes[parent].children;
+        let mut a = self.nodes[parent].children.get();
         while let Some(i) = a {
-            a = self.arcs[i].next_child;
+            a = self.arcs[i].next_child.get();
             let count = self.arcs[i].count;
             let mut child = self.arcs[i].child;
             if count == 0 || child == parent || self.nodes[child].prop_fract == 0.0 {
@@ -1430,7 +1472,7 @@ mod tests {
                     // Calls near u64::MAX leave no room for packed keys.
                     x.ncalls = next(3) + if round % 7 == 3 { u64::MAX - 3 } else { 0 };
                     if i >= n {
-                        x.cyc_num = i - n + 1;
+                        x.cyc_num = (i - n + 1) as u32;
                     }
                     x
                 })

@@ -276,15 +276,15 @@ pub(super) fn print_name(a: &Analysis<'_>, node: usize, out: &mut Vec<u8>) {
 }
 
 /// `[index]` for a printed entry, `(index)` for one that is not.
-fn push_index(index: usize, printed: bool, out: &mut Vec<u8>) {
+fn push_index(index: u32, printed: bool, out: &mut Vec<u8>) {
     let (open, close) = if printed { (b'[', b']') } else { (b'(', b')') };
     out.push(open);
-    printf::push_u(out, 0, index as u64);
+    printf::push_u(out, 0, u64::from(index));
     out.push(close);
 }
 
 /// `"%-6.6s"` of `[index]`.
-fn index_column(index: usize, out: &mut Vec<u8>) {
+fn index_column(index: u32, out: &mut Vec<u8>) {
     let start = out.len();
     push_index(index, true, out);
     let len = out.len() - start;
@@ -466,7 +466,8 @@ pub fn sorted_children(a: &Analysis<'_>, node: usize) -> Vec<usize> {
 /// most calls.
 pub fn sorted_members(a: &Analysis<'_>, cycle: usize) -> Vec<usize> {
     let nodes = &a.cg.nodes;
-    let members = || std::iter::successors(nodes[cycle].cyc_next, |&m| nodes[m].cyc_next);
+    let members =
+        || std::iter::successors(nodes[cycle].cyc_next.get(), |&m| nodes[m].cyc_next.get());
     let ok = members().all(|m| !(nodes[m].prop_self + nodes[m].prop_child).is_nan());
     // `cmp_member`.
     let cmp = |l: usize, r: usize| {

@@ -418,6 +418,8 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
             .filter(|s| s.end_addr == 0 || s.addr <= s.end_addr)
             .map(|s| s.mapped),
     );
+    // The function table's call graph is not cloned: `a` gets its own below.
+    base.cg = CallGraph::new(&SymTab::default());
     let mut a = base.clone();
     a.symtab = SymTab::finalize_favors(&merged, &mapped, hi, &mut a.trace);
     // Symbols of the function table keep the end address of that table (symtab_finalize only
@@ -444,6 +446,9 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     all.extend(base.symtab.syms.iter().map(|s| s.addr));
     let kept = a.symtab.len();
     a.symtab.after_last = (kept < all.len()).then(|| *all.select_nth_unstable(kept).1);
+    // Freed before the call graph and the gmon files take memory: theirs can be reused then
+    // (fresh memory costs a page fault and a cleared page, a large share of -l's time).
+    drop((merged, mapped, all));
     a.symtab.trace_table(removed, &mut a.trace);
     a.excluded = a
         .symtab
@@ -497,7 +502,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     };
     a.select = Selection::new(&a.symtab, &a.excluded, a.specs, src.as_ref());
     a.trace_sym_id_parse(src.as_ref());
-    drop(src);
+    drop((src, line_syms));
     if let Some(l) = a.lines.as_mut() {
         (l.text_map, l.text) = (lines, (lo, hi));
     }
