@@ -171,6 +171,27 @@ pub struct CallGraph {
     /// (`cg_tally` adds them at once; sums do not depend on the order): a dense array of
     /// counts stays in cache where the nodes, 144 bytes each, do not.
     calls_in: Vec<u64>,
+    /// The arc records of the gmon file being read, with what each became ([`Site`]).
+    sites: Vec<Site>,
+    /// The previous file's, and how far [`CallGraph::tally_if`] has matched them: the gmon
+    /// files of one program list the same call sites in the same order (glibc writes them
+    /// by call site), so a record is most often the next one of the previous file, and
+    /// the look-ups of its two symbols and its arc (reads at random places of tables that
+    /// under `-l` do not fit in a cache) are made once, not once per file.
+    prev_sites: (Vec<Site>, usize),
+}
+
+/// [`Site::child`] of a record whose arc was found by covering, not by its pair.
+const UNSTABLE: u32 = u32::MAX;
+
+/// An arc record's addresses and the arc its count went to (`arc`: [`Link::NONE`] when the
+/// record was dropped), with the arc's child ([`UNSTABLE`]: look it up again).
+#[derive(Debug, Clone, Copy)]
+struct Site {
+    from_pc: u64,
+    self_pc: u64,
+    arc: Link,
+    child: u32,
 }
 
 /// The hasher of the arc map: keys are (parent, child) pairs packed into one `u64`, so a
@@ -297,6 +318,8 @@ impl CallGraph {
             starts: AddrIndex::new(symtab.syms.iter().map(|s| s.addr).collect()),
             last_parent: usize::MAX,
             calls_in: Vec::new(),
+            sites: Vec::new(),
+            prev_sites: (Vec::new(), 0),
         }
     }
 
@@ -332,6 +355,64 @@ impl CallGraph {
         count: u64,
         allowed: impl Fn(usize, usize) -> bool,
     ) {
+        if let Some(site) = self
+            .previous_site(from_pc, self_pc)
+            .filter(|s| s.child != UNSTABLE)
+        {
+            self.sites.push(site);
+            if let Some(arc) = site.arc.get() {
+                let child = site.child as usize;
+                self.calls_in[child] = self.calls_in[child].wrapping_add(count);
+                self.arcs[arc].count = self.arcs[arc].count.wrapping_add(count);
+            }
+            return;
+        }
+        let mut site = Site {
+            from_pc,
+            self_pc,
+            arc: Link::NONE,
+            child: 0,
+        };
+        if let Some((arc, child)) = self.tally_looked_up(symtab, from_pc, self_pc, count, allowed) {
+            // Only an arc found by its (parent, child) pair stays the one a look-up finds (a
+            // child whose range ends below its start is matched by covering, which later arcs
+            // can change).
+            let c = &symtab.syms[child];
+            site.child = UNSTABLE;
+            if c.end_addr >= c.addr {
+                (site.arc, site.child) = (Link::to(arc), child as u32);
+            }
+        }
+        self.sites.push(site);
+    }
+
+    /// The site of the previous file with these addresses, if it comes at or after the
+    /// last one matched (among the first 8 of its call site).
+    fn previous_site(&mut self, from_pc: u64, self_pc: u64) -> Option<Site> {
+        let (prev, at) = &mut self.prev_sites;
+        while prev.get(*at).is_some_and(|s| s.from_pc < from_pc) {
+            *at += 1;
+        }
+        let same_caller = prev[*at..].iter().take_while(|s| s.from_pc == from_pc);
+        same_caller.take(8).find(|s| s.self_pc == self_pc).copied()
+    }
+
+    /// Start reading another gmon file: its records are matched against the last file's.
+    pub fn next_file(&mut self) {
+        if !self.sites.is_empty() {
+            self.prev_sites = (std::mem::take(&mut self.sites), 0);
+        }
+    }
+
+    /// [`CallGraph::tally_if`] by look-ups: the arc the count went to and its child, if any.
+    fn tally_looked_up(
+        &mut self,
+        symtab: &SymTab<'_>,
+        from_pc: u64,
+        self_pc: u64,
+        count: u64,
+        allowed: impl Fn(usize, usize) -> bool,
+    ) -> Option<(usize, usize)> {
         // Call sites come in address order, many per caller: when `from_pc` lies between the
         // previous caller's start and the next symbol's, the search would end there too.
         let last = self.last_parent;
@@ -343,21 +424,17 @@ impl CallGraph {
         } else {
             self.lookup(symtab, from_pc)
         };
-        let Some(parent) = parent else {
-            return;
-        };
+        let parent = parent?;
         self.last_parent = parent;
-        let Some(child) = self.callee_of(symtab, self_pc) else {
-            return;
-        };
+        let child = self.callee_of(symtab, self_pc)?;
         if !allowed(parent, child) {
-            return;
+            return None;
         }
         if self.calls_in.len() != self.num_syms {
             self.calls_in = vec![0; self.num_syms];
         }
         self.calls_in[child] = self.calls_in[child].wrapping_add(count);
-        self.arc_add(symtab, parent, child, count);
+        Some((self.arc_add(symtab, parent, child, count), child))
     }
 
     /// The symbol an arc into `self_pc` goes to: the symbol holding it, moved back to the
@@ -586,10 +663,16 @@ impl CallGraph {
     }
 
     /// `arc_add`: add to a covering arc, or prepend a new one to both lists.
-    pub fn arc_add(&mut self, symtab: &SymTab<'_>, parent: usize, child: usize, count: u64) {
+    pub fn arc_add(
+        &mut self,
+        symtab: &SymTab<'_>,
+        parent: usize,
+        child: usize,
+        count: u64,
+    ) -> usize {
         if let Some(i) = self.arc_lookup(symtab, parent, child) {
             self.arcs[i].count = self.arcs[i].count.wrapping_add(count);
-            return;
+            return i;
         }
         let i = self.arcs.len();
         self.arcs.push(Arc {
@@ -604,6 +687,7 @@ impl CallGraph {
         self.nodes[parent].children = Link::to(i);
         self.nodes[child].parents = Link::to(i);
         self.pair.entry(pair_key(parent, child)).or_insert(i);
+        i
     }
 
     /// Iterate over a node's children arcs (list order).
@@ -1377,6 +1461,65 @@ mod tests {
     /// Tally `count` calls from inside `from` to inside `to` (indices into `names`).
     fn call(cg: &mut CallGraph, t: &SymTab<'_>, from: usize, to: usize, count: u64) {
         cg.tally(t, t.syms[from].addr + 0x10, t.syms[to].addr + 0x8, count);
+    }
+
+    /// Files read one after another (records matched against the last file's sites) give
+    /// the arcs, in the same order, and the call counts of records all looked up: with
+    /// files that repeat, drop, add and reorder records, labels (arcs moved back to the
+    /// function) and addresses outside every symbol, and a filter.
+    #[test]
+    fn files_matched_against_the_last_give_what_look_ups_give() {
+        let mut t = table(&["a", "b", "c", "d", "e", "f", "g", "h"]);
+        t.syms[3].is_func = false;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let base: Vec<(u64, u64)> = (0..40)
+            .map(|_| (0x100 + next(0x900), 0x100 + next(0x900)))
+            .collect();
+        let files: Vec<Vec<(u64, u64, u64)>> = (0..6)
+            .map(|f| {
+                let mut recs: Vec<(u64, u64, u64)> = Vec::new();
+                for &(from, to) in &base {
+                    if next(5) != 0 {
+                        recs.push((from, to, next(7) + 1));
+                    }
+                }
+                recs.extend((0..3).map(|_| (0x100 + next(0x900), 0x100 + next(0x900), 1)));
+                match f % 3 {
+                    0 => recs.sort_unstable(),
+                    1 => recs.sort_unstable_by_key(|r| (r.0, std::cmp::Reverse(r.1))),
+                    _ => {}
+                }
+                recs
+            })
+            .collect();
+        let allowed = |p: usize, c: usize| (p + c) % 5 != 0;
+        let read = |matched: bool| {
+            let mut cg = CallGraph::new(&t);
+            for f in &files {
+                if matched {
+                    cg.next_file();
+                }
+                for &(from, to, count) in f {
+                    cg.tally_if(&t, from, to, count, allowed);
+                }
+            }
+            let calls = cg.calls_in.clone();
+            let arcs: Vec<(usize, usize, u64)> = cg
+                .arcs
+                .iter()
+                .map(|a| (a.parent, a.child, a.count))
+                .collect();
+            (calls, arcs)
+        };
+        let (want, got) = (read(false), read(true));
+        assert!(want.1.len() > 10, "{want:?}");
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -415,6 +415,7 @@ impl<'data> Analysis<'data> {
         let traced_before = self.trace.out.len();
         let first = self.hist.ranges.iter().all(|r| r.high_pc == 0);
         let (symtab, cg, select) = (&self.symtab, &mut self.cg, &self.select);
+        cg.next_file();
         let tables = self.spec_tables.as_deref();
         let line_granularity = self.lines.is_some();
         let line_at = self.lines.as_ref().map(|l| &l.at[..]);

@@ -569,7 +569,11 @@ mod tests {
             assert!(close(ours.total, theirs.print_time));
             for i in 0..n {
                 let (a, b) = (&ours.nodes[i], &theirs.nodes[i]);
-                assert_eq!(a.cycle, (b.cyc_num != 0).then_some(b.cyc_num as usize), "node {i}");
+                assert_eq!(
+                    a.cycle,
+                    (b.cyc_num != 0).then_some(b.cyc_num as usize),
+                    "node {i}"
+                );
                 assert_eq!((a.calls, a.self_calls), (b.ncalls, b.self_calls));
                 assert!(close(a.prop_self, b.prop_self), "node {i}");
                 assert!(close(a.prop_child, b.prop_child), "node {i}");
