@@ -400,7 +400,8 @@ impl CallGraph {
     /// Start reading another gmon file: its records are matched against the last file's.
     pub fn next_file(&mut self) {
         if !self.sites.is_empty() {
-            self.prev_sites = (std::mem::take(&mut self.sites), 0);
+            let room = Vec::with_capacity(self.sites.len());
+            self.prev_sites = (std::mem::replace(&mut self.sites, room), 0);
         }
     }
 
