@@ -80,12 +80,6 @@ impl Link {
     }
 }
 
-impl From<Option<usize>> for Link {
-    fn from(i: Option<usize>) -> Link {
-        i.map_or(Link::NONE, Link::to)
-    }
-}
-
 /// Per-node call-graph data (`Sym.ncalls` and `Sym.cg` in gprof).
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -169,7 +163,7 @@ pub struct CallGraph {
     last_parent: usize,
     /// Calls tallied into each symbol, added to its [`Node::ncalls`] when assembly starts
     /// (`cg_tally` adds them at once; sums do not depend on the order): a dense array of
-    /// counts stays in cache where the nodes, 144 bytes each, do not.
+    /// counts stays in cache where the nodes, 96 bytes each, do not.
     calls_in: Vec<u64>,
     /// The arc records of the gmon file being read, with what each became ([`Site`]).
     sites: Vec<Site>,
@@ -179,6 +173,8 @@ pub struct CallGraph {
     /// the look-ups of its two symbols and its arc (reads at random places of tables that
     /// under `-l` do not fit in a cache) are made once, not once per file.
     prev_sites: (Vec<Site>, usize),
+    /// How many gmon files [`CallGraph::next_file`] has started.
+    files_read: usize,
 }
 
 /// [`Site::child`] of a record whose arc was found by covering, not by its pair.
@@ -320,6 +316,7 @@ impl CallGraph {
             calls_in: Vec::new(),
             sites: Vec::new(),
             prev_sites: (Vec::new(), 0),
+            files_read: 0,
         }
     }
 
@@ -355,6 +352,10 @@ impl CallGraph {
         count: u64,
         allowed: impl Fn(usize, usize) -> bool,
     ) {
+        if self.files_read < 2 {
+            self.tally_looked_up(symtab, from_pc, self_pc, count, allowed);
+            return;
+        }
         if let Some(site) = self
             .previous_site(from_pc, self_pc)
             .filter(|s| s.child != UNSTABLE)
@@ -398,7 +399,10 @@ impl CallGraph {
     }
 
     /// Start reading another gmon file: its records are matched against the last file's.
+    /// The sites are recorded from the second file on (most reports read one file; the
+    /// second is looked up whole, and the third and later files are matched).
     pub fn next_file(&mut self) {
+        self.files_read += 1;
         if !self.sites.is_empty() {
             let room = Vec::with_capacity(self.sites.len());
             self.prev_sites = (std::mem::replace(&mut self.sites, room), 0);
