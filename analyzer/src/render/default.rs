@@ -545,18 +545,8 @@ mod tests {
 
     fn row(name: &str, location: &str, samples: f64) -> Row {
         Row {
-            name: name.into(),
-            raw_name: name.into(),
             location: Some(location.into()),
-            samples,
-            calls: None,
-            total_samples_per_call: None,
-            aliases: Vec::new(),
-            fragments: Vec::new(),
-            span: None,
-            straddled: false,
-            saturated: false,
-            total_samples: None,
+            ..Row::bare(name, samples)
         }
     }
 

@@ -123,6 +123,27 @@ pub struct Row {
     pub total_samples: Option<u64>,
 }
 
+impl Row {
+    /// A row of `samples` self samples under `name` (also its raw name), with nothing else
+    /// known: no location, calls, span or totals.
+    pub fn bare(name: &str, samples: f64) -> Row {
+        Row {
+            name: name.into(),
+            raw_name: name.into(),
+            location: None,
+            samples,
+            calls: None,
+            total_samples_per_call: None,
+            aliases: Vec::new(),
+            fragments: Vec::new(),
+            span: None,
+            straddled: false,
+            saturated: false,
+            total_samples: None,
+        }
+    }
+}
+
 /// The whole report, before formatting.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -521,20 +542,7 @@ pub fn build(inputs: &Inputs, image: &ElfImage<'_>) -> Result<Report> {
         });
     }
     if outside > 0.0 {
-        rows.push(Row {
-            name: OUTSIDE.into(),
-            raw_name: OUTSIDE.into(),
-            location: None,
-            samples: outside,
-            calls: None,
-            total_samples_per_call: None,
-            aliases: Vec::new(),
-            fragments: Vec::new(),
-            span: None,
-            straddled: false,
-            saturated: false,
-            total_samples: None,
-        });
+        rows.push(Row::bare(OUTSIDE, outside));
     }
     rows.sort_by(|a, b| {
         b.samples
