@@ -82,12 +82,18 @@ pub const DEMO_SPLIT: [(&str, f64); 4] = [
     ("write_output", 10.0),
 ];
 
-/// Total samples from the default report's header line (`…: N samples at …`).
+/// Total samples from the report's header line (`…: N samples at …`; a header longer than
+/// 100 columns is wrapped after its `:`, the figures on the next line).
 pub fn total_samples(report: &str) -> u64 {
-    report
+    let mut lines = report
         .lines()
-        .find(|l| l.starts_with("Flat profile of "))
-        .and_then(|l| l.split(": ").nth(1))
+        .skip_while(|l| !l.starts_with("Flat profile of "));
+    lines
+        .next()
+        .and_then(|head| match head.strip_suffix(':') {
+            Some(_) => lines.next().map(str::trim_start),
+            None => head.split(": ").nth(1),
+        })
         .and_then(|l| l.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no header line in\n{report}"))
