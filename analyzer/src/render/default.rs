@@ -273,7 +273,15 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
             .iter()
             .map(|n| crate::render::names::bare_function(n))
             .collect();
-        let width = width_of_at(fixed_width, &names, &locs);
+        let mut locs = locs;
+        let mut width = width_of_at(fixed_width, &names, &locs);
+        // Still too wide (bare names the steps before did not count on): locations give up
+        // the rest, down to the file's end and the line.
+        if width > TABLE_WIDTH && locations {
+            let widest = locs.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+            locs = locations_at(widest.saturating_sub(width - TABLE_WIDTH).max(1));
+            width = width_of_at(fixed_width, &names, &locs);
+        }
         (names, locs, width)
     };
     let (mut names, mut locs, width) = fit(fixed_width);
@@ -560,6 +568,63 @@ mod tests {
             self_per_call: None,
             total_per_call: None,
             total: None,
+        }
+    }
+
+    /// Long C++ names, totals, and an unsampled row whose self time is the widest cell
+    /// (`8.33 ms`): the table fits 100 columns. (Modelled on the CI failure of
+    /// `ux_readable::cxx_names_keep_the_function_…`, a 101-column table after bare names,
+    /// which it does not reproduce: the names here stop short of bare.)
+    #[test]
+    fn bare_names_leave_the_location_to_give_way() {
+        let mut report = Report {
+            executable: "names".into(),
+            gmon_files: vec!["gmon.out".into()],
+            hz: 1000,
+            total_samples: 324,
+            rows: Vec::new(),
+            numbers: Vec::new(),
+            warnings: Vec::new(),
+            call_graph: Default::default(),
+            object: "names".into(),
+            unsampled: Some((0.00833, "cause".into())),
+            clock_scope: String::new(),
+            unsampled_share: Some(2.51),
+            sampled_graph: None,
+        };
+        let args = [
+            "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, \
+             std::vector<int, std::allocator<int> >",
+            "int, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+        ];
+        for (k, samples, ci) in [(0, 184.0, (0.158, 0.213)), (1, 140.0, (0.118, 0.165))] {
+            let name = format!(
+                "outer_namespace::inner_namespace_with_a_long_name::RegistryOfThings<{}>::\
+                 accumulate_every_item_slowly",
+                args[k]
+            );
+            let mut r = row(&name, "names.cpp:9", samples);
+            r.total_samples = Some(samples as u64);
+            report.rows.push(r);
+            let mut d = numbers(samples, 1000.0, ci);
+            d.total = Some((samples / 1000.0, ci));
+            report.numbers.push(d);
+        }
+        for name in ["_start", "main"] {
+            let mut r = row(name, "names.cpp:17", 0.0);
+            r.total_samples = Some(324);
+            report.rows.push(r);
+            let mut d = numbers(0.0, 1000.0, (0.0, 0.00369));
+            d.total = Some((0.324, (0.289, 0.361)));
+            report.numbers.push(d);
+        }
+        report.rows[2].location = None;
+        let mut out = Vec::new();
+        table(&report, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("accumulate_every_item_slowly"), "{text}");
+        for l in text.lines() {
+            assert!(l.chars().count() <= 100, "{l}\n{text}");
         }
     }
 
