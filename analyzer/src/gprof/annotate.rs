@@ -28,8 +28,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use profil_symbols::file::FileBytes;
-use profil_symbols::gprof::{gprof_symbols, locate};
-use profil_symbols::ElfImage;
+use profil_symbols::gprof::locate;
 
 use super::printf;
 use super::symspec::Table;
@@ -78,23 +77,11 @@ pub fn print(
         // No symbol has a source file.
         return Ok(warnings);
     }
-    // One read of the line table answers both lists: the table's symbols, then (for the
-    // file order) every function symbol in `.symtab` order.
-    let mut addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
-    if let Ok(image) = ElfImage::parse(exe) {
-        if let Some(table) = image.symtab.as_ref() {
-            addrs.extend(
-                gprof_symbols(&image, table, a.class_options)
-                    .iter()
-                    .map(|s| s.addr),
-            );
-        }
-    }
-    let found = locate(exe, &addrs);
-    let (of_syms, in_symtab_order) = found.at.split_at(syms.len());
     // gprof's file list: newest first, by first appearance among the function symbols in
     // `.symtab` order, then (under -l) among the line symbols in address order. `index`:
     // each path's place in `files`, by its index in `found`.
+    let (found, in_symtab_order) = a.locate_symbols(|addrs| locate(exe, addrs));
+    let of_syms = &found.at[..];
     let mut files: Vec<u32> = Vec::new();
     let mut index: Vec<usize> = vec![usize::MAX; found.num_files()];
     let mut add = |file: u32| {
@@ -103,7 +90,7 @@ pub fn print(
             files.push(file);
         }
     };
-    for &(file, _) in in_symtab_order.iter().flatten() {
+    for file in in_symtab_order {
         add(file);
     }
     if a.lines.is_some() {
@@ -151,26 +138,27 @@ pub fn print(
     let mut first_file = true;
     for (k, &file) in files.iter().enumerate().rev() {
         let path = found.path(file);
-        // The file's symbols: its length, its lines, its total.
-        let num_lines = of_file[k].iter().map(|&(_, l)| l).max().unwrap_or(0);
-        if num_lines == 0 {
+        // A file without symbols has no lines to annotate (its symbols' lines are not 0).
+        if of_file[k].is_empty() {
             continue;
         }
-        let mut lines: Vec<Option<LineStat>> = vec![None; num_lines as usize];
+        // The lines with symbols, in line order (a file can have millions of lines and a few
+        // symbols): several symbols of one line add up, the first in table order giving its
+        // kind.
+        let mut syms_by_line = std::mem::take(&mut of_file[k]);
+        syms_by_line.sort_by_key(|&(_, line)| line);
+        let mut lines: Vec<LineStat> = Vec::with_capacity(syms_by_line.len());
         let mut total = 0u64;
-        for &(i, line) in &of_file[k] {
+        for &(i, line) in &syms_by_line {
             let calls = a.cg.nodes[i].ncalls;
             total = total.wrapping_add(calls);
-            let slot = &mut lines[line as usize - 1];
-            match slot {
-                Some(st) => st.calls = st.calls.wrapping_add(calls),
-                None => {
-                    *slot = Some(LineStat {
-                        line,
-                        calls,
-                        is_func: syms[i].is_func,
-                    })
-                }
+            match lines.last_mut() {
+                Some(st) if st.line == line => st.calls = st.calls.wrapping_add(calls),
+                _ => lines.push(LineStat {
+                    line,
+                    calls,
+                    is_func: syms[i].is_func,
+                }),
             }
         }
         if !zeros && total == 0 {
@@ -182,8 +170,26 @@ pub fn print(
             warnings.push(format!("could not locate `{name}'"));
             continue;
         };
+        // With -y the file is written as it is printed, as gprof writes it: created once its
+        // source opened, then filled a megabyte at a time.
+        let ann_name = opts.separate_files.then(|| {
+            let mut file_name = super::base_name(path).to_vec();
+            file_name.extend_from_slice(b"-ann");
+            String::from_utf8_lossy(&file_name).into_owned()
+        });
+        let write_err = |e: std::io::Error| match &ann_name {
+            Some(name) => Error::input(format!("{name}: {e}")),
+            None => Error::from(e),
+        };
+        let mut ann_file = match &ann_name {
+            Some(name) => Some(std::fs::File::create(name).map_err(write_err)?),
+            None => None,
+        };
         let mut buf = Vec::new();
-        let target: &mut Vec<u8> = if opts.separate_files { &mut buf } else { out };
+        let (target, dest): (&mut Vec<u8>, &mut dyn Write) = match ann_file.as_mut() {
+            Some(file) => (&mut buf, file),
+            None => (&mut *out, &mut *sink),
+        };
         if !opts.separate_files {
             if !first_file {
                 target.push(b'\n');
@@ -198,12 +204,15 @@ pub fn print(
         }
         first_file = false;
         let (mut executable, mut executed) = (0u64, 0u64);
-        // Each line (the last one also without its newline) after its annotation.
-        target.reserve(source.len() + 16 * lines.len());
+        // Each line (the last one also without its newline) after its annotation. The sources
+        // can be tens of megabytes: what is printed goes out a megabyte at a time, so that
+        // one buffer, warm in the cache, serves the whole file.
         let mut rest = &source[..];
-        let mut line_num = 1usize;
+        let mut stats = lines.iter().peekable();
+        let mut line_num = 1u64;
         while !rest.is_empty() {
-            let stat = lines.get(line_num - 1).copied().flatten();
+            let stat = stats.next_if(|st| st.line == line_num).copied();
+            line_num += 1;
             annotation(
                 stat,
                 opts,
@@ -212,13 +221,10 @@ pub fn print(
                 &mut executed,
                 target,
             );
-            line_num += 1;
-            let end = rest
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(rest.len(), |i| i + 1);
+            let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
             target.extend_from_slice(&rest[..end]);
             rest = &rest[end..];
+            super::sink::spill(target, dest).map_err(write_err)?;
         }
         if opts.table_length > 0 {
             target.extend_from_slice(
@@ -234,12 +240,7 @@ pub fn print(
             // that order, chosen without sorting every line of the file.
             let n = opts.table_length;
             let by = |l: &LineStat, r: &LineStat| r.calls.cmp(&l.calls).then(l.line.cmp(&r.line));
-            let mut top: Vec<LineStat> = lines
-                .iter()
-                .flatten()
-                .filter(|s| s.calls != 0)
-                .copied()
-                .collect();
+            let mut top: Vec<LineStat> = lines.iter().filter(|s| s.calls != 0).copied().collect();
             if top.len() > n {
                 top.select_nth_unstable_by(n - 1, by);
                 top.truncate(n);
@@ -273,16 +274,9 @@ pub fn print(
         };
         printf::push_f(target, 9, 2, avg);
         target.extend_from_slice(b"   Average executions per line\n");
-        if opts.separate_files {
-            let base = super::base_name(path);
-            let mut file_name = base.to_vec();
-            file_name.extend_from_slice(b"-ann");
-            let file_name = String::from_utf8_lossy(&file_name).into_owned();
-            std::fs::File::create(&file_name)
-                .and_then(|mut f| f.write_all(&buf))
-                .map_err(|e| Error::input(format!("{file_name}: {e}")))?;
+        if let Some(mut file) = ann_file {
+            file.write_all(&buf).map_err(write_err)?;
         } else {
-            // The sources can be tens of megabytes: what is printed goes out as it grows.
             super::sink::spill(out, sink)?;
         }
     }

@@ -485,7 +485,7 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
     // the files of the function symbols first, then those of the line symbols.
     let src = match super::symspec::traced_needs_source(a.specs, a.trace.level) {
         true => {
-            let mut src = base.function_source_info(image, data);
+            let mut src = base.function_source_info(data);
             for l in &line_syms {
                 src.intern(lines.files[l.file as usize].as_bytes());
             }

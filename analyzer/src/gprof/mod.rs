@@ -202,6 +202,10 @@ pub struct Analysis<'data> {
     pub bb_seen: bool,
     /// A basic-block record was read without `-l`: gprof warns once that it ignores them.
     pub bb_ignored: bool,
+    /// The addresses of the executable's function symbols in `.symtab` order, as gprof meets
+    /// them while it builds its table (before `-R`'s map and `symtab_finalize`, which drops
+    /// some): the order its list of source files grows in ([`Analysis::locate_symbols`]).
+    symtab_order: Vec<u64>,
     target: Target,
 }
 
@@ -235,6 +239,14 @@ impl<'data> Analysis<'data> {
             None => None,
         };
         let mut mapped = Vec::new();
+        let class = ClassOptions {
+            no_static: opts.no_static,
+            ignore_non_functions: opts.ignore_non_functions,
+        };
+        let addrs = |syms: &[profil_symbols::gprof::GprofSymbol<'_>]| -> Vec<u64> {
+            syms.iter().map(|s| s.addr).collect()
+        };
+        let mut symtab_order = Vec::new();
         let gsyms = match opts.external_symbols {
             Some(path) => {
                 let text = std::fs::read(path).map_err(|_| {
@@ -245,15 +257,15 @@ impl<'data> Analysis<'data> {
                 if gsyms.is_empty() {
                     return Err(Error::gprof_fatal("the -S file has no symbols"));
                 }
+                if let Some(table) = exe.symtab.as_ref() {
+                    symtab_order = addrs(&gprof_symbols(exe, table, class));
+                }
                 gsyms
             }
             None => {
                 let table = exe.symtab.as_ref().ok_or_else(no_symbols)?;
-                let class = ClassOptions {
-                    no_static: opts.no_static,
-                    ignore_non_functions: opts.ignore_non_functions,
-                };
                 let mut gsyms = gprof_symbols(exe, table, class);
+                symtab_order = addrs(&gsyms);
                 if let Some(map) = &function_map {
                     mapped = map.apply(&mut gsyms);
                 }
@@ -282,10 +294,7 @@ impl<'data> Analysis<'data> {
             no_demangle: opts.no_demangle,
             demangle_style: opts.demangle_style,
             print_path: opts.print_path,
-            class_options: ClassOptions {
-                no_static: opts.no_static,
-                ignore_non_functions: opts.ignore_non_functions,
-            },
+            class_options: class,
             file_format: opts.file_format,
             external_symbols: opts.external_symbols.is_some(),
             function_map,
@@ -303,6 +312,7 @@ impl<'data> Analysis<'data> {
             bb_counts: Default::default(),
             bb_seen: false,
             bb_ignored: false,
+            symtab_order,
             target,
         })
     }
@@ -331,7 +341,7 @@ impl<'data> Analysis<'data> {
         a.trace_classes_first(exe, &inputs.exe.data);
         let mut src = None;
         if symspec::traced_needs_source(opts.specs, opts.debug) && !a.external_symbols {
-            let info = a.function_source_info(exe, &inputs.exe.data);
+            let info = a.function_source_info(&inputs.exe.data);
             a.select = Selection::new(&a.symtab, &a.excluded, a.specs, Some(&info));
             src = Some(info);
         }
@@ -645,21 +655,9 @@ impl<'data> Analysis<'data> {
 
     /// The source file and line of every symbol of the table, as gprof sets them while it
     /// builds its symbol table (`get_src_info` at each symbol's address), for the symbol specs
-    /// that name a file or a line. `exe` is the executable, `data` its bytes. Only asked for
+    /// that name a file or a line. `data` is the executable's bytes. Only asked for
     /// when a spec needs it ([`symspec::needs_source`]): it reads the DWARF line table.
-    pub fn function_source_info(&self, exe: &ElfImage<'_>, data: &[u8]) -> SourceInfo {
-        // gprof's file list grows as `core_create_function_syms` meets the symbols, in
-        // `.symtab` order (also those `symtab_finalize` drops later).
-        let order: Vec<u64> = exe
-            .symtab
-            .as_ref()
-            .map(|t| {
-                gprof_symbols(exe, t, self.class_options)
-                    .iter()
-                    .map(|s| s.addr)
-                    .collect()
-            })
-            .unwrap_or_default();
+    pub fn function_source_info(&self, data: &[u8]) -> SourceInfo {
         // Only the files the specs name matter, unless `-d` traces print every symbol's file:
         // the units that cannot name one are not decoded (the bulk of the time at 200k
         // functions). Their files are then missing from the numbering, whose order only
@@ -668,28 +666,19 @@ impl<'data> Analysis<'data> {
             0 => symspec::files_named(self.specs),
             _ => None,
         };
-        // One read of the line table for both lists: the symbols in `.symtab` order, then the
-        // table's.
-        let addrs: Vec<u64> = order
-            .iter()
-            .copied()
-            .chain(self.symtab.syms.iter().map(|s| s.addr))
-            .collect();
-        let found = match named {
-            Some(names) => profil_symbols::gprof::locate_files(data, &addrs, &|path| {
+        let (found, files) = self.locate_symbols(|addrs| match named {
+            Some(names) => profil_symbols::gprof::locate_files(data, addrs, &|path| {
                 names.iter().any(|n| base_name(path) == n.as_bytes())
             }),
-            None => profil_symbols::gprof::locate(data, &addrs),
-        };
-        let (first, table) = found.at.split_at(order.len());
+            None => profil_symbols::gprof::locate(data, addrs),
+        });
         let mut src = SourceInfo::default();
         let mut ids = vec![u32::MAX; found.num_files()];
-        for &(file, _) in first.iter().flatten() {
-            if ids[file as usize] == u32::MAX {
-                ids[file as usize] = src.intern(found.path(file));
-            }
+        for file in files {
+            ids[file as usize] = src.intern(found.path(file));
         }
-        src.at = table
+        src.at = found
+            .at
             .iter()
             .map(|at| {
                 let (file, line) = (*at)?;
@@ -698,6 +687,50 @@ impl<'data> Analysis<'data> {
             })
             .collect();
         src
+    }
+
+    /// The source file and line of each symbol of the table (`found.at`, by index), and the
+    /// files in the order gprof creates them as `core_create_function_syms` meets the
+    /// function symbols in `.symtab` order (also those `symtab_finalize` drops later), each
+    /// once. `find` answers a list of addresses ([`profil_symbols::gprof::locate`] or a
+    /// variant): the table's, then the `.symtab` addresses not in it (the table has one
+    /// symbol per address, and the answer at an address is the same for every symbol there).
+    pub fn locate_symbols(
+        &self,
+        find: impl FnOnce(&[u64]) -> profil_symbols::gprof::Located,
+    ) -> (profil_symbols::gprof::Located, Vec<u32>) {
+        let syms = &self.symtab.syms;
+        let mut addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
+        // Each `.symtab` symbol's place in `addrs`, by a walk of both lists in address order
+        // (`.symtab` lists each file's local symbols before the globals: far from sorted).
+        let mut by_addr: Vec<(u64, u32)> =
+            (self.symtab_order.iter().copied()).zip(0u32..).collect();
+        by_addr.sort_unstable();
+        let mut places = vec![0usize; by_addr.len()];
+        let mut i = 0usize;
+        for (addr, k) in by_addr {
+            while syms.get(i).is_some_and(|s| s.addr < addr) {
+                i += 1;
+            }
+            places[k as usize] = if syms.get(i).is_some_and(|s| s.addr == addr) {
+                i
+            } else {
+                addrs.push(addr);
+                addrs.len() - 1
+            };
+        }
+        let mut found = find(&addrs);
+        let mut seen = vec![false; found.num_files()];
+        let mut files = Vec::new();
+        for &k in &places {
+            if let Some((file, _)) = found.at[k] {
+                if !std::mem::replace(&mut seen[file as usize], true) {
+                    files.push(file);
+                }
+            }
+        }
+        found.at.truncate(syms.len());
+        (found, files)
     }
 
     /// The executable's address size and byte order (those of its gmon files).

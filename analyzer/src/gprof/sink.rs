@@ -8,6 +8,7 @@
 const SPILL_AT: usize = 1 << 20;
 
 /// Write `out` to `sink` and empty it once it holds a megabyte.
+#[inline]
 pub(super) fn spill(out: &mut Vec<u8>, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
     if out.len() >= SPILL_AT {
         sink.write_all(out)?;
