@@ -118,13 +118,15 @@ pub fn choose_sections(a: &Analysis<'_>, req: Sections, gmon: &str) -> Result<(b
 /// order, sorted as glibc's merge sort sorts it), `file:line: (name:0xaddr) N executions`
 /// for those called (or all, with `-z`), each followed by the same line for each of its
 /// basic blocks (`-l`), with the block's address and count. The file is BFD's whole path,
-/// `<unknown>` without one; the name is raw.
+/// `<unknown>` without one; the name is raw. What is printed goes to `sink` a megabyte at a
+/// time ([`super::sink::spill`]).
 pub(super) fn print_exec_counts(
     a: &Analysis<'_>,
     opts: GraphOptions,
     exe: &[u8],
     out: &mut Vec<u8>,
-) {
+    sink: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let syms = &a.symtab.syms;
     let addrs: Vec<u64> = syms.iter().map(|s| s.addr).collect();
     // Under -l, from the line map the line symbols were cut from (read once).
@@ -183,7 +185,9 @@ pub(super) fn print_exec_counts(
             printf::push_u(out, 0, calls);
             out.extend_from_slice(b" executions\n");
         }
+        super::sink::spill(out, sink)?;
     }
+    Ok(())
 }
 
 /// `-i`: what each gmon file held, as gprof prints it while reading the file.

@@ -334,7 +334,8 @@ pub fn print_report<B: std::ops::Deref<Target = [u8]>>(
             .flat_map(|s| [s.start.max(lo), s.end.min(hi)]),
     );
     let cuts = merge_ascending(span_cuts, inl.boundaries(lo, hi).into_iter());
-    let mut line_syms: Vec<LineSym> = Vec::new();
+    // At most one symbol per cut (reserved, not touched, beyond what is used).
+    let mut line_syms: Vec<LineSym> = Vec::with_capacity(cuts.len());
     let mut at_cut = src.clone();
     let mut base_sym = 0usize;
     for &addr in &cuts {

@@ -89,8 +89,11 @@ impl PartialOrd for NameKey<'_> {
 /// 0), so that a sort can compare integers instead of strings. Neighbours with the same slice
 /// (the line symbols of one function) are ranked once: only the distinct runs are sorted.
 pub fn name_ranks<'a>(names: impl Iterator<Item = &'a [u8]>) -> Vec<u32> {
-    let mut run_of: Vec<u32> = Vec::new();
-    let mut runs: Vec<NameKey<'a>> = Vec::new();
+    // Sized up front: grown by doubling, the tables of a million line symbols would be copied
+    // and faulted in again at each step.
+    let n = names.size_hint().0;
+    let mut run_of: Vec<u32> = Vec::with_capacity(n);
+    let mut runs: Vec<NameKey<'a>> = Vec::with_capacity(n);
     for name in names {
         if !runs.last().is_some_and(|r| std::ptr::eq(r.name, name)) {
             runs.push(NameKey::new(name));

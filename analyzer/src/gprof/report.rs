@@ -75,7 +75,7 @@ pub fn print_report(
         if !first {
             out.extend_from_slice(b"\x0c\n");
         }
-        cg_print::print_exec_counts(a, opts, exe, out);
+        cg_print::print_exec_counts(a, opts, exe, out, sink)?;
         first = false;
     }
     if req.annotated_source {
