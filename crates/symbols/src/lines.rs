@@ -432,7 +432,202 @@ impl LineBuilder {
 /// attribute runs past the unit. BFD stops at the null entry that closes the unit DIE's
 /// children (what follows it is never read) or at the end of the unit: returns the offset
 /// of the first DIE it does not read.
+///
+/// Every unit a line map answers from is read this way, the whole of `.debug_info` for a
+/// profile of every function: each abbreviation's attributes become a short list of skips
+/// ([`SkipPlans`]) the first time it is met, instead of a match on each attribute's form at
+/// each DIE (gimli's `skip_attributes`, still used for `DW_FORM_indirect` and the forms it
+/// does not know, so that the errors are its). The reads are gimli's reader's.
 pub(crate) fn bfd_die_end(unit: &gimli::Unit<R<'_>>) -> gimli::Result<gimli::UnitOffset> {
+    use gimli::Reader;
+    let root = unit.header.root_offset();
+    let start = unit.header.range_from(root..)?;
+    let mut input = start;
+    let mut plans = SkipPlans::default();
+    let mut depth = 0i64;
+    let mut first = true;
+    while !input.is_empty() {
+        let die = input;
+        let code = input.read_uleb128()?;
+        if code == 0 {
+            depth -= 1;
+        } else {
+            let has_children = match plans.of(unit, code)? {
+                Some((steps, has_children)) => {
+                    for &step in steps {
+                        match step {
+                            Skip::Bytes(n) => input.skip(n)?,
+                            Skip::String => {
+                                input.read_null_terminated_slice()?;
+                            }
+                            Skip::Leb => input.skip_leb128()?,
+                            Skip::Block1 => {
+                                let n = input.read_u8()?;
+                                input.skip(usize::from(n))?;
+                            }
+                            Skip::Block2 => {
+                                let n = input.read_u16()?;
+                                input.skip(usize::from(n))?;
+                            }
+                            Skip::Block4 => {
+                                let n = input.read_u32()?;
+                                input.skip(n as usize)?;
+                            }
+                            Skip::BlockLeb => {
+                                let n = input
+                                    .read_uleb128()
+                                    .and_then(gimli::ReaderOffset::from_u64)?;
+                                input.skip(n)?;
+                            }
+                        }
+                    }
+                    has_children
+                }
+                None => {
+                    // gimli's own reading, from the DIE's code again.
+                    let at = gimli::UnitOffset(root.0 + Reader::offset_from(&die, &start));
+                    let mut entries = unit.entries_raw(Some(at))?;
+                    let abbrev = entries
+                        .read_abbreviation()?
+                        .ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
+                    entries.skip_attributes(abbrev.attributes())?;
+                    let end = entries.next_offset().0 - root.0;
+                    input = start;
+                    input.skip(end)?;
+                    abbrev.has_children()
+                }
+            };
+            if has_children {
+                depth += 1;
+            } else if first {
+                break;
+            }
+        }
+        first = false;
+        if depth <= 0 {
+            break;
+        }
+    }
+    Ok(gimli::UnitOffset(
+        root.0 + Reader::offset_from(&input, &start),
+    ))
+}
+
+/// How [`bfd_die_end`] passes over an attribute (or a run of fixed-size ones).
+#[derive(Clone, Copy, Debug)]
+enum Skip {
+    /// That many bytes.
+    Bytes(usize),
+    /// `DW_FORM_string`: to the NUL.
+    String,
+    /// One LEB128 number.
+    Leb,
+    /// A block with a 1-, 2-, 4-byte or LEB128 length.
+    Block1,
+    Block2,
+    Block4,
+    BlockLeb,
+}
+
+/// The skips of one unit's abbreviations, made as each code is first met.
+#[derive(Default)]
+struct SkipPlans {
+    steps: Vec<Skip>,
+    /// By code: the plan's place (`steps[start..end]`, children), `GIMLI` where gimli must
+    /// read, `UNSEEN` before the first DIE with the code (codes past the table are planned
+    /// each time they come: only damaged DWARF numbers its abbreviations sparsely).
+    by_code: Vec<(u32, u32, u8)>,
+}
+
+const UNSEEN: u8 = 0;
+const GIMLI: u8 = 1;
+const NO_CHILDREN: u8 = 2;
+const CHILDREN: u8 = 3;
+
+impl SkipPlans {
+    /// The skips of abbreviation `code` and whether it has children; `None` when gimli must
+    /// read it; an error for a code the unit does not define.
+    fn of(
+        &mut self,
+        unit: &gimli::Unit<R<'_>>,
+        code: u64,
+    ) -> gimli::Result<Option<(&[Skip], bool)>> {
+        let slot = usize::try_from(code).ok().filter(|&c| c < 1 << 16);
+        let known = slot.and_then(|c| self.by_code.get(c)).copied();
+        let (start, end, kind) = match known {
+            Some(entry) if entry.2 != UNSEEN => entry,
+            _ => {
+                let abbrev = unit
+                    .abbreviations
+                    .get(code)
+                    .ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
+                let entry = self.plan(unit, abbrev);
+                if let Some(c) = slot {
+                    if self.by_code.len() <= c {
+                        self.by_code.resize(c + 1, (0, 0, UNSEEN));
+                    }
+                    self.by_code[c] = entry;
+                }
+                entry
+            }
+        };
+        Ok(match kind {
+            GIMLI => None,
+            _ => Some((&self.steps[start as usize..end as usize], kind == CHILDREN)),
+        })
+    }
+
+    /// Append `abbrev`'s skips: fixed sizes (by gimli's table of them) add up.
+    fn plan(&mut self, unit: &gimli::Unit<R<'_>>, abbrev: &gimli::Abbreviation) -> (u32, u32, u8) {
+        use gimli::constants as c;
+        let start = self.steps.len();
+        let mut fixed = 0usize;
+        for spec in abbrev.attributes() {
+            if let Some(n) = spec.size(&unit.header) {
+                fixed += n;
+                continue;
+            }
+            let step = match spec.form() {
+                c::DW_FORM_string => Skip::String,
+                c::DW_FORM_block1 => Skip::Block1,
+                c::DW_FORM_block2 => Skip::Block2,
+                c::DW_FORM_block4 => Skip::Block4,
+                c::DW_FORM_block | c::DW_FORM_exprloc => Skip::BlockLeb,
+                c::DW_FORM_udata
+                | c::DW_FORM_sdata
+                | c::DW_FORM_ref_udata
+                | c::DW_FORM_strx
+                | c::DW_FORM_GNU_str_index
+                | c::DW_FORM_addrx
+                | c::DW_FORM_GNU_addr_index
+                | c::DW_FORM_loclistx
+                | c::DW_FORM_rnglistx => Skip::Leb,
+                _ => {
+                    self.steps.truncate(start);
+                    return (0, 0, GIMLI);
+                }
+            };
+            if fixed != 0 {
+                self.steps.push(Skip::Bytes(fixed));
+                fixed = 0;
+            }
+            self.steps.push(step);
+        }
+        if fixed != 0 {
+            self.steps.push(Skip::Bytes(fixed));
+        }
+        let kind = if abbrev.has_children() {
+            CHILDREN
+        } else {
+            NO_CHILDREN
+        };
+        (start as u32, self.steps.len() as u32, kind)
+    }
+}
+
+/// gimli's reading of [`bfd_die_end`]: its reference in the tests.
+#[cfg(test)]
+fn bfd_die_end_by_gimli(unit: &gimli::Unit<R<'_>>) -> gimli::Result<gimli::UnitOffset> {
     let mut entries = unit.entries_raw(None)?;
     let mut depth = 0i64;
     let mut root = true;
@@ -1026,6 +1221,76 @@ mod tests {
         }
         // The comparison means something only if ours answered for many of them.
         assert!(answered > 2_000, "{answered}");
+    }
+
+    /// Each unit's [`bfd_die_end`] against [`bfd_die_end_by_gimli`]: whether it reads, and
+    /// where it stops. Returns how many units read and how many failed.
+    fn die_ends_agree(data: &[u8], max_units: usize) -> (usize, usize) {
+        let (mut read, mut failed) = (0, 0);
+        crate::dwarf::with_dwarf(data, |dwarf| {
+            let mut units = dwarf.units();
+            let mut n = 0;
+            while let Ok(Some(header)) = units.next() {
+                n += 1;
+                if n > max_units {
+                    break;
+                }
+                let Ok(unit) = dwarf.unit(header) else {
+                    continue;
+                };
+                let ours = bfd_die_end(&unit).ok();
+                let gimlis = bfd_die_end_by_gimli(&unit).ok();
+                assert_eq!(ours, gimlis, "unit {n}");
+                match ours {
+                    Some(_) => read += 1,
+                    None => failed += 1,
+                }
+            }
+        });
+        (read, failed)
+    }
+
+    #[test]
+    fn dies_are_skipped_as_gimli_skips_them() {
+        // A C program (gcc 12, DWARF 5) and this test program (rustc's DWARF): every unit.
+        let inl: &[u8] = include_bytes!("../../../fixtures/identity/inl");
+        let (read, _) = die_ends_agree(inl, usize::MAX);
+        assert!(read >= 1, "{read}");
+        let exe = std::fs::read(std::env::current_exe().expect("test executable"))
+            .expect("test executable's bytes");
+        let (read, _) = die_ends_agree(&exe, 400);
+        assert!(read >= 50, "{read}");
+        // The C program damaged: bytes of `.debug_info` and `.debug_abbrev` changed at
+        // random (codes, forms, lengths, strings cut short).
+        let file = object::File::parse(inl).expect("ELF");
+        use object::{Object, ObjectSection};
+        let range = |name: &str| {
+            let (at, len) = file
+                .section_by_name(name)
+                .and_then(|s| s.file_range())
+                .expect(name);
+            (at as usize, len as usize)
+        };
+        let (info, abbrev) = (range(".debug_info"), range(".debug_abbrev"));
+        let mut next = xorshift(0x51_7cc1_b727_220au64);
+        let (mut read, mut failed) = (0, 0);
+        for round in 0..1500 {
+            let mut data = inl.to_vec();
+            let (at, len) = if round % 4 == 0 { abbrev } else { info };
+            for _ in 0..1 + next() % 3 {
+                let k = at + (next() as usize % len);
+                data[k] = match next() % 3 {
+                    0 => data[k] ^ (1 << (next() % 8)),
+                    1 => 0,
+                    _ => next() as u8,
+                };
+            }
+            let (r, f) = die_ends_agree(&data, usize::MAX);
+            read += r;
+            failed += f;
+        }
+        // Both outcomes were met.
+        assert!(read > 500 && failed > 100, "{read} {failed}");
     }
 
     #[test]
