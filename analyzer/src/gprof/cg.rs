@@ -445,11 +445,7 @@ impl CallGraph {
     /// The symbol an arc into `self_pc` goes to: the symbol holding it, moved back to the
     /// nearest function symbol at or before it (none: the arc is dropped).
     fn callee_of(&self, symtab: &SymTab<'_>, self_pc: u64) -> Option<usize> {
-        let mut child = self.lookup(symtab, self_pc)?;
-        while !symtab.syms[child].is_func {
-            child = child.checked_sub(1)?;
-        }
-        Some(child)
+        function_at_or_before(symtab, self.lookup(symtab, self_pc)?)
     }
 
     /// [`CallGraph::tally_if`] as gprof runs it with its traces (`cg_read_rec`, `sym_lookup`,
@@ -469,15 +465,11 @@ impl CallGraph {
         }
         let parent = symtab.lookup_traced(from_pc, trace);
         let child = symtab.lookup_traced(self_pc, trace);
-        let (Some(parent), Some(mut child)) = (parent, child) else {
+        let (Some(parent), Some(child)) =
+            (parent, child.and_then(|c| function_at_or_before(symtab, c)))
+        else {
             return;
         };
-        while !symtab.syms[child].is_func {
-            if child == 0 {
-                return;
-            }
-            child -= 1;
-        }
         if !allowed(parent, child, trace) {
             return;
         }
@@ -1283,6 +1275,15 @@ fn top_order(nodes: &[Node]) -> Vec<usize> {
         *slot += 1;
     }
     top
+}
+
+/// The nearest function symbol at or before symbol `i` of the table: gprof moves the callee
+/// of an arc that lands on a non-function symbol back to it (none: the arc is dropped).
+fn function_at_or_before(symtab: &SymTab<'_>, mut i: usize) -> Option<usize> {
+    while !symtab.syms[i].is_func {
+        i = i.checked_sub(1)?;
+    }
+    Some(i)
 }
 
 /// gprof's `qsort(..., cmp_total)` of the symbol and cycle nodes (`nodes`; the first `n` are

@@ -205,6 +205,7 @@ pub struct Analysis<'data> {
     /// The addresses of the executable's function symbols in `.symtab` order, as gprof meets
     /// them while it builds its table (before `-R`'s map and `symtab_finalize`, which drops
     /// some): the order its list of source files grows in ([`Analysis::locate_symbols`]).
+    /// Empty under `-S`, whose symbols have no source file.
     symtab_order: Vec<u64>,
     target: Target,
 }
@@ -243,9 +244,6 @@ impl<'data> Analysis<'data> {
             no_static: opts.no_static,
             ignore_non_functions: opts.ignore_non_functions,
         };
-        let addrs = |syms: &[profil_symbols::gprof::GprofSymbol<'_>]| -> Vec<u64> {
-            syms.iter().map(|s| s.addr).collect()
-        };
         let mut symtab_order = Vec::new();
         let gsyms = match opts.external_symbols {
             Some(path) => {
@@ -257,15 +255,12 @@ impl<'data> Analysis<'data> {
                 if gsyms.is_empty() {
                     return Err(Error::gprof_fatal("the -S file has no symbols"));
                 }
-                if let Some(table) = exe.symtab.as_ref() {
-                    symtab_order = addrs(&gprof_symbols(exe, table, class));
-                }
                 gsyms
             }
             None => {
                 let table = exe.symtab.as_ref().ok_or_else(no_symbols)?;
                 let mut gsyms = gprof_symbols(exe, table, class);
-                symtab_order = addrs(&gsyms);
+                symtab_order = gsyms.iter().map(|s| s.addr).collect();
                 if let Some(map) = &function_map {
                     mapped = map.apply(&mut gsyms);
                 }
