@@ -1130,14 +1130,18 @@ mod tests {
         }
     }
 
+    /// gimli's reading of the header of [`line_unit`]'s `section`.
+    fn program_of(section: &[u8]) -> gimli::IncompleteLineProgram<R<'_>> {
+        gimli::DebugLine::new(section, gimli::RunTimeEndian::Little)
+            .program(gimli::DebugLineOffset(0), 8, None, None)
+            .expect("header")
+    }
+
     /// gimli's rows of `program` (and whether it read to the end without an error), and
     /// ours (`None` where [`fast_rows`] leaves it to gimli).
     fn both(program: &[u8]) -> ((Vec<Row>, bool), Option<Vec<Row>>) {
         let section = line_unit(program);
-        let debug_line = gimli::DebugLine::new(&section, gimli::RunTimeEndian::Little);
-        let inc = debug_line
-            .program(gimli::DebugLineOffset(0), 8, None, None)
-            .expect("header");
+        let inc = program_of(&section);
         let mut ours = Vec::new();
         let fast = fast_rows(inc.header(), |a, f, l, e| ours.push((a, f, l, e))).map(|()| ours);
         let mut theirs = Vec::new();
@@ -1329,10 +1333,7 @@ mod tests {
                 p.truncate(cut);
             }
             let section = line_unit(&p);
-            let debug_line = gimli::DebugLine::new(&section, gimli::RunTimeEndian::Little);
-            let inc = debug_line
-                .program(gimli::DebugLineOffset(0), 8, None, None)
-                .expect("header");
+            let inc = program_of(&section);
             let scan = bfd_accepts(&inc);
             if scan.is_err() {
                 refused_by_bfd += 1;
@@ -1387,10 +1388,7 @@ mod tests {
                 }
             }
             let section = line_unit(&p);
-            let debug_line = gimli::DebugLine::new(&section, gimli::RunTimeEndian::Little);
-            let inc = debug_line
-                .program(gimli::DebugLineOffset(0), 8, None, None)
-                .expect("header");
+            let inc = program_of(&section);
             let before = inc.header().file_names().len();
             let scan = bfd_accepts(&inc);
             let mut rows = inc.rows();
