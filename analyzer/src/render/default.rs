@@ -235,6 +235,12 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         }
         w
     };
+    // Locations that keep fewer directories (down to the file and line), narrower by what
+    // a table `width` wide has past the limit.
+    let narrower_locations = |width: usize, locs: &[String]| {
+        let widest = locs.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        locations_at(widest.saturating_sub(width - TABLE_WIDTH).max(1))
+    };
     // The names and locations fitted beside fixed columns `fixed_width` wide, and the width.
     let fit = |fixed_width: usize| -> (Vec<String>, Vec<String>, usize) {
         let width_of = |names: &[String], locs: &[String]| width_of_at(fixed_width, names, locs);
@@ -256,8 +262,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
             // Still too wide: locations keep fewer directories (down to the file and line).
             let width = width_of(&names, &locs);
             if width > TABLE_WIDTH && locations {
-                let widest = locs.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-                locs = locations_at(widest.saturating_sub(width - TABLE_WIDTH).max(1));
+                locs = narrower_locations(width, &locs);
             }
         }
         let width = width_of(&names, &locs);
@@ -278,8 +283,7 @@ pub fn table(report: &Report, out: &mut impl Write) -> Result<()> {
         // Still too wide (bare names the steps before did not count on): locations give up
         // the rest, down to the file's end and the line.
         if width > TABLE_WIDTH && locations {
-            let widest = locs.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-            locs = locations_at(widest.saturating_sub(width - TABLE_WIDTH).max(1));
+            locs = narrower_locations(width, &locs);
             width = width_of_at(fixed_width, &names, &locs);
         }
         (names, locs, width)
