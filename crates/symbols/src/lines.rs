@@ -534,8 +534,7 @@ enum Skip {
 struct SkipPlans {
     steps: Vec<Skip>,
     /// By code: the plan's place (`steps[start..end]`, children), `GIMLI` where gimli must
-    /// read, `UNSEEN` before the first DIE with the code (codes past the table are planned
-    /// each time they come: only damaged DWARF numbers its abbreviations sparsely).
+    /// read, `UNSEEN` before the first DIE with the code.
     by_code: Vec<(u32, u32, u8)>,
 }
 
@@ -552,22 +551,23 @@ impl SkipPlans {
         unit: &gimli::Unit<R<'_>>,
         code: u64,
     ) -> gimli::Result<Option<(&[Skip], bool)>> {
-        let slot = usize::try_from(code).ok().filter(|&c| c < 1 << 16);
-        let known = slot.and_then(|c| self.by_code.get(c)).copied();
-        let (start, end, kind) = match known {
-            Some(entry) if entry.2 != UNSEEN => entry,
+        // Codes this large come only in damaged DWARF: gimli reads their DIEs (and finds a
+        // code the unit does not define).
+        let Some(c) = usize::try_from(code).ok().filter(|&c| c < 1 << 16) else {
+            return Ok(None);
+        };
+        let (start, end, kind) = match self.by_code.get(c) {
+            Some(&entry) if entry.2 != UNSEEN => entry,
             _ => {
                 let abbrev = unit
                     .abbreviations
                     .get(code)
                     .ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
                 let entry = self.plan(unit, abbrev);
-                if let Some(c) = slot {
-                    if self.by_code.len() <= c {
-                        self.by_code.resize(c + 1, (0, 0, UNSEEN));
-                    }
-                    self.by_code[c] = entry;
+                if self.by_code.len() <= c {
+                    self.by_code.resize(c + 1, (0, 0, UNSEEN));
                 }
+                self.by_code[c] = entry;
                 entry
             }
         };
